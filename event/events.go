@@ -1,0 +1,346 @@
+package event
+
+// This file declares every event kind of the reference (reference-protocol
+// §3). Field order follows the reference's so encoded events match its
+// output byte for byte.
+
+// SecurityRisk is the risk rating of an action.
+type SecurityRisk string
+
+// Security risks, in increasing order except Unknown.
+const (
+	RiskUnknown SecurityRisk = "UNKNOWN"
+	RiskLow     SecurityRisk = "LOW"
+	RiskMedium  SecurityRisk = "MEDIUM"
+	RiskHigh    SecurityRisk = "HIGH"
+)
+
+// Valid reports whether r is one of the four risk levels.
+func (r SecurityRisk) Valid() bool {
+	switch r {
+	case RiskUnknown, RiskLow, RiskMedium, RiskHigh:
+		return true
+	}
+	return false
+}
+
+// Action is a tool's typed arguments: a pointer to a struct registered with
+// RegisterKind (e.g. *terminal.Action, kind "TerminalAction").
+type Action any
+
+// ObservationBase holds the fields every observation has. Observation types
+// embed it first.
+type ObservationBase struct {
+	Content List[Content] `json:"content"`
+	IsError bool          `json:"is_error"`
+}
+
+// Obs returns o; it makes every struct embedding ObservationBase an
+// Observation.
+func (o *ObservationBase) Obs() *ObservationBase { return o }
+
+// Observation is a tool's result: a pointer to a registered struct that
+// embeds ObservationBase.
+type Observation interface {
+	Obs() *ObservationBase
+}
+
+// LLMRenderer is implemented by observations that show the model something
+// other than the default rendering (an error header, then Content).
+type LLMRenderer interface {
+	LLMContent() []Content
+}
+
+// ErrorHeader is the text block the model sees before the content of an
+// observation that failed.
+const ErrorHeader = "[An error occurred during execution.]\n"
+
+// ObservationContent returns what the model sees for o.
+func ObservationContent(o Observation) []Content {
+	if r, ok := o.(LLMRenderer); ok {
+		return r.LLMContent()
+	}
+	b := o.Obs()
+	if !b.IsError {
+		return b.Content
+	}
+	out := make([]Content, 0, len(b.Content)+1)
+	out = append(out, Text(ErrorHeader))
+	return append(out, b.Content...)
+}
+
+// ToolAnnotations are MCP-style hints about a tool's behaviour.
+type ToolAnnotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    bool   `json:"readOnlyHint"`
+	DestructiveHint bool   `json:"destructiveHint"`
+	IdempotentHint  bool   `json:"idempotentHint"`
+	OpenWorldHint   bool   `json:"openWorldHint"`
+}
+
+// ToolDefinition is a tool as serialised inside a SystemPromptEvent. The
+// tool's name is not part of it; readers derive it from Kind.
+type ToolDefinition struct {
+	Description     string           `json:"description"`
+	ActionType      string           `json:"action_type"`
+	ObservationType string           `json:"observation_type,omitempty"`
+	Annotations     *ToolAnnotations `json:"annotations,omitempty"`
+	Meta            map[string]any   `json:"meta,omitempty"`
+	Title           string           `json:"title"`
+	Kind            string           `json:"kind"`
+}
+
+// SystemPromptEvent carries the system prompt and the tools offered to the
+// model. It is the first event of a conversation.
+type SystemPromptEvent struct {
+	Base
+	SystemPrompt   Content          `json:"system_prompt"`
+	Tools          []ToolDefinition `json:"tools"`
+	DynamicContext *Content         `json:"dynamic_context,omitempty"`
+}
+
+// CriticResult is a critic's assessment of an action or message.
+type CriticResult struct {
+	Score    float64        `json:"score"`
+	Message  *string        `json:"message,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// MessageEvent is a message from the user, or a final text reply from the
+// agent.
+type MessageEvent struct {
+	Base
+	LLMMessage      Message       `json:"llm_message"`
+	LLMResponseID   string        `json:"llm_response_id,omitempty"`
+	ActivatedSkills List[string]  `json:"activated_skills"`
+	ExtendedContent List[Content] `json:"extended_content"`
+	Sender          string        `json:"sender,omitempty"`
+	CriticResult    *CriticResult `json:"critic_result,omitempty"`
+}
+
+// ActionEvent is one tool call of the model. Action is nil when the call
+// could not be turned into an action (unknown tool, invalid arguments); an
+// AgentErrorEvent then answers it.
+type ActionEvent struct {
+	Base
+	Thought          List[Content]       `json:"thought"`
+	ReasoningContent string              `json:"reasoning_content,omitempty"`
+	ThinkingBlocks   List[ThinkingBlock] `json:"thinking_blocks"`
+	ResponsesItem    *ReasoningItem      `json:"responses_reasoning_item,omitempty"`
+	Action           Action              `json:"action,omitempty"`
+	ToolName         string              `json:"tool_name"`
+	ToolCallID       string              `json:"tool_call_id"`
+	ToolCall         ToolCall            `json:"tool_call"`
+	LLMResponseID    string              `json:"llm_response_id"`
+	SecurityRisk     SecurityRisk        `json:"security_risk"`
+	CriticResult     *CriticResult       `json:"critic_result,omitempty"`
+	Summary          string              `json:"summary,omitempty"`
+}
+
+// ObservationEvent is the result of executing an action.
+type ObservationEvent struct {
+	Base
+	ToolName        string        `json:"tool_name"`
+	ToolCallID      string        `json:"tool_call_id"`
+	Observation     Observation   `json:"observation"`
+	ActionID        string        `json:"action_id"`
+	ExtendedContent List[Content] `json:"extended_content"`
+}
+
+// Rejection sources.
+const (
+	RejectedByUser = "user"
+	RejectedByHook = "hook"
+)
+
+// DefaultRejectionReason is the reason of a rejection that gave none.
+const DefaultRejectionReason = "User rejected the action"
+
+// UserRejectObservation answers an action the user (or a hook) rejected.
+type UserRejectObservation struct {
+	Base
+	ToolName        string `json:"tool_name"`
+	ToolCallID      string `json:"tool_call_id"`
+	ActionID        string `json:"action_id"`
+	RejectionReason string `json:"rejection_reason"`
+	RejectionSource string `json:"rejection_source"`
+}
+
+// Error classification kinds.
+const (
+	ErrorKindAuth        = "auth"
+	ErrorKindQuota       = "quota"
+	ErrorKindRateLimit   = "rate_limit"
+	ErrorKindConfig      = "config"
+	ErrorKindTransient   = "transient"
+	ErrorKindAgentAction = "agent_action"
+	ErrorKindInternal    = "internal"
+	ErrorKindUnknown     = "unknown"
+)
+
+// ErrorClassification says what kind of failure an error is and what the
+// user can do about it.
+type ErrorClassification struct {
+	Kind       string `json:"kind"`
+	Retryable  bool   `json:"retryable"`
+	UserAction string `json:"user_action"`
+	ErrorID    string `json:"error_id,omitempty"`
+}
+
+// AgentActionError is the classification of errors the model can correct.
+var AgentActionError = ErrorClassification{Kind: ErrorKindAgentAction, Retryable: true, UserAction: "retry"}
+
+// AgentErrorEvent answers a tool call that failed before or during
+// execution; the model sees Error as the tool result. It is matched to its
+// action by ToolCallID.
+type AgentErrorEvent struct {
+	Base
+	ToolName       string              `json:"tool_name"`
+	ToolCallID     string              `json:"tool_call_id"`
+	Error          string              `json:"error"`
+	Classification ErrorClassification `json:"classification"`
+}
+
+// Condensation forgets events from the model's view and may insert a summary
+// in their place. The log itself is never rewritten.
+type Condensation struct {
+	Base
+	ForgottenEventIDs List[string] `json:"forgotten_event_ids"`
+	Summary           *string      `json:"summary,omitempty"`
+	SummaryOffset     *int         `json:"summary_offset,omitempty"`
+	LLMResponseID     string       `json:"llm_response_id"`
+}
+
+// CondensationRequest asks the condenser to run on the next step.
+type CondensationRequest struct {
+	Base
+}
+
+// CondensationSummaryEvent is synthesised in views where a Condensation
+// placed its summary; it is never stored.
+type CondensationSummaryEvent struct {
+	Base
+	Summary string `json:"summary"`
+}
+
+// ConversationStateUpdateEvent reports a change of one state field, or with
+// Key "full_state" the whole state.
+type ConversationStateUpdateEvent struct {
+	Base
+	Key   string `json:"key"`
+	Value any    `json:"value"`
+}
+
+// ConversationErrorEvent reports a conversation-level failure (the LLM
+// failed, the budget or iteration limit was reached).
+type ConversationErrorEvent struct {
+	Base
+	Code           string               `json:"code"`
+	Detail         string               `json:"detail"`
+	Classification *ErrorClassification `json:"classification,omitempty"`
+}
+
+// PauseEvent records that the user paused the conversation.
+type PauseEvent struct {
+	Base
+}
+
+// InterruptEvent records that the user interrupted the conversation.
+type InterruptEvent struct {
+	Base
+}
+
+// Hook event types.
+const (
+	HookPreToolUse       = "PreToolUse"
+	HookPostToolUse      = "PostToolUse"
+	HookUserPromptSubmit = "UserPromptSubmit"
+	HookSessionStart     = "SessionStart"
+	HookSessionEnd       = "SessionEnd"
+	HookStop             = "Stop"
+)
+
+// HookExecutionEvent records one run of a hook command.
+type HookExecutionEvent struct {
+	Base
+	HookEventType     string         `json:"hook_event_type"`
+	HookCommand       string         `json:"hook_command"`
+	ToolName          string         `json:"tool_name,omitempty"`
+	Success           bool           `json:"success"`
+	Blocked           bool           `json:"blocked"`
+	ExitCode          int            `json:"exit_code"`
+	Stdout            string         `json:"stdout"`
+	Stderr            string         `json:"stderr"`
+	Reason            string         `json:"reason,omitempty"`
+	AdditionalContext string         `json:"additional_context,omitempty"`
+	Error             string         `json:"error,omitempty"`
+	ActionID          string         `json:"action_id,omitempty"`
+	MessageID         string         `json:"message_id,omitempty"`
+	HookInput         map[string]any `json:"hook_input,omitempty"`
+}
+
+// LLMCompletionLogEvent carries one logged LLM request and response.
+type LLMCompletionLogEvent struct {
+	Base
+	Filename  string `json:"filename"`
+	LogData   string `json:"log_data"`
+	ModelName string `json:"model_name"`
+	UsageID   string `json:"usage_id"`
+}
+
+// TokenEvent carries raw token ids (vLLM return_token_ids).
+type TokenEvent struct {
+	Base
+	PromptTokenIDs   List[int] `json:"prompt_token_ids"`
+	ResponseTokenIDs List[int] `json:"response_token_ids"`
+}
+
+// ACPToolCallEvent reports a tool call made inside an ACP agent.
+type ACPToolCallEvent struct {
+	Base
+	ToolCallID string `json:"tool_call_id"`
+	Title      string `json:"title"`
+	Status     string `json:"status,omitempty"`
+	ToolKind   string `json:"tool_kind,omitempty"`
+	RawInput   any    `json:"raw_input,omitempty"`
+	RawOutput  any    `json:"raw_output,omitempty"`
+	Content    []any  `json:"content,omitempty"`
+	IsError    bool   `json:"is_error"`
+}
+
+// StreamingDeltaEvent carries token deltas to live subscribers; it is never
+// stored.
+type StreamingDeltaEvent struct {
+	Base
+	Content          *string `json:"content,omitempty"`
+	ReasoningContent *string `json:"reasoning_content,omitempty"`
+}
+
+// ServerErrorEvent reports an agent-server error on a socket; never stored.
+type ServerErrorEvent struct {
+	Base
+	Code   string `json:"code"`
+	Detail string `json:"detail"`
+}
+
+func init() {
+	RegisterKind[SystemPromptEvent]("SystemPromptEvent")
+	RegisterKind[MessageEvent]("MessageEvent")
+	RegisterKind[ActionEvent]("ActionEvent")
+	RegisterKind[ObservationEvent]("ObservationEvent")
+	RegisterKind[UserRejectObservation]("UserRejectObservation")
+	RegisterKind[AgentErrorEvent]("AgentErrorEvent")
+	RegisterKind[Condensation]("Condensation")
+	RegisterKind[CondensationRequest]("CondensationRequest")
+	RegisterKind[CondensationSummaryEvent]("CondensationSummaryEvent")
+	RegisterKind[ConversationStateUpdateEvent]("ConversationStateUpdateEvent")
+	RegisterKind[ConversationErrorEvent]("ConversationErrorEvent")
+	RegisterKind[PauseEvent]("PauseEvent")
+	RegisterKind[InterruptEvent]("InterruptEvent")
+	RegisterKind[HookExecutionEvent]("HookExecutionEvent")
+	RegisterKind[LLMCompletionLogEvent]("LLMCompletionLogEvent")
+	RegisterKind[TokenEvent]("TokenEvent")
+	RegisterKind[ACPToolCallEvent]("ACPToolCallEvent")
+	RegisterKind[StreamingDeltaEvent]("StreamingDeltaEvent")
+	RegisterKind[ServerErrorEvent]("ServerErrorEvent")
+}

@@ -1,0 +1,204 @@
+package event
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+)
+
+var errTrailing = errors.New("trailing data after JSON value")
+
+// Kinded is implemented by values that carry a "kind" discriminator. Types
+// registered with RegisterKind need not implement it: the registry knows their
+// kind from their Go type.
+type Kinded interface {
+	Kind() string
+}
+
+type kindInfo struct {
+	name string
+	typ  reflect.Type // the struct type; values are handled as *T
+}
+
+var registry struct {
+	mu     sync.RWMutex
+	byName map[string]kindInfo
+	byType map[reflect.Type]string
+}
+
+// RegisterKind ties the struct type T to kind name. Values of the kind are
+// handled as *T. It panics if name or T is already registered to something
+// else, since that is a programming error found at init.
+//
+// Call it from an init function of the package that defines T.
+func RegisterKind[T any](name string) {
+	t := reflect.TypeFor[T]()
+	if t.Kind() != reflect.Struct {
+		panic(fmt.Sprintf("event.RegisterKind(%q): %v is not a struct type", name, t))
+	}
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if registry.byName == nil {
+		registry.byName = make(map[string]kindInfo)
+		registry.byType = make(map[reflect.Type]string)
+	}
+	if old, ok := registry.byName[name]; ok {
+		if old.typ == t {
+			return
+		}
+		panic(fmt.Sprintf("event.RegisterKind: kind %q already registered to %v", name, old.typ))
+	}
+	if old, ok := registry.byType[t]; ok {
+		panic(fmt.Sprintf("event.RegisterKind: %v already registered as kind %q", t, old))
+	}
+	registry.byName[name] = kindInfo{name: name, typ: t}
+	registry.byType[t] = name
+}
+
+// KindOf returns the kind name of v, a pointer to (or value of) a registered
+// struct type, or of a value implementing Kinded.
+func KindOf(v any) (string, bool) {
+	if k, ok := v.(Kinded); ok {
+		return k.Kind(), true
+	}
+	t := reflect.TypeOf(v)
+	if t == nil {
+		return "", false
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	registry.mu.RLock()
+	name, ok := registry.byType[t]
+	registry.mu.RUnlock()
+	return name, ok
+}
+
+// Kinds returns the registered kind names.
+func Kinds() []string {
+	registry.mu.RLock()
+	defer registry.mu.RUnlock()
+	names := make([]string, 0, len(registry.byName))
+	for n := range registry.byName {
+		names = append(names, n)
+	}
+	return names
+}
+
+// NewKind returns a new zero value of the registered kind name, as a pointer.
+func NewKind(name string) (any, bool) {
+	registry.mu.RLock()
+	info, ok := registry.byName[name]
+	registry.mu.RUnlock()
+	if !ok {
+		return nil, false
+	}
+	return reflect.New(info.typ).Interface(), true
+}
+
+// MarshalKinded encodes v, which must be a registered kind or implement
+// Kinded, as a JSON object with "kind" as its last key.
+func MarshalKinded(v any) ([]byte, error) {
+	name, ok := KindOf(v)
+	if !ok {
+		return nil, fmt.Errorf("event: %T has no registered kind", v)
+	}
+	b, err := marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("event: encoding %s: %w", name, err)
+	}
+	return appendKind(b, name)
+}
+
+// appendKind adds "kind":name as the last key of the JSON object b.
+func appendKind(b []byte, name string) ([]byte, error) {
+	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
+		return nil, fmt.Errorf("event: kind %s does not encode as a JSON object", name)
+	}
+	out := make([]byte, 0, len(b)+len(name)+10)
+	out = append(out, b[:len(b)-1]...)
+	if len(b) > 2 {
+		out = append(out, ',')
+	}
+	out = append(out, `"kind":"`...)
+	out = append(out, name...)
+	out = append(out, `"}`...)
+	return out, nil
+}
+
+// splitKind returns the kind of the JSON object data and the object without
+// its "kind" key. The reference always writes kind last, which is the fast
+// path; any other position is handled too.
+func splitKind(data []byte) (kind string, rest []byte, err error) {
+	d := bytes.TrimSpace(data)
+	if len(d) == 0 || d[0] != '{' {
+		return "", nil, errors.New("event: expected a JSON object")
+	}
+	// Fast path: ...,"kind":"Name"} or {"kind":"Name"}.
+	if n := len(d); n > 0 && d[n-1] == '}' {
+		body := d[:n-1]
+		if len(body) > 0 && body[len(body)-1] == '"' {
+			q := bytes.LastIndexByte(body[:len(body)-1], '"')
+			if q > 0 {
+				name := body[q+1 : len(body)-1]
+				head := body[:q]
+				if !bytes.ContainsAny(name, `\"`) && bytes.HasSuffix(head, []byte(`"kind":`)) {
+					head = head[:len(head)-len(`"kind":`)]
+					switch {
+					case bytes.HasSuffix(head, []byte(",")):
+						rest = append(append(make([]byte, 0, len(head)), head[:len(head)-1]...), '}')
+						return string(name), rest, nil
+					case bytes.Equal(head, []byte("{")):
+						return string(name), []byte("{}"), nil
+					}
+				}
+			}
+		}
+	}
+	// Slow path: the kind is elsewhere, or spacing differs.
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(d, &m); err != nil {
+		return "", nil, fmt.Errorf("event: %w", err)
+	}
+	raw, ok := m["kind"]
+	if !ok {
+		return "", nil, errors.New(`event: object has no "kind"`)
+	}
+	if err := json.Unmarshal(raw, &kind); err != nil {
+		return "", nil, fmt.Errorf(`event: "kind" is not a string: %w`, err)
+	}
+	delete(m, "kind")
+	rest, err = marshal(m)
+	return kind, rest, err
+}
+
+// ErrUnknownKind is returned (wrapped) when a JSON object names a kind that is
+// not registered.
+var ErrUnknownKind = errors.New("unknown kind")
+
+// DecodeKinded decodes a JSON object carrying a "kind" into the registered
+// type of that kind and returns it as T (an interface, or a pointer type).
+// Unknown kinds, kinds that are not a T, and fields the type does not declare
+// are errors that name the kind and the field.
+func DecodeKinded[T any](data []byte) (T, error) {
+	var zero T
+	name, rest, err := splitKind(data)
+	if err != nil {
+		return zero, err
+	}
+	v, ok := NewKind(name)
+	if !ok {
+		return zero, fmt.Errorf("event: %w %q for %v", ErrUnknownKind, name, reflect.TypeFor[T]())
+	}
+	t, ok := v.(T)
+	if !ok {
+		return zero, fmt.Errorf("event: kind %q is not a %v", name, reflect.TypeFor[T]())
+	}
+	if err := unmarshalStrict(rest, v); err != nil {
+		return zero, fmt.Errorf("event: decoding %s: %w", name, err)
+	}
+	return t, nil
+}

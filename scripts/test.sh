@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The project's test command: installs what the tests need, then runs the
+# format check, go vet, staticcheck and the race-enabled test suite.
+# Any missing prerequisite is a failure, never a skip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CI=${CI:-true}
+
+command -v go >/dev/null || { echo "test.sh: go is not installed" >&2; exit 1; }
+./scripts/deps.sh
+
+echo "== go mod download"
+go mod download
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [[ -n $unformatted ]]; then
+  echo "gofmt would change:" >&2; echo "$unformatted" >&2; exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== staticcheck"
+go tool staticcheck ./...
+
+echo "== go test -race"
+go test -race -timeout 30m ./... "$@"
