@@ -69,3 +69,11 @@ func (s *String) UnmarshalJSON(data []byte) error {
 
 // IsToken reports whether s looks like a Fernet token.
 func (s String) IsToken() bool { return strings.HasPrefix(s.value, "gAAAAA") }
+
+// Holder is implemented by values that contain secrets (an LLM config, an
+// agent, a secret registry). MapSecrets returns a copy of the value with f
+// applied to every secret in it; persistence uses it to encrypt secrets
+// with a Cipher, or to expose them for a trusted peer.
+type Holder interface {
+	MapSecrets(f func(String) (String, error)) (any, error)
+}
