@@ -12,7 +12,7 @@ import (
 // Spec names a tool and its parameters in plain JSON, so tool lists cross
 // process boundaries (the reference's Tool spec).
 type Spec struct {
-	Name   string         `json:"name"`
+	Name   string                 `json:"name"`
 	Params event.Map[string, any] `json:"params"`
 }
 
