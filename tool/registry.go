@@ -2,8 +2,10 @@ package tool
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/gohands/gohands/event"
@@ -62,13 +64,19 @@ func Registered() []string {
 	return names
 }
 
-// Resolve makes the tools of spec.
+// ErrNotRegistered is returned (wrapped) by Resolve for a spec whose name
+// has no registered factory.
+var ErrNotRegistered = errors.New("not registered")
+
+// Resolve makes the tools of spec with the factory registered under
+// spec.Name, handing it ctx and the spec's params as JSON.
 func Resolve(ctx Context, spec Spec) ([]Tool, error) {
 	registry.mu.RLock()
 	f, ok := registry.m[spec.Name]
 	registry.mu.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("tool %q is not registered", spec.Name)
+		// The reference's wording, so users of both recognise it.
+		return nil, fmt.Errorf("ToolDefinition '%s' is %w", spec.Name, ErrNotRegistered)
 	}
 	params := []byte("{}")
 	if len(spec.Params) > 0 {
@@ -82,4 +90,74 @@ func Resolve(ctx Context, spec Spec) ([]Tool, error) {
 		return nil, fmt.Errorf("tool %q: %w", spec.Name, err)
 	}
 	return tools, nil
+}
+
+// DuplicateError reports tool names that more than one resolved tool uses.
+// The model calls tools by name, so names must be unique in an agent.
+type DuplicateError struct {
+	Names []string // sorted
+}
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("duplicate tool names: %s", strings.Join(e.Names, ", "))
+}
+
+// ResolveAll resolves every spec in order and returns all their tools. If
+// two tools share a name the error is a *DuplicateError. If any spec fails,
+// the tools already made are closed (see Close) and the error returned.
+func ResolveAll(ctx Context, specs []Spec) ([]Tool, error) {
+	var all []Tool
+	for _, spec := range specs {
+		tools, err := Resolve(ctx, spec)
+		if err != nil {
+			CloseAll(all)
+			return nil, err
+		}
+		all = append(all, tools...)
+	}
+	if err := CheckNames(all); err != nil {
+		CloseAll(all)
+		return nil, err
+	}
+	return all, nil
+}
+
+// CheckNames returns a *DuplicateError if two of tools share a name.
+func CheckNames(tools []Tool) error {
+	seen := make(map[string]int, len(tools))
+	for _, t := range tools {
+		seen[t.Name()]++
+	}
+	var dups []string
+	for n, c := range seen {
+		if c > 1 {
+			dups = append(dups, n)
+		}
+	}
+	if len(dups) == 0 {
+		return nil
+	}
+	sort.Strings(dups)
+	return &DuplicateError{Names: dups}
+}
+
+// Closer is implemented by tools that hold resources (processes, files,
+// connections). The conversation that owns a tool closes it when the
+// conversation is closed; *Typed implements it.
+type Closer interface {
+	Close() error
+}
+
+// CloseAll closes every tool that implements Closer and returns the
+// errors joined.
+func CloseAll(tools []Tool) error {
+	var errs []error
+	for _, t := range tools {
+		if c, ok := t.(Closer); ok {
+			if err := c.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("closing tool %s: %w", t.Name(), err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -5,10 +5,13 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 
 	"github.com/gohands/gohands/event"
 )
@@ -60,11 +63,17 @@ type Typed[A any, O event.Observation] struct {
 	actionKind        string
 	observationKind   string
 	schema            map[string]any
+	info              *typeInfo
 }
 
 // New returns a tool named name that decodes arguments into an A and runs
-// exec. A must be a struct type and both A and the struct type behind O must
-// be registered with event.RegisterKind.
+// exec. A must be a struct type following the tag conventions of SchemaFor,
+// and both A and the struct type behind O must be registered with
+// event.RegisterKind. New panics otherwise: these are programming errors.
+//
+// A tool that holds resources (a shell, a browser) releases them in
+// Options.Close; the conversation that owns the tool calls Close when it is
+// closed.
 func New[A any, O event.Observation](name, description string, exec Executor[A, O], opts *Options) *Typed[A, O] {
 	t := &Typed[A, O]{name: name, description: description, exec: exec}
 	if opts != nil {
@@ -84,7 +93,11 @@ func New[A any, O event.Observation](name, description string, exec Executor[A, 
 	if t.observationKind, ok = event.KindOf(reflect.New(ot).Interface()); !ok {
 		panic(fmt.Sprintf("tool.New(%q): observation type %v is not a registered kind", name, ot))
 	}
-	t.schema = SchemaFor[A]()
+	d := derive(reflect.TypeFor[A]())
+	if d.err != nil {
+		panic(fmt.Sprintf("tool.New(%q): action type %v: %v", name, reflect.TypeFor[A](), d.err))
+	}
+	t.schema, t.info = d.schema, d.info
 	return t
 }
 
@@ -97,8 +110,8 @@ func (t *Typed[A, O]) Description() string { return t.description }
 // Annotations implements Tool.
 func (t *Typed[A, O]) Annotations() *event.ToolAnnotations { return t.opts.Annotations }
 
-// InputSchema implements Tool.
-func (t *Typed[A, O]) InputSchema() map[string]any { return t.schema }
+// InputSchema implements Tool. The result is a copy.
+func (t *Typed[A, O]) InputSchema() map[string]any { return cloneSchema(t.schema) }
 
 // Definition implements Tool.
 func (t *Typed[A, O]) Definition() event.ToolDefinition {
@@ -116,16 +129,86 @@ func (t *Typed[A, O]) Definition() event.ToolDefinition {
 	}
 }
 
-// ParseAction implements Tool.
+// ParseAction implements Tool. It validates args against the schema,
+// fills in the defaults of missing fields and decodes the result into an
+// *A. Every failure is a *FieldError (or several, joined) written for the
+// model; it never panics, whatever args holds.
 func (t *Typed[A, O]) ParseAction(args json.RawMessage) (event.Action, error) {
-	a := new(A)
-	if err := Validate(t.schema, args); err != nil {
+	a, err := t.Parse(args)
+	if err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(args, a); err != nil {
-		return nil, fmt.Errorf("invalid arguments for tool %s: %w", t.name, err)
+	return a, nil
+}
+
+// Parse is ParseAction with a typed result.
+func (t *Typed[A, O]) Parse(args json.RawMessage) (*A, error) {
+	v, err := decodeArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateValue(t.schema, v); err != nil {
+		return nil, err
+	}
+	normalize(t.info, v)
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, &FieldError{Msg: fmt.Sprintf("invalid arguments: %v", err)}
+	}
+	a := new(A)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(a); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, &FieldError{Field: te.Field, Msg: fmt.Sprintf("field %q: %s does not fit %v", te.Field, te.Value, te.Type)}
+		}
+		return nil, &FieldError{Msg: fmt.Sprintf("invalid arguments: %v", err)}
 	}
 	return a, nil
+}
+
+// normalize fills in defaults of missing (or null) fields and turns whole
+// floats given for integer fields (3.0) into integers, so that
+// encoding/json accepts them.
+func normalize(info *typeInfo, v any) any {
+	if info == nil {
+		return v
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if info.kind != reflect.Struct {
+			return v
+		}
+		for _, f := range info.fields {
+			val, ok := x[f.name]
+			if (!ok || val == nil) && f.def != nil {
+				x[f.name] = cloneValue(f.def)
+				continue
+			}
+			if !ok {
+				continue
+			}
+			if val == nil {
+				delete(x, f.name) // null means absent, as in the reference
+				continue
+			}
+			x[f.name] = normalize(f.child, val)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = normalize(info.elem, e)
+		}
+	case json.Number:
+		if info.intish {
+			if _, err := x.Int64(); err != nil {
+				if f, err := x.Float64(); err == nil {
+					return json.Number(strconv.FormatInt(int64(f), 10))
+				}
+			}
+		}
+	}
+	return v
 }
 
 // Execute implements Tool.

@@ -1,0 +1,98 @@
+// Package tooltest holds test helpers for tool authors: golden files of a
+// tool's four schema export forms and of its action and observation JSON.
+//
+// Golden files live in the calling test's testdata/ directory. To create or
+// refresh them after an intended change, run the tests with -update:
+//
+//	go test ./tools/mytool -update
+//
+// and review the diff. This package defines the -update flag; a test
+// package that imports it must not define its own (use [Update] instead).
+package tooltest
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/tool"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/ instead of comparing")
+
+// Update reports whether the test binary was run with -update.
+func Update() bool { return *update }
+
+// Forms are the export forms Goldens checks, by file-name suffix.
+var Forms = map[string]func(tool.Tool) map[string]any{
+	"chat_completions": tool.ChatCompletionsFormat,
+	"responses":        tool.ResponsesFormat,
+	"anthropic":        tool.AnthropicFormat,
+	"mcp":              tool.MCPFormat,
+}
+
+// Goldens compares the four export forms of tl with
+// testdata/<name>.<form>.json, form being chat_completions, responses,
+// anthropic and mcp, and rewrites them under -update.
+func Goldens(t testing.TB, tl tool.Tool) {
+	t.Helper()
+	for _, form := range []string{"chat_completions", "responses", "anthropic", "mcp"} {
+		data, err := event.MarshalJSON(Forms[form](tl))
+		if err != nil {
+			t.Errorf("%s form of %s: %v", form, tl.Name(), err)
+			continue
+		}
+		GoldenJSON(t, tl.Name()+"."+form+".json", data)
+	}
+}
+
+// GoldenKinded encodes v (a registered kind, such as an action or
+// observation) as event.MarshalKinded does, kind last, and compares it with
+// testdata/<file>.
+func GoldenKinded(t testing.TB, file string, v any) {
+	t.Helper()
+	data, err := event.MarshalKinded(v)
+	if err != nil {
+		t.Fatalf("encoding %T: %v", v, err)
+	}
+	GoldenJSON(t, file, data)
+}
+
+// GoldenJSON pretty-prints the JSON data (keeping its key order) and
+// compares it with testdata/<file>, or writes it there under -update.
+func GoldenJSON(t testing.TB, file string, data []byte) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := json.Indent(&b, data, "", "  "); err != nil {
+		t.Fatalf("%s: invalid JSON: %v", file, err)
+	}
+	b.WriteByte('\n')
+	Golden(t, file, b.Bytes())
+}
+
+// Golden compares got with the contents of testdata/<file>, or writes got
+// there under -update.
+func Golden(t testing.TB, file string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", file)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (run go test with -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
