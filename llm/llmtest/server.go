@@ -1,0 +1,381 @@
+package llmtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Wire is one of the wire formats a Server speaks.
+type Wire string
+
+// The wire formats.
+const (
+	// WireChat is OpenAI Chat Completions: POST /v1/chat/completions or
+	// /chat/completions.
+	WireChat Wire = "chat"
+	// WireResponses is the OpenAI Responses API: POST /v1/responses or
+	// /responses.
+	WireResponses Wire = "responses"
+	// WireAnthropic is the Anthropic Messages API: POST /v1/messages.
+	WireAnthropic Wire = "anthropic"
+	// WireGemini is the Gemini API: POST
+	// /v1beta/models/{model}:generateContent and
+	// :streamGenerateContent?alt=sse.
+	WireGemini Wire = "gemini"
+)
+
+// Request is a request as a Server received it.
+type Request struct {
+	// Wire is the format the request was served in.
+	Wire   Wire
+	Method string
+	Path   string
+	Query  url.Values
+	Header http.Header
+	// Body is the decoded JSON body (nil if it was not a JSON object).
+	Body map[string]any
+	// RawBody is the body as sent.
+	RawBody []byte
+	// Stream reports whether the client asked for a streamed reply.
+	Stream bool
+}
+
+// Decode decodes the request body into v.
+func (r Request) Decode(v any) error { return json.Unmarshal(r.RawBody, v) }
+
+// Server is a scripted fake LLM server. It answers each request with the
+// next Reply of its script, in the wire format of the endpoint called, and
+// records every request. It is safe for concurrent use.
+type Server struct {
+	// URL is the server's base URL, without a trailing slash, e.g.
+	// http://127.0.0.1:41234. Clients add their own path prefix (the
+	// OpenAI SDK wants URL+"/v1"; Anthropic and Gemini SDKs take URL).
+	URL string
+
+	t     testing.TB
+	wires []Wire
+	srv   *httptest.Server
+
+	mu       sync.Mutex
+	script   []Reply
+	next     int
+	requests []Request
+}
+
+// NewChat starts a server speaking OpenAI Chat Completions, answering from
+// replies. It is closed when the test ends.
+func NewChat(t testing.TB, replies ...Reply) *Server {
+	return start(t, []Wire{WireChat}, replies)
+}
+
+// NewResponses starts a server speaking the OpenAI Responses API.
+func NewResponses(t testing.TB, replies ...Reply) *Server {
+	return start(t, []Wire{WireResponses}, replies)
+}
+
+// NewAnthropic starts a server speaking the Anthropic Messages API.
+func NewAnthropic(t testing.TB, replies ...Reply) *Server {
+	return start(t, []Wire{WireAnthropic}, replies)
+}
+
+// NewGemini starts a server speaking the Gemini API.
+func NewGemini(t testing.TB, replies ...Reply) *Server {
+	return start(t, []Wire{WireGemini}, replies)
+}
+
+// New starts a server speaking all four wire formats, each at its own
+// paths, answering from one shared script. Use it when the provider under
+// test is chosen at run time (a router, a fallback chain).
+func New(t testing.TB, replies ...Reply) *Server {
+	return start(t, []Wire{WireChat, WireResponses, WireAnthropic, WireGemini}, replies)
+}
+
+func start(t testing.TB, wires []Wire, replies []Reply) *Server {
+	t.Helper()
+	s := &Server{t: t, wires: wires, script: append([]Reply(nil), replies...)}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = s.srv.URL
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Close shuts the server down. It is called when the test ends; calling
+// it earlier is allowed.
+func (s *Server) Close() {
+	// Requests held by a Delay end when their client goes away; closing
+	// client connections first lets Close return promptly.
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+}
+
+// Client returns an HTTP client for the server (it is http.DefaultClient
+// configured for the test server's transport).
+func (s *Server) Client() *http.Client { return s.srv.Client() }
+
+// Add appends replies to the script.
+func (s *Server) Add(replies ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.script = append(s.script, replies...)
+}
+
+// Remaining returns how many replies of the script have not been used.
+func (s *Server) Remaining() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.script) - s.next
+}
+
+// Requests returns the requests received so far, in order. Requests that
+// matched no endpoint are included.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// LastRequest returns the latest request. It fails the test if there was
+// none.
+func (s *Server) LastRequest() Request {
+	s.t.Helper()
+	reqs := s.Requests()
+	if len(reqs) == 0 {
+		s.t.Fatalf("llmtest: no request received")
+	}
+	return reqs[len(reqs)-1]
+}
+
+// route returns the wire format and the model named in the path (Gemini
+// only) for a request path, or "" if the server does not serve it.
+func (s *Server) route(method, path string) (w Wire, model string, stream bool) {
+	if method != http.MethodPost {
+		return "", "", false
+	}
+	switch path {
+	case "/v1/chat/completions", "/chat/completions":
+		w = WireChat
+	case "/v1/responses", "/responses":
+		w = WireResponses
+	case "/v1/messages":
+		w = WireAnthropic
+	default:
+		rest, ok := strings.CutPrefix(path, "/v1beta/models/")
+		if !ok {
+			return "", "", false
+		}
+		m, verb, ok := strings.Cut(rest, ":")
+		if !ok || (verb != "generateContent" && verb != "streamGenerateContent") {
+			return "", "", false
+		}
+		w, model, stream = WireGemini, m, verb == "streamGenerateContent"
+	}
+	for _, served := range s.wires {
+		if served == w {
+			return w, model, stream
+		}
+	}
+	return "", "", false
+}
+
+func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(rw, "llmtest: reading body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	wire, model, stream := s.route(r.Method, r.URL.Path)
+	rec := Request{
+		Wire:    wire,
+		Method:  r.Method,
+		Path:    r.URL.Path,
+		Query:   r.URL.Query(),
+		Header:  r.Header.Clone(),
+		RawBody: raw,
+	}
+	if err := json.Unmarshal(raw, &rec.Body); err != nil {
+		rec.Body = nil
+	}
+	if wire != WireGemini {
+		stream, _ = rec.Body["stream"].(bool)
+	}
+	rec.Stream = stream
+
+	s.mu.Lock()
+	s.requests = append(s.requests, rec)
+	n := len(s.requests)
+	var reply Reply
+	exhausted := s.next >= len(s.script)
+	if wire != "" && !exhausted {
+		reply = s.script[s.next]
+		s.next++
+	}
+	s.mu.Unlock()
+
+	if wire == "" {
+		s.t.Errorf("llmtest: request #%d %s %s: no such endpoint on this server (serves %v)", n, r.Method, r.URL.Path, s.wires)
+		http.Error(rw, fmt.Sprintf("llmtest: no endpoint %s %s", r.Method, r.URL.Path), http.StatusNotFound)
+		return
+	}
+	if exhausted {
+		msg := fmt.Sprintf("llmtest: script exhausted: request #%d (%s %s) has no scripted reply", n, r.Method, r.URL.Path)
+		s.t.Errorf("%s", msg)
+		// 400 is not retried by clients, so the test fails fast.
+		writeFailure(rw, wire, &Failure{Status: http.StatusBadRequest, Message: msg})
+		return
+	}
+	if rec.Body == nil {
+		s.t.Errorf("llmtest: request #%d %s %s: body is not a JSON object: %q", n, r.Method, r.URL.Path, raw)
+		writeFailure(rw, wire, &Failure{Status: http.StatusBadRequest, Message: "llmtest: body is not a JSON object"})
+		return
+	}
+
+	if reply.Delay > 0 {
+		timer := time.NewTimer(reply.Delay)
+		select {
+		case <-timer.C:
+		case <-r.Context().Done():
+			timer.Stop()
+			return
+		}
+	}
+	if reply.Disconnect {
+		hangUp(rw)
+		return
+	}
+	if reply.Fail != nil {
+		writeFailure(rw, wire, reply.Fail)
+		return
+	}
+	if model == "" {
+		model, _ = rec.Body["model"].(string)
+	}
+	t := &turn{Reply: reply, n: n, model: model, req: &rec}
+	var werr error
+	switch wire {
+	case WireChat:
+		werr = s.writeChat(rw, t)
+	case WireResponses:
+		werr = s.writeResponses(rw, t)
+	case WireAnthropic:
+		werr = s.writeAnthropic(rw, t)
+	case WireGemini:
+		werr = s.writeGemini(rw, t)
+	}
+	if werr != nil {
+		s.t.Errorf("llmtest: request #%d: %v", n, werr)
+	}
+}
+
+// turn is a reply being rendered for one request.
+type turn struct {
+	Reply
+	n     int    // 1-based request number, used in made-up ids
+	model string // model named by the request
+	req   *Request
+}
+
+// id returns the reply's id, or a made-up one with the given prefix.
+func (t *turn) id(prefix string) string {
+	if t.ID != "" {
+		return t.ID
+	}
+	return fmt.Sprintf("%s%d", prefix, t.n)
+}
+
+// callID returns the id of tool call i, or a made-up one.
+func (t *turn) callID(prefix string, i int) string {
+	if id := t.ToolCalls[i].ID; id != "" {
+		return id
+	}
+	return fmt.Sprintf("%s%d_%d", prefix, t.n, i)
+}
+
+// hangUp closes the client connection without writing a response.
+func hangUp(rw http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(rw).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	conn.Close()
+}
+
+// writeJSON writes v as a JSON response with the given status.
+func writeJSON(rw http.ResponseWriter, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	rw.Header().Set("Content-Type", "application/json")
+	rw.WriteHeader(status)
+	_, err = rw.Write(b)
+	return err
+}
+
+// sse writes a server-sent event stream.
+type sse struct {
+	rw  http.ResponseWriter
+	rc  *http.ResponseController
+	sep string // event terminator
+	err error
+}
+
+func newSSE(rw http.ResponseWriter, sep string) *sse {
+	rw.Header().Set("Content-Type", "text/event-stream")
+	rw.Header().Set("Cache-Control", "no-cache")
+	rw.WriteHeader(http.StatusOK)
+	return &sse{rw: rw, rc: http.NewResponseController(rw), sep: sep}
+}
+
+// event writes one event: an "event:" line if name is set, then one
+// "data:" line with v as JSON (or v itself if it is a string).
+func (e *sse) event(name string, v any) {
+	if e.err != nil {
+		return
+	}
+	var data []byte
+	if s, ok := v.(string); ok {
+		data = []byte(s)
+	} else if data, e.err = json.Marshal(v); e.err != nil {
+		return
+	}
+	var b bytes.Buffer
+	if name != "" {
+		b.WriteString("event: " + name + "\n")
+	}
+	b.WriteString("data: ")
+	b.Write(data)
+	b.WriteString(e.sep)
+	if _, e.err = e.rw.Write(b.Bytes()); e.err != nil {
+		return
+	}
+	e.err = e.rc.Flush()
+}
+
+// chunks splits s into small pieces, as a model streams it: words for
+// text, short runs of bytes (on rune boundaries) for anything else.
+func chunks(s string, max int) []string {
+	var out []string
+	for len(s) > 0 {
+		n := min(max, len(s))
+		if i := strings.IndexByte(s[:n], ' '); i >= 0 && i+1 < n {
+			n = i + 1
+		}
+		for n < len(s) && !utf8Start(s[n]) {
+			n++
+		}
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	return out
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
