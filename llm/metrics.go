@@ -1,5 +1,12 @@
 package llm
 
+import (
+	"slices"
+	"time"
+
+	"github.com/gohands/gohands/event"
+)
+
 // TokenUsage counts the tokens of one call, or of many added together. Its
 // JSON is the reference's TokenUsage.
 type TokenUsage struct {
@@ -39,3 +46,123 @@ type Metrics struct {
 	ResponseLatencies     []ResponseLatency `json:"response_latencies"`
 	TokenUsages           []TokenUsage      `json:"token_usages"`
 }
+
+// MetricsSnapshot is the short form of Metrics sent in WebSocket stats
+// updates: the first four fields.
+type MetricsSnapshot struct {
+	ModelName             string      `json:"model_name"`
+	AccumulatedCost       float64     `json:"accumulated_cost"`
+	MaxBudgetPerTask      *float64    `json:"max_budget_per_task"`
+	AccumulatedTokenUsage *TokenUsage `json:"accumulated_token_usage"`
+}
+
+// Add adds the counts of u to t, keeps the larger context window and takes
+// u's per-turn total and response id (the reference's TokenUsage.__add__).
+func (t *TokenUsage) Add(u TokenUsage) {
+	t.PromptTokens += u.PromptTokens
+	t.CompletionTokens += u.CompletionTokens
+	t.CacheReadTokens += u.CacheReadTokens
+	t.CacheWriteTokens += u.CacheWriteTokens
+	t.ReasoningTokens += u.ReasoningTokens
+	t.ContextWindow = max(t.ContextWindow, u.ContextWindow)
+	t.PerTurnToken = u.PerTurnToken
+	t.ResponseID = u.ResponseID
+}
+
+// CacheHitRate is the share of prompt tokens read from the provider's
+// cache. Providers that count cached tokens outside the prompt are handled
+// by widening the denominator.
+func (t TokenUsage) CacheHitRate() float64 {
+	den := t.PromptTokens
+	if t.CacheReadTokens > t.PromptTokens {
+		den += t.CacheReadTokens
+	}
+	if den == 0 {
+		return 0
+	}
+	return float64(t.CacheReadTokens) / float64(den)
+}
+
+// AddCost records the cost of one call; costs that are not positive are
+// not recorded.
+func (m *Metrics) AddCost(model string, cost float64, at time.Time) {
+	if cost <= 0 {
+		return
+	}
+	m.AccumulatedCost += cost
+	m.Costs = append(m.Costs, Cost{Model: model, Cost: cost, Timestamp: unixSeconds(at)})
+}
+
+// AddLatency records the latency of one call.
+func (m *Metrics) AddLatency(model string, latency time.Duration, responseID string) {
+	m.ResponseLatencies = append(m.ResponseLatencies, ResponseLatency{Model: model, Latency: latency.Seconds(), ResponseID: responseID})
+}
+
+// AddTokenUsage records the usage of one call and adds it to the total.
+func (m *Metrics) AddTokenUsage(u TokenUsage) {
+	m.TokenUsages = append(m.TokenUsages, u)
+	if m.AccumulatedTokenUsage == nil {
+		m.AccumulatedTokenUsage = &TokenUsage{Model: m.ModelName}
+	}
+	m.AccumulatedTokenUsage.Add(u)
+}
+
+// Merge adds everything recorded in o to m.
+func (m *Metrics) Merge(o Metrics) {
+	m.AccumulatedCost += o.AccumulatedCost
+	if o.MaxBudgetPerTask != nil && m.MaxBudgetPerTask == nil {
+		b := *o.MaxBudgetPerTask
+		m.MaxBudgetPerTask = &b
+	}
+	m.Costs = append(m.Costs, o.Costs...)
+	m.ResponseLatencies = append(m.ResponseLatencies, o.ResponseLatencies...)
+	m.TokenUsages = append(m.TokenUsages, o.TokenUsages...)
+	if o.AccumulatedTokenUsage != nil {
+		if m.AccumulatedTokenUsage == nil {
+			m.AccumulatedTokenUsage = &TokenUsage{Model: m.ModelName}
+		}
+		m.AccumulatedTokenUsage.Add(*o.AccumulatedTokenUsage)
+	}
+}
+
+// Clone returns a deep copy of m.
+func (m Metrics) Clone() Metrics {
+	c := m
+	if m.MaxBudgetPerTask != nil {
+		b := *m.MaxBudgetPerTask
+		c.MaxBudgetPerTask = &b
+	}
+	if m.AccumulatedTokenUsage != nil {
+		u := *m.AccumulatedTokenUsage
+		c.AccumulatedTokenUsage = &u
+	}
+	c.Costs = slices.Clone(m.Costs)
+	c.ResponseLatencies = slices.Clone(m.ResponseLatencies)
+	c.TokenUsages = slices.Clone(m.TokenUsages)
+	return c
+}
+
+// Snapshot returns the short form of m.
+func (m Metrics) Snapshot() MetricsSnapshot {
+	c := m.Clone()
+	return MetricsSnapshot{c.ModelName, c.AccumulatedCost, c.MaxBudgetPerTask, c.AccumulatedTokenUsage}
+}
+
+// MarshalJSON implements json.Marshaler: lists encode as [] when empty, as
+// the reference writes them.
+func (m Metrics) MarshalJSON() ([]byte, error) {
+	type plain Metrics
+	p := plain(m)
+	if p.Costs == nil {
+		p.Costs = []Cost{}
+	}
+	if p.ResponseLatencies == nil {
+		p.ResponseLatencies = []ResponseLatency{}
+	}
+	if p.TokenUsages == nil {
+		p.TokenUsages = []TokenUsage{}
+	}
+	return event.MarshalJSON(p)
+}
+
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

@@ -1,0 +1,294 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gohands/gohands/event"
+)
+
+// Model is anything that completes a conversation: an *LLM, a Router or a
+// Fallback chain. Callers that only complete hold a Model.
+type Model interface {
+	Completion(ctx context.Context, messages []event.Message, tools []ToolSpec, opts *CallOptions) (*Response, error)
+}
+
+// Options configures New. A nil *Options is valid.
+type Options struct {
+	// HTTPClient sends the requests; nil means a client of our own (never
+	// http.DefaultClient, which other code may have changed). Its Timeout
+	// should be 0: the config's per-call timeout is applied through the
+	// context.
+	HTTPClient *http.Client
+	// Provider overrides the provider registered for the endpoint's API.
+	Provider Provider
+	// Logger receives retry and error logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// LLM is a configured model: it resolves the provider once, retries
+// transient failures and accounts cost and tokens. It is safe for
+// concurrent use.
+type LLM struct {
+	cfg      Config
+	ep       Endpoint
+	features Features
+	provider Provider
+	hc       *http.Client
+	log      *slog.Logger
+
+	mu      sync.Mutex
+	metrics Metrics
+}
+
+var _ Model = (*LLM)(nil)
+
+var defaultHTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+
+// New returns the LLM described by cfg. It fails when the config is invalid
+// or no provider is registered for the model's wire API (import the
+// provider package, or llm/providers for all of them).
+func New(cfg Config, opts *Options) (*LLM, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	cfg = cfg.Normalize()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ep, err := Resolve(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := opts.Provider
+	if p == nil {
+		var ok bool
+		if p, ok = providerFor(ep.API); !ok {
+			return nil, fmt.Errorf("llm: model %q needs the %s provider: import its package (github.com/gohands/gohands/llm/providers registers all)", cfg.Model, ep.API)
+		}
+	}
+	l := &LLM{
+		cfg:      cfg,
+		ep:       ep,
+		features: FeaturesOf(&cfg),
+		provider: p,
+		hc:       opts.HTTPClient,
+		log:      opts.Logger,
+		metrics:  Metrics{ModelName: cfg.Model},
+	}
+	if l.hc == nil {
+		l.hc = defaultHTTPClient
+	}
+	if l.log == nil {
+		l.log = slog.Default()
+	}
+	return l, nil
+}
+
+// Config returns the LLM's normalised config.
+func (l *LLM) Config() Config { return l.cfg }
+
+// Endpoint returns where the LLM sends its requests.
+func (l *LLM) Endpoint() Endpoint { return l.ep }
+
+// Features returns the model's resolved capabilities.
+func (l *LLM) Features() Features { return l.features }
+
+// UsageID returns the config's usage id, the key of its metrics.
+func (l *LLM) UsageID() string { return l.cfg.UsageID }
+
+// Metrics returns a copy of the metrics accumulated so far.
+func (l *LLM) Metrics() Metrics {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.metrics.Clone()
+}
+
+// RestoreMetrics replaces the accumulated metrics, e.g. with those
+// persisted by a conversation being resumed.
+func (l *LLM) RestoreMetrics(m Metrics) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.metrics = m.Clone()
+}
+
+// Completion sends messages and the tools the model may call and returns
+// the assistant's reply. With opts.OnDelta set (and the config's stream
+// flag not forced off by opts.NoStream) the reply is streamed to OnDelta as
+// it arrives. Transient failures are retried as the config says; the error
+// after the last attempt matches one of the Err* kinds.
+func (l *LLM) Completion(ctx context.Context, messages []event.Message, tools []ToolSpec, opts *CallOptions) (*Response, error) {
+	if opts == nil {
+		opts = &CallOptions{}
+	}
+	if len(messages) == 0 {
+		return nil, fmt.Errorf("llm: no messages to send: %w", ErrBadRequest)
+	}
+	cfg := l.cfg
+	req := &Request{
+		Endpoint:        l.ep,
+		Config:          &cfg,
+		Features:        l.features,
+		Messages:        messages,
+		Tools:           tools,
+		MaxOutputTokens: EffectiveMaxOutputTokens(&cfg, l.features),
+		ConversationID:  opts.ConversationID,
+		HTTPClient:      l.hc,
+	}
+	if l.features.StopWords && !cfg.DisableStopWord {
+		req.Stop = slices.Clone(opts.Stop)
+	}
+	if opts.OnDelta != nil && !opts.NoStream {
+		req.OnDelta = opts.OnDelta
+	}
+	mock, err := l.prepareMockTools(req)
+	if err != nil {
+		return nil, err
+	}
+
+	resp, err := l.send(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	l.record(resp)
+	if mock != nil {
+		return mock.parse(resp)
+	}
+	return resp, nil
+}
+
+// send calls the provider, retrying transient failures.
+func (l *LLM) send(ctx context.Context, req *Request) (*Response, error) {
+	attempts := max(l.cfg.NumRetries, 1)
+	for attempt := 1; ; attempt++ {
+		streamed := false
+		if f := req.OnDelta; f != nil {
+			r := *req
+			r.OnDelta = func(d Delta) error { streamed = true; return f(d) }
+			req = &r
+		}
+		start := time.Now()
+		resp, err := l.attempt(ctx, req)
+		if err == nil {
+			resp.Latency = time.Since(start)
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("llm: %w", context.Cause(ctx))
+		}
+		// A reply already streamed in part cannot be taken back, so it is
+		// not retried.
+		if attempt >= attempts || !retryable(err) || streamed {
+			return nil, err
+		}
+		wait := l.backoff(attempt)
+		if ra, ok := RetryAfter(err); ok && ra > wait {
+			wait = ra
+		}
+		l.log.LogAttrs(ctx, slog.LevelWarn, "llm call failed, retrying",
+			slog.String("model", l.cfg.Model), slog.Int("attempt", attempt),
+			slog.Duration("wait", wait), slog.Any("error", err))
+		if errors.Is(err, ErrNoResponse) && req.Config.Temperature != nil && *req.Config.Temperature == 0 {
+			// The reference's remedy for empty replies: a little randomness.
+			c := *req.Config
+			one := 1.0
+			c.Temperature = &one
+			r := *req
+			r.Config = &c
+			req = &r
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("llm: %w (last error: %w)", context.Cause(ctx), err)
+		case <-t.C:
+		}
+	}
+}
+
+// attempt makes one provider call under the per-call timeout and turns
+// transport failures into APIErrors.
+func (l *LLM) attempt(ctx context.Context, req *Request) (*Response, error) {
+	actx, cancel := ctx, context.CancelFunc(func() {})
+	if d := l.cfg.timeout(); d > 0 {
+		actx, cancel = context.WithTimeout(ctx, d)
+	}
+	defer cancel()
+	resp, err := l.provider.Complete(actx, req)
+	if err != nil {
+		return nil, classifyTransport(ctx, err)
+	}
+	if resp == nil {
+		return nil, &APIError{Kind: ErrNoResponse}
+	}
+	return resp, nil
+}
+
+// classifyTransport gives errors that did not come from an HTTP answer a
+// kind: timeouts and dropped connections are retryable, anything else (a
+// conversion failure, say) is returned as it is.
+func classifyTransport(parent context.Context, err error) error {
+	var api *APIError
+	if errors.As(err, &api) {
+		return err
+	}
+	if parent.Err() != nil {
+		return err
+	}
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
+		return &APIError{Kind: ErrTimeout, Err: err}
+	case errors.As(err, &ne), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+		return &APIError{Kind: ErrConnection, Err: err}
+	}
+	return err
+}
+
+// backoff is the wait before attempt n+1: RetryMultiplier·2^(n-1) seconds
+// clamped to [RetryMinWait, RetryMaxWait], with up to 25% random jitter so
+// many clients do not retry in step.
+func (l *LLM) backoff(n int) time.Duration {
+	c := l.cfg
+	s := c.RetryMultiplier * math.Pow(2, float64(n-1))
+	s = min(max(s, c.RetryMinWait), c.RetryMaxWait)
+	if s <= 0 {
+		return 0
+	}
+	s *= 1 + 0.25*rand.Float64()
+	return time.Duration(s * float64(time.Second))
+}
+
+// record fills the LLM's part of the response (usage bookkeeping, cost) and
+// adds it to the metrics.
+func (l *LLM) record(resp *Response) {
+	u := &resp.Usage
+	u.Model = l.cfg.Model
+	u.ContextWindow = l.features.ContextWindow
+	u.PerTurnToken = u.PromptTokens + u.CompletionTokens
+	u.ResponseID = resp.ID
+	if resp.Cost == 0 {
+		if p, ok := PriceOf(&l.cfg); ok {
+			resp.Cost = p.Cost(*u)
+		}
+	}
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.metrics.AddLatency(l.cfg.Model, resp.Latency, resp.ID)
+	l.metrics.AddCost(l.cfg.Model, resp.Cost, now)
+	if u.PromptTokens > 0 || u.CompletionTokens > 0 {
+		l.metrics.AddTokenUsage(*u)
+	}
+}
