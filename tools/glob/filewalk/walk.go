@@ -17,6 +17,7 @@ package filewalk
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -207,4 +208,53 @@ func (w *walker) ignored(abs string, isDir bool) verdict {
 		}
 	}
 	return undecided
+}
+
+// ResolveDir turns the path argument of a search tool into the absolute,
+// symlink-free directory to search. An empty path means workingDir; a
+// leading "~" is the user's home. The errors are written for the model:
+// a relative path is refused (with a hint when it exists under
+// workingDir), as are missing paths and files.
+func ResolveDir(workingDir, path string) (string, error) {
+	if path == "" {
+		path = workingDir
+	}
+	path = ExpandHome(path)
+	if !filepath.IsAbs(path) {
+		msg := fmt.Sprintf("path must be an absolute directory path, got %q", path)
+		if workingDir != "" {
+			if fi, err := os.Stat(filepath.Join(workingDir, path)); err == nil && fi.IsDir() {
+				msg += fmt.Sprintf("; did you mean %q?", filepath.Join(workingDir, path))
+			}
+		}
+		return "", errors.New(msg)
+	}
+	resolved, err := filepath.EvalSymlinks(filepath.Clean(path))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("directory %s does not exist", path)
+		}
+		return "", fmt.Errorf("cannot use %s: %w", path, err)
+	}
+	fi, err := os.Stat(resolved)
+	if err != nil {
+		return "", fmt.Errorf("cannot use %s: %w", path, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s is a file, not a directory", path)
+	}
+	return resolved, nil
+}
+
+// ExpandHome replaces a leading "~" (alone or followed by a slash) with the
+// user's home directory. Other paths are returned unchanged.
+func ExpandHome(path string) string {
+	if path != "~" && !strings.HasPrefix(path, "~/") {
+		return path
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return path
+	}
+	return filepath.Join(home, path[1:])
 }
