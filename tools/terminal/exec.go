@@ -1,0 +1,524 @@
+package terminal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math"
+	"os"
+	"os/user"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gohands/gohands/event"
+)
+
+// DefaultNoChangeTimeout is how long a command may print nothing before
+// the call returns with the command still running.
+const DefaultNoChangeTimeout = 30 * time.Second
+
+// interruptGrace is how long a cancelled call waits for the interrupted
+// command to end.
+const interruptGrace = 2 * time.Second
+
+// ErrClosed is returned by calls on a closed Terminal.
+var ErrClosed = errors.New("terminal: closed")
+
+// Options configures a Terminal. A nil *Options is valid: the shell is
+// bash in the current directory.
+type Options struct {
+	// WorkingDir is where the shell starts; "" is the current directory.
+	WorkingDir string
+	// Shell is the bash binary; "" looks up "bash" on PATH.
+	Shell string
+	// NoChangeTimeout is how long a command may print nothing before the
+	// call returns with the command still running; 0 means
+	// DefaultNoChangeTimeout. It applies to calls without a timeout.
+	NoChangeTimeout time.Duration
+	// SessionEnv holds variables added to the shell's environment when it
+	// starts.
+	SessionEnv map[string]string
+	// SaveDir is where output too long to show is saved in full; "" means
+	// a temporary directory made when first needed.
+	SaveDir string
+	// Env, if set, returns variables to export into the session before a
+	// command runs (secrets the command refers to). Values never appear in
+	// the command text or the output the shell echoes.
+	Env func(command string) map[string]string
+	// Mask, if set, is applied to all output before it is returned or
+	// saved (it replaces secret values).
+	Mask func(string) string
+	// Logger receives diagnostics; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Terminal runs commands in one persistent shell. Calls are serialised;
+// Interrupt and Close may be called at any time from any goroutine. The
+// shell starts on the first call and again after it exits or is reset.
+type Terminal struct {
+	opts     Options
+	log      *slog.Logger
+	sem      chan struct{} // held by the running call
+	username string
+	hostname string
+
+	mu      sync.Mutex
+	sess    *session
+	closed  bool
+	tmpSave string
+}
+
+// New returns a Terminal. It starts no process until the first call.
+func New(opts *Options) *Terminal {
+	t := &Terminal{sem: make(chan struct{}, 1)}
+	if opts != nil {
+		t.opts = *opts
+	}
+	if t.opts.NoChangeTimeout <= 0 {
+		t.opts.NoChangeTimeout = DefaultNoChangeTimeout
+	}
+	t.log = t.opts.Logger
+	if t.log == nil {
+		t.log = slog.Default()
+	}
+	if u, err := user.Current(); err == nil {
+		t.username = u.Username
+	}
+	t.hostname, _ = os.Hostname()
+	return t
+}
+
+// Interrupt interrupts the running command, as Ctrl-C would, without
+// ending the session. It does nothing when no command runs.
+func (t *Terminal) Interrupt() error {
+	t.mu.Lock()
+	s := t.sess
+	t.mu.Unlock()
+	if s == nil || !s.running() {
+		return nil
+	}
+	return s.interrupt()
+}
+
+// Close kills the shell and every process it started, and makes later
+// calls fail with ErrClosed. A call in progress returns at once.
+func (t *Terminal) Close() error {
+	t.mu.Lock()
+	s := t.sess
+	t.sess, t.closed = nil, true
+	tmp := t.tmpSave
+	t.mu.Unlock()
+	if s != nil {
+		s.close()
+	}
+	if tmp != "" && t.opts.SaveDir == "" {
+		// Saved outputs are named in observations; they stay until the
+		// process ends only when a caller chose the directory.
+		os.RemoveAll(tmp)
+	}
+	return nil
+}
+
+// session returns the running shell, starting one if needed.
+func (t *Terminal) session() (*session, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, ErrClosed
+	}
+	if t.sess != nil {
+		return t.sess, nil
+	}
+	s, err := startSession(sessionConfig{shell: t.opts.Shell, dir: t.opts.WorkingDir, env: t.environ()})
+	if err != nil {
+		return nil, err
+	}
+	t.sess = s
+	return s, nil
+}
+
+// dropSession forgets s (it exited) and releases it.
+func (t *Terminal) dropSession(s *session) {
+	t.mu.Lock()
+	if t.sess == s {
+		t.sess = nil
+	}
+	t.mu.Unlock()
+	s.close()
+}
+
+// environ is the shell's environment: ours, minus what would change the
+// prompt, plus settings that keep programs from waiting on a pager, plus
+// SessionEnv.
+func (t *Terminal) environ() []string {
+	env := make([]string, 0, len(os.Environ())+8)
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "PROMPT_COMMAND", "PS0", "PS1", "PS2", "BASH_ENV", "ENV", "HISTFILE":
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "TERM=xterm-256color", "PAGER=cat", "GIT_PAGER=cat", "SYSTEMD_PAGER=")
+	for _, k := range slices.Sorted(maps.Keys(t.opts.SessionEnv)) {
+		env = append(env, k+"="+t.opts.SessionEnv[k])
+	}
+	return env
+}
+
+// saveDir returns the directory for full outputs.
+func (t *Terminal) saveDir() (string, error) {
+	if t.opts.SaveDir != "" {
+		return t.opts.SaveDir, nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tmpSave == "" {
+		d, err := os.MkdirTemp("", "gohands-observations-")
+		if err != nil {
+			return "", err
+		}
+		t.tmpSave = d
+	}
+	return t.tmpSave, nil
+}
+
+// Run executes one action. Failures the model can act on are error
+// observations; the error is non-nil only when the shell cannot be
+// started or the Terminal is closed.
+//
+// Cancelling ctx interrupts the running command (Ctrl-C) and returns
+// promptly with the output read so far; the session lives on.
+func (t *Terminal) Run(ctx context.Context, a *Action) (*Observation, error) {
+	select {
+	case t.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-t.sem }()
+
+	command := strings.TrimSpace(a.Command)
+	switch {
+	case a.Reset && a.IsInput:
+		return errorObservation(a.Command, "reset=true cannot be combined with is_input=true: reset starts a new shell, so there is no program to send input to."), nil
+	case a.Timeout != nil && (*a.Timeout < 0 || math.IsNaN(*a.Timeout) || math.IsInf(*a.Timeout, 0)):
+		return errorObservation(a.Command, fmt.Sprintf("timeout must be a number of seconds >= 0, got %v.", *a.Timeout)), nil
+	}
+	if !a.IsInput {
+		if kind := literalKind(command); kind != "" {
+			return literalObservation(a.Command, kind), nil
+		}
+	}
+
+	var resetNote string
+	if a.Reset {
+		t.mu.Lock()
+		s := t.sess
+		t.sess = nil
+		closed := t.closed
+		t.mu.Unlock()
+		if s != nil {
+			s.close()
+		}
+		if closed {
+			return nil, ErrClosed
+		}
+		resetNote = "The terminal was reset: a new shell was started, so earlier environment variables, functions, working directory changes and background jobs are gone."
+	}
+	s, err := t.session()
+	if err != nil {
+		return nil, err
+	}
+	if a.Reset && command == "" {
+		o := newObservation("[RESET]", resetNote)
+		o.ExitCode = intPtr(0)
+		o.Metadata.ExitCode = 0
+		return o, nil
+	}
+
+	running := s.running()
+	switch {
+	case !running && command == "":
+		return errorObservation(command, "No command is running, so there is no output to read. Send a command to run."), nil
+	case !running && a.IsInput:
+		return errorObservation(command, "No command is running, so there is nothing to send input to. Send the command without is_input to run it."), nil
+	case running && !a.IsInput && command != "":
+		note := fmt.Sprintf("\n[The command %q was NOT run: the previous command is still running, and only one command runs at a time. Send an empty command to keep waiting for it, is_input=true with text or a key to interact with it, or is_input=true with C-c to stop it.]", command)
+		o := t.observe(s, command, "")
+		o.IsError = true
+		o.Metadata.Suffix = note
+		t.fit(o)
+		return o, nil
+	}
+
+	var sent string // text whose echo may lead the output
+	key := false
+	switch {
+	case a.IsInput:
+		var b []byte
+		b, key = inputBytes(command)
+		if !key {
+			sent = command
+		}
+		if err := s.write(b); err != nil {
+			return t.exited(s, command, err), nil
+		}
+	case command != "":
+		script := command + "\n"
+		if t.opts.Env != nil {
+			script = t.exports(t.opts.Env(command)) + script
+		}
+		if err := s.run(script); err != nil {
+			return t.exited(s, command, err), nil
+		}
+	}
+
+	o := t.wait(ctx, s, a, command, sent, key)
+	if resetNote != "" {
+		o.Content = textList(resetNote + "\n\n" + o.Text())
+		c := "[RESET] " + a.Command
+		o.Command = &c
+	}
+	return o, nil
+}
+
+// wait waits for the command to finish, a timeout or cancellation.
+func (t *Terminal) wait(ctx context.Context, s *session, a *Action, command, sent string, key bool) *Observation {
+	var soft *time.Timer
+	var softC, hardC <-chan time.Time
+	if a.Timeout != nil {
+		hard := time.NewTimer(time.Duration(*a.Timeout * float64(time.Second)))
+		defer hard.Stop()
+		hardC = hard.C
+	} else {
+		soft = time.NewTimer(t.opts.NoChangeTimeout)
+		defer soft.Stop()
+		softC = soft.C
+	}
+	for {
+		if done, gone := s.status(); done {
+			return t.completed(s, command, sent, key, "")
+		} else if gone {
+			return t.exited(s, command, nil)
+		}
+		select {
+		case <-s.changed:
+			if soft != nil {
+				soft.Reset(t.opts.NoChangeTimeout)
+			}
+		case <-softC:
+			o := t.observe(s, command, sent)
+			o.Timeout = true
+			o.Metadata.Suffix = fmt.Sprintf("\n[No new output for %s; the command is still running. %s]", seconds(t.opts.NoChangeTimeout.Seconds()), continueHint)
+			t.fit(o)
+			return o
+		case <-hardC:
+			o := t.observe(s, command, sent)
+			o.Timeout = true
+			o.Metadata.Suffix = fmt.Sprintf("\n[The command is still running after the timeout of %s. %s]", seconds(*a.Timeout), continueHint)
+			t.fit(o)
+			return o
+		case <-ctx.Done():
+			return t.cancelled(s, command, sent)
+		}
+	}
+}
+
+const continueHint = "Send an empty command to wait for more output, is_input=true with text or a key to interact with it, or is_input=true with C-c to stop it; for commands expected to run long, set timeout."
+
+// cancelled interrupts the running command and reports what was read.
+func (t *Terminal) cancelled(s *session, command, sent string) *Observation {
+	if err := s.interrupt(); err != nil {
+		t.log.Warn("terminal: interrupt failed", "err", err)
+	}
+	timer := time.NewTimer(interruptGrace)
+	defer timer.Stop()
+	for {
+		if done, gone := s.status(); done {
+			return t.completed(s, command, sent, false, "\n[The call was cancelled and the command was interrupted (Ctrl-C).]")
+		} else if gone {
+			return t.exited(s, command, nil)
+		}
+		select {
+		case <-s.changed:
+		case <-timer.C:
+			o := t.observe(s, command, sent)
+			o.Metadata.Suffix = "\n[The call was cancelled; Ctrl-C was sent but the command is still running. " + continueHint + "]"
+			t.fit(o)
+			return o
+		}
+	}
+}
+
+// completed reports a finished command.
+func (t *Terminal) completed(s *session, command, sent string, key bool, note string) *Observation {
+	o := t.observe(s, command, sent)
+	s.finish()
+	p := s.prompt()
+	o.ExitCode = intPtr(p.exitCode)
+	o.Metadata.ExitCode = p.exitCode
+	o.Metadata.PID = p.pid
+	o.Metadata.WorkingDir = p.workingDir
+	o.Metadata.PyInterpreterPath = p.python
+	if note != "" {
+		o.Metadata.Suffix = note + fmt.Sprintf("\n[The command exited with code %d.]", p.exitCode)
+	} else if key {
+		o.Metadata.Suffix = fmt.Sprintf("\n[The command exited with code %d after %s was sent.]", p.exitCode, command)
+	} else {
+		o.Metadata.Suffix = fmt.Sprintf("\n[The command exited with code %d.]", p.exitCode)
+	}
+	t.fit(o)
+	return o
+}
+
+// exited reports that the shell ended (an `exit` at top level, a kill, or
+// Close) and forgets it, so the next call starts a fresh one.
+func (t *Terminal) exited(s *session, command string, cause error) *Observation {
+	o := t.observe(s, command, "")
+	st := s.exitStatus()
+	t.dropSession(s)
+	o.IsError = true
+	status := "ended"
+	if st != nil {
+		if c := st.ExitCode(); c >= 0 {
+			status = fmt.Sprintf("exited with status %d", c)
+			o.ExitCode = intPtr(c)
+		} else {
+			status = "was killed (" + st.String() + ")"
+		}
+	}
+	if cause != nil {
+		t.log.Debug("terminal: shell gone", "err", cause)
+	}
+	o.Metadata.Suffix = fmt.Sprintf("\n[The shell %s, which ended the terminal session: its environment, working directory and background jobs are gone. The next command starts a new shell. To end a script with a status without closing the shell, use `(exit N)` or a test such as `[ \"$code\" -eq 0 ]` instead of a top-level exit.]", status)
+	t.fit(o)
+	return o
+}
+
+// observe builds an observation of the output not yet returned and
+// marks it returned. sent is text just typed, whose echo (by programs
+// that echo input themselves) is dropped from the start of the output.
+func (t *Terminal) observe(s *session, command, sent string) *Observation {
+	snap := s.take()
+	text := clean(snap.out)
+	if sent != "" {
+		if rest, ok := strings.CutPrefix(strings.TrimLeft(text, " \n"), sent); ok {
+			text = strings.TrimLeft(rest, "\n")
+		}
+	}
+	text = strings.TrimRight(text, " \t\n")
+	if snap.lost > 0 {
+		text = fmt.Sprintf("[%d bytes of output were dropped here to bound memory use.]\n", snap.lost) + text
+	}
+	if t.opts.Mask != nil {
+		text = t.opts.Mask(text)
+	}
+	s.markShown(snap.next)
+	o := newObservation(command, text)
+	o.ExitCode = intPtr(-1)
+	o.Metadata.Username = t.username
+	o.Metadata.Hostname = t.hostname
+	if snap.read {
+		o.Metadata.Prefix = "[Below is the output of the previous command.]\n"
+	}
+	if t.opts.SaveDir != "" {
+		o.FullOutputSaveDir = t.opts.SaveDir
+	}
+	return o
+}
+
+// fit makes the model's text of o fit MaxOutput: the output is cut in the
+// middle and saved in full to a file that the cut names.
+func (t *Terminal) fit(o *Observation) {
+	text := o.Text()
+	// Prefix, suffix and the status lines must survive; the output gives
+	// way.
+	deco := utf8.RuneCountInString(event.TextOf(o.LLMContent())) - utf8.RuneCountInString(text)
+	budget := MaxOutput - deco
+	if utf8.RuneCountInString(text) <= budget {
+		return
+	}
+	path := ""
+	if dir, err := t.saveDir(); err != nil {
+		t.log.Warn("terminal: no directory for the full output", "err", err)
+	} else if path, err = saveOutput(dir, text); err != nil {
+		t.log.Warn("terminal: saving the full output failed", "err", err)
+	} else {
+		o.FullOutputSaveDir = dir
+	}
+	o.Content = textList(truncateMiddle(text, budget, func(line int) string {
+		if path == "" {
+			return "\n<response clipped: the middle of the output was cut to fit the output limit>\n"
+		}
+		return fmt.Sprintf("\n<response clipped: the middle of the output was cut to fit the output limit. The full output is in %s; the cut starts at line %d.>\n", path, line)
+	}))
+}
+
+// textList returns content holding the text s.
+func textList(s string) event.List[event.Content] {
+	return event.List[event.Content]{event.Text(s)}
+}
+
+// envName is a name that can be exported.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// exports returns shell lines that export vars, quoted so any value is
+// taken literally.
+func (t *Terminal) exports(vars map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		if !envName.MatchString(k) {
+			t.log.Warn("terminal: skipping variable with an invalid name", "name", k)
+			continue
+		}
+		b.WriteString("export ")
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(ansiQuote(vars[k]))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// ansiQuote quotes s for bash as $'...'.
+func ansiQuote(s string) string {
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\' || c == '\'':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
+
+// literalObservation refuses a command that is a Python/JSON literal.
+func literalObservation(command, kind string) *Observation {
+	head := strings.TrimLeft(command, " \t\r\n")
+	if utf8.RuneCountInString(head) > 60 {
+		head = string([]rune(head)[:60])
+	}
+	o := errorObservation(command, fmt.Sprintf("The command looks like a Python/JSON %s, not a shell command (it starts with %q). The terminal runs shell commands. To run code or pass structured data, write it to a file and run that file, or use a heredoc such as:\n  python3 - <<'EOF'\n  data = {'key': 'value'}\n  print(data)\n  EOF", kind, head))
+	o.ExitCode = nil
+	return o
+}
+
+// seconds formats a number of seconds.
+func seconds(s float64) string {
+	return strconv.FormatFloat(s, 'f', -1, 64) + " seconds"
+}

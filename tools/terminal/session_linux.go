@@ -1,0 +1,534 @@
+//go:build linux
+
+package terminal
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+// The completion protocol.
+//
+// The shell is an interactive bash (job control on, so Ctrl-C reaches only
+// the foreground job) without line editing, reading from a pty whose echo
+// is off. Each command is written to a private file and the shell is typed
+// one short line that sources it, so commands of any length and any number
+// of lines run as one unit, in the shell itself (cd, export and functions
+// persist), with the pty as their terminal.
+//
+// Before each prompt, PROMPT_COMMAND prints a marker: an APC escape
+// sequence holding a per-session random nonce, the exit status, $!, the
+// python on PATH and the working directory:
+//
+//	ESC _ gh<nonce> ; <status> US <pid> US <python> US <cwd> ESC \
+//
+// The reader goroutine scans the pty output for the marker as it arrives,
+// so completion is seen within microseconds. Output that merely looks like
+// a marker cannot match: the nonce is secret to this process, and the
+// shell never holds the marker's bytes in one string (the function
+// definition keeps the ESC as the text \033), so not even `set` or
+// `declare -f` print it.
+
+const (
+	// maxBuffered bounds the output kept for one command; beyond it the
+	// oldest bytes are dropped (and counted).
+	maxBuffered = 32 << 20
+	// startTimeout bounds how long a new shell may take to show its first
+	// prompt.
+	startTimeout = 10 * time.Second
+)
+
+const rcTemplate = `set +o history
+unset HISTFILE
+__gh_prompt() {
+	local __gh_ec=$? __gh_pid=$! __gh_py=${BASH_CMDS[python]-}
+	if [[ -z $__gh_py ]] && builtin hash python 2>/dev/null; then __gh_py=${BASH_CMDS[python]-}; fi
+	builtin printf '\033_gh%%s;%%s\037%%s\037%%s\037%%s\033\\' '%s' "$__gh_ec" "${__gh_pid:--1}" "$__gh_py" "$PWD"
+	PS1= PS2=
+	return $__gh_ec
+}
+PROMPT_COMMAND=__gh_prompt
+PS1= PS2=
+`
+
+// prompt is what a marker reports.
+type prompt struct {
+	exitCode   int
+	pid        int
+	python     string
+	workingDir string
+}
+
+// sessionConfig is what a session is started with.
+type sessionConfig struct {
+	shell string
+	dir   string
+	env   []string
+}
+
+// session is one running shell.
+type session struct {
+	cmd    *exec.Cmd
+	pty    *os.File
+	tmp    string // private directory: rc file and command file
+	prefix []byte // start of this session's marker
+
+	readerDone chan struct{}
+	exited     chan struct{} // closed once the shell has exited
+
+	mu        sync.Mutex
+	buf       []byte // output of the current command (a window of it)
+	base      int64  // absolute offset of buf[0]
+	end       int64  // absolute offset of the end of buf
+	start     int64  // absolute offset where the current command began
+	shown     int64  // absolute offset up to which output was returned
+	lost      int64  // bytes dropped by the bound before being returned
+	scanned   int64  // absolute offset from which to look for a marker
+	markerAt  int64  // absolute offset of the marker; -1 while none
+	done      *prompt
+	exitState *os.ProcessState
+	changed   chan struct{} // capacity 1; signalled on output and on exit
+}
+
+// startSession starts a shell and waits for its first prompt.
+func startSession(cfg sessionConfig) (*session, error) {
+	tmp, err := os.MkdirTemp("", "gohands-terminal-")
+	if err != nil {
+		return nil, fmt.Errorf("terminal: %w", err)
+	}
+	nonceBytes := make([]byte, 12)
+	if _, err := rand.Read(nonceBytes); err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("terminal: %w", err)
+	}
+	nonce := hex.EncodeToString(nonceBytes)
+	rc := filepath.Join(tmp, "rc")
+	if err := os.WriteFile(rc, fmt.Appendf(nil, rcTemplate, nonce), 0o600); err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("terminal: %w", err)
+	}
+
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("terminal: opening a pty: %w", err)
+	}
+	fail := func(err error) (*session, error) {
+		ptmx.Close()
+		tty.Close()
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	// Wide enough that programs rarely wrap; the screen height matters
+	// only to full-screen programs.
+	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 50, Cols: 256}); err != nil {
+		return fail(fmt.Errorf("terminal: sizing the pty: %w", err))
+	}
+	if err := setEcho(ptmx, false); err != nil {
+		return fail(fmt.Errorf("terminal: %w", err))
+	}
+
+	shell := cfg.shell
+	if shell == "" {
+		shell = "bash"
+	}
+	cmd := exec.Command(shell, "--noediting", "--rcfile", rc, "-i")
+	cmd.Dir = cfg.dir
+	cmd.Env = cfg.env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		return fail(fmt.Errorf("terminal: starting %s: %w", shell, err))
+	}
+	tty.Close()
+
+	s := &session{
+		cmd:        cmd,
+		pty:        ptmx,
+		tmp:        tmp,
+		prefix:     []byte("\x1b_gh" + nonce + ";"),
+		readerDone: make(chan struct{}),
+		exited:     make(chan struct{}),
+		markerAt:   -1,
+		changed:    make(chan struct{}, 1),
+	}
+	go s.read()
+	go s.wait()
+
+	timer := time.NewTimer(startTimeout)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		ready, gone := s.done != nil, s.exitState != nil
+		out := bytes.Clone(s.buf)
+		s.mu.Unlock()
+		if ready {
+			return s, nil
+		}
+		if gone {
+			s.close()
+			return nil, fmt.Errorf("terminal: %s exited at start-up: %q", shell, clean(out))
+		}
+		select {
+		case <-s.changed:
+		case <-timer.C:
+			s.close()
+			return nil, fmt.Errorf("terminal: %s showed no prompt within %v: %q", shell, startTimeout, clean(out))
+		}
+	}
+}
+
+// read copies the pty's output into the buffer and looks for the marker.
+func (s *session) read() {
+	defer close(s.readerDone)
+	chunk := make([]byte, 64<<10)
+	for {
+		n, err := s.pty.Read(chunk)
+		if n > 0 {
+			s.mu.Lock()
+			s.append(chunk[:n])
+			s.mu.Unlock()
+			s.signal()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// append adds p to the buffer and parses a marker it completes.
+// s.mu is held.
+func (s *session) append(p []byte) {
+	s.buf = append(s.buf, p...)
+	s.end += int64(len(p))
+	if len(s.buf) > maxBuffered {
+		drop := len(s.buf) - maxBuffered/2
+		s.buf = append(make([]byte, 0, maxBuffered), s.buf[drop:]...)
+		s.base += int64(drop)
+		if s.shown < s.base {
+			s.lost += s.base - s.shown
+			s.shown = s.base
+		}
+		s.scanned = max(s.scanned, s.base)
+	}
+	if s.done != nil {
+		return
+	}
+	from := s.scanned - s.base
+	i := bytes.Index(s.buf[from:], s.prefix)
+	if i < 0 {
+		// Keep a tail that may be the start of a split prefix.
+		s.scanned = max(s.base, s.end-int64(len(s.prefix)-1), s.scanned)
+		return
+	}
+	at := from + int64(i)
+	s.scanned = s.base + at // rescan from the marker until it is complete
+	body := s.buf[at+int64(len(s.prefix)):]
+	j := bytes.Index(body, []byte("\x1b\\"))
+	if j < 0 {
+		return
+	}
+	s.markerAt = s.base + at
+	s.done = parsePrompt(string(body[:j]))
+}
+
+// parsePrompt parses the fields of a marker.
+func parsePrompt(body string) *prompt {
+	f := strings.SplitN(body, "\x1f", 4)
+	for len(f) < 4 {
+		f = append(f, "")
+	}
+	p := &prompt{exitCode: -1, pid: -1, python: f[2], workingDir: f[3]}
+	if n, err := strconv.Atoi(f[0]); err == nil {
+		p.exitCode = n
+	}
+	if n, err := strconv.Atoi(f[1]); err == nil {
+		p.pid = n
+	}
+	return p
+}
+
+func (s *session) signal() {
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+// wait reaps the shell. Output the shell wrote before it died is read
+// first, so an exit never hides the last words of a command.
+func (s *session) wait() {
+	s.cmd.Wait()
+	select {
+	case <-s.readerDone:
+	case <-time.After(200 * time.Millisecond):
+		// Something else (a background job) still holds the pty.
+	}
+	s.mu.Lock()
+	s.exitState = s.cmd.ProcessState
+	s.mu.Unlock()
+	close(s.exited)
+	s.signal()
+}
+
+// send starts a new command: the buffer is emptied and line is typed.
+func (s *session) send(line []byte) error {
+	// Programs may have turned echo back on (stty sane); the shell is
+	// idle, so this cannot race with anyone.
+	if err := setEcho(s.pty, false); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.base, s.start, s.shown, s.scanned, s.lost = s.end, s.end, s.end, s.end, 0
+	s.buf = s.buf[:0]
+	s.markerAt = -1
+	s.done = nil
+	s.mu.Unlock()
+	return s.write(line)
+}
+
+// write types p into the pty.
+func (s *session) write(p []byte) error {
+	if _, err := s.pty.Write(p); err != nil {
+		return fmt.Errorf("terminal: writing to the shell: %w", err)
+	}
+	return nil
+}
+
+// snapshot is the state of the current command.
+type snapshot struct {
+	out  []byte // unshown output, up to the marker if there is one
+	next int64  // offset to record as shown once out is returned
+	lost int64  // bytes dropped by the buffer bound before out
+	done *prompt
+	exit *os.ProcessState
+	read bool // some output of this command was returned before
+}
+
+// take returns the output not yet returned. While the command runs, an
+// incomplete escape sequence or UTF-8 character at the end is left for the
+// next read.
+func (s *session) take() snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	stop := s.end
+	if s.markerAt >= 0 {
+		stop = s.markerAt
+	}
+	out := s.buf[s.shown-s.base : stop-s.base]
+	if s.done == nil && s.exitState == nil {
+		out = out[:completePrefix(out)]
+	}
+	return snapshot{
+		out:  bytes.Clone(out),
+		next: s.shown + int64(len(out)),
+		lost: s.lost,
+		done: s.done,
+		exit: s.exitState,
+		read: s.shown > s.start,
+	}
+}
+
+// markShown records that output up to off was returned.
+func (s *session) markShown(off int64) {
+	s.mu.Lock()
+	if off > s.shown {
+		s.shown = off
+	}
+	s.lost = 0
+	s.mu.Unlock()
+}
+
+// running reports whether a command was sent and has not finished.
+func (s *session) running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.done == nil && s.exitState == nil
+}
+
+// interrupt sends SIGINT to the terminal's foreground process group, as
+// Ctrl-C would, unless that is the shell itself (nothing is running). A
+// signal rather than the ^C byte, so programs that turned the terminal's
+// signal keys off are interrupted too.
+func (s *session) interrupt() error {
+	pgrp, err := foreground(s.pty)
+	if err != nil {
+		return err
+	}
+	if pgrp <= 0 || pgrp == s.cmd.Process.Pid {
+		return nil
+	}
+	if err := syscall.Kill(-pgrp, syscall.SIGINT); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("terminal: interrupting: %w", err)
+	}
+	return nil
+}
+
+// close kills the shell and every process of its session (jobs run in
+// process groups of their own, so killing the shell's group is not
+// enough), then releases the pty.
+func (s *session) close() {
+	pid := s.cmd.Process.Pid
+	for range 3 {
+		members := sessionMembers(pid)
+		select {
+		case <-s.exited:
+		default:
+			members = append(members, pid)
+		}
+		if len(members) == 0 {
+			break
+		}
+		for _, p := range members {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	s.pty.Close()
+	<-s.exited
+	os.RemoveAll(s.tmp)
+}
+
+// sessionMembers lists the processes whose session id is sid.
+func sessionMembers(sid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The command name may hold spaces and parentheses; the fields
+		// after its closing parenthesis are: state ppid pgrp session.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 4 || f[0] == "Z" {
+			continue
+		}
+		if s, err := strconv.Atoi(f[3]); err == nil && s == sid {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// setEcho turns the terminal's echo on or off.
+func setEcho(f *os.File, on bool) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ioErr error
+	err = rc.Control(func(fd uintptr) {
+		var t *unix.Termios
+		t, ioErr = unix.IoctlGetTermios(int(fd), unix.TCGETS)
+		if ioErr != nil {
+			return
+		}
+		want := t.Lflag &^ (unix.ECHO | unix.ECHONL)
+		if on {
+			want = t.Lflag | unix.ECHO
+		}
+		if want == t.Lflag {
+			return
+		}
+		t.Lflag = want
+		ioErr = unix.IoctlSetTermios(int(fd), unix.TCSETS, t)
+	})
+	if err == nil {
+		err = ioErr
+	}
+	if err != nil {
+		return fmt.Errorf("setting terminal echo: %w", err)
+	}
+	return nil
+}
+
+// foreground returns the terminal's foreground process group.
+func foreground(f *os.File) (int, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var pgrp int
+	var ioErr error
+	err = rc.Control(func(fd uintptr) {
+		pgrp, ioErr = unix.IoctlGetInt(int(fd), unix.TIOCGPGRP)
+	})
+	if err == nil {
+		err = ioErr
+	}
+	if err != nil {
+		return 0, fmt.Errorf("terminal: reading the foreground process group: %w", err)
+	}
+	return pgrp, nil
+}
+
+// run starts script, a shell script, as the next command.
+func (s *session) run(script string) error {
+	if err := os.WriteFile(s.script(), []byte(script), 0o600); err != nil {
+		return fmt.Errorf("terminal: writing the command: %w", err)
+	}
+	return s.send([]byte("builtin . " + shellQuote(s.script()) + "\n"))
+}
+
+// script is the path of the command file.
+func (s *session) script() string { return filepath.Join(s.tmp, "cmd") }
+
+// finish is called once a command's result is taken: the command file,
+// which may hold exported secrets, is removed.
+func (s *session) finish() { os.Remove(s.script()) }
+
+// status reports whether the command finished and whether the shell is
+// gone.
+func (s *session) status() (done, gone bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.done != nil, s.exitState != nil
+}
+
+// prompt returns what the last marker reported.
+func (s *session) prompt() prompt {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done == nil {
+		return prompt{exitCode: -1, pid: -1}
+	}
+	return *s.done
+}
+
+// exitStatus returns how the shell ended, or nil while it runs.
+func (s *session) exitStatus() *os.ProcessState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exitState
+}
+
+// shellQuote quotes s for the shell with single quotes.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
