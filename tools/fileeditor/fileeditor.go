@@ -1,0 +1,135 @@
+// Package fileeditor is the file_editor tool: the model views files and
+// directories, creates files, and edits them by exact string replacement
+// and line insertion, with undo.
+//
+// Edits keep what the model cannot see: a file's encoding (UTF-8, UTF-8
+// with a byte order mark, or Latin-1 for text that is not valid UTF-8), its
+// line endings (a CRLF file stays CRLF; old_str and new_str may use either
+// "\n" or "\r\n"), a missing final newline, and its permission bits. Writes
+// are atomic and go through symlinks to their targets. Binary files and
+// files over 10 MB are refused with a message saying so.
+//
+// The tool speaks the reference's wire format: actions of kind
+// FileEditorAction, observations of kind FileEditorObservation, registry
+// name "file_editor".
+package fileeditor
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/tool"
+)
+
+// Name is the tool's name and registry key.
+const Name = "file_editor"
+
+// Commands of the tool.
+const (
+	CommandView       = "view"
+	CommandCreate     = "create"
+	CommandStrReplace = "str_replace"
+	CommandInsert     = "insert"
+	CommandUndoEdit   = "undo_edit"
+)
+
+// Commands lists the commands in the order the schema gives them.
+var Commands = []string{CommandView, CommandCreate, CommandStrReplace, CommandInsert, CommandUndoEdit}
+
+// Action is one call of the tool (kind FileEditorAction). Which optional
+// fields a command needs is checked when it runs, and a missing one is
+// reported to the model.
+type Action struct {
+	Command    string  `json:"command" enum:"view,create,str_replace,insert,undo_edit" desc:"The command to run: view, create, str_replace, insert or undo_edit."`
+	Path       string  `json:"path" desc:"Absolute path of the file or directory, e.g. /workspace/main.go."`
+	FileText   *string `json:"file_text,omitempty" desc:"For create (required): the content of the new file."`
+	OldStr     *string `json:"old_str,omitempty" desc:"For str_replace (required): the exact text to replace. It must occur exactly once in the file."`
+	NewStr     *string `json:"new_str,omitempty" desc:"For str_replace (required; empty to delete old_str): the replacement text. For insert (required): the lines to insert."`
+	InsertLine *int    `json:"insert_line,omitempty" desc:"For insert (required): new_str goes after this line; 0 inserts at the top of the file."`
+	ViewRange  []int   `json:"view_range,omitempty" desc:"For view of a file (optional): [start, end] line numbers, 1-based and inclusive; end -1 means to the end of the file."`
+}
+
+// Observation is the result of an action (kind FileEditorObservation).
+// OldContent and NewContent are the file's text before and after an edit,
+// for showing a diff; the model does not see them.
+type Observation struct {
+	event.ObservationBase
+	// Command is the command that ran.
+	Command string `json:"command"`
+	// Path is the file or directory the action named.
+	Path *string `json:"path,omitempty"`
+	// PrevExist is false only when create made a new file.
+	PrevExist bool `json:"prev_exist"`
+	// OldContent is the file's text before an edit.
+	OldContent *string `json:"old_content,omitempty"`
+	// NewContent is the file's text after an edit or create.
+	NewContent *string `json:"new_content,omitempty"`
+}
+
+// UnmarshalJSON implements json.Unmarshaler. prev_exist defaults to true
+// when absent, as in the reference.
+func (o *Observation) UnmarshalJSON(data []byte) error {
+	type plain Observation
+	p := plain{PrevExist: true}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return err
+	}
+	*o = Observation(p)
+	return nil
+}
+
+func init() {
+	event.RegisterKind[Action]("FileEditorAction")
+	event.RegisterKind[Observation]("FileEditorObservation")
+	tool.Register(Name, factory)
+}
+
+// Annotations are the tool's hints, as the reference declares them.
+func Annotations() *event.ToolAnnotations {
+	return &event.ToolAnnotations{
+		Title:           Name,
+		ReadOnlyHint:    false,
+		DestructiveHint: true,
+		IdempotentHint:  false,
+		OpenWorldHint:   false,
+	}
+}
+
+// New returns the file_editor tool backed by a new Editor configured by
+// opts. Closing the tool deletes the Editor's undo history.
+func New(opts *Options) *tool.Typed[Action, *Observation] {
+	ed := NewEditor(opts)
+	return tool.New(Name, description(ed.workingDir), ed.Execute, &tool.Options{
+		Annotations: Annotations(),
+		Kind:        "FileEditorTool",
+		Close:       ed.Close,
+	})
+}
+
+// factory makes the tool for a spec; it takes no parameters.
+func factory(ctx tool.Context, params json.RawMessage) ([]tool.Tool, error) {
+	var p struct{}
+	dec := json.NewDecoder(bytes.NewReader(params))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("%s takes no parameters: %w", Name, err)
+	}
+	return []tool.Tool{New(&Options{WorkingDir: ctx.WorkingDir})}, nil
+}
+
+func description(workingDir string) string {
+	return `View, create and edit plain-text files.
+* view: shows a file with line numbers, like ` + "`cat -n`" + `; view_range limits it to some lines. On a directory, lists its files and subdirectories two levels deep, hidden ones left out. Images (.png, .jpg, .jpeg, .gif, .webp, .bmp) are shown as images.
+* create: writes a new file. It never overwrites an existing file, and the parent directory must exist.
+* str_replace: replaces old_str with new_str. old_str must match exactly one place in the file, character for character, whitespace and indentation included: take a few lines around the change to make it unique. new_str must differ from old_str.
+* insert: inserts new_str after line insert_line.
+* undo_edit: reverts the last edit of the file (up to 10 steps back).
+Paths are absolute. Long output is cut in the middle and marked <response clipped>. Binary files and files over 10 MB are refused. Encoding, line endings and a missing final newline are kept.
+Look at a file before editing it, and keep the code working after each edit. Several edits to one file can go in one message as several calls.
+
+Your working directory is ` + workingDir + `; start exploring there rather than at /.`
+}
