@@ -1,0 +1,107 @@
+package tool
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/gohands/gohands/event"
+)
+
+// Call is a model's tool call turned into an action, ready to execute.
+type Call struct {
+	// Tool is the tool called.
+	Tool Tool
+	// Name is the tool's name, after alias and malformed-name repair.
+	Name string
+	// Arguments is the JSON text of the repaired arguments, meta-arguments
+	// included: what the ActionEvent's tool_call records.
+	Arguments string
+	// Action is the parsed action.
+	Action event.Action
+	// SecurityRisk is the risk the model declared (see SplitMeta).
+	SecurityRisk event.SecurityRisk
+	// Summary is the model's summary of the action, or a generated one.
+	Summary string
+}
+
+// CallError is a tool call that cannot be executed. Its message is written
+// for the model, in the reference's words.
+type CallError struct {
+	// ToolName is the name to record in the error event.
+	ToolName string
+	// NotFound is set when no tool of that name exists.
+	NotFound bool
+	// Unparseable is set when the arguments were not JSON at all; the
+	// reference then records them as
+	// {"_openhands_malformed_tool_call":true,"error":...}.
+	Unparseable bool
+	// Err is the underlying problem.
+	Err error
+
+	msg string
+}
+
+func (e *CallError) Error() string { return e.msg }
+
+// Unwrap returns the underlying problem (often *FieldError values).
+func (e *CallError) Unwrap() error { return e.Err }
+
+// PrepareCall turns a model's call of the tool name with the JSON argument
+// text arguments into an action of one of tools, repairing what models get
+// wrong on the way (reference-behaviors §1.6): ParseArguments,
+// NormalizeCall, RepairArgs, SplitMeta, then the tool's ParseAction.
+// honourRisk is passed to SplitMeta. Every failure is a *CallError.
+func PrepareCall(tools []Tool, name, arguments string, honourRisk bool) (*Call, error) {
+	byName := make(map[string]Tool, len(tools))
+	names := make([]string, 0, len(tools))
+	for _, t := range tools {
+		if _, dup := byName[t.Name()]; !dup {
+			names = append(names, t.Name())
+		}
+		byName[t.Name()] = t
+	}
+	invalid := func(display string, keys []string, unparseable bool, err error) error {
+		params := "Arguments: unparseable JSON"
+		if !unparseable {
+			params = "Parameters provided: " + pyList(keys)
+		}
+		return &CallError{ToolName: display, Unparseable: unparseable, Err: err,
+			msg: fmt.Sprintf("Error validating tool '%s': %v. %s", display, err, params)}
+	}
+
+	args, err := ParseArguments(arguments)
+	if err != nil {
+		return nil, invalid(name, nil, true, err)
+	}
+	keys := func(raw json.RawMessage) []string {
+		o, _ := parseObject(raw)
+		return o.keys()
+	}
+	toolName, args2, err := NormalizeCall(name, args, func(n string) bool { _, ok := byName[n]; return ok })
+	if err != nil {
+		display := name
+		if toolName == "file_editor" {
+			display = toolName
+		}
+		return nil, invalid(display, keys(args), false, err)
+	}
+	args = args2
+	t, ok := byName[toolName]
+	if !ok {
+		return nil, &CallError{ToolName: toolName, NotFound: true, Err: fmt.Errorf("tool %q not found", toolName),
+			msg: fmt.Sprintf("Tool '%s' not found. Available: %s", toolName, pyList(names))}
+	}
+	if args, err = RepairArgs(t.InputSchema(), args); err != nil {
+		return nil, invalid(name, keys(args), false, err)
+	}
+	c := &Call{Tool: t, Name: toolName, Arguments: string(args)}
+	clean, risk, summary, err := SplitMeta(args, t, honourRisk)
+	if err != nil {
+		return nil, invalid(name, keys(args), false, err)
+	}
+	c.SecurityRisk, c.Summary = risk, summary
+	if c.Action, err = t.ParseAction(clean); err != nil {
+		return nil, invalid(name, keys(clean), false, err)
+	}
+	return c, nil
+}
