@@ -26,9 +26,9 @@ const MaxOutput = 30000
 // Action is a call of the terminal tool.
 type Action struct {
 	Command string   `json:"command" desc:"The command to run. Send an empty string to read more output of a command that is still running (exit code -1). With is_input, the text to type into the running program, or one key: C-c, C-d, C-z or any C-<letter>, UP, DOWN, LEFT, RIGHT, HOME, END, PGUP, PGDN, TAB, ESC, BS, ENTER."`
-	IsInput bool     `json:"is_input" optional:"true" desc:"If true, send command to the program that is still running instead of running a new command. Default false."`
+	IsInput bool     `json:"is_input" default:"false" desc:"If true, send command to the program that is still running instead of running a new command. Default false."`
 	Timeout *float64 `json:"timeout,omitempty" desc:"Hard limit in seconds: wait this long for the command, however much it prints, then return with it still running. Without it, the call returns once the command has printed nothing for a while. Set it for long builds, installs and test runs."`
-	Reset   bool     `json:"reset" optional:"true" desc:"If true, kill the shell and start a fresh one (environment, working directory and jobs are lost) before running command. Only for a terminal that no longer responds. Not allowed with is_input."`
+	Reset   bool     `json:"reset" default:"false" desc:"If true, kill the shell and start a fresh one (environment, working directory and jobs are lost) before running command. Only for a terminal that no longer responds. Not allowed with is_input."`
 }
 
 // Metadata describes the shell after a command, as the reference's
