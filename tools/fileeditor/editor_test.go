@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -713,4 +715,75 @@ func TestMain(m *testing.M) {
 	syscall.Umask(u)
 	umask = os.FileMode(u)
 	os.Exit(m.Run())
+}
+
+// phantom matches the empty line the reference numbers past a file's final
+// newline (reference-behaviors §8.2 QUIRK), which we do not show.
+var phantom = regexp.MustCompile(`\n +\d+\t\n(Review|\z)`)
+
+// TestReferenceBehaviour replays testdata/reference_behaviour.json, written
+// by the reference's own file_editor (gen_reference_behaviour.py), and
+// expects the same text, error flags and resulting files.
+func TestReferenceBehaviour(t *testing.T) {
+	data, err := os.ReadFile("testdata/reference_behaviour.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Name    string
+		Dirs    []string
+		Files   map[string]string
+		Bin     map[string][]byte
+		Actions []map[string]any
+		Phantom bool
+		Results []struct {
+			Text    string
+			IsError bool `json:"is_error"`
+		}
+		After map[string]string
+	}
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) < 10 {
+		t.Fatalf("only %d cases", len(cases))
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			f := newFixture(t)
+			for _, d := range c.Dirs {
+				if err := os.MkdirAll(f.path(d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for name, text := range c.Files {
+				f.write(name, text, 0o644)
+			}
+			for name, b := range c.Bin {
+				f.write(name, string(b), 0o644)
+			}
+			if len(c.Results) != len(c.Actions) {
+				t.Fatalf("%d results for %d actions", len(c.Results), len(c.Actions))
+			}
+			for i, raw := range c.Actions {
+				b, _ := json.Marshal(raw)
+				var a Action
+				if err := json.Unmarshal([]byte(strings.ReplaceAll(string(b), "$DIR", f.dir)), &a); err != nil {
+					t.Fatal(err)
+				}
+				obs := f.run(a)
+				got := strings.ReplaceAll(event.TextOf(obs.Content), f.dir, "$DIR")
+				want := c.Results[i]
+				if c.Phantom {
+					want.Text = phantom.ReplaceAllString(want.Text, "\n$1")
+				}
+				if got != want.Text || obs.IsError != want.IsError {
+					t.Errorf("action %d %s:\n got %q (error %v)\nwant %q (error %v)", i, b, got, obs.IsError, want.Text, want.IsError)
+				}
+			}
+			for name, want := range c.After {
+				f.unchanged(f.path(name), want)
+			}
+		})
+	}
 }

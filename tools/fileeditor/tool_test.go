@@ -104,7 +104,9 @@ func ptr[T any](v T) *T { return &v }
 // TestReferenceJSON checks that what the reference writes decodes into our
 // types and encodes back byte for byte.
 func TestReferenceJSON(t *testing.T) {
-	files, err := filepath.Glob("testdata/reference_*.json")
+	actions, _ := filepath.Glob("testdata/reference_action*.json")
+	files, err := filepath.Glob("testdata/reference_observation*.json")
+	files = append(files, actions...)
 	if err != nil || len(files) < 7 {
 		t.Fatalf("reference fixtures: %v %v", files, err)
 	}
