@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -72,7 +73,9 @@ type Server struct {
 }
 
 // NewChat starts a server speaking OpenAI Chat Completions, answering from
-// replies. It is closed when the test ends.
+// replies. It is closed when the test ends. Errors in the script or in a
+// request fail t; t may be nil outside tests (in examples), in which case
+// they are logged and the caller must Close the server.
 func NewChat(t testing.TB, replies ...Reply) *Server {
 	return start(t, []Wire{WireChat}, replies)
 }
@@ -100,12 +103,22 @@ func New(t testing.TB, replies ...Reply) *Server {
 }
 
 func start(t testing.TB, wires []Wire, replies []Reply) *Server {
-	t.Helper()
 	s := &Server{t: t, wires: wires, script: append([]Reply(nil), replies...)}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
-	t.Cleanup(s.Close)
+	if t != nil {
+		t.Cleanup(s.Close)
+	}
 	return s
+}
+
+// errorf fails the test, or without one, logs.
+func (s *Server) errorf(format string, args ...any) {
+	if s.t == nil {
+		log.Printf(format, args...)
+		return
+	}
+	s.t.Errorf(format, args...)
 }
 
 // Close shuts the server down. It is called when the test ends; calling
@@ -143,13 +156,12 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
-// LastRequest returns the latest request. It fails the test if there was
-// none.
+// LastRequest returns the latest request, or the zero Request if there
+// was none.
 func (s *Server) LastRequest() Request {
-	s.t.Helper()
 	reqs := s.Requests()
 	if len(reqs) == 0 {
-		s.t.Fatalf("llmtest: no request received")
+		return Request{}
 	}
 	return reqs[len(reqs)-1]
 }
@@ -221,19 +233,19 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 
 	if wire == "" {
-		s.t.Errorf("llmtest: request #%d %s %s: no such endpoint on this server (serves %v)", n, r.Method, r.URL.Path, s.wires)
+		s.errorf("llmtest: request #%d %s %s: no such endpoint on this server (serves %v)", n, r.Method, r.URL.Path, s.wires)
 		http.Error(rw, fmt.Sprintf("llmtest: no endpoint %s %s", r.Method, r.URL.Path), http.StatusNotFound)
 		return
 	}
 	if exhausted {
 		msg := fmt.Sprintf("llmtest: script exhausted: request #%d (%s %s) has no scripted reply", n, r.Method, r.URL.Path)
-		s.t.Errorf("%s", msg)
+		s.errorf("%s", msg)
 		// 400 is not retried by clients, so the test fails fast.
 		writeFailure(rw, wire, &Failure{Status: http.StatusBadRequest, Message: msg})
 		return
 	}
 	if rec.Body == nil {
-		s.t.Errorf("llmtest: request #%d %s %s: body is not a JSON object: %q", n, r.Method, r.URL.Path, raw)
+		s.errorf("llmtest: request #%d %s %s: body is not a JSON object: %q", n, r.Method, r.URL.Path, raw)
 		writeFailure(rw, wire, &Failure{Status: http.StatusBadRequest, Message: "llmtest: body is not a JSON object"})
 		return
 	}
@@ -271,7 +283,7 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
 		werr = s.writeGemini(rw, t)
 	}
 	if werr != nil {
-		s.t.Errorf("llmtest: request #%d: %v", n, werr)
+		s.errorf("llmtest: request #%d: %v", n, werr)
 	}
 }
 
