@@ -15,9 +15,9 @@ type antBlock struct {
 	// redacted_thinking
 	Data string `json:"data,omitempty"`
 	// tool_use
-	ID    string         `json:"id,omitempty"`
-	Name  string         `json:"name,omitempty"`
-	Input any `json:"input,omitempty"` // a map, kept even when empty
+	ID    string `json:"id,omitempty"`
+	Name  string `json:"name,omitempty"`
+	Input any    `json:"input,omitempty"` // a map, kept even when empty
 
 	args string // the tool call's arguments text, for streaming
 }
