@@ -1,73 +1,335 @@
 package event
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 )
 
 // Marshal encodes e as the reference writes it: compact, null fields
-// omitted, "kind" last.
+// omitted, "kind" last. Fields left empty that the reference always fills
+// get its defaults: the kind's default source, security risk UNKNOWN, the
+// default rejection, and a ConversationErrorEvent's derived classification.
 func Marshal(e Event) ([]byte, error) { return MarshalKinded(e) }
 
-// Unmarshal decodes one event of any registered kind.
+// Append is Marshal appending to b, for callers that reuse a buffer.
+func Append(b []byte, e Event) ([]byte, error) { return AppendKinded(b, e) }
+
+// Unmarshal decodes one event of any registered kind, applying the
+// reference's defaults and checks: a missing source takes the kind's
+// default (it is an error for kinds without one), a missing id or timestamp
+// is generated, the reserved id "__root__" is rejected, and classifications
+// are filled in.
 func Unmarshal(data []byte) (Event, error) { return DecodeKinded[Event](data) }
 
-// rawKinded encodes an optional kinded value for a mirror struct.
-func rawKinded(v any) (json.RawMessage, error) {
-	if v == nil {
-		return nil, nil
+// eventCodec marks event types for the encoder (see encode.go).
+func (*Base) eventCodec() {}
+
+// DefaultSource returns the source the reference gives events of e's kind
+// when none is set, or "" for kinds that require one (MessageEvent,
+// TokenEvent, ConversationErrorEvent, ServerErrorEvent).
+func DefaultSource(e Event) Source {
+	switch e.(type) {
+	case *SystemPromptEvent, *ActionEvent, *AgentErrorEvent, *ACPToolCallEvent, *StreamingDeltaEvent:
+		return SourceAgent
+	case *ObservationEvent, *UserRejectObservation, *Condensation, *CondensationRequest,
+		*CondensationSummaryEvent, *ConversationStateUpdateEvent, *LLMCompletionLogEvent:
+		return SourceEnvironment
+	case *PauseEvent, *InterruptEvent:
+		return SourceUser
+	case *HookExecutionEvent:
+		return SourceHook
 	}
-	return MarshalKinded(v)
+	return ""
 }
 
-func isNull(raw json.RawMessage) bool {
-	r := bytes.TrimSpace(raw)
-	return len(r) == 0 || bytes.Equal(r, []byte("null"))
+// encodeDefaulter is implemented by events with fields that get defaults
+// when written. withDefaults returns e itself when nothing is missing, so
+// the common case costs no copy.
+type encodeDefaulter interface {
+	withDefaults() Event
 }
 
-// actionEventJSON mirrors ActionEvent with the action as raw JSON, keeping the
-// reference's field order.
+// prepareEvent returns e, or a copy of it with the reference's defaults
+// filled in where e leaves them empty.
+func prepareEvent(e Event) Event {
+	if d, ok := e.(encodeDefaulter); ok {
+		e = d.withDefaults()
+	}
+	if e.EventBase().Source == "" {
+		if s := DefaultSource(e); s != "" {
+			e = cloneEvent(e)
+			e.EventBase().Source = s
+		}
+	}
+	return e
+}
+
+func cloneEvent[E Event](e E) E {
+	v := reflect.ValueOf(e)
+	c := reflect.New(v.Type().Elem())
+	c.Elem().Set(v.Elem())
+	return c.Interface().(E)
+}
+
+func (e *ActionEvent) withDefaults() Event {
+	if e.SecurityRisk != "" {
+		return e
+	}
+	c := cloneEvent(e)
+	c.SecurityRisk = RiskUnknown
+	return c
+}
+
+func (e *UserRejectObservation) withDefaults() Event {
+	if e.RejectionReason != "" && e.RejectionSource != "" {
+		return e
+	}
+	c := cloneEvent(e)
+	c.SetDefaults()
+	return c
+}
+
+func (e *AgentErrorEvent) withDefaults() Event {
+	if e.Classification.Kind != "" {
+		return e
+	}
+	c := cloneEvent(e)
+	c.Classification = UnknownError
+	return c
+}
+
+func (e *ConversationErrorEvent) withDefaults() Event {
+	if e.Classification != nil {
+		return e
+	}
+	c := cloneEvent(e)
+	cl := ClassifyError(e.Code, e.Detail)
+	c.Classification = &cl
+	return c
+}
+
+// SetDefaults implements Defaulter.
+func (e *UserRejectObservation) SetDefaults() {
+	if e.RejectionReason == "" {
+		e.RejectionReason = DefaultRejectionReason
+	}
+	if e.RejectionSource == "" {
+		e.RejectionSource = RejectedByUser
+	}
+}
+
+// SetDefaults implements Defaulter.
+func (e *LLMCompletionLogEvent) SetDefaults() {
+	e.ModelName, e.UsageID = "unknown", "default"
+}
+
+// SetDefaults implements Defaulter.
+func (e *ActionEvent) SetDefaults() { e.SecurityRisk = RiskUnknown }
+
+// decodeEvent decodes data (an event without its "kind") into e with the
+// reference's defaults and checks.
+func decodeEvent(e Event, data []byte, decode func() error) error {
+	b := e.EventBase()
+	b.Source = DefaultSource(e)
+	if d, ok := e.(Defaulter); ok {
+		d.SetDefaults()
+	}
+	var err error
+	if decode != nil {
+		err = decode()
+	} else {
+		err = unmarshalStrict(data, e)
+	}
+	if err != nil {
+		return err
+	}
+	return checkEvent(e)
+}
+
+// validator is implemented by events with checks beyond the base ones.
+type validator interface {
+	validate() error
+}
+
+func checkEvent(e Event) error {
+	b := e.EventBase()
+	switch {
+	case b.ID == RootParentID:
+		return fmt.Errorf("id may not be the reserved %q", RootParentID)
+	case b.ID == "":
+		b.ID = NewID()
+	}
+	if b.Timestamp == "" {
+		b.Timestamp = Now()
+	}
+	switch b.Source {
+	case SourceAgent, SourceUser, SourceEnvironment, SourceHook:
+	case "":
+		return errors.New("missing source")
+	default:
+		return fmt.Errorf("invalid source %q", b.Source)
+	}
+	if v, ok := e.(validator); ok {
+		return v.validate()
+	}
+	return nil
+}
+
+// textOnly checks a list the reference types as list[TextContent].
+func textOnly(field string, cs []Content) error {
+	for _, c := range cs {
+		if c.Type != ContentText {
+			return fmt.Errorf("%s: only text content is allowed, got %q", field, c.Type)
+		}
+	}
+	return nil
+}
+
+func (e *SystemPromptEvent) validate() error {
+	if e.SystemPrompt.Type != ContentText {
+		return errors.New("system_prompt: must be text content")
+	}
+	if e.DynamicContext != nil && e.DynamicContext.Type != ContentText {
+		return errors.New("dynamic_context: must be text content")
+	}
+	if e.Tools == nil {
+		return errors.New("missing tools")
+	}
+	return nil
+}
+
+func (e *MessageEvent) validate() error { return textOnly("extended_content", e.ExtendedContent) }
+
+func (e *ObservationEvent) validate() error { return textOnly("extended_content", e.ExtendedContent) }
+
+func (e *UserRejectObservation) validate() error {
+	if e.RejectionSource != RejectedByUser && e.RejectionSource != RejectedByHook {
+		return fmt.Errorf("invalid rejection_source %q", e.RejectionSource)
+	}
+	return nil
+}
+
+func (e *AgentErrorEvent) validate() error {
+	if e.Classification.Kind == "" {
+		e.Classification = UnknownError
+	}
+	return nil
+}
+
+func (e *ConversationErrorEvent) validate() error {
+	if e.Classification == nil {
+		c := ClassifyError(e.Code, e.Detail)
+		e.Classification = &c
+	}
+	return nil
+}
+
+func (e *Condensation) validate() error {
+	if e.SummaryOffset != nil && *e.SummaryOffset < 0 {
+		return fmt.Errorf("summary_offset %d is negative", *e.SummaryOffset)
+	}
+	return nil
+}
+
+func (e *HookExecutionEvent) validate() error {
+	switch e.HookEventType {
+	case HookPreToolUse, HookPostToolUse, HookUserPromptSubmit, HookSessionStart, HookSessionEnd, HookStop:
+	default:
+		return fmt.Errorf("invalid hook_event_type %q", e.HookEventType)
+	}
+	e.HookInput = rawOrNil(e.HookInput)
+	return nil
+}
+
+func (e *ACPToolCallEvent) validate() error {
+	e.RawInput, e.RawOutput, e.Content = rawOrNil(e.RawInput), rawOrNil(e.RawOutput), rawOrNil(e.Content)
+	return nil
+}
+
+func (e *MessageEvent) decodeKind(_ string, data []byte) error { return decodeEvent(e, data, nil) }
+func (e *SystemPromptEvent) decodeKind(_ string, data []byte) error {
+	return decodeEvent(e, data, nil)
+}
+func (e *UserRejectObservation) decodeKind(_ string, data []byte) error {
+	return decodeEvent(e, data, nil)
+}
+func (e *AgentErrorEvent) decodeKind(_ string, data []byte) error { return decodeEvent(e, data, nil) }
+func (e *Condensation) decodeKind(_ string, data []byte) error    { return decodeEvent(e, data, nil) }
+func (e *CondensationRequest) decodeKind(_ string, data []byte) error {
+	return decodeEvent(e, data, nil)
+}
+func (e *CondensationSummaryEvent) decodeKind(_ string, data []byte) error {
+	return decodeEvent(e, data, nil)
+}
+func (e *ConversationErrorEvent) decodeKind(_ string, data []byte) error {
+	return decodeEvent(e, data, nil)
+}
+func (e *PauseEvent) decodeKind(_ string, data []byte) error     { return decodeEvent(e, data, nil) }
+func (e *InterruptEvent) decodeKind(_ string, data []byte) error { return decodeEvent(e, data, nil) }
+func (e *HookExecutionEvent) decodeKind(_ string, data []byte) error {
+	return decodeEvent(e, data, nil)
+}
+func (e *LLMCompletionLogEvent) decodeKind(_ string, data []byte) error {
+	return decodeEvent(e, data, nil)
+}
+func (e *TokenEvent) decodeKind(_ string, data []byte) error { return decodeEvent(e, data, nil) }
+func (e *ACPToolCallEvent) decodeKind(_ string, data []byte) error {
+	return decodeEvent(e, data, nil)
+}
+func (e *StreamingDeltaEvent) decodeKind(_ string, data []byte) error {
+	return decodeEvent(e, data, nil)
+}
+func (e *ServerErrorEvent) decodeKind(_ string, data []byte) error {
+	return decodeEvent(e, data, nil)
+}
+
+func (e *ActionEvent) decodeKind(_ string, data []byte) error {
+	return decodeEvent(e, data, func() error { return e.decode(data) })
+}
+
+func (e *ObservationEvent) decodeKind(_ string, data []byte) error {
+	return decodeEvent(e, data, func() error { return e.decode(data) })
+}
+
+func (e *ConversationStateUpdateEvent) decodeKind(_ string, data []byte) error {
+	return decodeEvent(e, data, func() error { return e.decode(data) })
+}
+
+// actionEventJSON mirrors ActionEvent with the action as raw JSON.
 type actionEventJSON struct {
 	Base
-	Thought          List[Content]       `json:"thought"`
-	ReasoningContent string              `json:"reasoning_content,omitempty"`
+	Thought          *List[Content]      `json:"thought"`
+	ReasoningContent string              `json:"reasoning_content"`
 	ThinkingBlocks   List[ThinkingBlock] `json:"thinking_blocks"`
-	ResponsesItem    *ReasoningItem      `json:"responses_reasoning_item,omitempty"`
-	Action           json.RawMessage     `json:"action,omitempty"`
+	ResponsesItem    *ReasoningItem      `json:"responses_reasoning_item"`
+	Action           json.RawMessage     `json:"action"`
 	ToolName         string              `json:"tool_name"`
 	ToolCallID       string              `json:"tool_call_id"`
-	ToolCall         ToolCall            `json:"tool_call"`
-	LLMResponseID    string              `json:"llm_response_id"`
+	ToolCall         *ToolCall           `json:"tool_call"`
+	LLMResponseID    *string             `json:"llm_response_id"`
 	SecurityRisk     SecurityRisk        `json:"security_risk"`
-	CriticResult     *CriticResult       `json:"critic_result,omitempty"`
-	Summary          string              `json:"summary,omitempty"`
+	CriticResult     *CriticResult       `json:"critic_result"`
+	Summary          string              `json:"summary"`
 }
 
-// MarshalJSON implements json.Marshaler. The output has no "kind" of its
-// own; use Marshal for a complete event.
-func (e *ActionEvent) MarshalJSON() ([]byte, error) {
-	action, err := rawKinded(e.Action)
-	if err != nil {
-		return nil, err
-	}
-	risk := e.SecurityRisk
-	if risk == "" {
-		risk = RiskUnknown
-	}
-	return marshal(actionEventJSON{
-		Base: e.Base, Thought: e.Thought, ReasoningContent: e.ReasoningContent,
-		ThinkingBlocks: e.ThinkingBlocks, ResponsesItem: e.ResponsesItem, Action: action,
-		ToolName: e.ToolName, ToolCallID: e.ToolCallID, ToolCall: e.ToolCall,
-		LLMResponseID: e.LLMResponseID, SecurityRisk: risk, CriticResult: e.CriticResult,
-		Summary: e.Summary,
-	})
-}
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (e *ActionEvent) UnmarshalJSON(data []byte) error {
-	var m actionEventJSON
+func (e *ActionEvent) decode(data []byte) error {
+	m := actionEventJSON{Base: e.Base, SecurityRisk: RiskUnknown}
 	if err := unmarshalStrict(data, &m); err != nil {
+		return err
+	}
+	switch {
+	case m.Thought == nil:
+		return errors.New("missing thought")
+	case m.ToolCall == nil:
+		return errors.New("missing tool_call")
+	case m.LLMResponseID == nil:
+		return errors.New("missing llm_response_id")
+	case !m.SecurityRisk.Valid():
+		return fmt.Errorf("invalid security_risk %q", m.SecurityRisk)
+	}
+	if err := textOnly("thought", *m.Thought); err != nil {
 		return err
 	}
 	var action Action
@@ -78,20 +340,19 @@ func (e *ActionEvent) UnmarshalJSON(data []byte) error {
 		}
 		action = a
 	}
-	if m.SecurityRisk == "" {
-		m.SecurityRisk = RiskUnknown
-	} else if !m.SecurityRisk.Valid() {
-		return fmt.Errorf("invalid security_risk %q", m.SecurityRisk)
-	}
 	*e = ActionEvent{
-		Base: m.Base, Thought: m.Thought, ReasoningContent: m.ReasoningContent,
+		Base: m.Base, Thought: *m.Thought, ReasoningContent: m.ReasoningContent,
 		ThinkingBlocks: m.ThinkingBlocks, ResponsesItem: m.ResponsesItem, Action: action,
-		ToolName: m.ToolName, ToolCallID: m.ToolCallID, ToolCall: m.ToolCall,
-		LLMResponseID: m.LLMResponseID, SecurityRisk: m.SecurityRisk, CriticResult: m.CriticResult,
+		ToolName: m.ToolName, ToolCallID: m.ToolCallID, ToolCall: *m.ToolCall,
+		LLMResponseID: *m.LLMResponseID, SecurityRisk: m.SecurityRisk, CriticResult: m.CriticResult,
 		Summary: m.Summary,
 	}
 	return nil
 }
+
+// UnmarshalJSON implements json.Unmarshaler for encoding/json users; a
+// "kind" key, if present, must be "ActionEvent". Prefer Unmarshal.
+func (e *ActionEvent) UnmarshalJSON(data []byte) error { return unmarshalAs(e, "ActionEvent", data) }
 
 type observationEventJSON struct {
 	Base
@@ -102,30 +363,13 @@ type observationEventJSON struct {
 	ExtendedContent List[Content]   `json:"extended_content"`
 }
 
-// MarshalJSON implements json.Marshaler. The output has no "kind" of its
-// own; use Marshal for a complete event.
-func (e *ObservationEvent) MarshalJSON() ([]byte, error) {
-	if e.Observation == nil {
-		return nil, fmt.Errorf("ObservationEvent %s has no observation", e.ID)
-	}
-	obs, err := MarshalKinded(e.Observation)
-	if err != nil {
-		return nil, err
-	}
-	return marshal(observationEventJSON{
-		Base: e.Base, ToolName: e.ToolName, ToolCallID: e.ToolCallID,
-		Observation: obs, ActionID: e.ActionID, ExtendedContent: e.ExtendedContent,
-	})
-}
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (e *ObservationEvent) UnmarshalJSON(data []byte) error {
-	var m observationEventJSON
+func (e *ObservationEvent) decode(data []byte) error {
+	m := observationEventJSON{Base: e.Base}
 	if err := unmarshalStrict(data, &m); err != nil {
 		return err
 	}
 	if isNull(m.Observation) {
-		return fmt.Errorf("observation: missing")
+		return errors.New("observation: missing")
 	}
 	obs, err := DecodeKinded[Observation](m.Observation)
 	if err != nil {
@@ -137,3 +381,114 @@ func (e *ObservationEvent) UnmarshalJSON(data []byte) error {
 	}
 	return nil
 }
+
+// UnmarshalJSON implements json.Unmarshaler for encoding/json users; a
+// "kind" key, if present, must be "ObservationEvent". Prefer Unmarshal.
+func (e *ObservationEvent) UnmarshalJSON(data []byte) error {
+	return unmarshalAs(e, "ObservationEvent", data)
+}
+
+func (e *ConversationStateUpdateEvent) decode(data []byte) error {
+	var m struct {
+		Base
+		Key   *string         `json:"key"`
+		Value json.RawMessage `json:"value"`
+	}
+	m.Base = e.Base
+	if err := unmarshalStrict(data, &m); err != nil {
+		return err
+	}
+	*e = ConversationStateUpdateEvent{Base: m.Base}
+	if m.Key != nil {
+		e.Key = *m.Key
+	} else {
+		e.Key = NewID() // the reference's default is a random key
+	}
+	if isNull(m.Value) {
+		e.Value = json.RawMessage("{}") // the reference's default
+	} else {
+		e.Value = m.Value
+	}
+	return nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler for encoding/json users; a
+// "kind" key, if present, must be "ConversationStateUpdateEvent". Prefer
+// Unmarshal.
+func (e *ConversationStateUpdateEvent) UnmarshalJSON(data []byte) error {
+	return unmarshalAs(e, "ConversationStateUpdateEvent", data)
+}
+
+// unmarshalAs decodes data, with or without a "kind", into e of kind want.
+func unmarshalAs(e decoder, want string, data []byte) error {
+	name, rest, err := splitKind(data)
+	switch {
+	case errors.Is(err, errNoKind):
+		rest = data
+	case err != nil:
+		return err
+	case name != want:
+		return fmt.Errorf("event: kind %q is not %s", name, want)
+	}
+	return e.decodeKind(want, rest)
+}
+
+// MarshalJSON methods let encoding/json users (a server response holding
+// events, say) write events as Marshal does, "kind" included.
+
+// MarshalJSON implements json.Marshaler.
+func (e *SystemPromptEvent) MarshalJSON() ([]byte, error) { return Marshal(e) }
+
+// MarshalJSON implements json.Marshaler.
+func (e *MessageEvent) MarshalJSON() ([]byte, error) { return Marshal(e) }
+
+// MarshalJSON implements json.Marshaler.
+func (e *ActionEvent) MarshalJSON() ([]byte, error) { return Marshal(e) }
+
+// MarshalJSON implements json.Marshaler.
+func (e *ObservationEvent) MarshalJSON() ([]byte, error) { return Marshal(e) }
+
+// MarshalJSON implements json.Marshaler.
+func (e *UserRejectObservation) MarshalJSON() ([]byte, error) { return Marshal(e) }
+
+// MarshalJSON implements json.Marshaler.
+func (e *AgentErrorEvent) MarshalJSON() ([]byte, error) { return Marshal(e) }
+
+// MarshalJSON implements json.Marshaler.
+func (e *Condensation) MarshalJSON() ([]byte, error) { return Marshal(e) }
+
+// MarshalJSON implements json.Marshaler.
+func (e *CondensationRequest) MarshalJSON() ([]byte, error) { return Marshal(e) }
+
+// MarshalJSON implements json.Marshaler.
+func (e *CondensationSummaryEvent) MarshalJSON() ([]byte, error) { return Marshal(e) }
+
+// MarshalJSON implements json.Marshaler.
+func (e *ConversationStateUpdateEvent) MarshalJSON() ([]byte, error) { return Marshal(e) }
+
+// MarshalJSON implements json.Marshaler.
+func (e *ConversationErrorEvent) MarshalJSON() ([]byte, error) { return Marshal(e) }
+
+// MarshalJSON implements json.Marshaler.
+func (e *PauseEvent) MarshalJSON() ([]byte, error) { return Marshal(e) }
+
+// MarshalJSON implements json.Marshaler.
+func (e *InterruptEvent) MarshalJSON() ([]byte, error) { return Marshal(e) }
+
+// MarshalJSON implements json.Marshaler.
+func (e *HookExecutionEvent) MarshalJSON() ([]byte, error) { return Marshal(e) }
+
+// MarshalJSON implements json.Marshaler.
+func (e *LLMCompletionLogEvent) MarshalJSON() ([]byte, error) { return Marshal(e) }
+
+// MarshalJSON implements json.Marshaler.
+func (e *TokenEvent) MarshalJSON() ([]byte, error) { return Marshal(e) }
+
+// MarshalJSON implements json.Marshaler.
+func (e *ACPToolCallEvent) MarshalJSON() ([]byte, error) { return Marshal(e) }
+
+// MarshalJSON implements json.Marshaler.
+func (e *StreamingDeltaEvent) MarshalJSON() ([]byte, error) { return Marshal(e) }
+
+// MarshalJSON implements json.Marshaler.
+func (e *ServerErrorEvent) MarshalJSON() ([]byte, error) { return Marshal(e) }

@@ -1,5 +1,7 @@
 package event
 
+import "encoding/json"
+
 // This file declares every event kind of the reference (reference-protocol
 // §3). Field order follows the reference's so encoded events match its
 // output byte for byte.
@@ -85,9 +87,9 @@ type ToolDefinition struct {
 	ActionType      string           `json:"action_type"`
 	ObservationType string           `json:"observation_type,omitempty"`
 	Annotations     *ToolAnnotations `json:"annotations,omitempty"`
-	Meta            map[string]any   `json:"meta,omitempty"`
+	Meta            json.RawMessage  `json:"meta,omitempty"` // any JSON object, kept verbatim
+	Kind            string           `json:"kind"`           // the reference writes kind before title
 	Title           string           `json:"title"`
-	Kind            string           `json:"kind"`
 }
 
 // SystemPromptEvent carries the system prompt and the tools offered to the
@@ -100,10 +102,14 @@ type SystemPromptEvent struct {
 }
 
 // CriticResult is a critic's assessment of an action or message.
+//
+// Message is required but nullable in the reference, so it is always
+// written, as null when nil. (Python's own exclude_none output drops a null
+// message and then fails to read it back.)
 type CriticResult struct {
-	Score    float64        `json:"score"`
-	Message  *string        `json:"message,omitempty"`
-	Metadata map[string]any `json:"metadata,omitempty"`
+	Score    float64         `json:"score"` // probability of success, 0 to 1
+	Message  *string         `json:"message"`
+	Metadata json.RawMessage `json:"metadata,omitempty"` // any JSON object, kept verbatim
 }
 
 // MessageEvent is a message from the user, or a final text reply from the
@@ -161,9 +167,9 @@ type UserRejectObservation struct {
 	Base
 	ToolName        string `json:"tool_name"`
 	ToolCallID      string `json:"tool_call_id"`
+	RejectionReason string `json:"rejection_reason"` // DefaultRejectionReason when empty
+	RejectionSource string `json:"rejection_source"` // RejectedByUser when empty
 	ActionID        string `json:"action_id"`
-	RejectionReason string `json:"rejection_reason"`
-	RejectionSource string `json:"rejection_source"`
 }
 
 // Error classification kinds.
@@ -223,12 +229,20 @@ type CondensationSummaryEvent struct {
 	Summary string `json:"summary"`
 }
 
+// FullStateKey is the ConversationStateUpdateEvent key whose value is the
+// whole conversation state.
+const FullStateKey = "full_state"
+
 // ConversationStateUpdateEvent reports a change of one state field, or with
-// Key "full_state" the whole state.
+// Key FullStateKey the whole state.
+//
+// Value is any value that encodes to JSON; a nil Value is written as absent,
+// which readers take as {}. A decoded event holds the value as a
+// json.RawMessage, keeping its key order and number formats exactly.
 type ConversationStateUpdateEvent struct {
 	Base
 	Key   string `json:"key"`
-	Value any    `json:"value"`
+	Value any    `json:"value,omitempty"`
 }
 
 // ConversationErrorEvent reports a conversation-level failure (the LLM
@@ -263,20 +277,20 @@ const (
 // HookExecutionEvent records one run of a hook command.
 type HookExecutionEvent struct {
 	Base
-	HookEventType     string         `json:"hook_event_type"`
-	HookCommand       string         `json:"hook_command"`
-	ToolName          string         `json:"tool_name,omitempty"`
-	Success           bool           `json:"success"`
-	Blocked           bool           `json:"blocked"`
-	ExitCode          int            `json:"exit_code"`
-	Stdout            string         `json:"stdout"`
-	Stderr            string         `json:"stderr"`
-	Reason            string         `json:"reason,omitempty"`
-	AdditionalContext string         `json:"additional_context,omitempty"`
-	Error             string         `json:"error,omitempty"`
-	ActionID          string         `json:"action_id,omitempty"`
-	MessageID         string         `json:"message_id,omitempty"`
-	HookInput         map[string]any `json:"hook_input,omitempty"`
+	HookEventType     string          `json:"hook_event_type"`
+	HookCommand       string          `json:"hook_command"`
+	ToolName          string          `json:"tool_name,omitempty"`
+	Success           bool            `json:"success"`
+	Blocked           bool            `json:"blocked"`
+	ExitCode          int             `json:"exit_code"`
+	Stdout            string          `json:"stdout"`
+	Stderr            string          `json:"stderr"`
+	Reason            string          `json:"reason,omitempty"`
+	AdditionalContext string          `json:"additional_context,omitempty"`
+	Error             string          `json:"error,omitempty"`
+	ActionID          string          `json:"action_id,omitempty"`
+	MessageID         string          `json:"message_id,omitempty"`
+	HookInput         json.RawMessage `json:"hook_input,omitempty"` // JSON object, kept verbatim
 }
 
 // LLMCompletionLogEvent carries one logged LLM request and response.
@@ -298,14 +312,14 @@ type TokenEvent struct {
 // ACPToolCallEvent reports a tool call made inside an ACP agent.
 type ACPToolCallEvent struct {
 	Base
-	ToolCallID string `json:"tool_call_id"`
-	Title      string `json:"title"`
-	Status     string `json:"status,omitempty"`
-	ToolKind   string `json:"tool_kind,omitempty"`
-	RawInput   any    `json:"raw_input,omitempty"`
-	RawOutput  any    `json:"raw_output,omitempty"`
-	Content    []any  `json:"content,omitempty"`
-	IsError    bool   `json:"is_error"`
+	ToolCallID string          `json:"tool_call_id"`
+	Title      string          `json:"title"`
+	Status     string          `json:"status,omitempty"`
+	ToolKind   string          `json:"tool_kind,omitempty"`
+	RawInput   json.RawMessage `json:"raw_input,omitempty"`  // any JSON, kept verbatim
+	RawOutput  json.RawMessage `json:"raw_output,omitempty"` // any JSON, kept verbatim
+	Content    json.RawMessage `json:"content,omitempty"`    // JSON array of ACP content blocks
+	IsError    bool            `json:"is_error"`
 }
 
 // StreamingDeltaEvent carries token deltas to live subscribers; it is never

@@ -3,37 +3,51 @@ package event
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"sync"
 )
 
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// marshal encodes v as compact JSON without HTML escaping, the way Pydantic
-// writes it (Python leaves <, > and & alone).
+// marshal encodes v with the package's encoder (see encode.go).
 func marshal(v any) ([]byte, error) {
-	buf := bufPool.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer bufPool.Put(buf)
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	b := buf.Bytes()
-	b = b[:len(b)-1] // Encode appends a newline
-	return bytes.Clone(b), nil
+	return withScratch(func(b []byte) ([]byte, error) { return appendJSON(b, v) })
 }
 
-// MarshalJSON is json.Marshal without HTML escaping. Types that implement
-// json.Marshaler in this module use it so nested output matches the reference.
+var scratchPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// withScratch runs enc on a pooled buffer and returns a right-sized copy of
+// the result: one allocation, and no growing of a fresh slice.
+func withScratch(enc func([]byte) ([]byte, error)) ([]byte, error) {
+	bp := scratchPool.Get().(*[]byte)
+	b, err := enc((*bp)[:0])
+	var out []byte
+	if err == nil {
+		out = bytes.Clone(b)
+	}
+	if cap(b) <= 1<<20 { // do not keep huge buffers alive
+		*bp = b[:0]
+		scratchPool.Put(bp)
+	}
+	return out, err
+}
+
+// MarshalJSON encodes v the way the reference writes JSON: compact, no HTML
+// escaping, Python-style floats, registered kinds tagged with "kind" last.
+// Types that implement json.Marshaler in this module use it so nested output
+// matches the reference.
 func MarshalJSON(v any) ([]byte, error) { return marshal(v) }
+
+// AppendJSON is MarshalJSON appending to b.
+func AppendJSON(b []byte, v any) ([]byte, error) { return appendJSON(b, v) }
+
+var errTrailing = errors.New("trailing data after JSON value")
 
 // unmarshalStrict decodes data into v, rejecting fields v does not declare.
 func unmarshalStrict(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return err
+		return unknownFieldError(err)
 	}
 	if dec.More() {
 		return errTrailing
@@ -41,10 +55,27 @@ func unmarshalStrict(data []byte, v any) error {
 	return nil
 }
 
+// unknownFieldError rewrites encoding/json's `json: unknown field "x"` into
+// the wording the rest of the package uses.
+func unknownFieldError(err error) error {
+	const prefix = "json: unknown field "
+	if s := err.Error(); len(s) > len(prefix) && s[:len(prefix)] == prefix {
+		return fmt.Errorf("unknown field %s: %w", s[len(prefix):], ErrUnknownField)
+	}
+	return err
+}
+
+// ErrUnknownField is returned (wrapped) when an object the reference decodes
+// strictly (events, tool actions and observations, text content, error
+// classifications) has a key its type does not declare.
+var ErrUnknownField = errors.New("field not allowed")
+
 // List is a slice that encodes as [] rather than null when empty. The
 // reference rejects null for list fields with a default, so fields of that
 // kind use List.
 type List[T any] []T
+
+func (List[T]) emptyJSON() string { return "[]" }
 
 // MarshalJSON implements json.Marshaler.
 func (l List[T]) MarshalJSON() ([]byte, error) {
@@ -57,10 +88,27 @@ func (l List[T]) MarshalJSON() ([]byte, error) {
 // Map is a map that encodes as {} rather than null when empty.
 type Map[K comparable, V any] map[K]V
 
+func (Map[K, V]) emptyJSON() string { return "{}" }
+
 // MarshalJSON implements json.Marshaler.
 func (m Map[K, V]) MarshalJSON() ([]byte, error) {
 	if m == nil {
 		return []byte("{}"), nil
 	}
 	return marshal(map[K]V(m))
+}
+
+// isNull reports whether raw is absent or the JSON null.
+func isNull(raw json.RawMessage) bool {
+	r := bytes.TrimSpace(raw)
+	return len(r) == 0 || bytes.Equal(r, []byte("null"))
+}
+
+// rawOrNil returns raw, or nil when it is null, so that a decoded null reads
+// as absent (the reference omits nulls).
+func rawOrNil(raw json.RawMessage) json.RawMessage {
+	if isNull(raw) {
+		return nil
+	}
+	return raw
 }

@@ -9,7 +9,7 @@ import (
 	"sync"
 )
 
-var errTrailing = errors.New("trailing data after JSON value")
+var errNoKind = errors.New(`event: object has no "kind"`)
 
 // Kinded is implemented by values that carry a "kind" discriminator. Types
 // registered with RegisterKind need not implement it: the registry knows their
@@ -56,6 +56,7 @@ func RegisterKind[T any](name string) {
 	}
 	registry.byName[name] = kindInfo{name: name, typ: t}
 	registry.byType[t] = name
+	resetEncoders()
 }
 
 // KindOf returns the kind name of v, a pointer to (or value of) a registered
@@ -102,15 +103,47 @@ func NewKind(name string) (any, bool) {
 // MarshalKinded encodes v, which must be a registered kind or implement
 // Kinded, as a JSON object with "kind" as its last key.
 func MarshalKinded(v any) ([]byte, error) {
-	name, ok := KindOf(v)
+	return withScratch(func(b []byte) ([]byte, error) { return AppendKinded(b, v) })
+}
+
+// AppendKinded is MarshalKinded appending to b.
+func AppendKinded(b []byte, v any) ([]byte, error) {
+	if v == nil {
+		return nil, errors.New("event: cannot encode a nil kind")
+	}
+	rv := reflect.ValueOf(v)
+	t := rv.Type()
+	st := t
+	if st.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return nil, fmt.Errorf("event: cannot encode a nil %v", t)
+		}
+		st = st.Elem()
+	}
+	if _, ok := registeredKind(st); ok {
+		// The encoder adds the kind of registered types itself.
+		out, err := encoderFor(t)(b, rv)
+		if err != nil {
+			name, _ := registeredKind(st)
+			return nil, fmt.Errorf("event: encoding %s: %w", name, err)
+		}
+		return out, nil
+	}
+	k, ok := v.(Kinded)
 	if !ok {
 		return nil, fmt.Errorf("event: %T has no registered kind", v)
 	}
-	b, err := marshal(v)
+	name := k.Kind()
+	start := len(b)
+	b, err := encoderFor(t)(b, rv)
 	if err != nil {
 		return nil, fmt.Errorf("event: encoding %s: %w", name, err)
 	}
-	return appendKind(b, name)
+	obj, err := appendKind(b[start:], name)
+	if err != nil {
+		return nil, err
+	}
+	return append(b[:start], obj...), nil
 }
 
 // appendKind adds "kind":name as the last key of the JSON object b.
@@ -165,7 +198,7 @@ func splitKind(data []byte) (kind string, rest []byte, err error) {
 	}
 	raw, ok := m["kind"]
 	if !ok {
-		return "", nil, errors.New(`event: object has no "kind"`)
+		return "", nil, errNoKind
 	}
 	if err := json.Unmarshal(raw, &kind); err != nil {
 		return "", nil, fmt.Errorf(`event: "kind" is not a string: %w`, err)
@@ -178,6 +211,20 @@ func splitKind(data []byte) (kind string, rest []byte, err error) {
 // ErrUnknownKind is returned (wrapped) when a JSON object names a kind that is
 // not registered.
 var ErrUnknownKind = errors.New("unknown kind")
+
+// Defaulter is implemented by kinds whose fields have defaults other than
+// Go's zero values. DecodeKinded calls SetDefaults on the new value before
+// decoding into it, so keys absent from the input keep their defaults, as
+// they do in the reference.
+type Defaulter interface {
+	SetDefaults()
+}
+
+// decoder is implemented by the package's event types, which decode
+// themselves: they check the reference's rules after decoding.
+type decoder interface {
+	decodeKind(kind string, data []byte) error
+}
 
 // DecodeKinded decodes a JSON object carrying a "kind" into the registered
 // type of that kind and returns it as T (an interface, or a pointer type).
@@ -197,7 +244,15 @@ func DecodeKinded[T any](data []byte) (T, error) {
 	if !ok {
 		return zero, fmt.Errorf("event: kind %q is not a %v", name, reflect.TypeFor[T]())
 	}
-	if err := unmarshalStrict(rest, v); err != nil {
+	if d, ok := v.(decoder); ok {
+		err = d.decodeKind(name, rest)
+	} else {
+		if d, ok := v.(Defaulter); ok {
+			d.SetDefaults()
+		}
+		err = unmarshalStrict(rest, v)
+	}
+	if err != nil {
 		return zero, fmt.Errorf("event: decoding %s: %w", name, err)
 	}
 	return t, nil

@@ -3,7 +3,9 @@ package event
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Content is one block of message content: text or images. It is a small
@@ -30,61 +32,76 @@ func Text(s string) Content { return Content{Type: ContentText, Text: s} }
 // Image returns an image content block.
 func Image(urls ...string) Content { return Content{Type: ContentImage, ImageURLs: urls} }
 
-type textContentJSON struct {
-	CachePrompt bool   `json:"cache_prompt"`
-	Type        string `json:"type"`
-	Text        string `json:"text"`
-}
-
-type imageContentJSON struct {
-	CachePrompt bool     `json:"cache_prompt"`
-	Type        string   `json:"type"`
-	ImageURLs   []string `json:"image_urls"`
+// appendContent appends c as the reference writes TextContent or
+// ImageContent.
+func appendContent(b []byte, c Content) ([]byte, error) {
+	b = append(b, `{"cache_prompt":`...)
+	b = strconv.AppendBool(b, c.CachePrompt)
+	switch c.Type {
+	case ContentText, "":
+		b = append(b, `,"type":"text","text":`...)
+		b = appendString(b, c.Text)
+	case ContentImage:
+		b = append(b, `,"type":"image","image_urls":[`...)
+		for i, u := range c.ImageURLs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, u)
+		}
+		b = append(b, ']')
+	default:
+		return nil, fmt.Errorf("event: unknown content type %q", c.Type)
+	}
+	return append(b, '}'), nil
 }
 
 // MarshalJSON implements json.Marshaler.
-func (c Content) MarshalJSON() ([]byte, error) {
-	switch c.Type {
-	case ContentText, "":
-		return marshal(textContentJSON{c.CachePrompt, ContentText, c.Text})
-	case ContentImage:
-		urls := c.ImageURLs
-		if urls == nil {
-			urls = []string{}
-		}
-		return marshal(imageContentJSON{c.CachePrompt, ContentImage, urls})
-	}
-	return nil, fmt.Errorf("event: unknown content type %q", c.Type)
+func (c Content) MarshalJSON() ([]byte, error) { return appendContent(nil, c) }
+
+// contentJSON is the union of TextContent's and ImageContent's keys.
+type contentJSON struct {
+	CachePrompt      bool            `json:"cache_prompt"`
+	Type             *string         `json:"type"`
+	Text             *string         `json:"text"`
+	ImageURLs        []string        `json:"image_urls"`
+	EnableTruncation json.RawMessage `json:"enable_truncation"` // deprecated, dropped
 }
 
-// UnmarshalJSON implements json.Unmarshaler. Text content is strict, as in the
-// reference (only the deprecated enable_truncation key is tolerated); image
-// content ignores unknown keys.
+// UnmarshalJSON implements json.Unmarshaler. As in the reference, text
+// content is strict (only the deprecated enable_truncation key is tolerated)
+// while image content ignores unknown keys, and a block without "type" is
+// whichever of the two it validates as.
 func (c *Content) UnmarshalJSON(data []byte) error {
-	var probe struct {
-		Type string `json:"type"`
+	var u contentJSON
+	strictErr := unmarshalStrict(data, &u)
+	if strictErr != nil {
+		// Only an image may carry keys of its own.
+		if err := json.Unmarshal(data, &u); err != nil {
+			return fmt.Errorf("content: %w", err)
+		}
 	}
-	if err := json.Unmarshal(data, &probe); err != nil {
-		return err
+	typ := ""
+	if u.Type != nil {
+		typ = *u.Type
 	}
-	switch probe.Type {
-	case ContentText:
-		var t struct {
-			textContentJSON
-			EnableTruncation any `json:"enable_truncation"`
+	isImage := typ == ContentImage || typ == "" && (u.Text == nil || strictErr != nil) && u.ImageURLs != nil
+	switch {
+	case isImage:
+		if u.ImageURLs == nil {
+			return errors.New("ImageContent: missing image_urls")
 		}
-		if err := unmarshalStrict(data, &t); err != nil {
-			return fmt.Errorf("TextContent: %w", err)
+		*c = Content{Type: ContentImage, ImageURLs: u.ImageURLs, CachePrompt: u.CachePrompt}
+	case typ == ContentText || typ == "":
+		if strictErr != nil {
+			return fmt.Errorf("TextContent: %w", strictErr)
 		}
-		*c = Content{Type: ContentText, Text: t.Text, CachePrompt: t.CachePrompt}
-	case ContentImage:
-		var im imageContentJSON
-		if err := json.Unmarshal(data, &im); err != nil {
-			return fmt.Errorf("ImageContent: %w", err)
+		if u.Text == nil {
+			return errors.New("TextContent: missing text")
 		}
-		*c = Content{Type: ContentImage, ImageURLs: im.ImageURLs, CachePrompt: im.CachePrompt}
+		*c = Content{Type: ContentText, Text: *u.Text, CachePrompt: u.CachePrompt}
 	default:
-		return fmt.Errorf("content: unknown type %q", probe.Type)
+		return fmt.Errorf("content: unknown type %q", typ)
 	}
 	return nil
 }
@@ -98,41 +115,56 @@ type ThinkingBlock struct {
 	Data      string // for redacted blocks
 }
 
-type thinkingJSON struct {
-	Type      string  `json:"type"`
-	Thinking  string  `json:"thinking"`
-	Signature *string `json:"signature,omitempty"`
-}
-
-type redactedThinkingJSON struct {
-	Type string `json:"type"`
-	Data string `json:"data"`
+// appendThinking appends b as the reference writes ThinkingBlock or
+// RedactedThinkingBlock (signature omitted when nil).
+func appendThinking(b []byte, t ThinkingBlock) []byte {
+	if t.Redacted {
+		b = append(b, `{"type":"redacted_thinking","data":`...)
+		b = appendString(b, t.Data)
+		return append(b, '}')
+	}
+	b = append(b, `{"type":"thinking","thinking":`...)
+	b = appendString(b, t.Thinking)
+	if t.Signature != nil {
+		b = append(b, `,"signature":`...)
+		b = appendString(b, *t.Signature)
+	}
+	return append(b, '}')
 }
 
 // MarshalJSON implements json.Marshaler.
-func (b ThinkingBlock) MarshalJSON() ([]byte, error) {
-	if b.Redacted {
-		return marshal(redactedThinkingJSON{"redacted_thinking", b.Data})
-	}
-	return marshal(thinkingJSON{"thinking", b.Thinking, b.Signature})
-}
+func (b ThinkingBlock) MarshalJSON() ([]byte, error) { return appendThinking(nil, b), nil }
 
-// UnmarshalJSON implements json.Unmarshaler.
+// UnmarshalJSON implements json.Unmarshaler. Unknown keys are ignored, as in
+// the reference; a block without "type" is a redacted one when it has data
+// and no thinking.
 func (b *ThinkingBlock) UnmarshalJSON(data []byte) error {
 	var raw struct {
 		Type      string  `json:"type"`
-		Thinking  string  `json:"thinking"`
+		Thinking  *string `json:"thinking"`
 		Signature *string `json:"signature"`
-		Data      string  `json:"data"`
+		Data      *string `json:"data"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return err
+		return fmt.Errorf("thinking block: %w", err)
+	}
+	if raw.Type == "" {
+		raw.Type = "thinking"
+		if raw.Thinking == nil && raw.Data != nil {
+			raw.Type = "redacted_thinking"
+		}
 	}
 	switch raw.Type {
 	case "thinking":
-		*b = ThinkingBlock{Thinking: raw.Thinking, Signature: raw.Signature}
+		if raw.Thinking == nil {
+			return errors.New("thinking block: missing thinking")
+		}
+		*b = ThinkingBlock{Thinking: *raw.Thinking, Signature: raw.Signature}
 	case "redacted_thinking":
-		*b = ThinkingBlock{Redacted: true, Data: raw.Data}
+		if raw.Data == nil {
+			return errors.New("redacted thinking block: missing data")
+		}
+		*b = ThinkingBlock{Redacted: true, Data: *raw.Data}
 	default:
 		return fmt.Errorf("thinking block: unknown type %q", raw.Type)
 	}
@@ -144,7 +176,7 @@ func (b *ThinkingBlock) UnmarshalJSON(data []byte) error {
 type ReasoningItem struct {
 	ID               string       `json:"id,omitempty"`
 	Summary          List[string] `json:"summary"`
-	Content          []string     `json:"content,omitempty"`
+	Content          []string     `json:"content,omitzero"` // nil is null; [] is kept
 	EncryptedContent string       `json:"encrypted_content,omitempty"`
 	Status           string       `json:"status,omitempty"`
 }
@@ -177,7 +209,7 @@ const (
 type Message struct {
 	Role             string              `json:"role"`
 	Content          List[Content]       `json:"content"`
-	ToolCalls        []ToolCall          `json:"tool_calls,omitempty"`
+	ToolCalls        []ToolCall          `json:"tool_calls,omitzero"` // nil is null; [] is kept
 	ToolCallID       string              `json:"tool_call_id,omitempty"`
 	Name             string              `json:"name,omitempty"`
 	ReasoningContent string              `json:"reasoning_content,omitempty"`

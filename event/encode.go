@@ -1,0 +1,790 @@
+package event
+
+import (
+	"encoding"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// This file is the event package's JSON encoder. It writes what Pydantic
+// writes: compact output, non-ASCII and U+2028/U+2029 left as they are, floats
+// in Python's style (30.0, 1e+16, 1e-6), "kind" as the last key of every
+// registered kind, and List/Map fields as [] and {} when empty. It appends to
+// a caller's buffer and never re-scans its own output, which encoding/json
+// does for every nested json.Marshaler; that is most of the cost of encoding
+// an event with a few kilobytes of tool output.
+//
+// Struct fields follow encoding/json's rules for tags (name, omitempty,
+// omitzero, "-") and embedding, so types written for encoding/json encode the
+// same here except for the formatting above.
+
+type encFunc func(b []byte, v reflect.Value) ([]byte, error)
+
+var encCache sync.Map // reflect.Type -> encFunc
+
+// resetEncoders drops cached encoders; RegisterKind calls it because a type's
+// encoder depends on whether the type is a registered kind.
+func resetEncoders() { encCache.Clear() }
+
+// appendJSON appends the JSON encoding of v to b.
+func appendJSON(b []byte, v any) ([]byte, error) {
+	if v == nil {
+		return append(b, "null"...), nil
+	}
+	rv := reflect.ValueOf(v)
+	return encoderFor(rv.Type())(b, rv)
+}
+
+func encoderFor(t reflect.Type) encFunc {
+	if f, ok := encCache.Load(t); ok {
+		return f.(encFunc)
+	}
+	// Recursive types: publish an indirect encoder first, as encoding/json does.
+	var (
+		wg sync.WaitGroup
+		f  encFunc
+	)
+	wg.Add(1)
+	fi, loaded := encCache.LoadOrStore(t, encFunc(func(b []byte, v reflect.Value) ([]byte, error) {
+		wg.Wait()
+		return f(b, v)
+	}))
+	if loaded {
+		return fi.(encFunc)
+	}
+	f = newEncoder(t, true)
+	wg.Done()
+	encCache.Store(t, f)
+	return f
+}
+
+var (
+	marshalerType     = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	rawMessageType    = reflect.TypeFor[json.RawMessage]()
+	contentType       = reflect.TypeFor[Content]()
+	thinkingType      = reflect.TypeFor[ThinkingBlock]()
+	emptyAsType       = reflect.TypeFor[emptyAs]()
+	codecEventType    = reflect.TypeFor[eventCodec]()
+)
+
+// emptyAs is implemented by List and Map: nil encodes as their empty literal.
+type emptyAs interface{ emptyJSON() string }
+
+// eventCodec marks the package's event types. They implement json.Marshaler
+// for the benefit of encoding/json users by calling this encoder, so the
+// encoder must encode them field by field rather than call that method.
+type eventCodec interface{ eventCodec() }
+
+// registeredKind returns the kind of struct type t, if registered.
+func registeredKind(t reflect.Type) (string, bool) {
+	registry.mu.RLock()
+	name, ok := registry.byType[t]
+	registry.mu.RUnlock()
+	return name, ok
+}
+
+func newEncoder(t reflect.Type, allowAddr bool) encFunc {
+	switch t {
+	case rawMessageType:
+		return encodeRaw
+	case contentType:
+		return func(b []byte, v reflect.Value) ([]byte, error) {
+			return appendContent(b, v.Interface().(Content))
+		}
+	case thinkingType:
+		return func(b []byte, v reflect.Value) ([]byte, error) {
+			return appendThinking(b, v.Interface().(ThinkingBlock)), nil
+		}
+	}
+	if t.Implements(emptyAsType) {
+		empty := reflect.Zero(t).Interface().(emptyAs).emptyJSON()
+		var inner encFunc
+		switch t.Kind() {
+		case reflect.Slice:
+			inner = newSliceEncoder(t)
+		case reflect.Map:
+			inner = newMapEncoder(t)
+		}
+		if inner != nil {
+			return func(b []byte, v reflect.Value) ([]byte, error) {
+				if v.IsNil() {
+					return append(b, empty...), nil
+				}
+				return inner(b, v)
+			}
+		}
+	}
+	isEvent := t.Implements(codecEventType) || reflect.PointerTo(t).Implements(codecEventType)
+	if isEvent && t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
+		elem := t.Elem()
+		return func(b []byte, v reflect.Value) ([]byte, error) {
+			if v.IsNil() {
+				return append(b, "null"...), nil
+			}
+			if e, ok := v.Interface().(Event); ok {
+				v = reflect.ValueOf(prepareEvent(e))
+			}
+			return encoderFor(elem)(b, v.Elem())
+		}
+	}
+	if !isEvent {
+		// A registered kind with its own MarshalJSON still gets its kind.
+		kt := t
+		if kt.Kind() == reflect.Pointer {
+			kt = kt.Elem()
+		}
+		kind, isKind := registeredKind(kt)
+		withKind := func(f encFunc) encFunc {
+			if !isKind {
+				return f
+			}
+			return func(b []byte, v reflect.Value) ([]byte, error) {
+				start := len(b)
+				b, err := f(b, v)
+				if err != nil || string(b[start:]) == "null" ||
+					strings.HasSuffix(string(b[start:]), `"kind":"`+kind+`"}`) {
+					return b, err
+				}
+				obj, err := appendKind(b[start:], kind)
+				return append(b[:start], obj...), err
+			}
+		}
+		if t.Kind() != reflect.Pointer && allowAddr && reflect.PointerTo(t).Implements(marshalerType) {
+			return condAddrEncoder(withKind(addrMarshalerEncoder), newEncoder(t, false))
+		}
+		if t.Implements(marshalerType) {
+			return withKind(marshalerEncoder)
+		}
+		if t.Kind() != reflect.Pointer && allowAddr && reflect.PointerTo(t).Implements(textMarshalerType) {
+			return condAddrEncoder(addrTextEncoder, newEncoder(t, false))
+		}
+		if t.Implements(textMarshalerType) {
+			return textEncoder
+		}
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return func(b []byte, v reflect.Value) ([]byte, error) { return strconv.AppendBool(b, v.Bool()), nil }
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return func(b []byte, v reflect.Value) ([]byte, error) { return strconv.AppendInt(b, v.Int(), 10), nil }
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return func(b []byte, v reflect.Value) ([]byte, error) { return strconv.AppendUint(b, v.Uint(), 10), nil }
+	case reflect.Float32:
+		return func(b []byte, v reflect.Value) ([]byte, error) { return appendFloat(b, v.Float(), 32), nil }
+	case reflect.Float64:
+		return func(b []byte, v reflect.Value) ([]byte, error) { return appendFloat(b, v.Float(), 64), nil }
+	case reflect.String:
+		return func(b []byte, v reflect.Value) ([]byte, error) { return appendString(b, v.String()), nil }
+	case reflect.Interface:
+		return encodeInterface
+	case reflect.Pointer:
+		elem := t.Elem()
+		return func(b []byte, v reflect.Value) ([]byte, error) {
+			if v.IsNil() {
+				return append(b, "null"...), nil
+			}
+			return encoderFor(elem)(b, v.Elem())
+		}
+	case reflect.Struct:
+		return newStructEncoder(t)
+	case reflect.Map:
+		return newMapEncoder(t)
+	case reflect.Slice:
+		return newSliceEncoder(t)
+	case reflect.Array:
+		return newArrayEncoder(t)
+	}
+	return func(b []byte, v reflect.Value) ([]byte, error) {
+		return nil, fmt.Errorf("json: unsupported type %v", t)
+	}
+}
+
+func condAddrEncoder(addr, plain encFunc) encFunc {
+	return func(b []byte, v reflect.Value) ([]byte, error) {
+		if v.CanAddr() {
+			return addr(b, v)
+		}
+		return plain(b, v)
+	}
+}
+
+func encodeRaw(b []byte, v reflect.Value) ([]byte, error) {
+	raw := v.Bytes()
+	if len(raw) == 0 {
+		return append(b, "null"...), nil
+	}
+	return appendCompact(b, raw)
+}
+
+// appendCompact appends the JSON value raw with insignificant space removed,
+// reporting invalid JSON.
+func appendCompact(b, raw []byte) ([]byte, error) {
+	if !json.Valid(raw) {
+		return nil, fmt.Errorf("json: invalid raw JSON %.40q", raw)
+	}
+	// Re-encode strings in the reference's escaping only when needed; the
+	// common case (already compact, as we or Python wrote it) is a copy.
+	if isCompact(raw) {
+		return append(b, raw...), nil
+	}
+	var v any
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return appendAnyNumber(b, v)
+}
+
+// isCompact reports whether raw has no whitespace outside strings.
+func isCompact(raw []byte) bool {
+	inStr := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case inStr:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == ' ' || c == '\n' || c == '\r' || c == '\t':
+			return false
+		}
+	}
+	return true
+}
+
+// appendAnyNumber encodes generic JSON (decoded with UseNumber) keeping
+// numbers as they were written. Object keys are sorted, as encoding/json
+// would; it is only used for raw JSON that was not compact to begin with.
+func appendAnyNumber(b []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case json.Number:
+		return append(b, v...), nil
+	case []any:
+		b = append(b, '[')
+		for i, e := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendAnyNumber(b, e); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			var err error
+			if b, err = appendAnyNumber(b, v[k]); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, '}'), nil
+	}
+	return appendJSON(b, v)
+}
+
+func marshalerEncoder(b []byte, v reflect.Value) ([]byte, error) {
+	if v.Kind() == reflect.Pointer && v.IsNil() {
+		return append(b, "null"...), nil
+	}
+	m, ok := v.Interface().(json.Marshaler)
+	if !ok {
+		return append(b, "null"...), nil
+	}
+	out, err := m.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("json: error calling MarshalJSON for type %v: %w", v.Type(), err)
+	}
+	return appendCompact(b, out)
+}
+
+func addrMarshalerEncoder(b []byte, v reflect.Value) ([]byte, error) {
+	return marshalerEncoder(b, v.Addr())
+}
+
+func textEncoder(b []byte, v reflect.Value) ([]byte, error) {
+	if v.Kind() == reflect.Pointer && v.IsNil() {
+		return append(b, "null"...), nil
+	}
+	out, err := v.Interface().(encoding.TextMarshaler).MarshalText()
+	if err != nil {
+		return nil, fmt.Errorf("json: error calling MarshalText for type %v: %w", v.Type(), err)
+	}
+	return appendString(b, string(out)), nil
+}
+
+func addrTextEncoder(b []byte, v reflect.Value) ([]byte, error) { return textEncoder(b, v.Addr()) }
+
+// encodeInterface encodes the dynamic value. Values reached through an
+// interface are not addressable; a registered kind held as a pointer (the
+// usual case: an Action or Observation) is encoded through the pointer so
+// pointer-receiver methods apply.
+func encodeInterface(b []byte, v reflect.Value) ([]byte, error) {
+	if v.IsNil() {
+		return append(b, "null"...), nil
+	}
+	e := v.Elem()
+	if e.Kind() == reflect.Float64 {
+		// Generic JSON decoded into any: keep integers integers.
+		return appendAnyFloat(b, e.Float()), nil
+	}
+	return encoderFor(e.Type())(b, e)
+}
+
+func newSliceEncoder(t reflect.Type) encFunc {
+	if t.Elem().Kind() == reflect.Uint8 && !reflect.PointerTo(t.Elem()).Implements(marshalerType) &&
+		!reflect.PointerTo(t.Elem()).Implements(textMarshalerType) {
+		return func(b []byte, v reflect.Value) ([]byte, error) {
+			if v.IsNil() {
+				return append(b, "null"...), nil
+			}
+			b = append(b, '"')
+			b = base64.StdEncoding.AppendEncode(b, v.Bytes())
+			return append(b, '"'), nil
+		}
+	}
+	arr := newArrayEncoder(t)
+	return func(b []byte, v reflect.Value) ([]byte, error) {
+		if v.IsNil() {
+			return append(b, "null"...), nil
+		}
+		return arr(b, v)
+	}
+}
+
+func newArrayEncoder(t reflect.Type) encFunc {
+	elem := t.Elem()
+	return func(b []byte, v reflect.Value) ([]byte, error) {
+		enc := encoderFor(elem)
+		b = append(b, '[')
+		n := v.Len()
+		for i := range n {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = enc(b, v.Index(i)); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	}
+}
+
+func newMapEncoder(t reflect.Type) encFunc {
+	kt := t.Key()
+	switch kt.Kind() {
+	case reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+	default:
+		if !kt.Implements(textMarshalerType) {
+			return func(b []byte, v reflect.Value) ([]byte, error) {
+				return nil, fmt.Errorf("json: unsupported map key type %v", kt)
+			}
+		}
+	}
+	elem := t.Elem()
+	return func(b []byte, v reflect.Value) ([]byte, error) {
+		if v.IsNil() {
+			return append(b, "null"...), nil
+		}
+		type kv struct {
+			k string
+			v reflect.Value
+		}
+		items := make([]kv, 0, v.Len())
+		iter := v.MapRange()
+		for iter.Next() {
+			k, err := mapKey(iter.Key())
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, kv{k, iter.Value()})
+		}
+		slices.SortFunc(items, func(a, b kv) int { return strings.Compare(a.k, b.k) })
+		enc := encoderFor(elem)
+		b = append(b, '{')
+		for i, it := range items {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, it.k)
+			b = append(b, ':')
+			var err error
+			if b, err = enc(b, it.v); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, '}'), nil
+	}
+}
+
+func mapKey(k reflect.Value) (string, error) {
+	if k.Kind() == reflect.String {
+		return k.String(), nil
+	}
+	if tm, ok := k.Interface().(encoding.TextMarshaler); ok {
+		if k.Kind() == reflect.Pointer && k.IsNil() {
+			return "", nil
+		}
+		out, err := tm.MarshalText()
+		return string(out), err
+	}
+	switch k.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.FormatInt(k.Int(), 10), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return strconv.FormatUint(k.Uint(), 10), nil
+	}
+	return "", fmt.Errorf("json: unexpected map key type %v", k.Type())
+}
+
+// field is one encoded struct field.
+type field struct {
+	name      string
+	key       []byte // `"name":`
+	index     []int
+	omitEmpty bool
+	omitZero  bool
+	tagged    bool
+	typ       reflect.Type
+}
+
+func newStructEncoder(t reflect.Type) encFunc {
+	fields := structFields(t)
+	kind, isKind := registeredKind(t)
+	var kindTail []byte
+	if isKind {
+		kindTail = appendString([]byte(`"kind":`), kind)
+	}
+	return func(b []byte, v reflect.Value) ([]byte, error) {
+		b = append(b, '{')
+		first := true
+		for i := range fields {
+			f := &fields[i]
+			fv, ok := fieldByIndex(v, f.index)
+			if !ok {
+				continue
+			}
+			if f.omitEmpty && isEmptyValue(fv) || f.omitZero && isZeroValue(fv) {
+				continue
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = append(b, f.key...)
+			var err error
+			if b, err = encoderFor(f.typ)(b, fv); err != nil {
+				return nil, fmt.Errorf("%s: %w", f.name, err)
+			}
+		}
+		if isKind {
+			if !first {
+				b = append(b, ',')
+			}
+			b = append(b, kindTail...)
+		}
+		return append(b, '}'), nil
+	}
+}
+
+// fieldByIndex is v.FieldByIndex that reports false for a field inside a nil
+// embedded pointer.
+func fieldByIndex(v reflect.Value, index []int) (reflect.Value, bool) {
+	for i, x := range index {
+		if i > 0 && v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return reflect.Value{}, false
+			}
+			v = v.Elem()
+		}
+		v = v.Field(x)
+	}
+	return v, true
+}
+
+func isEmptyValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Interface, reflect.Pointer:
+		return v.IsZero()
+	}
+	return false
+}
+
+type isZeroer interface{ IsZero() bool }
+
+func isZeroValue(v reflect.Value) bool {
+	if z, ok := v.Interface().(isZeroer); ok {
+		if v.Kind() == reflect.Pointer && v.IsNil() {
+			return true
+		}
+		return z.IsZero()
+	}
+	return v.IsZero()
+}
+
+// structFields lists the JSON fields of t in encoding/json's order, with
+// its rules for embedded structs and name conflicts.
+func structFields(t reflect.Type) []field {
+	type cand struct {
+		field
+		depth int
+	}
+	var all []cand
+	var walk func(t reflect.Type, index []int, depth int, seen map[reflect.Type]bool)
+	walk = func(t reflect.Type, index []int, depth int, seen map[reflect.Type]bool) {
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		for i := range t.NumField() {
+			sf := t.Field(i)
+			tag := sf.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			ft := sf.Type
+			if sf.Anonymous {
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if !sf.IsExported() && ft.Kind() != reflect.Struct {
+					continue
+				}
+			} else if !sf.IsExported() {
+				continue
+			}
+			name, opts, _ := strings.Cut(tag, ",")
+			idx := append(slices.Clone(index), i)
+			if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
+				walk(ft, idx, depth+1, seen)
+				continue
+			}
+			tagged := name != ""
+			if name == "" {
+				name = sf.Name
+			}
+			f := field{
+				name: name, index: idx, tagged: tagged, typ: sf.Type,
+				omitEmpty: hasOpt(opts, "omitempty"), omitZero: hasOpt(opts, "omitzero"),
+			}
+			f.key = append(appendString(nil, name), ':')
+			all = append(all, cand{f, depth})
+		}
+		delete(seen, t)
+	}
+	walk(t, nil, 0, map[reflect.Type]bool{})
+
+	// Resolve name conflicts: the shallowest field wins; among equally deep
+	// ones a single tagged field wins; otherwise all are dropped.
+	byName := map[string][]int{}
+	for i, c := range all {
+		byName[c.name] = append(byName[c.name], i)
+	}
+	drop := map[int]bool{}
+	for _, idxs := range byName {
+		if len(idxs) < 2 {
+			continue
+		}
+		minDepth := math.MaxInt
+		for _, i := range idxs {
+			minDepth = min(minDepth, all[i].depth)
+		}
+		var best []int
+		for _, i := range idxs {
+			if all[i].depth == minDepth {
+				best = append(best, i)
+			}
+		}
+		if len(best) > 1 {
+			var tagged []int
+			for _, i := range best {
+				if all[i].tagged {
+					tagged = append(tagged, i)
+				}
+			}
+			best = tagged
+		}
+		for _, i := range idxs {
+			if len(best) != 1 || i != best[0] {
+				drop[i] = true
+			}
+		}
+	}
+	out := make([]field, 0, len(all))
+	for i, c := range all {
+		if !drop[i] {
+			out = append(out, c.field)
+		}
+	}
+	// encoding/json orders fields by their index sequence.
+	slices.SortStableFunc(out, func(a, b field) int { return slices.Compare(a.index, b.index) })
+	return out
+}
+
+func hasOpt(opts, name string) bool {
+	for opts != "" {
+		var o string
+		o, opts, _ = strings.Cut(opts, ",")
+		if o == name {
+			return true
+		}
+	}
+	return false
+}
+
+// appendString appends s as a JSON string escaped the way Pydantic escapes:
+// quote, backslash and control characters only. Invalid UTF-8 becomes
+// U+FFFD.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		// Skip eight plain ASCII bytes at a time.
+		for i+8 <= len(s) && plainWord(binary.LittleEndian.Uint64([]byte(s[i:i+8]))) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				const hex = "0123456789abcdef"
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, "\uFFFD"...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// plainWord reports whether the eight bytes of w are all ASCII that needs
+// no escaping: no byte >= 0x80, < 0x20, '"' or '\\'.
+func plainWord(w uint64) bool {
+	hasLess20 := (w - lsb*0x20) & ^w
+	q := w ^ (lsb * '"')
+	hasQuote := (q - lsb) & ^q
+	bs := w ^ (lsb * '\\')
+	hasBackslash := (bs - lsb) & ^bs
+	return (hasLess20|hasQuote|hasBackslash|w)&msb == 0
+}
+
+// appendFloat appends f as Pydantic writes a float: the shortest
+// representation, always with a fraction or exponent ("30.0"), positional
+// for decimal exponents in [-5, 16) and otherwise scientific ("1e+16",
+// "1.5e-7"). NaN and infinities are written as null, as Pydantic does.
+func appendFloat(b []byte, f float64, bits int) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	if f == 0 {
+		if math.Signbit(f) {
+			return append(b, "-0.0"...)
+		}
+		return append(b, "0.0"...)
+	}
+	var buf [32]byte
+	sci := strconv.AppendFloat(buf[:0], f, 'e', -1, bits) // -d.ddde±XX
+	mant, exps, _ := strings.Cut(string(sci), "e")
+	exp, _ := strconv.Atoi(exps)
+	if exp >= -5 && exp < 16 {
+		start := len(b)
+		b = strconv.AppendFloat(b, f, 'f', -1, bits)
+		if !slices.Contains(b[start:], '.') {
+			b = append(b, '.', '0')
+		}
+		return b
+	}
+	b = append(b, mant...)
+	b = append(b, 'e')
+	if exp >= 0 {
+		b = append(b, '+')
+	}
+	return strconv.AppendInt(b, int64(exp), 10)
+}
+
+// appendAnyFloat writes a float64 held in an interface. Such values almost
+// always come from decoding generic JSON, where 3 and 3.0 both became 3, so
+// an integral value is written as an integer.
+func appendAnyFloat(b []byte, f float64) []byte {
+	if f == math.Trunc(f) && math.Abs(f) < 1e16 {
+		return strconv.AppendInt(b, int64(f), 10)
+	}
+	return appendFloat(b, f, 64)
+}
+
+// Float is a float64 that is always written with a fraction or exponent, as
+// Python writes floats (30.0 rather than 30). The event encoder already
+// writes float64 fields this way; Float is for values that must keep the
+// form under encoding/json too.
+type Float float64
+
+// MarshalJSON implements json.Marshaler.
+func (f Float) MarshalJSON() ([]byte, error) { return appendFloat(nil, float64(f), 64), nil }
