@@ -200,12 +200,17 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// unwrapPath drops the "op path:" prefix of a *fs.PathError: our messages
-// name the path already.
+// unwrapPath drops the "op path:" prefix of a *fs.PathError or
+// *os.LinkError: our messages name the path already, and the temporary
+// file's name would only confuse.
 func unwrapPath(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
 	}
 	return err
 }
@@ -291,7 +296,7 @@ func checkWritable(t target) error {
 func (e *Editor) save(t target, tf textFile, text string, before []byte) (note string, err error) {
 	b, err := tf.encode(text)
 	if err != nil {
-		return "", &toolError{"No replacement was performed: " + err.Error()}
+		return "", failf("Cannot edit %s: %v.", t.path, err)
 	}
 	if err := checkWritable(t); err != nil {
 		return "", err
@@ -475,6 +480,14 @@ func (e *Editor) strReplace(t target, oldStr, newStr string) (*Observation, erro
 			if m2 := findMatches(text, s); m2.count > 0 {
 				old, m = s, m2
 			}
+		}
+	}
+	if m.count == 0 && !tf.crlf && !strings.Contains(text, "\r\n") && strings.Contains(old, "\r\n") {
+		// CRLF from the model in a file with "\n" endings.
+		lfOld := strings.ReplaceAll(old, "\r\n", "\n")
+		if m2 := findMatches(text, lfOld); m2.count > 0 {
+			old, m = lfOld, m2
+			repl = strings.ReplaceAll(repl, "\r\n", "\n")
 		}
 	}
 	if m.count == 0 && !tf.crlf && strings.Contains(text, "\r\n") && strings.Contains(old, "\n") {

@@ -787,3 +787,44 @@ func TestReferenceBehaviour(t *testing.T) {
 		})
 	}
 }
+
+func TestLineEndingsFromModel(t *testing.T) {
+	f := newFixture(t)
+	p := f.write("lf.txt", "a\nb\nc\n", 0o644)
+	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: sp("a\r\nb"), NewStr: sp("A\r\nB")})
+	f.unchanged(p, "A\nB\nc\n")
+}
+
+// TestRenameRefused covers files that cannot be replaced by a rename, such
+// as a file bind-mounted into a container: the edit is written in place.
+func TestRenameRefused(t *testing.T) {
+	f := newFixture(t)
+	p := f.write("mounted.txt", "old\n", 0o640)
+	before, _ := os.Stat(p)
+	rename = func(from, to string) error {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: syscall.EBUSY}
+	}
+	defer func() { rename = os.Rename }()
+	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: sp("old"), NewStr: sp("new")})
+	f.unchanged(p, "new\n")
+	after, _ := os.Stat(p)
+	if !os.SameFile(before, after) || after.Mode().Perm() != 0o640 {
+		t.Errorf("in-place write changed the file's identity or mode: %v", after.Mode())
+	}
+	f.ok(Action{Command: CommandUndoEdit, Path: p})
+	f.unchanged(p, "old\n")
+	f.noTempFiles()
+
+	// Any other rename failure leaves the file alone and says why.
+	rename = func(from, to string) error {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: syscall.ENOSPC}
+	}
+	text := f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: sp("old"), NewStr: sp("new")}, "Cannot write "+p+": no space left on device. The file was not changed.")
+	if strings.Contains(text, ".tmp") {
+		t.Errorf("message names the temporary file: %q", text)
+	}
+	f.unchanged(p, "old\n")
+	f.noTempFiles()
+	// The failed edit left no history entry: undo has nothing to do.
+	f.fail(Action{Command: CommandUndoEdit, Path: p}, "No edit history found")
+}

@@ -4,10 +4,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 )
 
 // resolve returns the real location of path: symlinks are followed, so an
@@ -65,12 +67,46 @@ func (p *pathLocks) lock(key string) (unlock func()) {
 // errExists is returned by writeFile when create finds the path taken.
 var errExists = errors.New("file exists")
 
+// rename is os.Rename; tests replace it to simulate file systems that
+// refuse renames.
+var rename = os.Rename
+
 // writeFile replaces the file at path with data atomically: data goes to a
 // temporary file in the same directory, which is then renamed over path, so
 // a reader or a crash sees the old content or the new, never a mix. An
 // existing file keeps its permission bits. With create set, path must not
 // exist (errExists otherwise) and the new file gets 0666 less the umask.
-func writeFile(path string, data []byte, create bool) (err error) {
+//
+// Where an existing file cannot be replaced by a rename (a file
+// bind-mounted into a container, a writable file in a read-only directory)
+// it is overwritten in place instead: not atomic, but the edit is made.
+func writeFile(path string, data []byte, create bool) error {
+	err := writeAtomic(path, data, create)
+	if err == nil || create || !inPlaceHelps(err) {
+		return err
+	}
+	f, ierr := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if ierr != nil {
+		return err // report why the normal way failed
+	}
+	_, ierr = f.Write(data)
+	if cerr := f.Close(); ierr == nil {
+		ierr = cerr
+	}
+	return ierr
+}
+
+// inPlaceHelps reports whether err, from writeAtomic, is one that writing
+// the file in place avoids.
+func inPlaceHelps(err error) bool {
+	return errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.EXDEV) ||
+		errors.Is(err, errTemp) && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS))
+}
+
+// errTemp marks failures to create the temporary file.
+var errTemp = errors.New("cannot create a temporary file")
+
+func writeAtomic(path string, data []byte, create bool) (err error) {
 	var mode fs.FileMode
 	if !create {
 		fi, err := os.Stat(path)
@@ -82,7 +118,7 @@ func writeFile(path string, data []byte, create bool) (err error) {
 	dir, base := filepath.Split(path)
 	tmp, f, err := createTemp(dir, "."+base+".", ".tmp")
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errTemp, err)
 	}
 	defer func() {
 		if f != nil {
@@ -109,7 +145,7 @@ func writeFile(path string, data []byte, create bool) (err error) {
 		return err
 	}
 	if !create {
-		return os.Rename(tmp, path)
+		return rename(tmp, path)
 	}
 	// A hard link never replaces an existing file, so a file made by someone
 	// else since the caller checked is not clobbered.
@@ -126,7 +162,7 @@ func writeFile(path string, data []byte, create bool) (err error) {
 		err = errExists
 		return err
 	}
-	return os.Rename(tmp, path)
+	return rename(tmp, path)
 }
 
 // createTemp creates a new file in dir named prefix+random+suffix with

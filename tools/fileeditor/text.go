@@ -88,7 +88,7 @@ func (f textFile) encode(text string) ([]byte, error) {
 	out = make([]byte, 0, len(text))
 	for _, r := range text {
 		if r > 0xFF {
-			return nil, fmt.Errorf("the file is encoded as ISO-8859-1 (Latin-1), which cannot represent the character %q (U+%04X); the file was not changed. Use only Latin-1 characters in this file", r, r)
+			return nil, fmt.Errorf("the file is encoded as ISO-8859-1 (Latin-1), which cannot represent the character %q (U+%04X). The file was not changed; use only Latin-1 characters in it", r, r)
 		}
 		out = append(out, byte(r))
 	}
