@@ -441,7 +441,7 @@ func (t *Terminal) fit(o *Observation) {
 	text := o.Text()
 	// Prefix, suffix and the status lines must survive; the output gives
 	// way.
-	deco := utf8.RuneCountInString(event.TextOf(o.LLMContent())) - utf8.RuneCountInString(text)
+	deco := utf8.RuneCountInString(o.llmText()) - utf8.RuneCountInString(text)
 	budget := MaxOutput - deco
 	if utf8.RuneCountInString(text) <= budget {
 		return

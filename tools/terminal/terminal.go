@@ -74,6 +74,20 @@ func (o *Observation) Text() string { return event.TextOf(o.Content) }
 // metadata's prefix and suffix, then the working directory, the python
 // interpreter and the exit code.
 func (o *Observation) LLMContent() []event.Content {
+	// Observations made here are already within the limit; this guards
+	// ones read from elsewhere.
+	text := truncateMiddle(o.llmText(), MaxOutput, func(int) string {
+		return "\n<response clipped: the middle of this output was cut to fit the output limit>\n"
+	})
+	var out []event.Content
+	if o.IsError {
+		out = append(out, event.Text(event.ErrorHeader))
+	}
+	return append(out, event.Text(text))
+}
+
+// llmText is the model's text of o before any cut.
+func (o *Observation) llmText() string {
 	var b strings.Builder
 	b.WriteString(o.Metadata.Prefix)
 	b.WriteString(o.Text())
@@ -87,16 +101,7 @@ func (o *Observation) LLMContent() []event.Content {
 	if c := o.Metadata.ExitCode; c != -1 {
 		fmt.Fprintf(&b, "\n[Command finished with exit code %d]", c)
 	}
-	// Observations made here are already within the limit; this guards
-	// ones read from elsewhere.
-	text := truncateMiddle(b.String(), MaxOutput, func(int) string {
-		return "\n<response clipped: the middle of this output was cut to fit the output limit>\n"
-	})
-	var out []event.Content
-	if o.IsError {
-		out = append(out, event.Text(event.ErrorHeader))
-	}
-	return append(out, event.Text(text))
+	return b.String()
 }
 
 // newObservation returns an observation of command with text as output.
