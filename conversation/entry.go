@@ -1,0 +1,303 @@
+package conversation
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/gohands/gohands/event"
+)
+
+// Entry is what a store keeps in memory about one event: enough to look it
+// up, search, walk the event tree and find unanswered actions without
+// reading or decoding the event itself.
+type Entry struct {
+	Index     int
+	ID        string
+	Kind      string
+	Source    event.Source
+	Timestamp string
+	// ParentID is the parent_id as written: "" when absent.
+	ParentID string
+	// ToolCallID is set for ActionEvent, ObservationEvent,
+	// UserRejectObservation and AgentErrorEvent.
+	ToolCallID string
+	// ActionID is set for ObservationEvent and UserRejectObservation.
+	ActionID string
+	// HasAction is true for an ActionEvent whose action is not null.
+	HasAction bool
+	// Size is the length of the event's JSON.
+	Size int
+}
+
+// Kind names used by the store and the state.
+const (
+	kindAction        = "ActionEvent"
+	kindObservation   = "ObservationEvent"
+	kindUserReject    = "UserRejectObservation"
+	kindAgentError    = "AgentErrorEvent"
+	kindStateUpdate   = "ConversationStateUpdateEvent"
+	kindConvError     = "ConversationErrorEvent"
+	kindMessage       = "MessageEvent"
+	kindSystemPrompt  = "SystemPromptEvent"
+	maxEventFileBytes = 256 << 20
+)
+
+// entryOf builds the entry of an event about to be appended at index i.
+func entryOf(i int, e event.Event, kind string, size int) Entry {
+	b := e.EventBase()
+	ent := Entry{
+		Index: i, ID: b.ID, Kind: internKind(kind), Source: internSource(b.Source),
+		Timestamp: b.Timestamp, ParentID: b.ParentID, Size: size,
+	}
+	switch v := e.(type) {
+	case *event.ActionEvent:
+		ent.ToolCallID, ent.HasAction = v.ToolCallID, v.Action != nil
+	case *event.ObservationEvent:
+		ent.ToolCallID, ent.ActionID = v.ToolCallID, v.ActionID
+	case *event.UserRejectObservation:
+		ent.ToolCallID, ent.ActionID = v.ToolCallID, v.ActionID
+	case *event.AgentErrorEvent:
+		ent.ToolCallID = v.ToolCallID
+	}
+	return ent
+}
+
+// scanEntry builds the entry of the event JSON data found at index i,
+// reading only the top-level fields it needs. It fails if data is not one
+// complete JSON object with an id and a kind, which is how a torn write is
+// detected.
+func scanEntry(i int, data []byte) (Entry, error) {
+	if !json.Valid(data) {
+		return Entry{}, errors.New("not a complete JSON value")
+	}
+	ent := Entry{Index: i, Size: len(data)}
+	hasAction := false
+	err := scanObject(data, func(key, val []byte) error {
+		var dst *string
+		switch string(key) {
+		case "id":
+			dst = &ent.ID
+		case "kind":
+			dst = &ent.Kind
+		case "timestamp":
+			dst = &ent.Timestamp
+		case "parent_id":
+			dst = &ent.ParentID
+		case "tool_call_id":
+			dst = &ent.ToolCallID
+		case "action_id":
+			dst = &ent.ActionID
+		case "source":
+			var s string
+			if err := jsonString(val, &s); err != nil {
+				return fmt.Errorf("source: %w", err)
+			}
+			ent.Source = internSource(event.Source(s))
+			return nil
+		case "action":
+			hasAction = !bytes.Equal(val, []byte("null"))
+			return nil
+		default:
+			return nil
+		}
+		if err := jsonString(val, dst); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return Entry{}, err
+	}
+	if ent.ID == "" || ent.Kind == "" {
+		return Entry{}, errors.New(`event has no "id" or no "kind"`)
+	}
+	ent.Kind = internKind(ent.Kind)
+	ent.HasAction = hasAction && ent.Kind == kindAction
+	return ent, nil
+}
+
+// jsonString decodes the JSON string (or null) val into dst.
+func jsonString(val []byte, dst *string) error {
+	if len(val) == 0 || bytes.Equal(val, []byte("null")) {
+		*dst = ""
+		return nil
+	}
+	if len(val) >= 2 && val[0] == '"' && val[len(val)-1] == '"' && bytes.IndexByte(val, '\\') < 0 {
+		*dst = string(val[1 : len(val)-1])
+		return nil
+	}
+	return json.Unmarshal(val, dst)
+}
+
+// topField returns the raw value of the top-level key of the JSON object
+// data, or nil.
+func topField(data []byte, key string) []byte {
+	var out []byte
+	_ = scanObject(data, func(k, v []byte) error {
+		if string(k) == key {
+			out = v
+			return errStop
+		}
+		return nil
+	})
+	return out
+}
+
+var errStop = errors.New("stop")
+
+// scanObject calls fn with the raw key and raw value of every top-level
+// member of the JSON object data. Nested values are skipped without being
+// decoded, so the cost is a byte scan. data must be valid JSON; fn may
+// return errStop to end the scan early.
+func scanObject(data []byte, fn func(key, val []byte) error) error {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return errors.New("not a JSON object")
+	}
+	i++
+	for {
+		i = skipSpace(data, i)
+		if i >= len(data) {
+			return errors.New("truncated JSON object")
+		}
+		if data[i] == '}' {
+			return nil
+		}
+		if data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+		if i >= len(data) || data[i] != '"' {
+			return errors.New("malformed JSON object")
+		}
+		end := skipString(data, i)
+		if end < 0 {
+			return errors.New("truncated JSON string")
+		}
+		key := data[i+1 : end-1]
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return errors.New("malformed JSON object")
+		}
+		i = skipSpace(data, i+1)
+		vend := skipValue(data, i)
+		if vend < 0 {
+			return errors.New("truncated JSON value")
+		}
+		if err := fn(key, data[i:vend]); err != nil {
+			if err == errStop {
+				return nil
+			}
+			return err
+		}
+		i = vend
+	}
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the index just past the JSON string starting at
+// data[i] (a quote), or -1.
+func skipString(data []byte, i int) int {
+	i++
+	for {
+		j := bytes.IndexByte(data[i:], '"')
+		if j < 0 {
+			return -1
+		}
+		q := i + j
+		n := 0
+		for k := q - 1; k >= i && data[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		i = q + 1
+	}
+}
+
+// skipValue returns the index just past the JSON value starting at data[i],
+// or -1.
+func skipValue(data []byte, i int) int {
+	if i >= len(data) {
+		return -1
+	}
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for i < len(data) {
+			switch data[i] {
+			case '"':
+				i = skipString(data, i)
+				if i < 0 {
+					return -1
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return -1
+	}
+	for i < len(data) {
+		switch data[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// Kinds and sources repeat on every event; interning them keeps one copy.
+var knownKinds = func() map[string]string {
+	m := make(map[string]string)
+	for _, k := range []string{kindAction, kindObservation, kindUserReject, kindAgentError,
+		kindStateUpdate, kindConvError, kindMessage, kindSystemPrompt, "Condensation",
+		"CondensationRequest", "PauseEvent", "InterruptEvent", "HookExecutionEvent",
+		"LLMCompletionLogEvent", "TokenEvent", "ACPToolCallEvent"} {
+		m[k] = k
+	}
+	return m
+}()
+
+func internKind(k string) string {
+	if s, ok := knownKinds[k]; ok {
+		return s
+	}
+	return k
+}
+
+func internSource(s event.Source) event.Source {
+	switch s {
+	case event.SourceAgent:
+		return event.SourceAgent
+	case event.SourceUser:
+		return event.SourceUser
+	case event.SourceEnvironment:
+		return event.SourceEnvironment
+	case event.SourceHook:
+		return event.SourceHook
+	}
+	return s
+}

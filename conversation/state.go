@@ -1,0 +1,392 @@
+package conversation
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/secret"
+)
+
+// Options configure a State. A nil *Options is the default.
+type Options struct {
+	// Cipher encrypts secrets in the base state and decrypts them on load.
+	// Without one, secrets are redacted on disk and lost on reload, as in
+	// the reference.
+	Cipher *secret.Cipher
+	// OnEvent is called with each appended event, after it is stored.
+	OnEvent func(event.Event)
+	// OnChange is called for each changed field with its key (the JSON field
+	// name) and new value (redacted JSON), after the change is saved. Moves
+	// of the event tree's HEAD (leaf_event_id, head_is_empty) are not
+	// reported, as in the reference.
+	OnChange func(key string, value json.RawMessage)
+}
+
+// State is a conversation's mutable state: its Fields and its event log.
+//
+// All changes go through one FIFO lock, in the order they were requested:
+// state-only changes (Update) and event appends (Append), or both at once
+// (Do). Reads never wait for a write in progress: Fields returns an
+// immutable snapshot that is swapped atomically on commit, and the log is
+// readable while an append is written.
+//
+// Callbacks (Options.OnEvent, Options.OnChange) run after the change is
+// committed, outside the lock, in commit order; a change's callbacks have
+// run when the call that made it returns. A callback may read the State but
+// must not change it, which would deadlock.
+type State struct {
+	store  Store
+	cipher *secret.Cipher
+	opts   Options
+
+	mu        fifoMutex
+	fields    atomic.Pointer[Fields]
+	saved     []member // members as last written, under mu
+	headDirty bool     // HEAD moved since the base state was written; under mu
+
+	pendMu  sync.Mutex
+	pending []notice
+	cbMu    sync.Mutex
+}
+
+type notice struct {
+	ev    event.Event
+	key   string
+	value json.RawMessage
+}
+
+// Errors returned by Create and Open.
+var (
+	ErrExists   = errors.New("conversation already exists")
+	ErrNoState  = errors.New("conversation has no saved state")
+	ErrMismatch = errors.New("conversation id does not match")
+)
+
+// Create starts a new conversation in store with the given fields and writes
+// its base state at once. It fails with ErrExists if store already holds a
+// state.
+func Create(store Store, f *Fields, opts *Options) (*State, error) {
+	base, err := store.ReadBase()
+	if err != nil {
+		return nil, err
+	}
+	if len(base) > 0 {
+		return nil, fmt.Errorf("conversation: %s: %w", f.ID, ErrExists)
+	}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	s := newState(store, opts)
+	f = f.clone()
+	if fs, ok := store.(*FileStore); ok && f.PersistenceDir == "" {
+		f.PersistenceDir = fs.Dir()
+	}
+	if err := s.save(f); err != nil {
+		return nil, err
+	}
+	s.fields.Store(f)
+	return s, nil
+}
+
+// Open resumes the conversation saved in store. The event tree's HEAD is
+// brought up to date with events appended after the base state was last
+// written (gohands defers writing HEAD moves; see Append). It does not
+// recover a conversation left running: call RecoverRunning for that.
+func Open(store Store, opts *Options) (*State, error) {
+	base, err := store.ReadBase()
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(base)) == 0 {
+		return nil, fmt.Errorf("conversation: %w", ErrNoState)
+	}
+	s := newState(store, opts)
+	f, err := DecodeFields(base, s.cipher)
+	if err != nil {
+		return nil, err
+	}
+	if ms, err := encodeMembers(f, nil); err == nil {
+		s.saved = ms
+	}
+	if leaf := fastForward(store, f.LeafEventID); leaf != f.LeafEventID {
+		f.LeafEventID = leaf
+		s.headDirty = true
+	}
+	s.fields.Store(f)
+	return s, nil
+}
+
+// OpenID is Open that also checks the conversation's id.
+func OpenID(store Store, id string, opts *Options) (*State, error) {
+	s, err := Open(store, opts)
+	if err != nil {
+		return nil, err
+	}
+	if got := s.Fields().ID; got != id {
+		return nil, fmt.Errorf("conversation: %w: want %s, stored %s", ErrMismatch, id, got)
+	}
+	return s, nil
+}
+
+func newState(store Store, opts *Options) *State {
+	s := &State{store: store}
+	if opts != nil {
+		s.opts = *opts
+		s.cipher = opts.Cipher
+	}
+	return s
+}
+
+// Fields returns the current fields. The value is an immutable snapshot:
+// do not modify it.
+func (s *State) Fields() *Fields { return s.fields.Load() }
+
+// Events returns the event log.
+func (s *State) Events() Store { return s.store }
+
+// Tx is one batch of changes made under the state's lock; see State.Do.
+type Tx struct {
+	s       *State
+	f       *Fields
+	own     int  // 0: f is the published snapshot; 1: a shallow copy; 2: a deep copy
+	touched bool // fields other than HEAD may have changed
+	events  []event.Event
+}
+
+// Fields returns the fields for modification. Changes are saved when the
+// batch ends.
+func (tx *Tx) Fields() *Fields {
+	if tx.own < 2 {
+		tx.f = tx.f.clone()
+		tx.own = 2
+	}
+	tx.touched = true
+	return tx.f
+}
+
+func (tx *Tx) shallow() *Fields {
+	if tx.own == 0 {
+		c := *tx.f
+		tx.f = &c
+		tx.own = 1
+	}
+	return tx.f
+}
+
+// Append stamps e's parent id in place if it has none (the current HEAD, or
+// "__root__" when the tree is empty but the log is not), stores it and
+// advances HEAD to it, unless it is a ConversationStateUpdateEvent, which
+// is not a tree node. A user MessageEvent also becomes LastUserMessageID.
+func (tx *Tx) Append(e event.Event) (event.Event, error) {
+	b := e.EventBase()
+	if b.ParentID == "" {
+		parent := resolveLeaf(tx.s.store, tx.f)
+		if parent == "" && tx.s.store.Len() > 0 {
+			parent = event.RootParentID
+		}
+		b.ParentID = parent
+	}
+	ent, err := tx.s.store.Append(e)
+	if err != nil {
+		return nil, err
+	}
+	tx.events = append(tx.events, e)
+	if ent.Kind != kindStateUpdate {
+		f := tx.shallow()
+		f.LeafEventID, f.HeadIsEmpty = ent.ID, false
+		tx.s.headDirty = true
+	}
+	if ent.Kind == kindMessage && ent.Source == event.SourceUser {
+		tx.shallow().LastUserMessageID = ent.ID
+		tx.touched = true
+	}
+	return e, nil
+}
+
+// Do runs fn with the state locked, then saves the changed fields once and
+// fires the callbacks. Events appended by fn stay appended even if fn
+// returns an error (the log is append-only); field changes are committed
+// too, unless they are invalid.
+func (s *State) Do(fn func(tx *Tx) error) error {
+	s.mu.Lock()
+	tx := &Tx{s: s, f: s.fields.Load()}
+	ferr := fn(tx)
+	notes, err := s.commit(tx)
+	s.enqueue(notes)
+	s.mu.Unlock()
+	s.deliver()
+	if ferr != nil {
+		return ferr
+	}
+	return err
+}
+
+// Update changes fields only.
+func (s *State) Update(fn func(f *Fields) error) error {
+	return s.Do(func(tx *Tx) error { return fn(tx.Fields()) })
+}
+
+// Append appends one event; see Tx.Append. HEAD moves are not written to
+// base_state.json at once: they are saved with the next change of another
+// field, by Flush or Close, and recomputed from the log by Open after a
+// crash. This keeps an append to one file write.
+func (s *State) Append(e event.Event) (event.Event, error) {
+	var out event.Event
+	err := s.Do(func(tx *Tx) error {
+		var err error
+		out, err = tx.Append(e)
+		return err
+	})
+	return out, err
+}
+
+// Flush writes the base state if HEAD moved since it was last written.
+func (s *State) Flush() error {
+	return s.Do(func(tx *Tx) error {
+		if s.headDirty {
+			tx.touched = true
+		}
+		return nil
+	})
+}
+
+// Close flushes the state and closes its store.
+func (s *State) Close() error {
+	ferr := s.Flush()
+	if err := s.store.Close(); err != nil {
+		return err
+	}
+	return ferr
+}
+
+// commit publishes tx's fields and returns the notices to deliver. Called
+// with mu held.
+func (s *State) commit(tx *Tx) ([]notice, error) {
+	notes := make([]notice, 0, len(tx.events))
+	for _, e := range tx.events {
+		notes = append(notes, notice{ev: e})
+	}
+	if tx.own == 0 {
+		return notes, nil
+	}
+	if !tx.touched {
+		s.fields.Store(tx.f)
+		return notes, nil
+	}
+	if err := tx.f.Validate(); err != nil {
+		// Keep the HEAD moves of appended events; drop the invalid change.
+		cur := *s.fields.Load()
+		cur.LeafEventID, cur.HeadIsEmpty, cur.LastUserMessageID = tx.f.LeafEventID, tx.f.HeadIsEmpty, tx.f.LastUserMessageID
+		s.fields.Store(&cur)
+		return notes, err
+	}
+	ms, err := encodeMembers(tx.f, nil)
+	if err != nil {
+		return notes, err
+	}
+	changed := diffMembers(s.saved, ms)
+	if len(changed) > 0 || s.headDirty {
+		if err := s.write(tx.f, ms); err != nil {
+			return notes, err
+		}
+	}
+	s.saved = ms
+	s.fields.Store(tx.f)
+	for _, m := range changed {
+		if m.key != "leaf_event_id" && m.key != "head_is_empty" {
+			notes = append(notes, notice{key: m.key, value: m.val})
+		}
+	}
+	return notes, nil
+}
+
+// save writes f as the base state.
+func (s *State) save(f *Fields) error {
+	ms, err := encodeMembers(f, nil)
+	if err != nil {
+		return err
+	}
+	if err := s.write(f, ms); err != nil {
+		return err
+	}
+	s.saved = ms
+	return nil
+}
+
+// write writes the base state: ms (redacted) as it is, or re-encoded with
+// the cipher.
+func (s *State) write(f *Fields, ms []member) error {
+	if s.cipher != nil {
+		var err error
+		if ms, err = encodeMembers(f, s.cipher); err != nil {
+			return err
+		}
+	}
+	if err := s.store.WriteBase(joinMembers(ms)); err != nil {
+		return err
+	}
+	s.headDirty = false
+	return nil
+}
+
+// diffMembers returns the members of b that are new or differ from a, plus
+// an empty-valued member for each key of a that b lacks (a field that
+// became null).
+func diffMembers(a, b []member) []member {
+	old := make(map[string][]byte, len(a))
+	for _, m := range a {
+		old[m.key] = m.val
+	}
+	var out []member
+	for _, m := range b {
+		if v, ok := old[m.key]; !ok || !bytes.Equal(v, m.val) {
+			out = append(out, m)
+		}
+		delete(old, m.key)
+	}
+	for _, m := range a {
+		if _, gone := old[m.key]; gone {
+			out = append(out, member{m.key, []byte("null")})
+		}
+	}
+	return out
+}
+
+// enqueue queues notices for delivery. Called with mu held, so notices
+// queue in commit order.
+func (s *State) enqueue(notes []notice) {
+	if len(notes) == 0 || s.opts.OnEvent == nil && s.opts.OnChange == nil {
+		return
+	}
+	s.pendMu.Lock()
+	s.pending = append(s.pending, notes...)
+	s.pendMu.Unlock()
+}
+
+// deliver delivers queued notices in order, outside mu. Whoever holds cbMu
+// delivers everything queued so far, so when deliver returns, the caller's
+// own notices have been delivered (by it or by an earlier caller).
+func (s *State) deliver() {
+	if s.opts.OnEvent == nil && s.opts.OnChange == nil {
+		return
+	}
+	s.cbMu.Lock()
+	defer s.cbMu.Unlock()
+	s.pendMu.Lock()
+	batch := s.pending
+	s.pending = nil
+	s.pendMu.Unlock()
+	for _, n := range batch {
+		switch {
+		case n.ev != nil && s.opts.OnEvent != nil:
+			s.opts.OnEvent(n.ev)
+		case n.ev == nil && s.opts.OnChange != nil:
+			s.opts.OnChange(n.key, n.value)
+		}
+	}
+}

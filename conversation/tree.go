@@ -1,0 +1,175 @@
+package conversation
+
+import (
+	"fmt"
+
+	"github.com/gohands/gohands/event"
+)
+
+// effectiveParent returns the parent of entries[i] in the event tree: none
+// for "__root__" or a first event without parent, the explicit parent, or,
+// for legacy events without parent_id, the previous event.
+func effectiveParent(entries []Entry, i int) string {
+	switch p := entries[i].ParentID; {
+	case p == event.RootParentID:
+		return ""
+	case p != "":
+		return p
+	case i == 0:
+		return ""
+	default:
+		return entries[i-1].ID
+	}
+}
+
+func isTreeNode(kind string) bool { return kind != kindStateUpdate }
+
+// resolveLeaf returns the active leaf: LeafEventID if set; none if the HEAD
+// was deliberately emptied; else (a legacy log) the last event that is not
+// a state update or conversation error.
+func resolveLeaf(store Store, f *Fields) string {
+	if f.LeafEventID != "" {
+		return f.LeafEventID
+	}
+	if f.HeadIsEmpty {
+		return ""
+	}
+	for i := store.Len() - 1; i >= 0; i-- {
+		e, err := store.Entry(i)
+		if err == nil && e.Kind != kindStateUpdate && e.Kind != kindConvError {
+			return e.ID
+		}
+	}
+	return ""
+}
+
+// fastForward returns the HEAD after replaying, from leaf onwards, the
+// tree nodes appended as children of the HEAD of their time. It is how
+// Open recovers HEAD moves that were not yet written to the base state.
+func fastForward(store Store, leaf string) string {
+	if leaf == "" {
+		return leaf
+	}
+	i, ok := store.Lookup(leaf)
+	if !ok {
+		return leaf
+	}
+	entries := store.Entries()
+	for j := i + 1; j < len(entries); j++ {
+		if isTreeNode(entries[j].Kind) && effectiveParent(entries, j) == leaf {
+			leaf = entries[j].ID
+		}
+	}
+	return leaf
+}
+
+// ActiveBranch returns the entries of the active branch, root first: the
+// path from the HEAD to the root. Abandoned branches are left out.
+func (s *State) ActiveBranch() ([]Entry, error) {
+	entries := s.store.Entries()
+	leaf := resolveLeaf(s.store, s.Fields())
+	var rev []Entry
+	seen := make(map[string]bool)
+	for id := leaf; id != ""; {
+		if seen[id] {
+			return nil, fmt.Errorf("conversation: cycle in event tree at %s", id)
+		}
+		seen[id] = true
+		i, ok := s.store.Lookup(id)
+		if !ok || i >= len(entries) {
+			return nil, fmt.Errorf("conversation: %w: %s on the active branch", ErrNotFound, id)
+		}
+		rev = append(rev, entries[i])
+		id = effectiveParent(entries, i)
+	}
+	for l, r := 0, len(rev)-1; l < r; l, r = l+1, r-1 {
+		rev[l], rev[r] = rev[r], rev[l]
+	}
+	return rev, nil
+}
+
+// UnmatchedActions returns, oldest first, the ActionEvents of entries (with
+// a non-null action) that nothing answered: no later ObservationEvent or
+// UserRejectObservation with their id as action_id, and no AgentErrorEvent
+// with their tool_call_id. This is the reference's rule.
+func UnmatchedActions(entries []Entry) []Entry {
+	answeredAction := make(map[string]bool)
+	erroredCall := make(map[string]bool)
+	var out []Entry
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := &entries[i]
+		switch e.Kind {
+		case kindObservation, kindUserReject:
+			answeredAction[e.ActionID] = true
+		case kindAgentError:
+			erroredCall[e.ToolCallID] = true
+		case kindAction:
+			if e.HasAction && !answeredAction[e.ID] && !erroredCall[e.ToolCallID] {
+				out = append(out, *e)
+			}
+		}
+	}
+	for l, r := 0, len(out)-1; l < r; l, r = l+1, r-1 {
+		out[l], out[r] = out[r], out[l]
+	}
+	return out
+}
+
+// RestartError is the error text of the AgentErrorEvent that RecoverRunning
+// appends for an action cut short by a crash (the reference's wording).
+const RestartError = "A restart occurred while this tool was in progress. " +
+	"This may indicate a fatal memory error or system crash. " +
+	"The tool execution was interrupted and did not complete."
+
+// RecoverRunning settles a conversation whose saved status is running,
+// which after a restart means its process died mid-run. As the reference's
+// agent server does, it sets the status to error and, if the whole log
+// holds an unanswered action with no observation for its tool call id,
+// appends an AgentErrorEvent answering the first one. It returns that event,
+// or nil. Nothing already written is changed.
+func (s *State) RecoverRunning() (*event.AgentErrorEvent, error) {
+	var out *event.AgentErrorEvent
+	err := s.Do(func(tx *Tx) error {
+		if tx.f.ExecutionStatus != StatusRunning {
+			return nil
+		}
+		tx.Fields().ExecutionStatus = StatusError
+		entries := s.store.Entries()
+		unmatched := UnmatchedActions(entries)
+		if len(unmatched) == 0 {
+			return nil
+		}
+		first := unmatched[0]
+		for i := range entries {
+			switch entries[i].Kind {
+			case kindObservation, kindUserReject, kindAgentError:
+				if entries[i].ToolCallID == first.ToolCallID {
+					return nil
+				}
+			}
+		}
+		raw, err := s.store.Raw(first.Index)
+		if err != nil {
+			return err
+		}
+		var toolName string
+		if err := jsonString(topField(raw, "tool_name"), &toolName); err != nil {
+			return fmt.Errorf("conversation: action %s: tool_name: %w", first.ID, err)
+		}
+		ev := &event.AgentErrorEvent{
+			Base:       event.NewBase(event.SourceAgent),
+			ToolName:   toolName,
+			ToolCallID: first.ToolCallID,
+			Error:      RestartError,
+			Classification: event.ErrorClassification{
+				Kind: event.ErrorKindInternal, Retryable: false, UserAction: "none",
+			},
+		}
+		if _, err := tx.Append(ev); err != nil {
+			return err
+		}
+		out = ev
+		return nil
+	})
+	return out, err
+}
