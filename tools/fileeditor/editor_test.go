@@ -828,3 +828,17 @@ func TestRenameRefused(t *testing.T) {
 	// The failed edit left no history entry: undo has nothing to do.
 	f.fail(Action{Command: CommandUndoEdit, Path: p}, "No edit history found")
 }
+
+func TestResourceKeys(t *testing.T) {
+	f := newFixture(t)
+	p := f.write("k.txt", "", 0o644)
+	if err := os.Symlink(p, f.path("k-link")); err != nil {
+		t.Fatal(err)
+	}
+	a := ResourceKeys(&Action{Command: CommandView, Path: p})
+	b := ResourceKeys(&Action{Command: CommandStrReplace, Path: f.path("k-link")})
+	c := ResourceKeys(&Action{Command: CommandCreate, Path: f.path("sub/../new.txt")})
+	if len(a) != 1 || a[0] != "file:"+p || b[0] != a[0] || c[0] != "file:"+f.path("new.txt") {
+		t.Errorf("keys: %v %v %v", a, b, c)
+	}
+}

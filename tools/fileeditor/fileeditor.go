@@ -133,3 +133,12 @@ Look at a file before editing it, and keep the code working after each edit. Sev
 
 Your working directory is ` + workingDir + `; start exploring there rather than at /.`
 }
+
+// ResourceKeys returns the keys of what a runs on, for an executor that
+// runs tool calls in parallel: the reference's "file:<resolved path>", the
+// same for every name of one file, so calls on one file run one at a time
+// and calls on different files in parallel. The Editor locks files itself
+// as well; the keys let a scheduler avoid blocking a worker on that lock.
+func ResourceKeys(a *Action) []string {
+	return []string{"file:" + resolve(a.Path)}
+}
