@@ -1,0 +1,273 @@
+package conversation_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/event"
+)
+
+func TestLockExcludesSecondProcess(t *testing.T) {
+	dir := t.TempDir()
+	_, sc, send := startChild(t, "locker", dir)
+	expectLine(t, sc, "locked")
+	_, err := conversation.OpenFileStore(dir, &conversation.FileOptions{LockTimeout: 50 * time.Millisecond})
+	if !errors.Is(err, conversation.ErrLocked) {
+		t.Fatalf("open while another process holds the lock: err = %v", err)
+	}
+	send("release")
+	expectLine(t, sc, "released")
+	s, err := conversation.OpenFileStore(dir, nil)
+	if err != nil {
+		t.Fatalf("open after release: %v", err)
+	}
+	s.Close()
+}
+
+func TestKilledWriterLosesNothing(t *testing.T) {
+	for round := range 3 {
+		dir := t.TempDir()
+		cmd, sc, _ := startChild(t, "writer", dir)
+		var committed []string
+		deadline := 20 + round*37
+		for len(committed) < deadline && sc.Scan() {
+			line := sc.Text()
+			if id, ok := strings.CutPrefix(line, "event "); ok {
+				committed = append(committed, id)
+			} else {
+				t.Fatalf("child: %s", line)
+			}
+		}
+		// Kill it mid-stream: it keeps appending while we read.
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+
+		s, err := conversation.OpenFileStore(dir, nil)
+		if err != nil {
+			t.Fatalf("round %d: open after kill: %v", round, err)
+		}
+		st, err := conversation.Open(s, nil)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		n := s.Len()
+		if n < len(committed)+1 { // +1 for the user message
+			t.Fatalf("round %d: %d events on disk, %d were committed", round, n, len(committed)+1)
+		}
+		for _, id := range committed {
+			if _, ok := s.Lookup(id); !ok {
+				t.Fatalf("round %d: committed event %s lost", round, id)
+			}
+		}
+		for i := range n {
+			if _, err := s.Event(i); err != nil {
+				t.Fatalf("round %d: event %d: %v", round, i, err)
+			}
+		}
+		// Every event file left is in the log or set aside.
+		names, _ := os.ReadDir(filepath.Join(dir, conversation.EventsDir))
+		for _, e := range names {
+			name := e.Name()
+			if name == conversation.LockFile || strings.HasSuffix(name, conversation.TornSuffix) {
+				continue
+			}
+			if !strings.HasPrefix(name, "event-") {
+				t.Errorf("unexpected file %s", name)
+			}
+		}
+		if st.Fields().ExecutionStatus != conversation.StatusRunning {
+			t.Fatalf("status = %s", st.Fields().ExecutionStatus)
+		}
+		last, _ := s.Entry(n - 1)
+		errEv, err := st.RecoverRunning()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Fields().ExecutionStatus != conversation.StatusError {
+			t.Errorf("status after recovery = %s", st.Fields().ExecutionStatus)
+		}
+		if last.Kind == "ActionEvent" {
+			if errEv == nil || errEv.ToolCallID != last.ToolCallID || errEv.ToolName != "terminal" ||
+				errEv.Error != conversation.RestartError || errEv.ParentID != last.ID ||
+				errEv.Classification != (event.ErrorClassification{Kind: "internal", UserAction: "none"}) {
+				t.Errorf("recovery event = %+v for unanswered %+v", errEv, last)
+			}
+		} else if errEv != nil {
+			t.Errorf("recovery answered an action that was answered: %+v", errEv)
+		}
+		if got := s.Len(); got != n+btoi(errEv != nil) {
+			t.Errorf("log has %d events after recovery, want %d", got, n+btoi(errEv != nil))
+		}
+		st.Close()
+		// Recovery is done once: reopening finds nothing to do.
+		st, err = conversation.Open(openFile(t, dir), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, _ := st.RecoverRunning(); again != nil {
+			t.Errorf("second recovery appended %+v", again)
+		}
+		st.Close()
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// writeLog writes n events through a file store and returns the directory.
+func writeLog(t *testing.T, n int) (string, []event.Event) {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := conversation.Create(openFile(t, dir), newFields(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []event.Event
+	for i := 0; len(evs) < n; i++ {
+		a, o := actionCycle(i, 300)
+		evs = append(evs, a, o)
+	}
+	evs = evs[:n]
+	for _, e := range evs {
+		if _, err := st.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	return dir, evs
+}
+
+func eventPath(dir string, i int, id string) string {
+	return filepath.Join(dir, conversation.EventsDir, fmt.Sprintf("event-%05d-%s.json", i, id))
+}
+
+func TestTornLastEventSetAside(t *testing.T) {
+	for _, tear := range []struct {
+		name string
+		cut  func([]byte) []byte
+	}{
+		{"truncated", func(b []byte) []byte { return b[:len(b)/2] }},
+		{"empty", func([]byte) []byte { return nil }},
+		{"no closing brace", func(b []byte) []byte { return b[:len(b)-1] }},
+	} {
+		t.Run(tear.name, func(t *testing.T) {
+			dir, evs := writeLog(t, 6)
+			os.Remove(filepath.Join(dir, conversation.IndexFile)) // as if the index line was never written
+			last := eventPath(dir, 5, evs[5].EventBase().ID)
+			b, err := os.ReadFile(last)
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(last, tear.cut(b), 0o644)
+			s, err := conversation.OpenFileStore(dir, nil)
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			defer s.Close()
+			if s.Len() != 5 {
+				t.Errorf("Len = %d, want 5", s.Len())
+			}
+			if _, err := os.Stat(last + conversation.TornSuffix); err != nil {
+				t.Errorf("torn file not set aside: %v", err)
+			}
+			// The slot is free again: the next append takes index 5.
+			a, _ := actionCycle(99, 10)
+			a.ParentID = evs[4].EventBase().ID
+			if ent, err := s.Append(a); err != nil || ent.Index != 5 {
+				t.Errorf("append after recovery: %+v, %v", ent, err)
+			}
+		})
+	}
+}
+
+func TestCorruptMiddleEventIsAnError(t *testing.T) {
+	dir, evs := writeLog(t, 6)
+	os.Remove(filepath.Join(dir, conversation.IndexFile))
+	p := eventPath(dir, 2, evs[2].EventBase().ID)
+	os.WriteFile(p, []byte(`{"id":`), 0o644)
+	_, err := conversation.OpenFileStore(dir, nil)
+	if err == nil || !strings.Contains(err.Error(), "event 2") {
+		t.Fatalf("err = %v, want one naming event 2", err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Errorf("the corrupt file was moved: %v", err)
+	}
+}
+
+func TestReaderRules(t *testing.T) {
+	dir, evs := writeLog(t, 6)
+	os.Remove(filepath.Join(dir, conversation.IndexFile))
+	// A gap at 3 ends the log; stray files are ignored.
+	os.Remove(eventPath(dir, 3, evs[3].EventBase().ID))
+	os.WriteFile(filepath.Join(dir, conversation.EventsDir, "notes.txt"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(dir, conversation.EventsDir, "event-1-abcdefab.json"), []byte("{}"), 0o644)
+	s, err := conversation.OpenFileStore(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Len() != 3 {
+		t.Errorf("Len = %d with a gap at 3, want 3", s.Len())
+	}
+	s.Close()
+}
+
+func TestDuplicateIDKeepsFirst(t *testing.T) {
+	dir, evs := writeLog(t, 3)
+	os.Remove(filepath.Join(dir, conversation.IndexFile))
+	b, _ := os.ReadFile(eventPath(dir, 0, evs[0].EventBase().ID))
+	dupPath := eventPath(dir, 3, evs[0].EventBase().ID)
+	os.WriteFile(dupPath, b, 0o644)
+	s, err := conversation.OpenFileStore(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Len() != 4 {
+		t.Fatalf("Len = %d", s.Len())
+	}
+	if i, _ := s.Lookup(evs[0].EventBase().ID); i != 0 {
+		t.Errorf("duplicate id resolves to %d, want the first (0)", i)
+	}
+}
+
+func TestIndexCacheMatchesScan(t *testing.T) {
+	dir, _ := writeLog(t, 30)
+	s := openFile(t, dir)
+	withCache := s.Entries()
+	s.Close()
+	os.Remove(filepath.Join(dir, conversation.IndexFile))
+	s = openFile(t, dir)
+	scanned := s.Entries()
+	s.Close()
+	if len(withCache) != len(scanned) {
+		t.Fatalf("%d vs %d entries", len(withCache), len(scanned))
+	}
+	for i := range scanned {
+		if withCache[i] != scanned[i] {
+			t.Errorf("entry %d: cache %+v, scan %+v", i, withCache[i], scanned[i])
+		}
+	}
+	// The scan rewrote the cache; a stale cache line is ignored.
+	if _, err := os.Stat(filepath.Join(dir, conversation.IndexFile)); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(filepath.Join(dir, conversation.IndexFile), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("0\tnot-the-id\tX\tuser\tt\t\t\t\t0\t1\n5\ttorn")
+	f.Close()
+	s = openFile(t, dir)
+	defer s.Close()
+	if got := s.Entries(); len(got) != 30 || got[0] != scanned[0] {
+		t.Errorf("stale cache lines were used: %+v", got[0])
+	}
+}
