@@ -122,9 +122,21 @@ func (p *Properties) UnmarshalJSON(data []byte) error {
 		if err := dec.Decode(&raw); err != nil {
 			return err
 		}
-		s, err := DecodeSchema(raw)
+		v, err := decodeSubschema(raw)
 		if err != nil {
 			return fmt.Errorf("property %q: %w", name, err)
+		}
+		s, ok := v.(map[string]any)
+		if !ok {
+			// Boolean schemas: true accepts anything, false nothing.
+			b, isBool := v.(bool)
+			if !isBool {
+				return fmt.Errorf("property %q: schema is not an object", name)
+			}
+			s = map[string]any{}
+			if !b {
+				s["not"] = map[string]any{}
+			}
 		}
 		out = append(out, Property{Name: name, Schema: s})
 	}

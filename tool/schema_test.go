@@ -200,6 +200,13 @@ func TestValidateOpenObjects(t *testing.T) {
 	if err := tool.Validate(s, []byte(`{"a":"x","b":1}`)); err != nil {
 		t.Errorf("open object rejected an extra field: %v", err)
 	}
+	s, _ = tool.DecodeSchema([]byte(`{"type":"object","properties":{"no":false,"yes":true}}`))
+	if err := tool.Validate(s, []byte(`{"yes":[1]}`)); err != nil {
+		t.Errorf("true schema rejected a value: %v", err)
+	}
+	if err := tool.Validate(s, []byte(`{"no":1}`)); err == nil || !strings.Contains(err.Error(), `field "no": this value is not allowed`) {
+		t.Errorf("false schema: %v", err)
+	}
 	s, _ = tool.DecodeSchema([]byte(`{"type":"object","additionalProperties":{"type":"integer"}}`))
 	if err := tool.Validate(s, []byte(`{"b":"x"}`)); err == nil || !strings.Contains(err.Error(), `field "b": expected integer`) {
 		t.Errorf("additionalProperties schema not applied: %v", err)

@@ -95,6 +95,13 @@ func check(schema map[string]any, v any, path string, errs *[]error) {
 	if schema == nil {
 		return
 	}
+	if not, ok := schema["not"].(map[string]any); ok {
+		var e []error
+		if check(not, v, path, &e); len(e) == 0 {
+			fieldErr(errs, path, "this value is not allowed")
+			return
+		}
+	}
 	if alts, ok := schema["anyOf"].([]any); ok {
 		checkAnyOf(alts, v, path, errs)
 	}
