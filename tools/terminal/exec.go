@@ -69,6 +69,8 @@ type Terminal struct {
 	username string
 	hostname string
 
+	leftover string // see previousResult; used under sem
+
 	mu      sync.Mutex
 	sess    *session
 	closed  bool
@@ -262,7 +264,7 @@ func (t *Terminal) Run(ctx context.Context, a *Action) (*Observation, error) {
 	var sent string // text whose echo may lead the output
 	key := false
 	switch {
-	case a.IsInput:
+	case a.IsInput && command != "":
 		var b []byte
 		b, key = inputBytes(command)
 		if !key {
@@ -272,6 +274,7 @@ func (t *Terminal) Run(ctx context.Context, a *Action) (*Observation, error) {
 			return t.exited(s, command, err), nil
 		}
 	case command != "":
+		t.leftover = t.previousResult(s)
 		script := command + "\n"
 		if t.opts.Env != nil {
 			script = t.exports(t.opts.Env(command)) + script
@@ -282,6 +285,7 @@ func (t *Terminal) Run(ctx context.Context, a *Action) (*Observation, error) {
 	}
 
 	o := t.wait(ctx, s, a, command, sent, key)
+	s.unfinished = o.ExitCode != nil && *o.ExitCode == -1
 	if resetNote != "" {
 		o.Content = textList(resetNote + "\n\n" + o.Text())
 		c := "[RESET] " + a.Command
@@ -403,6 +407,29 @@ func (t *Terminal) exited(s *session, command string, cause error) *Observation 
 	return o
 }
 
+// previousResult reports the end of a command that was still running when
+// a call last returned and has finished since: its exit code and the
+// output not yet shown (the tail, if long). It is "" otherwise.
+func (t *Terminal) previousResult(s *session) string {
+	if !s.unfinished {
+		return ""
+	}
+	s.unfinished = false
+	snap := s.take()
+	if snap.done == nil {
+		return ""
+	}
+	text := strings.TrimRight(clean(snap.out), " \t\n")
+	if t.opts.Mask != nil {
+		text = t.opts.Mask(text)
+	}
+	if text == "" {
+		return fmt.Sprintf("[The previous command finished with exit code %d.]\n", snap.done.exitCode)
+	}
+	text = truncateMiddle(text, 4000, func(int) string { return "\n<...>\n" })
+	return fmt.Sprintf("[The previous command finished with exit code %d. Its output since the last read:]\n%s\n[Output of this command:]\n", snap.done.exitCode, text)
+}
+
 // observe builds an observation of the output not yet returned and
 // marks it returned. sent is text just typed, whose echo (by programs
 // that echo input themselves) is dropped from the start of the output.
@@ -429,6 +456,8 @@ func (t *Terminal) observe(s *session, command, sent string) *Observation {
 	if snap.read {
 		o.Metadata.Prefix = "[Below is the output of the previous command.]\n"
 	}
+	o.Metadata.Prefix = t.leftover + o.Metadata.Prefix
+	t.leftover = ""
 	if t.opts.SaveDir != "" {
 		o.FullOutputSaveDir = t.opts.SaveDir
 	}

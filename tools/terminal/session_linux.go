@@ -87,6 +87,11 @@ type session struct {
 	tmp    string // private directory: rc file and command file
 	prefix []byte // start of this session's marker
 
+	// unfinished is set while a command that a call returned from
+	// unfinished may still end; only the running call touches it.
+	unfinished bool
+
+	closeOnce  sync.Once
 	readerDone chan struct{}
 	exited     chan struct{} // closed once the shell has exited
 
@@ -381,7 +386,9 @@ func (s *session) interrupt() error {
 // close kills the shell and every process of its session (jobs run in
 // process groups of their own, so killing the shell's group is not
 // enough), then releases the pty.
-func (s *session) close() {
+func (s *session) close() { s.closeOnce.Do(s.kill) }
+
+func (s *session) kill() {
 	pid := s.cmd.Process.Pid
 	for range 3 {
 		members := sessionMembers(pid)

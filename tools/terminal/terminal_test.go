@@ -254,6 +254,26 @@ func TestSoftTimeoutReadInterrupt(t *testing.T) {
 	expect(t, run(t, term, Action{Command: "echo still works"}), "still works", 0)
 }
 
+// TestPreviousResult: a command that timed out and finished before the
+// next command still reports its exit code and its last output.
+func TestPreviousResult(t *testing.T) {
+	term := newTerminal(t, nil)
+	o := run(t, term, Action{Command: "sleep 1.5; echo late; (exit 7)"})
+	if exitCode(o) != -1 {
+		t.Fatalf("exit %d", exitCode(o))
+	}
+	time.Sleep(time.Second)
+	o = run(t, term, Action{Command: "echo next"})
+	expect(t, o, "next", 0)
+	if want := "[The previous command finished with exit code 7. Its output since the last read:]\nlate\n"; !strings.HasPrefix(o.Metadata.Prefix, want) {
+		t.Errorf("prefix %q, want it to start with %q", o.Metadata.Prefix, want)
+	}
+	expect(t, run(t, term, Action{Command: "echo again"}), "again", 0)
+	if o := run(t, term, Action{Command: "echo again"}); o.Metadata.Prefix != "" {
+		t.Errorf("stale prefix %q", o.Metadata.Prefix)
+	}
+}
+
 func TestHardTimeout(t *testing.T) {
 	term := newTerminal(t, &Options{NoChangeTimeout: time.Minute})
 	start := time.Now()
