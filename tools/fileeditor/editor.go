@@ -1,6 +1,7 @@
 package fileeditor
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -126,9 +127,8 @@ func ptr[T any](v T) *T { return &v }
 
 // target is a validated path: what to show and where the file really is.
 type target struct {
-	path string      // as shown to the model (cleaned)
-	real string      // symlinks resolved; all I/O and the history use it
-	info fs.FileInfo // nil for create
+	path string // as shown to the model (cleaned)
+	real string // symlinks resolved; all I/O and the history use it
 }
 
 func (e *Editor) run(a *Action) (*Observation, error) {
@@ -166,7 +166,6 @@ func (e *Editor) run(a *Action) (*Observation, error) {
 	case !fi.IsDir() && !fi.Mode().IsRegular():
 		return nil, failf("%s is not a regular file (it is a %s); the %s tool only works on regular files and directories.", t.path, fileType(fi.Mode()), Name)
 	}
-	t.info = fi
 
 	switch a.Command {
 	case CommandView:
@@ -272,6 +271,9 @@ func (e *Editor) readText(t target) (textFile, []byte, error) {
 	b, err := e.readRaw(t)
 	if err != nil {
 		return textFile{}, nil, err
+	}
+	if bytes.HasPrefix(b, []byte{0xFF, 0xFE}) || bytes.HasPrefix(b, []byte{0xFE, 0xFF}) {
+		return textFile{}, nil, failf("File validation failed for %s: File is encoded as UTF-16, which this tool cannot edit. Convert it to UTF-8 first (e.g. with iconv) or edit it with another tool.", t.path)
 	}
 	if isBinary(b) {
 		return textFile{}, nil, failf("File validation failed for %s: File appears to be binary and this file type cannot be read or edited by this tool.", t.path)

@@ -560,6 +560,8 @@ func TestRefusesHugeAndBinary(t *testing.T) {
 		f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: sp("a"), NewStr: sp("b")}, "binary")
 	}
 	f.unchanged(bin, "\x7fELF\x02\x01\x01\x00\x00\x00text")
+	utf16 := f.write("u16.txt", "\xFF\xFEh\x00i\x00\n\x00", 0o644)
+	f.fail(Action{Command: CommandView, Path: utf16}, "UTF-16", "Convert it to UTF-8")
 	// Text with a few control characters (ANSI colours, form feeds) is text.
 	f.ok(Action{Command: CommandView, Path: f.write("log.txt", "\x1b[31mred\x1b[0m\n\fpage\n", 0o644)})
 }

@@ -11,7 +11,27 @@
 //
 // The tool speaks the reference's wire format: actions of kind
 // FileEditorAction, observations of kind FileEditorObservation, registry
-// name "file_editor".
+// name "file_editor", and its messages are the reference's where the
+// behaviour is the same (testdata/reference_behaviour.json is replayed in
+// the tests). Where the reference (openhands-tools 1.43.1) loses data or
+// misleads the model, this package differs on purpose:
+//
+//   - CRLF files stay CRLF (the reference rewrites them with "\n").
+//   - Latin-1 files are edited byte for byte; a character Latin-1 cannot
+//     hold is refused rather than transcoding the whole file to UTF-8.
+//   - Editing through a symlink edits its target (the reference replaces
+//     the link with a regular file). New files get 0666 less the umask,
+//     not 0600. A file that cannot be renamed over (a bind mount) is
+//     written in place rather than not at all.
+//   - insert after the last line of a file without a final newline starts
+//     a new line (the reference glues the text onto the last line), and a
+//     final newline in new_str does not add an empty line.
+//   - Views do not number an empty line past the final newline, and cut
+//     long output at line boundaries keeping true line numbers.
+//   - old_str matching is reported ambiguous when occurrences overlap, and
+//     an empty old_str is refused.
+//   - create records no undo step (the reference's undo after create
+//     rewrites the same content). Images obey the size limit.
 package fileeditor
 
 import (
