@@ -91,7 +91,7 @@ func PrepareCall(tools []Tool, name, arguments string, honourRisk bool) (*Call, 
 		return nil, &CallError{ToolName: toolName, NotFound: true, Err: fmt.Errorf("tool %q not found", toolName),
 			msg: fmt.Sprintf("Tool '%s' not found. Available: %s", toolName, pyList(names))}
 	}
-	if args, err = RepairArgs(t.InputSchema(), args); err != nil {
+	if args, err = RepairArgs(inputSchema(t), args); err != nil {
 		return nil, invalid(name, keys(args), false, err)
 	}
 	c := &Call{Tool: t, Name: toolName, Arguments: string(args)}

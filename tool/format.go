@@ -35,8 +35,17 @@ func ReadOnly(t Tool) bool {
 // which case the summary meta-argument is not added and the model's
 // "summary" belongs to the tool.
 func HasOwnSummary(t Tool) bool {
-	_, ok := PropertiesOf(t.InputSchema()).Get(MetaSummary)
+	_, ok := PropertiesOf(inputSchema(t)).Get(MetaSummary)
 	return ok
+}
+
+// inputSchema returns t's input schema for reading, without the copy
+// InputSchema makes where t allows it.
+func inputSchema(t Tool) map[string]any {
+	if s, ok := t.(interface{ sharedSchema() map[string]any }); ok {
+		return s.sharedSchema()
+	}
+	return t.InputSchema()
 }
 
 func securityRiskSchema() map[string]any {
@@ -61,7 +70,7 @@ func summarySchema() map[string]any {
 // fields before long ones, so a truncated reply loses content rather than
 // the metadata.
 func Parameters(t Tool) map[string]any {
-	s := cloneSchema(t.InputSchema())
+	s := cloneSchema(inputSchema(t))
 	if s == nil {
 		s = map[string]any{"type": "object"}
 	}
@@ -131,7 +140,7 @@ func MCPFormat(t Tool) map[string]any {
 	out := map[string]any{
 		"name":        t.Name(),
 		"description": t.Description(),
-		"inputSchema": cloneSchema(t.InputSchema()),
+		"inputSchema": cloneSchema(inputSchema(t)),
 	}
 	if a := t.Annotations(); a != nil {
 		out["annotations"] = *a

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gohands/gohands/event"
@@ -138,5 +139,43 @@ func TestExecuteWrongAction(t *testing.T) {
 	tl := named("typed")
 	if _, err := tl.Execute(context.Background(), &riskyAction{}); err == nil {
 		t.Error("Execute accepted an action of another tool")
+	}
+}
+
+type shotAction struct {
+	Fail bool `json:"fail,omitempty"`
+}
+
+func init() { event.RegisterKind[shotAction]("TestShotAction") }
+
+// A tool's observation reaches the model as text and images, with the
+// error header when it failed.
+func TestObservationRendering(t *testing.T) {
+	const png = "data:image/png;base64,iVBORw0KGgo="
+	shot := tool.New("shot", "Screenshot.", func(_ context.Context, a *shotAction) (*plainObs, error) {
+		return &plainObs{event.ObservationBase{IsError: a.Fail,
+			Content: event.List[event.Content]{event.Text("screen:"), event.Image(png)}}}, nil
+	}, nil)
+	for _, fail := range []bool{false, true} {
+		c, err := tool.PrepareCall([]tool.Tool{shot}, "shot", fmt.Sprintf(`{"fail":%v}`, fail), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs, err := c.Tool.Execute(context.Background(), c.Action)
+		if err != nil {
+			t.Fatal(err)
+		}
+		content := event.ObservationContent(obs)
+		want := []string{"text:screen:", "image:" + png}
+		if fail {
+			want = append([]string{"text:" + event.ErrorHeader}, want...)
+		}
+		var got []string
+		for _, b := range content {
+			got = append(got, b.Type+":"+b.Text+strings.Join(b.ImageURLs, ","))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("fail=%v: content %q, want %q", fail, got, want)
+		}
 	}
 }

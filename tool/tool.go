@@ -113,6 +113,10 @@ func (t *Typed[A, O]) Annotations() *event.ToolAnnotations { return t.opts.Annot
 // InputSchema implements Tool. The result is a copy.
 func (t *Typed[A, O]) InputSchema() map[string]any { return cloneSchema(t.schema) }
 
+// sharedSchema returns the schema itself, for read-only use in this
+// package.
+func (t *Typed[A, O]) sharedSchema() map[string]any { return t.schema }
+
 // Definition implements Tool.
 func (t *Typed[A, O]) Definition() event.ToolDefinition {
 	title := t.name
