@@ -85,4 +85,3 @@ func simplifyNode(node any, defs map[string]any, visiting map[string]bool) map[s
 	}
 	return out
 }
-
