@@ -144,3 +144,28 @@ func TestReferenceJSON(t *testing.T) {
 		t.Error("unknown key accepted")
 	}
 }
+
+// TestModelCall runs a call the way models send them, through the tool
+// package's repair: the legacy name, no command, view_range as a string.
+func TestModelCall(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f.txt")
+	if err := os.WriteFile(p, []byte("a\nb\nc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tl := fileeditor.New(&fileeditor.Options{WorkingDir: dir})
+	defer tl.Close()
+	args, _ := json.Marshal(map[string]any{"path": p, "view_range": "[2, 3]", "security_risk": "LOW"})
+	call, err := tool.PrepareCall([]tool.Tool{tl}, "str_replace_editor", string(args), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := call.Tool.Execute(context.Background(), call.Action)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Here's the result of running `cat -n` on " + p + ":\n     2\tb\n     3\tc\n"
+	if got := event.TextOf(event.ObservationContent(obs)); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
