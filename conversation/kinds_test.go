@@ -1,19 +1,70 @@
 package conversation_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/secret"
 )
 
 // testAgent stands in for the real Agent kind, which arrives in a later
-// package. It keeps the LLM config as raw JSON, with the api key as a secret
-// so the state's secret handling can be tested.
+// package. It keeps the LLM config and any other field as raw JSON (so the
+// reference's full Agent JSON loads), with an api key as a secret so the
+// state's secret handling can be tested.
 type testAgent struct {
-	LLM    json.RawMessage `json:"llm"`
-	Tools  []any           `json:"tools"`
-	APIKey secret.String   `json:"api_key,omitzero"`
+	LLM    json.RawMessage
+	Tools  []any
+	APIKey secret.String
+	Extra  map[string]json.RawMessage
+}
+
+func (a *testAgent) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"llm":`)
+	b.Write(a.LLM)
+	tools, err := json.Marshal(event.List[any](a.Tools))
+	if err != nil {
+		return nil, err
+	}
+	b.WriteString(`,"tools":`)
+	b.Write(tools)
+	if !a.APIKey.IsZero() {
+		k, _ := json.Marshal(a.APIKey)
+		b.WriteString(`,"api_key":`)
+		b.Write(k)
+	}
+	for _, k := range slices.Sorted(maps.Keys(a.Extra)) {
+		fmt.Fprintf(&b, ",%q:%s", k, a.Extra[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func (a *testAgent) UnmarshalJSON(data []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	*a = testAgent{LLM: m["llm"]}
+	if err := json.Unmarshal(m["tools"], &a.Tools); err != nil {
+		return fmt.Errorf("tools: %w", err)
+	}
+	if k, ok := m["api_key"]; ok {
+		if err := json.Unmarshal(k, &a.APIKey); err != nil {
+			return err
+		}
+	}
+	delete(m, "llm")
+	delete(m, "tools")
+	delete(m, "api_key")
+	if len(m) > 0 {
+		a.Extra = m
+	}
+	return nil
 }
 
 func (a *testAgent) MapSecrets(f func(secret.String) (secret.String, error)) (any, error) {
@@ -43,6 +94,7 @@ type terminalMetadata struct {
 	Username   string `json:"username,omitempty"`
 	Hostname   string `json:"hostname,omitempty"`
 	WorkingDir string `json:"working_dir,omitempty"`
+	PyPath     string `json:"py_interpreter_path,omitempty"`
 	Prefix     string `json:"prefix"`
 	Suffix     string `json:"suffix"`
 }
@@ -53,6 +105,7 @@ type terminalObservation struct {
 	ExitCode *int             `json:"exit_code,omitempty"`
 	Timeout  bool             `json:"timeout"`
 	Metadata terminalMetadata `json:"metadata"`
+	SaveDir  string           `json:"full_output_save_dir,omitempty"`
 }
 
 func init() {
