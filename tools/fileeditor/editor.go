@@ -521,7 +521,7 @@ func (e *Editor) strReplace(t target, oldStr, newStr string) (*Observation, erro
 
 // matches describes where a string occurs in a text.
 type matches struct {
-	count int   // occurrences, overlapping ones included
+	count int   // occurrences, overlapping ones included; exact up to 2
 	first int   // byte offset of the first occurrence
 	lines []int // distinct 1-based lines where occurrences start, at most maxListed
 	more  int   // distinct lines with occurrences beyond lines
@@ -553,6 +553,17 @@ func findMatches(text, sub string) matches {
 				m.more++
 			}
 			lastLine = line
+		}
+		if m.count >= 2 {
+			// Ambiguous already: only the lines of further occurrences
+			// matter, so go on from the next line. This bounds the work
+			// by the number of lines, whatever the text.
+			nl := strings.IndexByte(text[at:], '\n')
+			if nl < 0 {
+				return m
+			}
+			pos = at + nl + 1
+			continue
 		}
 		// Step by one rune, not by len(sub), to see overlaps.
 		pos = at + 1

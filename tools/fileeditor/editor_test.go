@@ -421,6 +421,12 @@ func TestStrReplaceManyMatchesListed(t *testing.T) {
 	f := newFixture(t)
 	p := f.write("m.txt", strings.Repeat("x\n", 200), 0o644)
 	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: sp("x"), NewStr: sp("y")}, "in lines [1, 2, 3,", "50] and 150 more lines")
+
+	// Millions of overlapping occurrences on few lines: the search stops
+	// counting once the answer is "ambiguous" (visiting every overlap
+	// would compare billions of bytes).
+	p = f.write("a.txt", strings.Repeat("a", 4<<20)+"\n"+strings.Repeat("a", 1000)+"\nb\n", 0o644)
+	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: sp(strings.Repeat("a", 500)), NewStr: sp("b")}, "in lines [1, 2].")
 }
 
 func TestInsert(t *testing.T) {
