@@ -133,7 +133,7 @@ func AnthropicFormat(t Tool) map[string]any {
 }
 
 // MCPFormat returns t as an MCP tool: {"name","description","inputSchema"},
-// plus "annotations" when t declares them. As in the reference, the input
+// plus "annotations" and "_meta" when t has them. As in the reference, the input
 // schema is t's own InputSchema without meta-arguments: an MCP client calls
 // the tool directly, not through the agent that strips them.
 func MCPFormat(t Tool) map[string]any {
@@ -144,6 +144,9 @@ func MCPFormat(t Tool) map[string]any {
 	}
 	if a := t.Annotations(); a != nil {
 		out["annotations"] = *a
+	}
+	if m := t.Definition().Meta; len(m) > 0 {
+		out["_meta"] = m
 	}
 	return out
 }

@@ -113,3 +113,20 @@ func TestAnnotationsAndDefinition(t *testing.T) {
 		t.Errorf("titled definition = %+v", d)
 	}
 }
+
+func TestMeta(t *testing.T) {
+	tl := tool.New("with_meta", "d", newRisky().Run, &tool.Options{Meta: map[string]any{"source": "test"}})
+	if got := string(tl.Definition().Meta); got != `{"source":"test"}` {
+		t.Errorf("definition meta = %s", got)
+	}
+	b, err := event.MarshalJSON(tool.MCPFormat(tl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"_meta":{"source":"test"}`) {
+		t.Errorf("MCP form without _meta: %s", b)
+	}
+	if newRisky().Definition().Meta != nil {
+		t.Error("meta without Options.Meta")
+	}
+}

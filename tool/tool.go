@@ -2,6 +2,24 @@
 // an executor. The JSON schema the model sees is derived from the action
 // type, arguments are validated against it before the executor runs, and a
 // registry turns plain-JSON tool specs into tools.
+//
+// A tool author writes two structs and one function and calls [New] (see
+// the package example). The schema follows the struct-tag conventions
+// described at [SchemaFor].
+//
+// For the agent loop the package offers:
+//   - the model-facing forms of a tool: [ChatCompletionsFormat],
+//     [ResponsesFormat], [AnthropicFormat], [MCPFormat], all built on
+//     [Parameters], which adds the security_risk and summary
+//     meta-arguments;
+//   - [PrepareCall], which turns a model's tool call into an action,
+//     repairing what models commonly get wrong ([ParseArguments],
+//     [NormalizeCall], [RepairArgs]) and removing the meta-arguments
+//     ([SplitMeta]), with errors the model can act on;
+//   - the registry: [Register], [Resolve], [ResolveAll] and [CloseAll].
+//
+// Tools that hold resources implement [Closer]; the conversation that owns
+// them closes them when it is closed.
 package tool
 
 import (
@@ -53,6 +71,9 @@ type Options struct {
 	// Close, if set, is called by the tool's Close method (executors that
 	// hold processes or files release them here).
 	Close func() error
+	// Meta is free-form metadata kept in the tool's definition and sent as
+	// "_meta" in its MCP form.
+	Meta map[string]any
 }
 
 // Typed is a tool made by New.
@@ -64,6 +85,7 @@ type Typed[A any, O event.Observation] struct {
 	observationKind   string
 	schema            map[string]any
 	info              *typeInfo
+	meta              json.RawMessage
 }
 
 // New returns a tool named name that decodes arguments into an A and runs
@@ -98,6 +120,12 @@ func New[A any, O event.Observation](name, description string, exec Executor[A, 
 		panic(fmt.Sprintf("tool.New(%q): action type %v: %v", name, reflect.TypeFor[A](), d.err))
 	}
 	t.schema, t.info = d.schema, d.info
+	if t.opts.Meta != nil {
+		var err error
+		if t.meta, err = event.MarshalJSON(t.opts.Meta); err != nil {
+			panic(fmt.Sprintf("tool.New(%q): Options.Meta: %v", name, err))
+		}
+	}
 	return t
 }
 
@@ -128,6 +156,7 @@ func (t *Typed[A, O]) Definition() event.ToolDefinition {
 		ActionType:      t.actionKind,
 		ObservationType: t.observationKind,
 		Annotations:     t.opts.Annotations,
+		Meta:            t.meta,
 		Title:           title,
 		Kind:            t.opts.Kind,
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -87,5 +88,45 @@ func TestRegistry(t *testing.T) {
 	}
 	if !tool.ReadOnly(tools[0]) {
 		t.Error("finish is not read-only")
+	}
+}
+
+// The definition stored in a SystemPromptEvent matches the reference's
+// (testdata/reference_definition.json, written by the Python SDK; its
+// description is replaced since ours is our own), nulls aside.
+func TestDefinition(t *testing.T) {
+	def := finish.New().Definition()
+	got, err := event.MarshalJSON(&def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tooltest.GoldenJSON(t, "definition.json", got)
+	ref, err := os.ReadFile(filepath.Join("testdata", "reference_definition.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm := func(data []byte) map[string]any {
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		delete(m, "description")
+		dropNulls(m)
+		return m
+	}
+	g, w := norm(got), norm(ref)
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("definition\n got %v\nwant %v", g, w)
+	}
+}
+
+func dropNulls(m map[string]any) {
+	for k, v := range m {
+		switch v := v.(type) {
+		case nil:
+			delete(m, k)
+		case map[string]any:
+			dropNulls(v)
+		}
 	}
 }
