@@ -187,7 +187,7 @@ func TestEchoTurnedOn(t *testing.T) {
 }
 
 func TestReadPrompt(t *testing.T) {
-	term := newTerminal(t, nil)
+	term := newTerminal(t, &Options{NoChangeTimeout: 2 * time.Second})
 	o := run(t, term, Action{Command: `read -r -p 'Name? ' name && echo "hello, $name"`})
 	if exitCode(o) != -1 || !o.Timeout || !strings.Contains(o.Text(), "Name?") {
 		t.Fatalf("read prompt: exit %d, timeout %v, output %q", exitCode(o), o.Timeout, o.Text())
@@ -203,7 +203,7 @@ func TestReadPrompt(t *testing.T) {
 
 func TestPythonREPL(t *testing.T) {
 	need(t, "python3")
-	term := newTerminal(t, &Options{SessionEnv: map[string]string{"PYTHONSTARTUP": ""}})
+	term := newTerminal(t, &Options{NoChangeTimeout: 2 * time.Second, SessionEnv: map[string]string{"PYTHONSTARTUP": ""}})
 	o := run(t, term, Action{Command: "python3"})
 	if exitCode(o) != -1 || !strings.Contains(o.Text(), ">>>") {
 		t.Fatalf("python3: exit %d, output %q", exitCode(o), o.Text())
@@ -221,7 +221,7 @@ func TestPythonREPL(t *testing.T) {
 
 func TestSoftTimeoutReadInterrupt(t *testing.T) {
 	term := newTerminal(t, nil)
-	o := run(t, term, Action{Command: "echo first; sleep 1.5; echo second; sleep 60"})
+	o := run(t, term, Action{Command: "echo first; sleep 3; echo second; sleep 60"})
 	if exitCode(o) != -1 || !o.Timeout || o.Text() != "first" || o.Metadata.Prefix != "" {
 		t.Fatalf("first read: exit %d, timeout %v, output %q, prefix %q", exitCode(o), o.Timeout, o.Text(), o.Metadata.Prefix)
 	}
@@ -232,7 +232,12 @@ func TestSoftTimeoutReadInterrupt(t *testing.T) {
 		t.Error("LLM text reports an exit code for a running command")
 	}
 
-	o = run(t, term, Action{Command: ""})
+	// Read until the second line shows up; earlier output is not repeated.
+	for i := 0; i < 10; i++ {
+		if o = run(t, term, Action{Command: ""}); o.Text() != "" {
+			break
+		}
+	}
 	if exitCode(o) != -1 || o.Text() != "second" || o.Metadata.Prefix == "" {
 		t.Errorf("second read: exit %d, output %q, prefix %q", exitCode(o), o.Text(), o.Metadata.Prefix)
 	}
@@ -258,11 +263,24 @@ func TestSoftTimeoutReadInterrupt(t *testing.T) {
 // next command still reports its exit code and its last output.
 func TestPreviousResult(t *testing.T) {
 	term := newTerminal(t, nil)
-	o := run(t, term, Action{Command: "sleep 1.5; echo late; (exit 7)"})
+	o := run(t, term, Action{Command: "while [ ! -e go ]; do sleep 0.05; done; echo late; (exit 7)"})
 	if exitCode(o) != -1 {
 		t.Fatalf("exit %d", exitCode(o))
 	}
-	time.Sleep(time.Second)
+	if err := os.WriteFile(filepath.Join(term.opts.WorkingDir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	term.mu.Lock()
+	s := term.sess
+	term.mu.Unlock()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if done, _ := s.status(); done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command did not finish")
+		}
+	}
 	o = run(t, term, Action{Command: "echo next"})
 	expect(t, o, "next", 0)
 	if want := "[The previous command finished with exit code 7. Its output since the last read:]\nlate\n"; !strings.HasPrefix(o.Metadata.Prefix, want) {
@@ -334,13 +352,13 @@ func TestLargeOutput(t *testing.T) {
 func TestCancelInterrupts(t *testing.T) {
 	term := newTerminal(t, &Options{NoChangeTimeout: time.Minute})
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(300*time.Millisecond, cancel)
+	time.AfterFunc(time.Second, cancel)
 	start := time.Now()
 	o, err := term.Run(ctx, &Action{Command: "echo started; sleep 60"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	if d := time.Since(start); d > 6*time.Second {
 		t.Errorf("cancelled call returned after %v", d)
 	}
 	if exitCode(o) != 130 || o.Text() != "started" || !strings.Contains(o.Metadata.Suffix, "cancelled") {
@@ -349,8 +367,21 @@ func TestCancelInterrupts(t *testing.T) {
 	expect(t, run(t, term, Action{Command: "echo alive"}), "alive", 0)
 
 	// Interrupt from another goroutine, as a conversation's interrupt does.
-	time.AfterFunc(300*time.Millisecond, func() { term.Interrupt() })
-	o = run(t, term, Action{Command: "sleep 60"})
+	// Until the command is in the foreground, Interrupt has nothing to
+	// interrupt; keep trying.
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+				term.Interrupt()
+			}
+		}
+	}()
+	o = run(t, term, Action{Command: "sleep 60", Timeout: new(30.0)})
+	close(stop)
 	if exitCode(o) != 130 {
 		t.Errorf("Interrupt: exit %d", exitCode(o))
 	}
