@@ -167,6 +167,11 @@ func run(ctx context.Context, workingDir string, a *Action) (*Observation, error
 		return fail("%v", err)
 	}
 	obs.SearchPath = root
+	if a.Path != "" {
+		if pattern, err = relativeTo(root, pattern); err != nil {
+			return fail("%v", err)
+		}
+	}
 	over, err := filewalk.ParseOverrides(pattern)
 	if err != nil {
 		return fail("%v", err)
@@ -207,6 +212,27 @@ func splitAbsolute(pattern string) (dir, rest string) {
 	}
 	// Anchor: "/src/*.go" means files directly in /src, not at any depth.
 	return filepath.FromSlash(base), "/" + rest
+}
+
+// relativeTo turns an absolute pattern given together with a path into a
+// pattern anchored at root. Other patterns are returned unchanged.
+func relativeTo(root, pattern string) (string, error) {
+	p := filewalk.ExpandHome(pattern)
+	if !filepath.IsAbs(p) {
+		return pattern, nil
+	}
+	dir, rest := splitAbsolute(p)
+	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = resolved
+	}
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", fmt.Errorf("pattern %q is outside the search path %s; give a pattern relative to the path", pattern, root)
+	}
+	if rel == "." {
+		return rest, nil
+	}
+	return "/" + filepath.ToSlash(rel) + rest, nil
 }
 
 // newestFirst sorts by modification time, newest first (ties by path), and

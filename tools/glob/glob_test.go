@@ -118,6 +118,9 @@ func TestGlob(t *testing.T) {
 		{`{"pattern":"` + filepath.Join(dir, "cmd") + `/*.go"}`, []string{"cmd/tool.go"}},
 		{`{"pattern":"` + filepath.Join(dir, "cmd") + `/**/*.go"}`, []string{"cmd/tool.go", "cmd/app/app.go"}},
 		{`{"pattern":"` + filepath.Join(dir, "main.go") + `"}`, []string{"main.go"}},
+		// An absolute pattern with a path is taken relative to the path.
+		{`{"pattern":"` + filepath.Join(dir, "cmd") + `/*.go","path":"` + dir + `"}`, []string{"cmd/tool.go"}},
+		{`{"pattern":"` + dir + `/*.go","path":"` + dir + `"}`, []string{".hidden.go", "main.go"}},
 	} {
 		obs := call(t, tl, tc.args)
 		if obs.IsError {
@@ -181,7 +184,8 @@ func TestGlobErrors(t *testing.T) {
 		`{"pattern":"*.go","path":"` + filepath.Join(dir, "file.txt") + `"}`: "is a file, not a directory",
 		`{"pattern":"[abc"}`: `invalid glob pattern "[abc"`,
 		`{"pattern":"{a,b"}`: `invalid glob pattern "{a,b"`,
-		`{"pattern":""}`:     "pattern must not be empty",
+		`{"pattern":"/elsewhere/*.go","path":"` + dir + `"}`: `pattern "/elsewhere/*.go" is outside the search path`,
+		`{"pattern":""}`: "pattern must not be empty",
 		`{"pattern":"` + filepath.Join(dir, "nope") + `/**/*.go"}`: "does not exist",
 	} {
 		obs := call(t, tl, args)
