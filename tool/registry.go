@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -160,4 +161,20 @@ func CloseAll(tools []Tool) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+var (
+	camelWord  = regexp.MustCompile(`(.)([A-Z][a-z]+)`)
+	camelUpper = regexp.MustCompile(`([a-z0-9])([A-Z])`)
+)
+
+// NameFromKind returns the tool name the reference derives from a tool
+// kind (its class name): CamelCase to snake_case, then a trailing "_tool"
+// removed. TerminalTool is "terminal", FileEditorTool "file_editor",
+// BrowserToolSet "browser_tool_set". A ToolDefinition does not store the
+// name, so readers of a SystemPromptEvent use this.
+func NameFromKind(kind string) string {
+	s := camelWord.ReplaceAllString(kind, "${1}_${2}")
+	s = strings.ToLower(camelUpper.ReplaceAllString(s, "${1}_${2}"))
+	return strings.TrimSuffix(s, "_tool")
 }

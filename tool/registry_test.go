@@ -179,3 +179,16 @@ func TestObservationRendering(t *testing.T) {
 		}
 	}
 }
+
+func TestNameFromKind(t *testing.T) {
+	for kind, want := range map[string]string{
+		"TerminalTool": "terminal", "FileEditorTool": "file_editor", "TaskTrackerTool": "task_tracker",
+		"FinishTool": "finish", "ThinkTool": "think", "GlobTool": "glob", "InvokeSkillTool": "invoke_skill",
+		"TaskToolSet": "task_tool_set", "BrowserToolSet": "browser_tool_set", "XMLHttpRequest": "xml_http_request",
+		"MCPTool": "mcp",
+	} {
+		if got := tool.NameFromKind(kind); got != want {
+			t.Errorf("NameFromKind(%q) = %q, want %q", kind, got, want)
+		}
+	}
+}
