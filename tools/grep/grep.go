@@ -36,11 +36,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"regexp/syntax"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
 
@@ -284,6 +286,11 @@ func search(ctx context.Context, root string, m *matcher, over *filewalk.Overrid
 // matcher matches a pattern line by line, case-insensitively, as rg does.
 type matcher struct {
 	line *regexp.Regexp
+	// literal is lowercase ASCII text that every match contains, or nil.
+	// Files that do not contain it, compared case-insensitively, are
+	// skipped without running the regexp, which is slow when
+	// case-insensitive.
+	literal []byte
 }
 
 // newMatcher compiles pattern; its error is written for the model.
@@ -295,12 +302,66 @@ func newMatcher(pattern string) (*matcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid regular expression %q: %v", pattern, err)
 	}
-	return &matcher{line: line}, nil
+	m := &matcher{line: line}
+	if re, err := syntax.Parse("(?i)"+pattern, syntax.Perl); err == nil {
+		if lit := requiredLiteral(re.Simplify()); len(lit) >= 2 {
+			m.literal = []byte(lit)
+		}
+	}
+	return m, nil
 }
 
-// binaryPeek is how much of a file is checked for a NUL byte before the
-// search starts, as ripgrep checks its first buffer.
-const binaryPeek = 64 << 10
+// requiredLiteral returns the longest ASCII literal, lowercased, that every
+// match of re contains, or "".
+func requiredLiteral(re *syntax.Regexp) string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		s := string(re.Rune)
+		for _, r := range s {
+			if r >= utf8.RuneSelf {
+				return "" // non-ASCII case folding is not just lowercasing
+			}
+		}
+		return strings.ToLower(s)
+	case syntax.OpCapture, syntax.OpPlus:
+		return requiredLiteral(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return requiredLiteral(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		best := ""
+		for _, sub := range re.Sub {
+			if l := requiredLiteral(sub); len(l) > len(best) {
+				best = l
+			}
+		}
+		return best
+	}
+	return ""
+}
+
+// longS is U+017F, which case-folds to "s" but is not lowered to it.
+var longS = []byte("\u017f")
+
+// mayMatch reports whether data can hold a match: whether it contains the
+// required literal, ignoring case.
+func (m *matcher) mayMatch(data []byte) bool {
+	if m.literal == nil || bytes.Contains(data, longS) {
+		return true
+	}
+	// bytes.ToLower also maps the Kelvin sign to "k", its case fold.
+	return bytes.Contains(bytes.ToLower(data), m.literal)
+}
+
+const (
+	// binaryPeek is how much of a file is checked for a NUL byte before
+	// the search starts, as ripgrep checks its first buffer.
+	binaryPeek = 64 << 10
+	// maxWhole is the largest file read at once to check for the required
+	// literal; larger files are searched as they are read.
+	maxWhole = 8 << 20
+)
 
 // file reports whether a line of the file at path matches. Like ripgrep,
 // a file with a NUL byte in its first 64 KiB is binary and not searched,
@@ -311,7 +372,17 @@ func (m *matcher) file(path string) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	return m.stream(f)
+	if fi, err := f.Stat(); err != nil || m.literal == nil || fi.Size() > maxWhole {
+		return m.stream(f)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return false, err
+	}
+	if !m.mayMatch(data) {
+		return false, nil
+	}
+	return m.stream(bytes.NewReader(data))
 }
 
 // stream searches f line by line as it reads it.

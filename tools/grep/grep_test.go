@@ -116,6 +116,7 @@ var fixture = []file{
 	{"docs/empty.txt", ""},
 	{"docs/nomatch.txt", "goodbye\n"},
 	{"cmd/tool/main.go", "package main\n\nfunc   main() { run() }\n"},
+	{"docs/folds.txt", "\u017ftrange \u212aelvin\n"}, // long s and Kelvin sign fold to s and k
 }
 
 func TestBackendsAgree(t *testing.T) {
@@ -183,6 +184,9 @@ func TestBackendsSame(t *testing.T) {
 		`{"pattern":"\\bmain\\b"}`,
 		`{"pattern":"[[:upper:]]{4,}"}`,
 		`{"pattern":"a{20}hello"}`,
+		`{"pattern":"STRANGE"}`,
+		`{"pattern":"kelvin"}`,
+		`{"pattern":"(pack)+age\\s+ma(in)"}`,
 		`{"pattern":"hello","include":"!*.go"}`,
 		`{"pattern":"hello","include":"*"}`,
 		`{"pattern":"package","include":"**/main.go"}`,
