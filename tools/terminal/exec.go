@@ -156,20 +156,31 @@ func (t *Terminal) dropSession(s *session) {
 	s.close()
 }
 
-// environ is the shell's environment: ours, minus what would change the
-// prompt, plus settings that keep programs from waiting on a pager, plus
-// SessionEnv.
+// environ is the shell's environment: ours, minus the agent server's own
+// credentials and what would change the prompt, plus settings that keep
+// programs from waiting on a pager, plus SessionEnv.
 func (t *Terminal) environ() []string {
 	env := make([]string, 0, len(os.Environ())+8)
+	agent := false
 	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		switch name {
-		case "PROMPT_COMMAND", "PS0", "PS1", "PS2", "BASH_ENV", "ENV", "HISTFILE":
+		name, value, _ := strings.Cut(kv, "=")
+		switch {
+		case name == "PROMPT_COMMAND", name == "PS0", name == "PS1", name == "PS2",
+			name == "BASH_ENV", name == "ENV", name == "HISTFILE":
 			continue
+		case name == "SESSION_API_KEY", name == "OH_SECRET_KEY", strings.HasPrefix(name, "OH_SESSION_API_KEYS_"):
+			continue
+		case name == "AI_AGENT":
+			agent = strings.TrimSpace(value) != ""
 		}
 		env = append(env, kv)
 	}
 	env = append(env, "TERM=xterm-256color", "PAGER=cat", "GIT_PAGER=cat", "SYSTEMD_PAGER=")
+	if !agent {
+		// Tells programs that check it to prefer plain, non-interactive
+		// output, as the reference does.
+		env = append(env, "AI_AGENT=gohands")
+	}
 	for _, k := range slices.Sorted(maps.Keys(t.opts.SessionEnv)) {
 		env = append(env, k+"="+t.opts.SessionEnv[k])
 	}
@@ -206,6 +217,9 @@ func (t *Terminal) Run(ctx context.Context, a *Action) (*Observation, error) {
 		return nil, ctx.Err()
 	}
 	defer func() { <-t.sem }()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 
 	command := strings.TrimSpace(a.Command)
 	switch {
@@ -372,12 +386,13 @@ func (t *Terminal) completed(s *session, command, sent string, key bool, note st
 	o.Metadata.PID = p.pid
 	o.Metadata.WorkingDir = p.workingDir
 	o.Metadata.PyInterpreterPath = p.python
-	if note != "" {
-		o.Metadata.Suffix = note + fmt.Sprintf("\n[The command exited with code %d.]", p.exitCode)
-	} else if key {
-		o.Metadata.Suffix = fmt.Sprintf("\n[The command exited with code %d after %s was sent.]", p.exitCode, command)
-	} else {
-		o.Metadata.Suffix = fmt.Sprintf("\n[The command exited with code %d.]", p.exitCode)
+	// The exit code itself is the status line LLMContent adds; the
+	// reference also repeats it in the suffix, which says nothing new.
+	switch {
+	case note != "":
+		o.Metadata.Suffix = note
+	case key:
+		o.Metadata.Suffix = "\n[" + command + " was sent.]"
 	}
 	t.fit(o)
 	return o

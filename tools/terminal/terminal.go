@@ -4,9 +4,37 @@
 // go quiet are left running and can be read again, typed into or
 // interrupted by later calls.
 //
-// The tool's name is "terminal"; its action and observation have the kinds
-// "TerminalAction" and "TerminalObservation" of the reference, with the
-// same JSON.
+// The tool is registered as "terminal" (kinds TerminalTool, TerminalAction
+// and TerminalObservation, with the reference's JSON). Its spec params are
+// the reference's: no_change_timeout_seconds, shell_path, env,
+// terminal_type ("tmux" and "subprocess" both mean the pty session) and
+// username (only the current user).
+//
+// How completion is detected is described in session_linux.go: each
+// command is sourced from a file and the shell's PROMPT_COMMAND prints a
+// marker carrying a per-session secret nonce, which the pty reader spots as
+// the bytes arrive (no polling).
+//
+// Differences from the reference, on purpose:
+//   - One session, read continuously; no tmux pane pool, so is_input after a
+//     timeout always reaches the running program (the reference's pool mode
+//     interrupts it).
+//   - Commands run as one unit whatever their length or number of lines, so
+//     the reference's refusal of several newline-separated statements and
+//     its backslash doubling (a tmux send-keys workaround) are not needed.
+//   - Every escape sequence is removed from output (tmux's screen capture
+//     shows none either); carriage returns and backspaces are applied.
+//   - timeout is true for both the no-output and the hard timeout.
+//   - A command that timed out and finished before the next command reports
+//     its exit code and last output in the next observation's prefix.
+//   - The full output is saved from the complete output (the reference saves
+//     text it has already cut), and full_output_save_dir is set whenever
+//     the conversation has a directory.
+//   - The exit code is stated once in the model's text, not twice.
+//   - The agent server's credentials (SESSION_API_KEY, OH_SECRET_KEY,
+//     OH_SESSION_API_KEYS_*) are removed from the shell's environment.
+//   - The refusal of timeouts beyond OH_RUNTIME_IDLE_TIMEOUT_SECONDS is not
+//     implemented.
 package terminal
 
 import (

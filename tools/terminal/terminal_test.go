@@ -112,6 +112,21 @@ func TestStatePersists(t *testing.T) {
 	}
 }
 
+func TestEnvironment(t *testing.T) {
+	t.Setenv("SESSION_API_KEY", "server-credential")
+	t.Setenv("OH_SESSION_API_KEYS_0", "server-credential")
+	t.Setenv("PROMPT_COMMAND", "echo noise")
+	term := newTerminal(t, &Options{SessionEnv: map[string]string{"GOHANDS_SETTING": "on"}})
+	o := run(t, term, Action{Command: `echo "${SESSION_API_KEY:-none} ${OH_SESSION_API_KEYS_0:-none} $GOHANDS_SETTING $PAGER $GIT_PAGER ${AI_AGENT:+agent}"`})
+	expect(t, o, "none none on cat cat agent", 0)
+	// A cancelled context runs nothing.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := term.Run(ctx, &Action{Command: "touch ran"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled Run: %v", err)
+	}
+}
+
 func TestExitCodes(t *testing.T) {
 	term := newTerminal(t, nil)
 	for cmd, code := range map[string]int{"true": 0, "false": 1, "(exit 42)": 42, "no-such-command-gohands 2>/dev/null": 127, "ls / >/dev/null; false; true": 0} {
@@ -119,8 +134,9 @@ func TestExitCodes(t *testing.T) {
 		if exitCode(o) != code || o.IsError {
 			t.Errorf("%q: exit %d, is_error %v; want %d", cmd, exitCode(o), o.IsError, code)
 		}
-		if want := fmt.Sprintf("code %d.", code); !strings.Contains(o.Metadata.Suffix, want) {
-			t.Errorf("%q: suffix %q lacks %q", cmd, o.Metadata.Suffix, want)
+		llm := o.LLMContent()[0].Text
+		if want := fmt.Sprintf("\n[Command finished with exit code %d]", code); !strings.HasSuffix(llm, want) || strings.Count(llm, "exit code") != 1 {
+			t.Errorf("%q: LLM text %q should end with %q and state the exit code once", cmd, llm, want)
 		}
 	}
 }
@@ -213,7 +229,7 @@ func TestPythonREPL(t *testing.T) {
 		t.Errorf("1+1: exit %d, output %q", exitCode(o), o.Text())
 	}
 	o = run(t, term, Action{Command: "C-d", IsInput: true})
-	if exitCode(o) != 0 || !strings.Contains(o.Metadata.Suffix, "C-d") {
+	if exitCode(o) != 0 || o.Metadata.Suffix != "\n[C-d was sent.]" {
 		t.Errorf("C-d: exit %d, suffix %q", exitCode(o), o.Metadata.Suffix)
 	}
 	expect(t, run(t, term, Action{Command: "echo back"}), "back", 0)

@@ -69,6 +69,11 @@ func factory(ctx tool.Context, raw json.RawMessage) ([]tool.Tool, error) {
 	if err := dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("params: %w", err)
 	}
+	for k := range p.Env {
+		if !envName.MatchString(k) {
+			return nil, fmt.Errorf("params: env: invalid variable name %q", k)
+		}
+	}
 	opts := &Options{WorkingDir: ctx.WorkingDir, Shell: p.ShellPath, SessionEnv: p.Env}
 	if ctx.ConversationDir != "" {
 		opts.SaveDir = filepath.Join(ctx.ConversationDir, "observations")

@@ -110,7 +110,7 @@ func TestGoldens(t *testing.T) {
 	dir := "/conv/observations"
 	o := newObservation("echo hi", "hi")
 	o.ExitCode = &ec
-	o.Metadata = Metadata{ExitCode: 0, PID: -1, Username: "agent", Hostname: "box", WorkingDir: "/work", Prefix: "", Suffix: "\n[The command exited with code 0.]"}
+	o.Metadata = Metadata{ExitCode: 0, PID: -1, Username: "agent", Hostname: "box", WorkingDir: "/work", Prefix: "", Suffix: ""}
 	o.FullOutputSaveDir = dir
 	tooltest.GoldenKinded(t, "observation.json", o)
 	tooltest.GoldenKinded(t, "action.json", &Action{Command: "sleep 100", IsInput: false, Timeout: new(7.5), Reset: false})
@@ -174,6 +174,7 @@ func TestResolveSpec(t *testing.T) {
 		"powershell":       {"terminal_type": "powershell"},
 		"other user":       {"username": "no-such-user-gohands"},
 		"wrong param type": {"env": "x"},
+		"bad env name":     {"env": map[string]any{"A-B": "x"}},
 	} {
 		if _, err := tool.Resolve(tool.Context{WorkingDir: work}, tool.Spec{Name: "terminal", Params: params}); err == nil {
 			t.Errorf("%s: accepted", name)
