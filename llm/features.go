@@ -51,7 +51,7 @@ var (
 	noStopWordModels     = []string{"o1", "o3", "grok-4-0709", "grok-code-fast-1", "deepseek-r1-0528"}
 	forceStringModels    = []string{"deepseek", "glm", "groq/kimi-k2-instruct", "openrouter/minimax"}
 	sendReasoningModels  = []string{"kimi-k3", "kimi-k2-thinking", "kimi-k2.5", "kimi-k2.6", "openrouter/minimax-m2", "deepseek/deepseek-reasoner", "deepseek/deepseek-v4-pro", "deepseek/deepseek-v4-flash"}
-	reasoningEffortModel = []string{"gpt-5", "o1", "o3", "o4-mini", "codex", "claude-3-7-sonnet", "claude-sonnet-4", "claude-opus-4", "claude-haiku-4-5", "gemini-2.5", "gemini-3", "deepseek-reasoner", "grok-3-mini", "kimi-k3", "gpt-oss"}
+	reasoningEffortModel = []string{"gpt-5", "o1", "o3", "o4-mini", "codex", "claude-3-7-sonnet", "claude-sonnet-4", "claude-opus-4", "claude-haiku-4-5", "gemini-2.5", "gemini-3", "grok-3-mini", "kimi-k3", "gpt-oss"}
 	visionModels         = []string{"gpt-4o", "gpt-4.1", "gpt-4-turbo", "gpt-5", "o1", "o3", "o4", "claude-3", "claude-sonnet-4", "claude-opus-4", "claude-haiku-4", "claude-opus-5", "gemini", "grok-4", "pixtral", "llava", "qwen-vl", "qwen2.5-vl", "kimi-k2.6", "kimi-k3", "llama-4"}
 )
 

@@ -135,6 +135,9 @@ func (l *LLM) Completion(ctx context.Context, messages []event.Message, tools []
 		return nil, fmt.Errorf("llm: no messages to send: %w", ErrBadRequest)
 	}
 	cfg := l.cfg
+	if cfg.CachingPrompt && l.features.PromptCache {
+		messages = markCachePoints(messages)
+	}
 	req := &Request{
 		Endpoint:        l.ep,
 		Config:          &cfg,
@@ -291,4 +294,30 @@ func (l *LLM) record(resp *Response) {
 	if u.PromptTokens > 0 || u.CompletionTokens > 0 {
 		l.metrics.AddTokenUsage(*u)
 	}
+}
+
+// markCachePoints returns a copy of messages with prompt-cache breakpoints
+// where the reference puts them: after the first block of the system
+// message (the static part of the prompt) and after the last block of the
+// last user or tool message (the end of the growing history).
+func markCachePoints(messages []event.Message) []event.Message {
+	out := slices.Clone(messages)
+	mark := func(i, block int) {
+		m := out[i]
+		m.Content = slices.Clone(m.Content)
+		m.Content[block].CachePrompt = true
+		out[i] = m
+	}
+	if len(out) > 0 && out[0].Role == event.RoleSystem && len(out[0].Content) > 0 {
+		mark(0, 0)
+	}
+	for i := len(out) - 1; i >= 0; i-- {
+		if r := out[i].Role; r == event.RoleUser || r == event.RoleTool {
+			if n := len(out[i].Content); n > 0 {
+				mark(i, n-1)
+			}
+			break
+		}
+	}
+	return out
 }
