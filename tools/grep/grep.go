@@ -188,6 +188,10 @@ func (s *searcher) run(ctx context.Context, a *Action) (*Observation, error) {
 	var paths []string
 	if s.rg != "" {
 		paths, err = s.ripgrep(ctx, root, a.Pattern, a.Include)
+		if errors.Is(err, errNoRipgrep) {
+			slog.Warn("grep: ripgrep cannot be run, using the Go search", "err", err)
+			paths, err = search(ctx, root, m, over)
+		}
 	} else {
 		paths, err = search(ctx, root, m, over)
 	}
@@ -203,18 +207,20 @@ func (s *searcher) run(ctx context.Context, a *Action) (*Observation, error) {
 	return obs, nil
 }
 
+// errNoRipgrep means rg could not be started at all.
+var errNoRipgrep = errors.New("ripgrep cannot be run")
+
 // ripgrep lists the matching files with rg. It runs in root so that
 // include globs with a slash are relative to root, and without config
 // files or global excludes so it agrees with search.
 func (s *searcher) ripgrep(ctx context.Context, root, pattern, include string) ([]string, error) {
-	args := []string{"--files-with-matches", "--ignore-case", "--no-config", "--no-ignore-global", "--no-messages", "--color=never"}
+	args := []string{"--files-with-matches", "--ignore-case", "--no-config", "--no-ignore-global", "--no-messages", "--null"}
 	if include != "" {
 		args = append(args, "--glob", include)
 	}
 	args = append(args, "--glob", "!.git", "--regexp", pattern, "--", root)
 	cmd := exec.CommandContext(ctx, s.rg, args...)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "RIPGREP_CONFIG_PATH=")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -226,20 +232,22 @@ func (s *searcher) ripgrep(ctx context.Context, root, pattern, include string) (
 	case errors.As(err, &exit) && exit.ExitCode() == 2 && len(out) > 0:
 		// Some files could not be read; the matches found still stand.
 		slog.Debug("grep: rg reported errors", "stderr", stderr.String())
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case !errors.As(err, &exit):
+		return nil, fmt.Errorf("%w: %v", errNoRipgrep, err) // e.g. rg was uninstalled
 	default:
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {
 			msg = err.Error()
 		}
 		return nil, fmt.Errorf("ripgrep failed: %s", msg)
 	}
+	// Paths end with NUL (--null): a file name may hold a newline.
 	var paths []string
-	for line := range strings.SplitSeq(string(out), "\n") {
-		if line != "" {
-			paths = append(paths, line)
+	for p := range strings.SplitSeq(string(out), "\x00") {
+		if p != "" {
+			paths = append(paths, p)
 		}
 	}
 	return paths, nil

@@ -116,6 +116,7 @@ var fixture = []file{
 	{"docs/empty.txt", ""},
 	{"docs/nomatch.txt", "goodbye\n"},
 	{"cmd/tool/main.go", "package main\n\nfunc   main() { run() }\n"},
+	{"docs/new\nline.txt", "newline-name\n"},
 	{"docs/folds.txt", "\u017ftrange \u212aelvin\n"}, // long s and Kelvin sign fold to s and k
 }
 
@@ -185,6 +186,7 @@ func TestBackendsSame(t *testing.T) {
 		`{"pattern":"[[:upper:]]{4,}"}`,
 		`{"pattern":"a{20}hello"}`,
 		`{"pattern":"STRANGE"}`,
+		`{"pattern":"newline-name"}`,
 		`{"pattern":"kelvin"}`,
 		`{"pattern":"(pack)+age\\s+ma(in)"}`,
 		`{"pattern":"hello","include":"!*.go"}`,
@@ -290,6 +292,21 @@ func TestRipgrepFailure(t *testing.T) {
 	obs := call(t, tl, `{"pattern":"x"}`)
 	if !obs.IsError || !strings.Contains(text(obs), "ripgrep failed: rg: something broke") {
 		t.Errorf("is_error=%v text %q", obs.IsError, text(obs))
+	}
+}
+
+// TestRipgrepMissing checks that a tool made when rg was installed falls
+// back to the Go search if rg has gone since.
+func TestRipgrepMissing(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, file{"a.txt", "needle\n"})
+	tl, err := grep.New(&grep.Options{WorkingDir: dir, Ripgrep: filepath.Join(dir, "no-such-rg")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := call(t, tl, `{"pattern":"needle"}`)
+	if obs.IsError || len(obs.Matches) != 1 {
+		t.Errorf("is_error=%v matches %v: %q", obs.IsError, obs.Matches, text(obs))
 	}
 }
 
