@@ -41,6 +41,7 @@ type CallError struct {
 	msg string
 }
 
+// Error implements error.
 func (e *CallError) Error() string { return e.msg }
 
 // Unwrap returns the underlying problem (often *FieldError values).

@@ -99,6 +99,7 @@ type DuplicateError struct {
 	Names []string // sorted
 }
 
+// Error implements error.
 func (e *DuplicateError) Error() string {
 	return fmt.Sprintf("duplicate tool names: %s", strings.Join(e.Names, ", "))
 }

@@ -21,6 +21,7 @@ type FieldError struct {
 	Msg string
 }
 
+// Error implements error.
 func (e *FieldError) Error() string { return e.Msg }
 
 // Validate checks the JSON arguments args against schema, a simplified
