@@ -305,8 +305,8 @@ type actionEventJSON struct {
 	ThinkingBlocks   List[ThinkingBlock] `json:"thinking_blocks"`
 	ResponsesItem    *ReasoningItem      `json:"responses_reasoning_item"`
 	Action           json.RawMessage     `json:"action"`
-	ToolName         string              `json:"tool_name"`
-	ToolCallID       string              `json:"tool_call_id"`
+	ToolName         string              `json:"tool_name" required:"true"`
+	ToolCallID       string              `json:"tool_call_id" required:"true"`
 	ToolCall         *ToolCall           `json:"tool_call"`
 	LLMResponseID    *string             `json:"llm_response_id"`
 	SecurityRisk     SecurityRisk        `json:"security_risk"`
@@ -356,10 +356,10 @@ func (e *ActionEvent) UnmarshalJSON(data []byte) error { return unmarshalAs(e, "
 
 type observationEventJSON struct {
 	Base
-	ToolName        string          `json:"tool_name"`
-	ToolCallID      string          `json:"tool_call_id"`
-	Observation     json.RawMessage `json:"observation"`
-	ActionID        string          `json:"action_id"`
+	ToolName        string          `json:"tool_name" required:"true"`
+	ToolCallID      string          `json:"tool_call_id" required:"true"`
+	Observation     json.RawMessage `json:"observation" required:"true"`
+	ActionID        string          `json:"action_id" required:"true"`
 	ExtendedContent List[Content]   `json:"extended_content"`
 }
 
@@ -420,7 +420,7 @@ func (e *ConversationStateUpdateEvent) UnmarshalJSON(data []byte) error {
 }
 
 // unmarshalAs decodes data, with or without a "kind", into e of kind want.
-func unmarshalAs(e decoder, want string, data []byte) error {
+func unmarshalAs(e kindDecoder, want string, data []byte) error {
 	name, rest, err := splitKind(data)
 	switch {
 	case errors.Is(err, errNoKind):

@@ -472,6 +472,7 @@ type field struct {
 	index     []int
 	omitEmpty bool
 	omitZero  bool
+	required  bool // decoding: the key must be present (tag required:"true")
 	tagged    bool
 	typ       reflect.Type
 }
@@ -598,6 +599,7 @@ func structFields(t reflect.Type) []field {
 			f := field{
 				name: name, index: idx, tagged: tagged, typ: sf.Type,
 				omitEmpty: hasOpt(opts, "omitempty"), omitZero: hasOpt(opts, "omitzero"),
+				required: sf.Tag.Get("required") == "true",
 			}
 			f.key = append(appendString(nil, name), ':')
 			all = append(all, cand{f, depth})

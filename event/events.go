@@ -83,8 +83,8 @@ type ToolAnnotations struct {
 // ToolDefinition is a tool as serialised inside a SystemPromptEvent. The
 // tool's name is not part of it; readers derive it from Kind.
 type ToolDefinition struct {
-	Description     string           `json:"description"`
-	ActionType      string           `json:"action_type"`
+	Description     string           `json:"description" required:"true"`
+	ActionType      string           `json:"action_type" required:"true"`
 	ObservationType string           `json:"observation_type,omitempty"`
 	Annotations     *ToolAnnotations `json:"annotations,omitempty"`
 	Meta            json.RawMessage  `json:"meta,omitempty"` // any JSON object, kept verbatim
@@ -96,8 +96,8 @@ type ToolDefinition struct {
 // model. It is the first event of a conversation.
 type SystemPromptEvent struct {
 	Base
-	SystemPrompt   Content          `json:"system_prompt"`
-	Tools          []ToolDefinition `json:"tools"`
+	SystemPrompt   Content          `json:"system_prompt" required:"true"`
+	Tools          []ToolDefinition `json:"tools" required:"true"`
 	DynamicContext *Content         `json:"dynamic_context,omitempty"`
 }
 
@@ -107,8 +107,8 @@ type SystemPromptEvent struct {
 // written, as null when nil. (Python's own exclude_none output drops a null
 // message and then fails to read it back.)
 type CriticResult struct {
-	Score    float64         `json:"score"` // probability of success, 0 to 1
-	Message  *string         `json:"message"`
+	Score    float64         `json:"score" required:"true"` // probability of success, 0 to 1
+	Message  *string         `json:"message" required:"true"`
 	Metadata json.RawMessage `json:"metadata,omitempty"` // any JSON object, kept verbatim
 }
 
@@ -116,7 +116,7 @@ type CriticResult struct {
 // agent.
 type MessageEvent struct {
 	Base
-	LLMMessage      Message       `json:"llm_message"`
+	LLMMessage      Message       `json:"llm_message" required:"true"`
 	LLMResponseID   string        `json:"llm_response_id,omitempty"`
 	ActivatedSkills List[string]  `json:"activated_skills"`
 	ExtendedContent List[Content] `json:"extended_content"`
@@ -129,15 +129,15 @@ type MessageEvent struct {
 // AgentErrorEvent then answers it.
 type ActionEvent struct {
 	Base
-	Thought          List[Content]       `json:"thought"`
+	Thought          List[Content]       `json:"thought" required:"true"`
 	ReasoningContent string              `json:"reasoning_content,omitempty"`
 	ThinkingBlocks   List[ThinkingBlock] `json:"thinking_blocks"`
 	ResponsesItem    *ReasoningItem      `json:"responses_reasoning_item,omitempty"`
 	Action           Action              `json:"action,omitempty"`
-	ToolName         string              `json:"tool_name"`
-	ToolCallID       string              `json:"tool_call_id"`
-	ToolCall         ToolCall            `json:"tool_call"`
-	LLMResponseID    string              `json:"llm_response_id"`
+	ToolName         string              `json:"tool_name" required:"true"`
+	ToolCallID       string              `json:"tool_call_id" required:"true"`
+	ToolCall         ToolCall            `json:"tool_call" required:"true"`
+	LLMResponseID    string              `json:"llm_response_id" required:"true"`
 	SecurityRisk     SecurityRisk        `json:"security_risk"`
 	CriticResult     *CriticResult       `json:"critic_result,omitempty"`
 	Summary          string              `json:"summary,omitempty"`
@@ -146,10 +146,10 @@ type ActionEvent struct {
 // ObservationEvent is the result of executing an action.
 type ObservationEvent struct {
 	Base
-	ToolName        string        `json:"tool_name"`
-	ToolCallID      string        `json:"tool_call_id"`
-	Observation     Observation   `json:"observation"`
-	ActionID        string        `json:"action_id"`
+	ToolName        string        `json:"tool_name" required:"true"`
+	ToolCallID      string        `json:"tool_call_id" required:"true"`
+	Observation     Observation   `json:"observation" required:"true"`
+	ActionID        string        `json:"action_id" required:"true"`
 	ExtendedContent List[Content] `json:"extended_content"`
 }
 
@@ -165,11 +165,11 @@ const DefaultRejectionReason = "User rejected the action"
 // UserRejectObservation answers an action the user (or a hook) rejected.
 type UserRejectObservation struct {
 	Base
-	ToolName        string `json:"tool_name"`
-	ToolCallID      string `json:"tool_call_id"`
+	ToolName        string `json:"tool_name" required:"true"`
+	ToolCallID      string `json:"tool_call_id" required:"true"`
 	RejectionReason string `json:"rejection_reason"` // DefaultRejectionReason when empty
 	RejectionSource string `json:"rejection_source"` // RejectedByUser when empty
-	ActionID        string `json:"action_id"`
+	ActionID        string `json:"action_id" required:"true"`
 }
 
 // Error classification kinds.
@@ -201,9 +201,9 @@ var AgentActionError = ErrorClassification{Kind: ErrorKindAgentAction, Retryable
 // action by ToolCallID.
 type AgentErrorEvent struct {
 	Base
-	ToolName       string              `json:"tool_name"`
-	ToolCallID     string              `json:"tool_call_id"`
-	Error          string              `json:"error"`
+	ToolName       string              `json:"tool_name" required:"true"`
+	ToolCallID     string              `json:"tool_call_id" required:"true"`
+	Error          string              `json:"error" required:"true"`
 	Classification ErrorClassification `json:"classification"`
 }
 
@@ -214,7 +214,7 @@ type Condensation struct {
 	ForgottenEventIDs List[string] `json:"forgotten_event_ids"`
 	Summary           *string      `json:"summary,omitempty"`
 	SummaryOffset     *int         `json:"summary_offset,omitempty"`
-	LLMResponseID     string       `json:"llm_response_id"`
+	LLMResponseID     string       `json:"llm_response_id" required:"true"`
 }
 
 // CondensationRequest asks the condenser to run on the next step.
@@ -226,7 +226,7 @@ type CondensationRequest struct {
 // placed its summary; it is never stored.
 type CondensationSummaryEvent struct {
 	Base
-	Summary string `json:"summary"`
+	Summary string `json:"summary" required:"true"`
 }
 
 // FullStateKey is the ConversationStateUpdateEvent key whose value is the
@@ -249,8 +249,8 @@ type ConversationStateUpdateEvent struct {
 // failed, the budget or iteration limit was reached).
 type ConversationErrorEvent struct {
 	Base
-	Code           string               `json:"code"`
-	Detail         string               `json:"detail"`
+	Code           string               `json:"code" required:"true"`
+	Detail         string               `json:"detail" required:"true"`
 	Classification *ErrorClassification `json:"classification,omitempty"`
 }
 
@@ -277,12 +277,12 @@ const (
 // HookExecutionEvent records one run of a hook command.
 type HookExecutionEvent struct {
 	Base
-	HookEventType     string          `json:"hook_event_type"`
-	HookCommand       string          `json:"hook_command"`
+	HookEventType     string          `json:"hook_event_type" required:"true"`
+	HookCommand       string          `json:"hook_command" required:"true"`
 	ToolName          string          `json:"tool_name,omitempty"`
-	Success           bool            `json:"success"`
+	Success           bool            `json:"success" required:"true"`
 	Blocked           bool            `json:"blocked"`
-	ExitCode          int             `json:"exit_code"`
+	ExitCode          int             `json:"exit_code" required:"true"`
 	Stdout            string          `json:"stdout"`
 	Stderr            string          `json:"stderr"`
 	Reason            string          `json:"reason,omitempty"`
@@ -296,8 +296,8 @@ type HookExecutionEvent struct {
 // LLMCompletionLogEvent carries one logged LLM request and response.
 type LLMCompletionLogEvent struct {
 	Base
-	Filename  string `json:"filename"`
-	LogData   string `json:"log_data"`
+	Filename  string `json:"filename" required:"true"`
+	LogData   string `json:"log_data" required:"true"`
 	ModelName string `json:"model_name"`
 	UsageID   string `json:"usage_id"`
 }
@@ -305,15 +305,15 @@ type LLMCompletionLogEvent struct {
 // TokenEvent carries raw token ids (vLLM return_token_ids).
 type TokenEvent struct {
 	Base
-	PromptTokenIDs   List[int] `json:"prompt_token_ids"`
-	ResponseTokenIDs List[int] `json:"response_token_ids"`
+	PromptTokenIDs   List[int] `json:"prompt_token_ids" required:"true"`
+	ResponseTokenIDs List[int] `json:"response_token_ids" required:"true"`
 }
 
 // ACPToolCallEvent reports a tool call made inside an ACP agent.
 type ACPToolCallEvent struct {
 	Base
-	ToolCallID string          `json:"tool_call_id"`
-	Title      string          `json:"title"`
+	ToolCallID string          `json:"tool_call_id" required:"true"`
+	Title      string          `json:"title" required:"true"`
 	Status     string          `json:"status,omitempty"`
 	ToolKind   string          `json:"tool_kind,omitempty"`
 	RawInput   json.RawMessage `json:"raw_input,omitempty"`  // any JSON, kept verbatim
@@ -333,8 +333,8 @@ type StreamingDeltaEvent struct {
 // ServerErrorEvent reports an agent-server error on a socket; never stored.
 type ServerErrorEvent struct {
 	Base
-	Code   string `json:"code"`
-	Detail string `json:"detail"`
+	Code   string `json:"code" required:"true"`
+	Detail string `json:"detail" required:"true"`
 }
 
 func init() {

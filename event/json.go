@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"sync"
 )
 
@@ -40,30 +39,9 @@ func MarshalJSON(v any) ([]byte, error) { return marshal(v) }
 // AppendJSON is MarshalJSON appending to b.
 func AppendJSON(b []byte, v any) ([]byte, error) { return appendJSON(b, v) }
 
-var errTrailing = errors.New("trailing data after JSON value")
-
-// unmarshalStrict decodes data into v, rejecting fields v does not declare.
-func unmarshalStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return unknownFieldError(err)
-	}
-	if dec.More() {
-		return errTrailing
-	}
-	return nil
-}
-
-// unknownFieldError rewrites encoding/json's `json: unknown field "x"` into
-// the wording the rest of the package uses.
-func unknownFieldError(err error) error {
-	const prefix = "json: unknown field "
-	if s := err.Error(); len(s) > len(prefix) && s[:len(prefix)] == prefix {
-		return fmt.Errorf("unknown field %s: %w", s[len(prefix):], ErrUnknownField)
-	}
-	return err
-}
+// unmarshalStrict decodes data into v, rejecting fields v does not declare
+// (at the top level; see decode.go).
+func unmarshalStrict(data []byte, v any) error { return decodeJSON(data, v, true) }
 
 // ErrUnknownField is returned (wrapped) when an object the reference decodes
 // strictly (events, tool actions and observations, text content, error

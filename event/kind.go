@@ -220,9 +220,9 @@ type Defaulter interface {
 	SetDefaults()
 }
 
-// decoder is implemented by the package's event types, which decode
+// kindDecoder is implemented by the package's event types, which decode
 // themselves: they check the reference's rules after decoding.
-type decoder interface {
+type kindDecoder interface {
 	decodeKind(kind string, data []byte) error
 }
 
@@ -244,7 +244,7 @@ func DecodeKinded[T any](data []byte) (T, error) {
 	if !ok {
 		return zero, fmt.Errorf("event: kind %q is not a %v", name, reflect.TypeFor[T]())
 	}
-	if d, ok := v.(decoder); ok {
+	if d, ok := v.(kindDecoder); ok {
 		err = d.decodeKind(name, rest)
 	} else {
 		if d, ok := v.(Defaulter); ok {

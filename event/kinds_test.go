@@ -24,7 +24,7 @@ type cmdOutputMetadata struct {
 
 type terminalObservation struct {
 	ObservationBase
-	Command           *string           `json:"command"` // required but nullable: always written
+	Command           *string           `json:"command"` // required but nullable: always written, read when absent
 	ExitCode          *int              `json:"exit_code,omitempty"`
 	Timeout           bool              `json:"timeout"`
 	Metadata          cmdOutputMetadata `json:"metadata"`

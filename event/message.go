@@ -2,7 +2,6 @@ package event
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -59,49 +58,19 @@ func appendContent(b []byte, c Content) ([]byte, error) {
 // MarshalJSON implements json.Marshaler.
 func (c Content) MarshalJSON() ([]byte, error) { return appendContent(nil, c) }
 
-// contentJSON is the union of TextContent's and ImageContent's keys.
-type contentJSON struct {
-	CachePrompt      bool            `json:"cache_prompt"`
-	Type             *string         `json:"type"`
-	Text             *string         `json:"text"`
-	ImageURLs        []string        `json:"image_urls"`
-	EnableTruncation json.RawMessage `json:"enable_truncation"` // deprecated, dropped
-}
-
 // UnmarshalJSON implements json.Unmarshaler. As in the reference, text
 // content is strict (only the deprecated enable_truncation key is tolerated)
 // while image content ignores unknown keys, and a block without "type" is
 // whichever of the two it validates as.
 func (c *Content) UnmarshalJSON(data []byte) error {
-	var u contentJSON
-	strictErr := unmarshalStrict(data, &u)
-	if strictErr != nil {
-		// Only an image may carry keys of its own.
-		if err := json.Unmarshal(data, &u); err != nil {
-			return fmt.Errorf("content: %w", err)
-		}
+	d := &decodeState{data: data}
+	d.skipSpace()
+	if err := d.content(c); err != nil {
+		return err
 	}
-	typ := ""
-	if u.Type != nil {
-		typ = *u.Type
-	}
-	isImage := typ == ContentImage || typ == "" && (u.Text == nil || strictErr != nil) && u.ImageURLs != nil
-	switch {
-	case isImage:
-		if u.ImageURLs == nil {
-			return errors.New("ImageContent: missing image_urls")
-		}
-		*c = Content{Type: ContentImage, ImageURLs: u.ImageURLs, CachePrompt: u.CachePrompt}
-	case typ == ContentText || typ == "":
-		if strictErr != nil {
-			return fmt.Errorf("TextContent: %w", strictErr)
-		}
-		if u.Text == nil {
-			return errors.New("TextContent: missing text")
-		}
-		*c = Content{Type: ContentText, Text: *u.Text, CachePrompt: u.CachePrompt}
-	default:
-		return fmt.Errorf("content: unknown type %q", typ)
+	d.skipSpace()
+	if d.pos < len(d.data) {
+		return d.errorf("trailing data after content")
 	}
 	return nil
 }
@@ -145,7 +114,7 @@ func (b *ThinkingBlock) UnmarshalJSON(data []byte) error {
 		Signature *string `json:"signature"`
 		Data      *string `json:"data"`
 	}
-	if err := json.Unmarshal(data, &raw); err != nil {
+	if err := decodeJSON(data, &raw, false); err != nil {
 		return fmt.Errorf("thinking block: %w", err)
 	}
 	if raw.Type == "" {
@@ -190,11 +159,11 @@ const (
 // ToolCall is a tool call made by the model (the reference's MessageToolCall).
 // Arguments is the JSON text of the arguments exactly as the model sent them.
 type ToolCall struct {
-	ID              string `json:"id"`
+	ID              string `json:"id" required:"true"`
 	ResponsesItemID string `json:"responses_item_id,omitempty"`
-	Name            string `json:"name"`
-	Arguments       string `json:"arguments"`
-	Origin          string `json:"origin"`
+	Name            string `json:"name" required:"true"`
+	Arguments       string `json:"arguments" required:"true"`
+	Origin          string `json:"origin" required:"true"`
 }
 
 // Roles of a Message.
@@ -235,37 +204,7 @@ func TextOf(contents []Content) string {
 
 // UnmarshalJSON implements json.Unmarshaler. Like the reference it ignores
 // unknown keys, reads null content as empty and a bare string as one text
-// block.
+// block, and rejects unknown roles.
 func (m *Message) UnmarshalJSON(data []byte) error {
-	type plain Message
-	var raw struct {
-		plain
-		Content json.RawMessage `json:"content"`
-	}
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return err
-	}
-	*m = Message(raw.plain)
-	switch c := bytes.TrimSpace(raw.Content); {
-	case len(c) == 0 || bytes.Equal(c, []byte("null")):
-		m.Content = List[Content]{}
-	case c[0] == '"':
-		var s string
-		if err := json.Unmarshal(c, &s); err != nil {
-			return err
-		}
-		m.Content = List[Content]{Text(s)}
-	default:
-		var list []Content
-		if err := json.Unmarshal(c, &list); err != nil {
-			return fmt.Errorf("message content: %w", err)
-		}
-		m.Content = list
-	}
-	switch m.Role {
-	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
-	default:
-		return fmt.Errorf("message: invalid role %q", m.Role)
-	}
-	return nil
+	return decodeJSON(data, m, false)
 }

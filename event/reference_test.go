@@ -92,6 +92,12 @@ func TestStrictness(t *testing.T) {
 		{"kind first", `{"kind":"MessageEvent",` + strings.TrimPrefix(strings.Replace(msg, `,"kind":"MessageEvent"`, ``, 1), `{`), nil},
 		{"kind in the middle with spaces", strings.Replace(strings.Replace(msg, `,"kind":"MessageEvent"`, ``, 1), `"source":"user",`, "\"source\" : \"user\" ,\n \"kind\" : \"MessageEvent\" ,\n ", 1), nil},
 		{"spaces around kind", strings.Replace(msg, `,"kind":"MessageEvent"}`, ` , "kind" : "MessageEvent" } `, 1), nil},
+		{"keys are case-sensitive", strings.Replace(msg, `"source":"user",`, `"source":"user","Source":"agent",`, 1), []string{"MessageEvent", `"Source"`}},
+		{"missing required field", strings.Replace(msg, `"llm_message":{"role":"user","content":[{"cache_prompt":false,"type":"text","text":"hi"}],"thinking_blocks":[]},`, ``, 1), []string{"MessageEvent", `"llm_message"`}},
+		{"tool call ignores unknown keys (extra=ignore)", `{"id":"a1","timestamp":"t","source":"agent","thought":[],` +
+			`"tool_name":"terminal","tool_call_id":"c","tool_call":{"id":"c","name":"terminal","arguments":"{}","origin":"completion","future":1},"llm_response_id":"r","kind":"ActionEvent"}`, nil},
+		{"integral float for an int", `{"id":"a1","timestamp":"t","hook_event_type":"Stop","hook_command":"x","success":true,"exit_code":2.0,"kind":"HookExecutionEvent"}`, nil},
+		{"fractional float for an int", `{"id":"a1","timestamp":"t","hook_event_type":"Stop","hook_command":"x","success":true,"exit_code":2.5,"kind":"HookExecutionEvent"}`, []string{"exit_code"}},
 		{"not an object", `[1,2]`, []string{"object"}},
 		{"trailing data", msg + `{}`, []string{"event"}},
 		{"unknown classification field", `{"id":"a1","timestamp":"t","source":"agent","tool_name":"x","tool_call_id":"c","error":"e",` +
