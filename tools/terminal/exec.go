@@ -24,6 +24,10 @@ import (
 // the call returns with the command still running.
 const DefaultNoChangeTimeout = 30 * time.Second
 
+// floodLimit is how much unread output makes a call return early: a
+// command that prints without pause (`yes`) would otherwise never go quiet.
+const floodLimit = 8 << 20
+
 // interruptGrace is how long a cancelled call waits for the interrupted
 // command to end.
 const interruptGrace = 2 * time.Second
@@ -331,6 +335,12 @@ func (t *Terminal) wait(ctx context.Context, s *session, a *Action, command, sen
 		case <-s.changed:
 			if soft != nil {
 				soft.Reset(t.opts.NoChangeTimeout)
+			}
+			if done, _ := s.status(); !done && s.pending() > floodLimit {
+				o := t.observe(s, command, sent)
+				o.Metadata.Suffix = fmt.Sprintf("\n[The command has printed more than %d MiB without pause and is still running. %s]", floodLimit>>20, continueHint)
+				t.fit(o)
+				return o
 			}
 		case <-softC:
 			o := t.observe(s, command, sent)

@@ -218,6 +218,11 @@ func (s *session) read() {
 // append adds p to the buffer and parses a marker it completes.
 // s.mu is held.
 func (s *session) append(p []byte) {
+	if s.done != nil {
+		// The command is over; what follows the marker is dropped when the
+		// next command starts anyway.
+		return
+	}
 	s.buf = append(s.buf, p...)
 	s.end += int64(len(p))
 	if len(s.buf) > maxBuffered {
@@ -229,9 +234,6 @@ func (s *session) append(p []byte) {
 			s.shown = s.base
 		}
 		s.scanned = max(s.scanned, s.base)
-	}
-	if s.done != nil {
-		return
 	}
 	from := s.scanned - s.base
 	i := bytes.Index(s.buf[from:], s.prefix)
@@ -356,6 +358,13 @@ func (s *session) markShown(off int64) {
 	}
 	s.lost = 0
 	s.mu.Unlock()
+}
+
+// pending returns how many bytes of output have not been returned.
+func (s *session) pending() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.end - s.shown
 }
 
 // running reports whether a command was sent and has not finished.

@@ -365,6 +365,25 @@ func TestLargeOutput(t *testing.T) {
 	expect(t, run(t, term, Action{Command: "echo small"}), "small", 0)
 }
 
+// TestFlood: a command that prints without pause returns with a part of
+// its output instead of never going quiet.
+func TestFlood(t *testing.T) {
+	need(t, "yes")
+	term := newTerminal(t, &Options{NoChangeTimeout: time.Minute})
+	o := run(t, term, Action{Command: "yes flood"})
+	if exitCode(o) != -1 || !strings.HasPrefix(o.Text(), "flood\nflood\n") || !strings.Contains(o.Metadata.Suffix, "without pause") {
+		t.Errorf("flood: exit %d, suffix %q", exitCode(o), o.Metadata.Suffix)
+	}
+	if n := utf8.RuneCountInString(o.LLMContent()[0].Text); n > MaxOutput {
+		t.Errorf("LLM text has %d characters", n)
+	}
+	o = run(t, term, Action{Command: "C-c", IsInput: true})
+	if exitCode(o) != 130 {
+		t.Errorf("C-c: exit %d", exitCode(o))
+	}
+	expect(t, run(t, term, Action{Command: "echo calm"}), "calm", 0)
+}
+
 func TestCancelInterrupts(t *testing.T) {
 	term := newTerminal(t, &Options{NoChangeTimeout: time.Minute})
 	ctx, cancel := context.WithCancel(context.Background())
