@@ -121,6 +121,11 @@ func New(opts *Options) (*tool.Typed[Action, *Observation], error) {
 		}
 		o.WorkingDir = wd
 	}
+	wd, err := filepath.Abs(o.WorkingDir)
+	if err != nil {
+		return nil, err
+	}
+	o.WorkingDir = wd
 	if fi, err := os.Stat(o.WorkingDir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("glob: working directory %q is not a directory", o.WorkingDir)
 	}

@@ -371,3 +371,41 @@ func withoutDescriptions(v any) any {
 	}
 	return v
 }
+
+func TestRelativeWorkingDir(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "sub/a.go")
+	t.Chdir(dir)
+	tl, err := glob.New(&glob.Options{WorkingDir: "sub"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := call(t, tl, `{"pattern":"*.go"}`)
+	if obs.IsError || len(obs.Files) != 1 || !filepath.IsAbs(obs.SearchPath) {
+		t.Errorf("is_error=%v files %v search_path %q: %q", obs.IsError, obs.Files, obs.SearchPath, text(obs))
+	}
+}
+
+func BenchmarkGlob(b *testing.B) {
+	dir := b.TempDir()
+	for i := range 5000 {
+		p := filepath.Join(dir, fmt.Sprintf("d%02d", i%50), fmt.Sprintf("e%d", i%7), fmt.Sprintf("f%04d.%s", i, []string{"go", "md", "txt"}[i%3]))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tl, err := glob.New(&glob.Options{WorkingDir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a := &glob.Action{Pattern: "**/*.go"}
+	for b.Loop() {
+		obs, err := tl.Run(context.Background(), a)
+		if err != nil || !obs.Truncated {
+			b.Fatalf("%v, truncated=%v", err, obs.Truncated)
+		}
+	}
+}

@@ -140,6 +140,11 @@ func New(opts *Options) (*tool.Typed[Action, *Observation], error) {
 		}
 		s.workingDir = wd
 	}
+	wd, err := filepath.Abs(s.workingDir)
+	if err != nil {
+		return nil, err
+	}
+	s.workingDir = wd
 	if fi, err := os.Stat(s.workingDir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("grep: working directory %q is not a directory", s.workingDir)
 	}
