@@ -16,8 +16,11 @@
 // (ripgrep matches them relative to its own working directory, so they
 // silently match nothing in the reference); the rest of an absolute pattern
 // is anchored at its directory; .git directories are never listed;
-// truncated is set only when more than MaxResults files matched; ties in
-// modification time are broken by path so results are deterministic.
+// results are sorted newest first across the whole tree (rg's
+// --sortr=modified only orders the entries within each directory, by their
+// own times, so the reference's "newest first" is not); truncated is set
+// only when more than MaxResults files matched (the reference sets it at
+// exactly 100); ties in modification time are broken by path.
 package glob
 
 import (

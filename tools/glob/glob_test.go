@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/tool"
@@ -406,6 +408,38 @@ func BenchmarkGlob(b *testing.B) {
 		obs, err := tl.Run(context.Background(), a)
 		if err != nil || !obs.Truncated {
 			b.Fatalf("%v, truncated=%v", err, obs.Truncated)
+		}
+	}
+}
+
+// TestSameAsRipgrep checks that the tool finds the files the reference's
+// command `rg --files DIR -g PATTERN --sortr=modified` finds (run in DIR,
+// where rg matches patterns with a slash as this tool does). The order
+// differs on purpose: rg sorts the entries of each directory as it walks,
+// by their own modification times (a directory's time is its last entry
+// change), so its list is not globally newest first; this tool's is.
+func TestSameAsRipgrep(t *testing.T) {
+	rg, err := exec.LookPath("rg")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("ripgrep (rg) is not installed; run scripts/deps.sh")
+		}
+		t.Skip("ripgrep (rg) is not installed")
+	}
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	write(t, dir, "a.go", "x/b.go", "x/y/c.go", ".h/d.go", "e.md", "x/.f.md", "ign/g.go", "x/y/h.txt", "ü/ñ.go")
+	if err := os.WriteFile(filepath.Join(dir, ".ignore"), []byte("ign/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tl := newTool(t, dir)
+	for _, pattern := range []string{"*.go", "**/*.go", "x/**", "*.md", "*", "x/*/*.{go,txt}", "!*.go"} {
+		cmd := exec.Command(rg, "--files", dir, "-g", pattern, "-g", "!.git", "--sortr=modified", "--no-config", "--no-ignore-global")
+		cmd.Dir = dir
+		out, _ := cmd.Output()
+		want := strings.Fields(string(out))
+		obs := call(t, tl, `{"pattern":"`+pattern+`"}`)
+		if diff := cmp.Diff(want, []string(obs.Files), cmpopts.EquateEmpty(), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+			t.Errorf("%s: rg (-) vs glob (+):\n%s", pattern, diff)
 		}
 	}
 }
