@@ -130,7 +130,7 @@ func (e *ActionEvent) SetDefaults() { e.SecurityRisk = RiskUnknown }
 
 // decodeEvent decodes data (an event without its "kind") into e with the
 // reference's defaults and checks.
-func decodeEvent(e Event, data []byte, decode func() error) error {
+func decodeEvent(e Event, kind string, data []byte, decode func() error) error {
 	b := e.EventBase()
 	b.Source = DefaultSource(e)
 	if d, ok := e.(Defaulter); ok {
@@ -140,7 +140,7 @@ func decodeEvent(e Event, data []byte, decode func() error) error {
 	if decode != nil {
 		err = decode()
 	} else {
-		err = unmarshalStrict(data, e)
+		err = unmarshalKinded(data, kind, e)
 	}
 	if err != nil {
 		return err
@@ -248,53 +248,65 @@ func (e *ACPToolCallEvent) validate() error {
 	return nil
 }
 
-func (e *MessageEvent) decodeKind(_ string, data []byte) error { return decodeEvent(e, data, nil) }
-func (e *SystemPromptEvent) decodeKind(_ string, data []byte) error {
-	return decodeEvent(e, data, nil)
+func (e *MessageEvent) decodeKind(kind string, data []byte) error {
+	return decodeEvent(e, kind, data, nil)
 }
-func (e *UserRejectObservation) decodeKind(_ string, data []byte) error {
-	return decodeEvent(e, data, nil)
+func (e *SystemPromptEvent) decodeKind(kind string, data []byte) error {
+	return decodeEvent(e, kind, data, nil)
 }
-func (e *AgentErrorEvent) decodeKind(_ string, data []byte) error { return decodeEvent(e, data, nil) }
-func (e *Condensation) decodeKind(_ string, data []byte) error    { return decodeEvent(e, data, nil) }
-func (e *CondensationRequest) decodeKind(_ string, data []byte) error {
-	return decodeEvent(e, data, nil)
+func (e *UserRejectObservation) decodeKind(kind string, data []byte) error {
+	return decodeEvent(e, kind, data, nil)
 }
-func (e *CondensationSummaryEvent) decodeKind(_ string, data []byte) error {
-	return decodeEvent(e, data, nil)
+func (e *AgentErrorEvent) decodeKind(kind string, data []byte) error {
+	return decodeEvent(e, kind, data, nil)
 }
-func (e *ConversationErrorEvent) decodeKind(_ string, data []byte) error {
-	return decodeEvent(e, data, nil)
+func (e *Condensation) decodeKind(kind string, data []byte) error {
+	return decodeEvent(e, kind, data, nil)
 }
-func (e *PauseEvent) decodeKind(_ string, data []byte) error     { return decodeEvent(e, data, nil) }
-func (e *InterruptEvent) decodeKind(_ string, data []byte) error { return decodeEvent(e, data, nil) }
-func (e *HookExecutionEvent) decodeKind(_ string, data []byte) error {
-	return decodeEvent(e, data, nil)
+func (e *CondensationRequest) decodeKind(kind string, data []byte) error {
+	return decodeEvent(e, kind, data, nil)
 }
-func (e *LLMCompletionLogEvent) decodeKind(_ string, data []byte) error {
-	return decodeEvent(e, data, nil)
+func (e *CondensationSummaryEvent) decodeKind(kind string, data []byte) error {
+	return decodeEvent(e, kind, data, nil)
 }
-func (e *TokenEvent) decodeKind(_ string, data []byte) error { return decodeEvent(e, data, nil) }
-func (e *ACPToolCallEvent) decodeKind(_ string, data []byte) error {
-	return decodeEvent(e, data, nil)
+func (e *ConversationErrorEvent) decodeKind(kind string, data []byte) error {
+	return decodeEvent(e, kind, data, nil)
 }
-func (e *StreamingDeltaEvent) decodeKind(_ string, data []byte) error {
-	return decodeEvent(e, data, nil)
+func (e *PauseEvent) decodeKind(kind string, data []byte) error {
+	return decodeEvent(e, kind, data, nil)
 }
-func (e *ServerErrorEvent) decodeKind(_ string, data []byte) error {
-	return decodeEvent(e, data, nil)
+func (e *InterruptEvent) decodeKind(kind string, data []byte) error {
+	return decodeEvent(e, kind, data, nil)
+}
+func (e *HookExecutionEvent) decodeKind(kind string, data []byte) error {
+	return decodeEvent(e, kind, data, nil)
+}
+func (e *LLMCompletionLogEvent) decodeKind(kind string, data []byte) error {
+	return decodeEvent(e, kind, data, nil)
+}
+func (e *TokenEvent) decodeKind(kind string, data []byte) error {
+	return decodeEvent(e, kind, data, nil)
+}
+func (e *ACPToolCallEvent) decodeKind(kind string, data []byte) error {
+	return decodeEvent(e, kind, data, nil)
+}
+func (e *StreamingDeltaEvent) decodeKind(kind string, data []byte) error {
+	return decodeEvent(e, kind, data, nil)
+}
+func (e *ServerErrorEvent) decodeKind(kind string, data []byte) error {
+	return decodeEvent(e, kind, data, nil)
 }
 
-func (e *ActionEvent) decodeKind(_ string, data []byte) error {
-	return decodeEvent(e, data, func() error { return e.decode(data) })
+func (e *ActionEvent) decodeKind(kind string, data []byte) error {
+	return decodeEvent(e, kind, data, func() error { return e.decode(kind, data) })
 }
 
-func (e *ObservationEvent) decodeKind(_ string, data []byte) error {
-	return decodeEvent(e, data, func() error { return e.decode(data) })
+func (e *ObservationEvent) decodeKind(kind string, data []byte) error {
+	return decodeEvent(e, kind, data, func() error { return e.decode(kind, data) })
 }
 
-func (e *ConversationStateUpdateEvent) decodeKind(_ string, data []byte) error {
-	return decodeEvent(e, data, func() error { return e.decode(data) })
+func (e *ConversationStateUpdateEvent) decodeKind(kind string, data []byte) error {
+	return decodeEvent(e, kind, data, func() error { return e.decode(kind, data) })
 }
 
 // actionEventJSON mirrors ActionEvent with the action as raw JSON.
@@ -304,7 +316,7 @@ type actionEventJSON struct {
 	ReasoningContent string              `json:"reasoning_content"`
 	ThinkingBlocks   List[ThinkingBlock] `json:"thinking_blocks"`
 	ResponsesItem    *ReasoningItem      `json:"responses_reasoning_item"`
-	Action           json.RawMessage     `json:"action"`
+	Action           rawSpan             `json:"action"`
 	ToolName         string              `json:"tool_name" required:"true"`
 	ToolCallID       string              `json:"tool_call_id" required:"true"`
 	ToolCall         *ToolCall           `json:"tool_call"`
@@ -314,9 +326,9 @@ type actionEventJSON struct {
 	Summary          string              `json:"summary"`
 }
 
-func (e *ActionEvent) decode(data []byte) error {
+func (e *ActionEvent) decode(kind string, data []byte) error {
 	m := actionEventJSON{Base: e.Base, SecurityRisk: RiskUnknown}
-	if err := unmarshalStrict(data, &m); err != nil {
+	if err := unmarshalKinded(data, kind, &m); err != nil {
 		return err
 	}
 	switch {
@@ -333,7 +345,7 @@ func (e *ActionEvent) decode(data []byte) error {
 		return err
 	}
 	var action Action
-	if !isNull(m.Action) {
+	if !isNull(json.RawMessage(m.Action)) {
 		a, err := DecodeKinded[Action](m.Action)
 		if err != nil {
 			return fmt.Errorf("action: %w", err)
@@ -356,19 +368,19 @@ func (e *ActionEvent) UnmarshalJSON(data []byte) error { return unmarshalAs(e, "
 
 type observationEventJSON struct {
 	Base
-	ToolName        string          `json:"tool_name" required:"true"`
-	ToolCallID      string          `json:"tool_call_id" required:"true"`
-	Observation     json.RawMessage `json:"observation" required:"true"`
-	ActionID        string          `json:"action_id" required:"true"`
-	ExtendedContent List[Content]   `json:"extended_content"`
+	ToolName        string        `json:"tool_name" required:"true"`
+	ToolCallID      string        `json:"tool_call_id" required:"true"`
+	Observation     rawSpan       `json:"observation" required:"true"`
+	ActionID        string        `json:"action_id" required:"true"`
+	ExtendedContent List[Content] `json:"extended_content"`
 }
 
-func (e *ObservationEvent) decode(data []byte) error {
+func (e *ObservationEvent) decode(kind string, data []byte) error {
 	m := observationEventJSON{Base: e.Base}
-	if err := unmarshalStrict(data, &m); err != nil {
+	if err := unmarshalKinded(data, kind, &m); err != nil {
 		return err
 	}
-	if isNull(m.Observation) {
+	if isNull(json.RawMessage(m.Observation)) {
 		return errors.New("observation: missing")
 	}
 	obs, err := DecodeKinded[Observation](m.Observation)
@@ -388,14 +400,14 @@ func (e *ObservationEvent) UnmarshalJSON(data []byte) error {
 	return unmarshalAs(e, "ObservationEvent", data)
 }
 
-func (e *ConversationStateUpdateEvent) decode(data []byte) error {
+func (e *ConversationStateUpdateEvent) decode(kind string, data []byte) error {
 	var m struct {
 		Base
 		Key   *string         `json:"key"`
 		Value json.RawMessage `json:"value"`
 	}
 	m.Base = e.Base
-	if err := unmarshalStrict(data, &m); err != nil {
+	if err := unmarshalKinded(data, kind, &m); err != nil {
 		return err
 	}
 	*e = ConversationStateUpdateEvent{Base: m.Base}
@@ -421,16 +433,15 @@ func (e *ConversationStateUpdateEvent) UnmarshalJSON(data []byte) error {
 
 // unmarshalAs decodes data, with or without a "kind", into e of kind want.
 func unmarshalAs(e kindDecoder, want string, data []byte) error {
-	name, rest, err := splitKind(data)
+	name, err := findKind(data)
 	switch {
 	case errors.Is(err, errNoKind):
-		rest = data
 	case err != nil:
 		return err
 	case name != want:
 		return fmt.Errorf("event: kind %q is not %s", name, want)
 	}
-	return e.decodeKind(want, rest)
+	return e.decodeKind(want, data)
 }
 
 // MarshalJSON methods let encoding/json users (a server response holding

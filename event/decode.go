@@ -3,6 +3,7 @@ package event
 import (
 	"encoding"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,7 +52,30 @@ type decodeState struct {
 	data  []byte
 	pos   int
 	depth int
+	// kind, when set, is the kind of the object being decoded; its "kind"
+	// key is checked against it rather than treated as a field.
+	kind string
 }
+
+// unmarshalKinded decodes data, a JSON object whose "kind" is kind, into v
+// strictly, as unmarshalStrict does, taking "kind" as known.
+func unmarshalKinded(data []byte, kind string, v any) error {
+	rv := reflect.ValueOf(v)
+	d := &decodeState{data: data, kind: kind}
+	d.skipSpace()
+	if err := d.value(rv.Elem(), true); err != nil {
+		return err
+	}
+	d.skipSpace()
+	if d.pos < len(d.data) {
+		return d.errorf("trailing data after JSON value")
+	}
+	return nil
+}
+
+// rawSpan is a JSON value as a slice of the input, not copied; for mirror
+// structs whose raw parts are decoded further before the input goes away.
+type rawSpan []byte
 
 const maxDepth = 10000
 
@@ -150,6 +174,12 @@ func (d *decodeState) str() (string, error) {
 	// Fast path: no escapes, valid UTF-8.
 	i := start
 	for i < len(d.data) {
+		for i+8 <= len(d.data) && plainWord(binary.LittleEndian.Uint64(d.data[i:])) {
+			i += 8
+		}
+		if i >= len(d.data) {
+			break
+		}
 		c := d.data[i]
 		if c == '"' {
 			seg := d.data[start:i]
@@ -227,8 +257,16 @@ func (d *decodeState) str() (string, error) {
 			}
 			i++
 		case c < utf8.RuneSelf:
-			buf = append(buf, c)
-			i++
+			// Copy a run of plain ASCII at once.
+			j := i + 1
+			for j+8 <= len(d.data) && plainWord(binary.LittleEndian.Uint64(d.data[j:])) {
+				j += 8
+			}
+			for j < len(d.data) && d.data[j] >= 0x20 && d.data[j] < utf8.RuneSelf && d.data[j] != '"' && d.data[j] != '\\' {
+				j++
+			}
+			buf = append(buf, d.data[i:j]...)
+			i = j
 		default:
 			r, size := utf8.DecodeRune(d.data[i:])
 			if r == utf8.RuneError && size == 1 {
@@ -298,6 +336,12 @@ func (d *decodeState) skipValue() error {
 func (d *decodeState) skipString() error {
 	d.pos++ // opening quote
 	for i := d.pos; i < len(d.data); i++ {
+		for i+8 <= len(d.data) && plainWord(binary.LittleEndian.Uint64(d.data[i:])) {
+			i += 8
+		}
+		if i >= len(d.data) {
+			break
+		}
 		switch c := d.data[i]; {
 		case c == '"':
 			d.pos = i + 1
@@ -452,6 +496,15 @@ var (
 
 func newDecoder(t reflect.Type) decFunc {
 	switch t {
+	case reflect.TypeFor[rawSpan]():
+		return func(d *decodeState, v reflect.Value, _ bool) error {
+			raw, err := d.skip()
+			if err != nil {
+				return err
+			}
+			v.SetBytes(raw)
+			return nil
+		}
 	case rawMessageType:
 		return func(d *decodeState, v reflect.Value, _ bool) error {
 			raw, err := d.skip()
@@ -792,6 +845,13 @@ func newStructDecoder(t reflect.Type) decFunc {
 				seen[f.req] = true
 			}
 			if !ok {
+				if key == "kind" && strict && d.kind != "" {
+					k, err := d.str()
+					if err == nil && k != d.kind {
+						err = fmt.Errorf("kind %q does not match %q", k, d.kind)
+					}
+					return err
+				}
 				if strict {
 					return fmt.Errorf("unknown field %q: %w", key, ErrUnknownField)
 				}

@@ -2,7 +2,6 @@ package event
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -162,50 +161,55 @@ func appendKind(b []byte, name string) ([]byte, error) {
 	return out, nil
 }
 
-// splitKind returns the kind of the JSON object data and the object without
-// its "kind" key. The reference always writes kind last, which is the fast
-// path; any other position is handled too.
-func splitKind(data []byte) (kind string, rest []byte, err error) {
-	d := bytes.TrimSpace(data)
-	if len(d) == 0 || d[0] != '{' {
-		return "", nil, errors.New("event: expected a JSON object")
-	}
-	// Fast path: ...,"kind":"Name"} or {"kind":"Name"}.
+// findKind returns the kind of the JSON object data. The reference always
+// writes kind last, which is the fast path; any other position is handled
+// too. Whether data is valid JSON is left to the decoding that follows.
+func findKind(data []byte) (string, error) {
+	d := bytes.TrimRight(data, " \t\r\n")
 	if n := len(d); n > 0 && d[n-1] == '}' {
+		// ...,"kind":"Name"} or {"kind":"Name"}
 		body := d[:n-1]
 		if len(body) > 0 && body[len(body)-1] == '"' {
-			q := bytes.LastIndexByte(body[:len(body)-1], '"')
-			if q > 0 {
-				name := body[q+1 : len(body)-1]
-				head := body[:q]
+			if q := bytes.LastIndexByte(body[:len(body)-1], '"'); q > 0 {
+				name, head := body[q+1:len(body)-1], body[:q]
 				if !bytes.ContainsAny(name, `\"`) && bytes.HasSuffix(head, []byte(`"kind":`)) {
 					head = head[:len(head)-len(`"kind":`)]
-					switch {
-					case bytes.HasSuffix(head, []byte(",")):
-						rest = append(append(make([]byte, 0, len(head)), head[:len(head)-1]...), '}')
-						return string(name), rest, nil
-					case bytes.Equal(head, []byte("{")):
-						return string(name), []byte("{}"), nil
+					if bytes.HasSuffix(head, []byte(",")) || bytes.Equal(bytes.TrimLeft(head, " \t\r\n"), []byte("{")) {
+						return string(name), nil
 					}
 				}
 			}
 		}
 	}
 	// Slow path: the kind is elsewhere, or spacing differs.
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(d, &m); err != nil {
-		return "", nil, fmt.Errorf("event: %w", err)
+	st := &decodeState{data: data}
+	st.skipSpace()
+	if c, err := st.peek(); err != nil || c != '{' {
+		return "", errors.New("event: expected a JSON object")
 	}
-	raw, ok := m["kind"]
-	if !ok {
-		return "", nil, errNoKind
+	var kind *string
+	err := st.object(func(key string) error {
+		if key != "kind" {
+			return st.skipValue()
+		}
+		if st.isNullNext() {
+			kind = nil
+			return nil
+		}
+		k, err := st.str()
+		if err != nil {
+			return fmt.Errorf(`"kind" is not a string: %w`, err)
+		}
+		kind = &k
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("event: %w", err)
 	}
-	if err := json.Unmarshal(raw, &kind); err != nil {
-		return "", nil, fmt.Errorf(`event: "kind" is not a string: %w`, err)
+	if kind == nil {
+		return "", errNoKind
 	}
-	delete(m, "kind")
-	rest, err = marshal(m)
-	return kind, rest, err
+	return *kind, nil
 }
 
 // ErrUnknownKind is returned (wrapped) when a JSON object names a kind that is
@@ -221,7 +225,8 @@ type Defaulter interface {
 }
 
 // kindDecoder is implemented by the package's event types, which decode
-// themselves: they check the reference's rules after decoding.
+// themselves: they check the reference's rules after decoding. data is the
+// whole object, "kind" included.
 type kindDecoder interface {
 	decodeKind(kind string, data []byte) error
 }
@@ -232,7 +237,7 @@ type kindDecoder interface {
 // are errors that name the kind and the field.
 func DecodeKinded[T any](data []byte) (T, error) {
 	var zero T
-	name, rest, err := splitKind(data)
+	name, err := findKind(data)
 	if err != nil {
 		return zero, err
 	}
@@ -245,12 +250,12 @@ func DecodeKinded[T any](data []byte) (T, error) {
 		return zero, fmt.Errorf("event: kind %q is not a %v", name, reflect.TypeFor[T]())
 	}
 	if d, ok := v.(kindDecoder); ok {
-		err = d.decodeKind(name, rest)
+		err = d.decodeKind(name, data)
 	} else {
 		if d, ok := v.(Defaulter); ok {
 			d.SetDefaults()
 		}
-		err = unmarshalStrict(rest, v)
+		err = unmarshalKinded(data, name, v)
 	}
 	if err != nil {
 		return zero, fmt.Errorf("event: decoding %s: %w", name, err)
