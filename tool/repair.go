@@ -135,8 +135,8 @@ var leadingIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*`)
 //
 // For file_editor calls without a command, the command is inferred from
 // the arguments given (old_str: str_replace, insert_line: insert,
-// file_text: create, path: view); with nothing to infer from, it is an
-// error. An unknown name that nothing matches is returned unchanged.
+// file_text: create, path: view); with no file_editor argument at all, it
+// is an error. An unknown name that nothing matches is returned unchanged.
 func NormalizeCall(name string, args json.RawMessage, known func(string) bool) (string, json.RawMessage, error) {
 	o, err := parseObject(args)
 	if err != nil {
@@ -168,10 +168,13 @@ func NormalizeCall(name string, args json.RawMessage, known func(string) bool) (
 	if outName == "file_editor" {
 		if _, has := o.get("command"); !has {
 			cmd := inferEditorCommand(o)
-			if cmd == "" {
+			switch {
+			case cmd != "":
+				o = append(object{{"command", mustRaw(cmd)}}, o...)
+			case !hasEditorHint(o):
 				return outName, args, fmt.Errorf("cannot infer the command for tool 'file_editor' from arguments %s: give command (view, create, str_replace, insert or undo_edit) and its arguments", pyList(o.keys()))
 			}
-			o = append(object{{"command", mustRaw(cmd)}}, o...)
+			// Otherwise validation reports the missing command.
 		}
 	}
 	if outName == name && len(o) == 0 {
@@ -209,6 +212,15 @@ func prefixCommand(o object, word string) object {
 	out := keepMeta(o)
 	out.set("command", mustRaw(cmd))
 	return out
+}
+
+func hasEditorHint(o object) bool {
+	for _, k := range []string{"old_str", "new_str", "insert_line", "file_text", "path", "view_range"} {
+		if _, ok := o.get(k); ok {
+			return true
+		}
+	}
+	return false
 }
 
 func inferEditorCommand(o object) string {
