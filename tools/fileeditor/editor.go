@@ -11,7 +11,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gohands/gohands/event"
 )
@@ -146,6 +148,17 @@ func (e *Editor) run(a *Action) (*Observation, error) {
 			}
 		}
 		return nil, invalid("path", a.Path, hint)
+	}
+	// Strings decoded from JSON are always valid UTF-8; Go callers could
+	// pass anything, and invalid bytes would silently change the file's
+	// encoding.
+	for _, p := range []struct {
+		name string
+		v    *string
+	}{{"file_text", a.FileText}, {"old_str", a.OldStr}, {"new_str", a.NewStr}} {
+		if p.v != nil && !utf8.ValidString(*p.v) {
+			return nil, invalid(p.name, strconv.Quote(*p.v), "It is not valid UTF-8 text.")
+		}
 	}
 	t := target{path: filepath.Clean(a.Path)}
 	t.real = resolve(t.path)
