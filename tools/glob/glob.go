@@ -27,6 +27,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -102,7 +103,13 @@ func noParams(params json.RawMessage) error {
 type Options struct {
 	// WorkingDir is the directory searched when an action has no path.
 	WorkingDir string
+	// Timeout bounds one search; the default is DefaultTimeout.
+	Timeout time.Duration
 }
+
+// DefaultTimeout bounds a search, as the reference bounds its rg run, so
+// a pattern over a huge tree fails with advice instead of hanging.
+const DefaultTimeout = 30 * time.Second
 
 const description = `Find files by name with a glob pattern; returns absolute paths, most recently modified first.
 * "*" matches within one path segment, "**" across directories, "{a,b}" either alternative, "[abc]" one character.
@@ -132,9 +139,12 @@ func New(opts *Options) (*tool.Typed[Action, *Observation], error) {
 	if fi, err := os.Stat(o.WorkingDir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("glob: working directory %q is not a directory", o.WorkingDir)
 	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
 	desc := description + "\n\nThe working directory is " + o.WorkingDir + "."
 	return tool.New(Name, desc, func(ctx context.Context, a *Action) (*Observation, error) {
-		return run(ctx, o.WorkingDir, a)
+		return run(ctx, &o, a)
 	}, &tool.Options{
 		Kind: "GlobTool",
 		Annotations: &event.ToolAnnotations{
@@ -151,7 +161,8 @@ type match struct {
 	mtime time.Time
 }
 
-func run(ctx context.Context, workingDir string, a *Action) (*Observation, error) {
+func run(ctx context.Context, o *Options, a *Action) (*Observation, error) {
+	workingDir := o.WorkingDir
 	obs := &Observation{Pattern: a.Pattern}
 	fail := func(format string, args ...any) (*Observation, error) {
 		obs.IsError = true
@@ -185,7 +196,9 @@ func run(ctx context.Context, workingDir string, a *Action) (*Observation, error
 		return fail("%v", err)
 	}
 	var found []match
-	err = filewalk.Walk(ctx, root, &filewalk.Options{Overrides: over}, func(path, _ string, d fs.DirEntry) error {
+	wctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	err = filewalk.Walk(wctx, root, &filewalk.Options{Overrides: over}, func(path, _ string, d fs.DirEntry) error {
 		info, err := d.Info()
 		if err != nil {
 			return nil // vanished since listed
@@ -196,6 +209,9 @@ func run(ctx context.Context, workingDir string, a *Action) (*Observation, error
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("glob: %w", ctx.Err())
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fail("the search of %s took longer than %v and was stopped; search a smaller directory or use a narrower pattern", root, o.Timeout)
 		}
 		return fail("searching %s: %v", root, err)
 	}

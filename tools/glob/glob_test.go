@@ -443,3 +443,16 @@ func TestSameAsRipgrep(t *testing.T) {
 		}
 	}
 }
+
+func TestTimeout(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a/b.go")
+	tl, err := glob.New(&glob.Options{WorkingDir: dir, Timeout: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := call(t, tl, `{"pattern":"*.go"}`)
+	if !obs.IsError || !strings.Contains(text(obs), "took longer than 1ns and was stopped") {
+		t.Errorf("is_error=%v %q", obs.IsError, text(obs))
+	}
+}

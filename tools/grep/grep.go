@@ -111,7 +111,13 @@ type Options struct {
 	// Ripgrep is the rg program to run; the default is "rg" looked up on
 	// PATH when the tool is made.
 	Ripgrep string
+	// Timeout bounds one search; the default is DefaultTimeout.
+	Timeout time.Duration
 }
+
+// DefaultTimeout bounds a search, as the reference bounds its rg run, so
+// a search of a huge tree fails with advice instead of hanging.
+const DefaultTimeout = 30 * time.Second
 
 const description = `Find the files whose contents match a regular expression; returns absolute file paths (not lines), most recently modified first.
 * RE2 syntax, case-insensitive, matched line by line: "log.*error", "func\s+\w+", "TODO|FIXME".
@@ -122,9 +128,12 @@ const description = `Find the files whose contents match a regular expression; r
 // New returns the grep tool. It fails if the working directory is not a
 // directory.
 func New(opts *Options) (*tool.Typed[Action, *Observation], error) {
-	var s searcher
+	s := searcher{timeout: DefaultTimeout}
 	if opts != nil {
 		s.workingDir, s.rg = opts.WorkingDir, opts.Ripgrep
+		if opts.Timeout > 0 {
+			s.timeout = opts.Timeout
+		}
 		if opts.NoRipgrep {
 			s.rg = ""
 		} else if s.rg == "" {
@@ -163,6 +172,7 @@ func New(opts *Options) (*tool.Typed[Action, *Observation], error) {
 type searcher struct {
 	workingDir string
 	rg         string
+	timeout    time.Duration
 }
 
 func (s *searcher) run(ctx context.Context, a *Action) (*Observation, error) {
@@ -190,19 +200,24 @@ func (s *searcher) run(ctx context.Context, a *Action) (*Observation, error) {
 		return fail("invalid include: %v", err)
 	}
 
+	sctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
 	var paths []string
 	if s.rg != "" {
-		paths, err = s.ripgrep(ctx, root, a.Pattern, a.Include)
+		paths, err = s.ripgrep(sctx, root, a.Pattern, a.Include)
 		if errors.Is(err, errNoRipgrep) {
 			slog.Warn("grep: ripgrep cannot be run, using the Go search", "err", err)
-			paths, err = search(ctx, root, m, over)
+			paths, err = search(sctx, root, m, over)
 		}
 	} else {
-		paths, err = search(ctx, root, m, over)
+		paths, err = search(sctx, root, m, over)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("grep: %w", ctx.Err())
+		}
+		if sctx.Err() != nil {
+			return fail("the search of %s took longer than %v and was stopped; search a smaller directory or use a narrower include", root, s.timeout)
 		}
 		return fail("%v", err)
 	}

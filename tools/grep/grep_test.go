@@ -522,3 +522,19 @@ func mustGrep(t *testing.T) *grepTool {
 	}
 	return tl
 }
+
+func TestTimeout(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, file{"a/b.txt", "x\n"})
+	for _, o := range []*grep.Options{{NoRipgrep: true}, {}} {
+		o.WorkingDir, o.Timeout = dir, time.Nanosecond
+		tl, err := grep.New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs := call(t, tl, `{"pattern":"x"}`)
+		if !obs.IsError || !strings.Contains(text(obs), "took longer than 1ns and was stopped") {
+			t.Errorf("NoRipgrep=%v: is_error=%v %q", o.NoRipgrep, obs.IsError, text(obs))
+		}
+	}
+}
