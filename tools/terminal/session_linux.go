@@ -30,7 +30,9 @@ import (
 // of lines run as one unit, in the shell itself (cd, export and functions
 // persist), with the pty as their terminal.
 //
-// Before each prompt, PROMPT_COMMAND prints a marker: an APC escape
+// Before each prompt, PROMPT_COMMAND (read-only, so sourcing a bashrc
+// cannot replace it) prints a marker to /dev/tty (so `exec >file` cannot
+// divert it): an APC escape
 // sequence holding a per-session random nonce, the exit status, $!, the
 // python on PATH and the working directory:
 //
@@ -57,11 +59,11 @@ unset HISTFILE
 __gh_prompt() {
 	local __gh_ec=$? __gh_pid=$! __gh_py=${BASH_CMDS[python]-}
 	if [[ -z $__gh_py ]] && builtin hash python 2>/dev/null; then __gh_py=${BASH_CMDS[python]-}; fi
-	builtin printf '\033_gh%%s;%%s\037%%s\037%%s\037%%s\033\\' '%s' "$__gh_ec" "${__gh_pid:--1}" "$__gh_py" "$PWD"
+	builtin printf '\033_gh%%s;%%s\037%%s\037%%s\037%%s\033\\' '%s' "$__gh_ec" "${__gh_pid:--1}" "$__gh_py" "$PWD" >/dev/tty
 	PS1= PS2=
 	return $__gh_ec
 }
-PROMPT_COMMAND=__gh_prompt
+declare -r PROMPT_COMMAND=__gh_prompt
 PS1= PS2=
 `
 

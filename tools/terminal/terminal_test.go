@@ -193,6 +193,26 @@ func TestMarkerLikeOutput(t *testing.T) {
 	}
 }
 
+// TestPromptSurvives: commands that would break the prompt of an ordinary
+// shell do not break completion detection.
+func TestPromptSurvives(t *testing.T) {
+	term := newTerminal(t, nil)
+	// The assignment fails (and, as for any such error in a sourced
+	// script, ends the command); the model is told why.
+	o := run(t, term, Action{Command: "PROMPT_COMMAND='echo noise'"})
+	if exitCode(o) == 0 || !strings.Contains(o.Text(), "PROMPT_COMMAND: readonly variable") {
+		t.Errorf("PROMPT_COMMAND assignment: exit %d, output %q", exitCode(o), o.Text())
+	}
+	expect(t, run(t, term, Action{Command: "PS1='$ '; echo ps1"}), "ps1", 0)
+	expect(t, run(t, term, Action{Command: "echo clean"}), "clean", 0)
+	log := filepath.Join(term.opts.WorkingDir, "log")
+	expect(t, run(t, term, Action{Command: "exec 3>&1 >" + log + " 2>&1; echo to-file"}), "", 0)
+	expect(t, run(t, term, Action{Command: "exec >&3 2>&1 3>&-; echo back"}), "back", 0)
+	if data, _ := os.ReadFile(log); string(data) != "to-file\n" {
+		t.Errorf("log = %q", data)
+	}
+}
+
 // TestEchoTurnedOn: a command that turns the terminal's echo back on does
 // not make later commands echo.
 func TestEchoTurnedOn(t *testing.T) {
