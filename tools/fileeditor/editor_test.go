@@ -850,3 +850,14 @@ func TestResourceKeys(t *testing.T) {
 		t.Errorf("keys: %v %v %v", a, b, c)
 	}
 }
+
+func TestInvalidUTF8Arguments(t *testing.T) {
+	f := newFixture(t)
+	p := f.write("v.txt", "ok\n", 0o644)
+	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: sp("ok"), NewStr: sp("bad \xff")}, "Invalid `new_str` parameter", "not valid UTF-8")
+	f.fail(Action{Command: CommandCreate, Path: f.path("w.txt"), FileText: sp("\xc3")}, "Invalid `file_text` parameter")
+	f.unchanged(p, "ok\n")
+	if exists(f.path("w.txt")) {
+		t.Error("created a file from invalid text")
+	}
+}
