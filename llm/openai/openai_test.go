@@ -600,3 +600,68 @@ func TestReferenceRequests(t *testing.T) {
 		})
 	}
 }
+
+// TestPromptToolCalling: with native tool calling off, the tools go into
+// the prompt and the model's textual call comes back as a tool call; a
+// malformed call comes back as a message for the model.
+func TestPromptToolCalling(t *testing.T) {
+	srv := llmtest.NewChat(t,
+		llmtest.Reply{Text: "I'll list the files.\n<function=terminal>\n<parameter=command>ls -la</parameter>\n"},
+		llmtest.Reply{Text: "<function=terminal>\n<parameter=cmd>ls</parameter>\n</function>"},
+	)
+	l := newLLM(t, "openai/gpt-4o", srv, func(c *llm.Config) { c.NativeToolCalling = false })
+	msgs := userMsgs("What is here?")
+	resp, err := l.Completion(context.Background(), msgs, tools, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := resp.Message.ToolCalls
+	if len(calls) != 1 || calls[0].ID != "toolu_01" || calls[0].Name != "terminal" || calls[0].Arguments != `{"command":"ls -la"}` {
+		t.Fatalf("tool calls = %+v", calls)
+	}
+	if got := event.TextOf(resp.Message.Content); got != "I'll list the files." {
+		t.Errorf("text = %q", got)
+	}
+	req := srv.LastRequest()
+	if _, ok := req.Body["tools"]; ok {
+		t.Error("tools sent natively")
+	}
+	if !cmp.Equal(req.Body["stop"], []any{"</function"}) {
+		t.Errorf("stop = %v", req.Body["stop"])
+	}
+	var body struct {
+		Messages []struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := req.Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if sys := body.Messages[0].Content[0].Text; !strings.Contains(sys, "---- BEGIN FUNCTION #1: terminal ----") {
+		t.Errorf("system prompt lacks the tools:\n%s", sys)
+	}
+	if user := body.Messages[1].Content[0].Text; !strings.Contains(user, "START OF EXAMPLE") {
+		t.Errorf("first user message lacks the example:\n%s", user)
+	}
+
+	msgs = append(msgs, resp.Message, event.Message{Role: event.RoleTool, ToolCallID: "toolu_01", Name: "terminal", Content: event.List[event.Content]{event.Text("a.txt")}})
+	_, err = l.Completion(context.Background(), msgs, tools, nil)
+	var fcErr *llm.FunctionCallError
+	if !errors.Is(err, llm.ErrFunctionCall) || !errors.As(err, &fcErr) {
+		t.Fatalf("err = %v, want a FunctionCallError", err)
+	}
+	if !strings.Contains(fcErr.Msg, `"cmd" is not allowed`) || fcErr.Response == nil {
+		t.Errorf("error for the model = %q", fcErr.Msg)
+	}
+	if err := srv.LastRequest().Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if got := body.Messages[3].Content[0].Text; got != "EXECUTION RESULT of [terminal]:\na.txt" {
+		t.Errorf("tool result sent as %q", got)
+	}
+	if n := len(l.Metrics().ResponseLatencies); n != 2 {
+		t.Errorf("%d calls accounted", n)
+	}
+}
