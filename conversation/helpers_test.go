@@ -72,7 +72,7 @@ func realisticEvents(n int) []event.Event {
 			out = append(out, &event.ConversationStateUpdateEvent{Base: event.NewBase(event.SourceEnvironment), Key: "execution_status", Value: "running"})
 			continue
 		}
-		a, o := actionCycle(i, 6000+(i*7919)%9000)
+		a, o := actionCycle(i, 1800+((i*7)%13)*900)
 		out = append(out, a, o)
 	}
 	return out[:n]

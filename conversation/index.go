@@ -168,7 +168,7 @@ func (x *index) search(q Query) (Page, error) {
 			(q.TimestampGTE == "" || e.Timestamp >= q.TimestampGTE) &&
 			(q.TimestampLT == "" || e.Timestamp < q.TimestampLT)
 	}
-	var p Page
+	p := Page{Entries: make([]Entry, 0, min(limit, max(hi-lo, 0)))}
 	step, j := 1, lo
 	if q.Descending {
 		step, j = -1, hi-1

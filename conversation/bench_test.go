@@ -1,0 +1,258 @@
+package conversation_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/event"
+)
+
+// Benchmarks run on the realistic mix of realisticEvents (the reference's
+// median conversation: 82 events, 380 KB, observations 48% of events and
+// ~78% of bytes). scripts/bench.sh runs them and prints a table.
+
+// latencies records per-operation times to report percentiles, since the
+// targets are stated as medians.
+type latencies []time.Duration
+
+func (l latencies) report(b *testing.B) {
+	if len(l) == 0 {
+		return
+	}
+	slices.Sort(l)
+	b.ReportMetric(float64(l[len(l)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(l[len(l)*95/100].Nanoseconds()), "p95-ns")
+}
+
+// freshIDs gives each reused event a new id, as a new event would have.
+func freshID(e event.Event, n int) {
+	b := e.EventBase()
+	b.ID = fmt.Sprintf("%08x-0000-4000-8000-%012x", n>>16, n)
+	b.ParentID = ""
+	switch v := e.(type) {
+	case *event.ObservationEvent:
+		_ = v // the action id keeps pointing at an earlier action: fine for persistence
+	}
+}
+
+func newBenchState(b *testing.B) *conversation.State {
+	st, err := conversation.Create(openFile(b, b.TempDir()), newFields(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return st
+}
+
+// BenchmarkEventPersist appends one event (stamp, encode, one file write
+// and one index-cache line) through a State on a FileStore.
+func BenchmarkEventPersist(b *testing.B) {
+	evs := realisticEvents(82)
+	st := newBenchState(b)
+	lat := make(latencies, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		e := evs[i%len(evs)]
+		freshID(e, i)
+		t0 := time.Now()
+		if _, err := st.Append(e); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	lat.report(b)
+}
+
+// BenchmarkActionCyclePersist appends an action and its observation.
+func BenchmarkActionCyclePersist(b *testing.B) {
+	var cycles [][2]event.Event
+	for i := range 40 {
+		a, o := actionCycle(i, 1800+((i*7)%13)*900)
+		cycles = append(cycles, [2]event.Event{a, o})
+	}
+	st := newBenchState(b)
+	lat := make(latencies, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		c := cycles[i%len(cycles)]
+		freshID(c[0], 2*i)
+		freshID(c[1], 2*i+1)
+		c[1].(*event.ObservationEvent).ActionID = c[0].EventBase().ID
+		t0 := time.Now()
+		if _, err := st.Append(c[0]); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := st.Append(c[1]); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	lat.report(b)
+}
+
+// writeBenchLog writes n realistic events to a new conversation directory.
+// With running set, the status is running and the last event is an
+// unanswered action, the state a crash leaves.
+func writeBenchLog(b *testing.B, n int, running bool) string {
+	b.Helper()
+	dir := b.TempDir()
+	st, err := conversation.Create(openFile(b, dir), newFields(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	evs := realisticEvents(n)
+	if running {
+		a, _ := actionCycle(9999, 10)
+		evs[n-1] = a
+		st.Update(func(f *conversation.Fields) error { f.ExecutionStatus = conversation.StatusRunning; return nil })
+	}
+	for _, e := range evs {
+		if _, err := st.Append(e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+func openState(b *testing.B, dir string) *conversation.State {
+	s, err := conversation.OpenFileStore(dir, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := conversation.Open(s, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st
+}
+
+// BenchmarkReplay1000 reopens a conversation of 1,000 events (4.6 MB): take
+// the lock, read base_state.json, list the events directory and load the
+// index. Event bodies are read lazily, so "open" is what a resume costs;
+// "open-no-cache" is the same for a directory without gohands' index cache
+// (e.g. written by the reference), where every event file is read and
+// scanned; "decode-all" also reads and decodes every event, which is what
+// the reference's figure measures.
+func BenchmarkReplay1000(b *testing.B) {
+	dir := writeBenchLog(b, 1000, false)
+	b.Run("open", func(b *testing.B) {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		st := openState(b, dir)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if st.Events().Len() != 1000 {
+			b.Fatalf("Len = %d", st.Events().Len())
+		}
+		st.Close()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			openState(b, dir).Close()
+		}
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/1000, "heap-B/event")
+	})
+	b.Run("open-no-cache", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			b.StopTimer()
+			os.Remove(filepath.Join(dir, conversation.IndexFile))
+			b.StartTimer()
+			openState(b, dir).Close()
+		}
+	})
+	b.Run("decode-all", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			st := openState(b, dir)
+			s := st.Events()
+			for i := range s.Len() {
+				if _, err := s.Event(i); err != nil {
+					b.Fatal(err)
+				}
+			}
+			st.Close()
+		}
+	})
+}
+
+// BenchmarkRecovery1000 is a restart after a crash: reopen a conversation
+// of 1,000 events left running with an unanswered last action, find the
+// unmatched actions and append the AgentErrorEvent, set status error and
+// write base_state.json. Each iteration's changes are undone untimed.
+func BenchmarkRecovery1000(b *testing.B) {
+	dir := writeBenchLog(b, 1000, true)
+	basePath := filepath.Join(dir, conversation.BaseStateFile)
+	indexPath := filepath.Join(dir, conversation.IndexFile)
+	base, _ := os.ReadFile(basePath)
+	idx, _ := os.ReadFile(indexPath)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		st := openState(b, dir)
+		ev, err := st.RecoverRunning()
+		if err != nil || ev == nil {
+			b.Fatalf("recovery: %v, %v", ev, err)
+		}
+		st.Close()
+		b.StopTimer()
+		os.Remove(filepath.Join(dir, conversation.EventsDir, fmt.Sprintf("event-%05d-%s.json", 1000, ev.ID)))
+		os.WriteFile(basePath, base, 0o644)
+		os.WriteFile(indexPath, idx, 0o644)
+		b.StartTimer()
+	}
+}
+
+// BenchmarkSearch2000 fetches one page of 100 from a search over 2,000
+// events: observations after a page id, within a time range. "entries"
+// returns the index entries (all a search needs to decide and page);
+// "raw" also reads the 100 event files, as the server's search endpoint
+// returns the stored JSON.
+func BenchmarkSearch2000(b *testing.B) {
+	dir := writeBenchLog(b, 2000, false)
+	st := openState(b, dir)
+	defer st.Close()
+	s := st.Events()
+	mid, _ := s.Entry(500)
+	last, _ := s.Entry(1900)
+	q := conversation.Query{Kind: "ObservationEvent", PageID: mid.ID, TimestampLT: last.Timestamp, Limit: 100}
+	if p, err := s.Search(q); err != nil || len(p.Entries) != 100 || p.NextPageID == "" {
+		b.Fatalf("search: %d entries, %v", len(p.Entries), err)
+	}
+	b.Run("entries", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if _, err := s.Search(q); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("raw", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			p, err := s.Search(q)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, e := range p.Entries {
+				if _, err := s.Raw(e.Index); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}

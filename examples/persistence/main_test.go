@@ -1,0 +1,34 @@
+package main
+
+import (
+	"os"
+
+	"github.com/gohands/gohands/conversation"
+)
+
+// Example writes a conversation, reopens it from disk and prints its events.
+func Example() {
+	base, err := os.MkdirTemp("", "gohands-example-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(base)
+	const id = "6a0f4e2c-1b3d-4c5e-8f70-9a1b2c3d4e5f"
+	dir := conversation.ConversationDir(base, id)
+	if err := write(dir, id); err != nil {
+		panic(err)
+	}
+	store, err := conversation.OpenFileStore(dir, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	if err := printEvents(os.Stdout, store); err != nil {
+		panic(err)
+	}
+	// Output:
+	// 0 MessageEvent      user        user: "Say hello, then stop."
+	// 1 ActionEvent       agent       echo({"text": "hello"})
+	// 2 ObservationEvent  environment echo -> "hello"
+	// 3 MessageEvent      agent       assistant: "Done: the tool said hello."
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs the persistence benchmarks and prints a table: benchmark, ns/op (and
+# p50 where measured), the target on a 2-core machine, and the Python
+# reference's figure for the same work. Extra arguments go to go test
+# (e.g. -count=3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v go >/dev/null || { echo "bench.sh: go is not installed" >&2; exit 1; }
+
+out=$(go test -run '^$' -benchmem -benchtime "${BENCHTIME:-1s}" \
+  -bench '^(BenchmarkEventPersist|BenchmarkActionCyclePersist|BenchmarkReplay1000|BenchmarkRecovery1000|BenchmarkSearch2000)$' \
+  "$@" ./conversation/)
+echo "$out" >&2
+
+echo "$out" | awk '
+BEGIN {
+  target["BenchmarkEventPersist"] = "p50 <= 15 us";          ref["BenchmarkEventPersist"] = "0.166 ms (p50)"
+  target["BenchmarkActionCyclePersist"] = "p50 <= 30 us";    ref["BenchmarkActionCyclePersist"] = "0.36 ms (p50)"
+  target["BenchmarkReplay1000/open"] = "<= 2 ms";            ref["BenchmarkReplay1000/open"] = "29.5 ms (full replay)"
+  target["BenchmarkReplay1000/open-no-cache"] = "-";         ref["BenchmarkReplay1000/open-no-cache"] = "29.5 ms (full replay)"
+  target["BenchmarkReplay1000/decode-all"] = "-";            ref["BenchmarkReplay1000/decode-all"] = "29.5 ms (full replay)"
+  target["BenchmarkRecovery1000"] = "<= 3 ms";               ref["BenchmarkRecovery1000"] = "57.5 ms"
+  target["BenchmarkSearch2000/entries"] = "<= 0.5 ms";       ref["BenchmarkSearch2000/entries"] = "7.7 ms"
+  target["BenchmarkSearch2000/raw"] = "-";                   ref["BenchmarkSearch2000/raw"] = "7.7 ms"
+  printf "%-36s %14s %12s %14s  %s\n", "benchmark", "ns/op", "p50 ns", "target", "reference"
+}
+/^Benchmark/ {
+  name = $1; sub(/-[0-9]+$/, "", name)
+  nsop = ""; p50 = "-"
+  for (i = 2; i <= NF; i++) {
+    if ($(i) == "ns/op") nsop = $(i-1)
+    if ($(i) == "p50-ns") p50 = $(i-1)
+  }
+  t = (name in target) ? target[name] : "-"; r = (name in ref) ? ref[name] : "-"
+  printf "%-36s %14s %12s %14s  %s\n", name, nsop, p50, t, r
+}'
