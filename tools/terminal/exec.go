@@ -50,7 +50,7 @@ type Options struct {
 	// starts.
 	SessionEnv map[string]string
 	// SaveDir is where output too long to show is saved in full; "" means
-	// a temporary directory made when first needed.
+	// a temporary directory made when first needed and removed by Close.
 	SaveDir string
 	// Env, if set, returns variables to export into the session before a
 	// command runs (secrets the command refers to). Values never appear in
@@ -124,9 +124,7 @@ func (t *Terminal) Close() error {
 	if s != nil {
 		s.close()
 	}
-	if tmp != "" && t.opts.SaveDir == "" {
-		// Saved outputs are named in observations; they stay until the
-		// process ends only when a caller chose the directory.
+	if tmp != "" {
 		os.RemoveAll(tmp)
 	}
 	return nil
@@ -426,6 +424,14 @@ func (t *Terminal) exited(s *session, command string, cause error) *Observation 
 	}
 	if cause != nil {
 		t.log.Debug("terminal: shell gone", "err", cause)
+	}
+	t.mu.Lock()
+	closed := t.closed
+	t.mu.Unlock()
+	if closed {
+		o.Metadata.Suffix = "\n[The terminal was closed.]"
+		t.fit(o)
+		return o
 	}
 	o.Metadata.Suffix = fmt.Sprintf("\n[The shell %s, which ended the terminal session: its environment, working directory and background jobs are gone. The next command starts a new shell. To end a script with a status without closing the shell, use `(exit N)` or a test such as `[ \"$code\" -eq 0 ]` instead of a top-level exit.]", status)
 	t.fit(o)

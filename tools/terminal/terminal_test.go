@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -514,7 +515,8 @@ func TestSecretsHook(t *testing.T) {
 			}
 			return nil
 		},
-		Mask: func(s string) string { return strings.ReplaceAll(s, value, "<secret-hidden>") },
+		Mask:   func(s string) string { return strings.ReplaceAll(s, value, "<secret-hidden>") },
+		Logger: slog.New(slog.DiscardHandler),
 	})
 	o := run(t, term, Action{Command: `echo "token=$API_TOKEN"`})
 	expect(t, o, "token=<secret-hidden>", 0)
