@@ -861,6 +861,9 @@ func newStructDecoder(t reflect.Type) decFunc {
 			for i, x := range f.index {
 				if i > 0 && fv.Kind() == reflect.Pointer {
 					if fv.IsNil() {
+						if !fv.CanSet() {
+							return fmt.Errorf("%s: cannot set embedded pointer to unexported struct %v", key, fv.Type().Elem())
+						}
 						fv.Set(reflect.New(fv.Type().Elem()))
 					}
 					fv = fv.Elem()

@@ -1,6 +1,7 @@
 package event
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/base64"
 	"encoding/binary"
@@ -226,24 +227,20 @@ func encodeRaw(b []byte, v reflect.Value) ([]byte, error) {
 	return appendCompact(b, raw)
 }
 
-// appendCompact appends the JSON value raw with insignificant space removed,
-// reporting invalid JSON.
+// appendCompact appends the JSON value raw with insignificant space removed
+// and key order kept, reporting invalid JSON.
 func appendCompact(b, raw []byte) ([]byte, error) {
-	if !json.Valid(raw) {
-		return nil, fmt.Errorf("json: invalid raw JSON %.40q", raw)
-	}
-	// Re-encode strings in the reference's escaping only when needed; the
-	// common case (already compact, as we or Python wrote it) is a copy.
 	if isCompact(raw) {
+		if !json.Valid(raw) {
+			return nil, fmt.Errorf("json: invalid raw JSON %.40q", raw)
+		}
 		return append(b, raw...), nil
 	}
-	var v any
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
+	buf := bytes.NewBuffer(b)
+	if err := json.Compact(buf, raw); err != nil {
+		return nil, fmt.Errorf("json: invalid raw JSON %.40q: %w", raw, err)
 	}
-	return appendAnyNumber(b, v)
+	return buf.Bytes(), nil
 }
 
 // isCompact reports whether raw has no whitespace outside strings.
@@ -265,48 +262,6 @@ func isCompact(raw []byte) bool {
 		}
 	}
 	return true
-}
-
-// appendAnyNumber encodes generic JSON (decoded with UseNumber) keeping
-// numbers as they were written. Object keys are sorted, as encoding/json
-// would; it is only used for raw JSON that was not compact to begin with.
-func appendAnyNumber(b []byte, v any) ([]byte, error) {
-	switch v := v.(type) {
-	case json.Number:
-		return append(b, v...), nil
-	case []any:
-		b = append(b, '[')
-		for i, e := range v {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = appendAnyNumber(b, e); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, k)
-			b = append(b, ':')
-			var err error
-			if b, err = appendAnyNumber(b, v[k]); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, '}'), nil
-	}
-	return appendJSON(b, v)
 }
 
 func marshalerEncoder(b []byte, v reflect.Value) ([]byte, error) {
