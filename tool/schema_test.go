@@ -192,6 +192,25 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+type noArgs struct{}
+
+func init() { event.RegisterKind[noArgs]("TestNoArgsAction") }
+
+func TestNoArguments(t *testing.T) {
+	tl := tool.New("no_args", "d", func(context.Context, *noArgs) (*editObs, error) { return &editObs{}, nil }, nil)
+	if b, _ := event.MarshalJSON(tl.InputSchema()); string(b) != `{"properties":{},"type":"object"}` {
+		t.Errorf("schema = %s", b)
+	}
+	for _, args := range []string{``, `{}`, `{"x":null}`} {
+		if _, err := tl.ParseAction(json.RawMessage(args)); err != nil {
+			t.Errorf("ParseAction(%s): %v", args, err)
+		}
+	}
+	if _, err := tl.ParseAction(json.RawMessage(`{"x":1}`)); err == nil || err.Error() != `unknown field "x" (no fields are accepted)` {
+		t.Errorf("unknown field error = %v", err)
+	}
+}
+
 func TestValidateOpenObjects(t *testing.T) {
 	s, err := tool.DecodeSchema([]byte(`{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":true}`))
 	if err != nil {

@@ -213,17 +213,18 @@ func normalize(info *typeInfo, v any) any {
 		if info.kind != reflect.Struct {
 			return v
 		}
+		for k, val := range x {
+			if val == nil {
+				delete(x, k) // null means absent, as in the reference
+			}
+		}
 		for _, f := range info.fields {
 			val, ok := x[f.name]
-			if (!ok || val == nil) && f.def != nil {
+			if !ok && f.def != nil {
 				x[f.name] = cloneValue(f.def)
 				continue
 			}
 			if !ok {
-				continue
-			}
-			if val == nil {
-				delete(x, f.name) // null means absent, as in the reference
 				continue
 			}
 			x[f.name] = normalize(f.child, val)

@@ -160,7 +160,7 @@ func checkObject(schema map[string]any, v map[string]any, path string, errs *[]e
 		}
 	}
 	var extra []string
-	closed := props != nil
+	_, closed := schema["properties"]
 	switch ap := schema["additionalProperties"].(type) {
 	case bool:
 		closed = !ap
@@ -175,20 +175,23 @@ func checkObject(schema map[string]any, v map[string]any, path string, errs *[]e
 	if !closed {
 		return
 	}
-	for k := range v {
-		if _, known := props.Get(k); !known {
+	for k, val := range v {
+		if _, known := props.Get(k); !known && val != nil {
 			extra = append(extra, k)
 		}
 	}
 	slices.Sort(extra)
+	names := make([]string, len(props))
+	for i, p := range props {
+		names[i] = p.Name
+	}
+	hint := "no fields are accepted"
+	if len(names) > 0 {
+		hint = "known fields: " + strings.Join(names, ", ")
+	}
 	for _, k := range extra {
-		names := make([]string, len(props))
-		for i, p := range props {
-			names[i] = p.Name
-		}
 		p := join(path, k)
-		*errs = append(*errs, &FieldError{Field: p,
-			Msg: fmt.Sprintf("unknown field %q (known fields: %s)", p, strings.Join(names, ", "))})
+		*errs = append(*errs, &FieldError{Field: p, Msg: fmt.Sprintf("unknown field %q (%s)", p, hint)})
 	}
 }
 
