@@ -61,6 +61,7 @@ func (a *testAgent) UnmarshalJSON(data []byte) error {
 	delete(m, "llm")
 	delete(m, "tools")
 	delete(m, "api_key")
+	delete(m, "kind")
 	if len(m) > 0 {
 		a.Extra = m
 	}

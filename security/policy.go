@@ -77,13 +77,19 @@ func (p *ConfirmRisky) Validate() error {
 // reference's defaults and an invalid threshold is an error.
 func (p *ConfirmRisky) UnmarshalJSON(data []byte) error {
 	type plain ConfirmRisky
-	v := plain(*NewConfirmRisky())
+	v := struct {
+		plain
+		Kind string `json:"kind"` // the kind registry may pass it along
+	}{plain: plain(*NewConfirmRisky())}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
 		return err
 	}
-	*p = ConfirmRisky(v)
+	if v.Kind != "" && v.Kind != "ConfirmRisky" {
+		return fmt.Errorf("security: kind %q is not ConfirmRisky", v.Kind)
+	}
+	*p = ConfirmRisky(v.plain)
 	return p.Validate()
 }
 
