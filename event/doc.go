@@ -1,12 +1,49 @@
 // Package event holds the event model of a gohands conversation: the events
-// appended to a conversation's log, the LLM message types they carry, and the
-// "kind" registry and JSON codec that make them wire compatible with the Python
-// OpenHands SDK.
+// appended to a conversation's log, the LLM message types they carry, the
+// "kind" registry, and the JSON codec that makes them wire compatible with
+// the Python OpenHands SDK.
 //
-// Every polymorphic value on the wire (events, tool actions and observations,
-// confirmation policies, security analyzers, condensers, ...) carries a "kind"
-// field naming its type. Concrete Go types are tied to their kind with
-// [RegisterKind]; [MarshalKinded] writes a value with its kind last, as the
-// reference does, and [DecodeKinded] reads one back, rejecting unknown kinds
-// and unknown fields.
+// # Kinds
+//
+// Every polymorphic value on the wire (events, tool actions and
+// observations, confirmation policies, security analyzers, condensers, ...)
+// carries a "kind" field naming its type. Concrete Go types are tied to
+// their kind with [RegisterKind]. [Marshal] and [MarshalKinded] write a value
+// with its kind last, as the reference does; [Unmarshal] and [DecodeKinded]
+// read one back, rejecting unknown kinds and unknown fields.
+//
+// # Codec
+//
+// The package has its own JSON encoder and decoder, which follow
+// encoding/json's struct-tag rules but write and read what Pydantic does:
+//
+//   - output is compact, with only quote, backslash and control characters
+//     escaped, and floats in Python's form (30.0, 1e+16);
+//   - a registered kind is tagged with "kind" wherever it appears;
+//   - keys match field names exactly;
+//   - the object being decoded as a kind (an event, action or observation)
+//     rejects unknown keys, like the reference's extra="forbid" models,
+//     while plain nested objects ignore them;
+//   - an integral float (8.0) is accepted for an integer.
+//
+// Kinds registered by other packages follow these conventions, which map the
+// reference's field declarations onto Go:
+//
+//   - T with default → `json:"name"`; a default other than Go's zero value
+//     is set by a SetDefaults method ([Defaulter]), so an absent key keeps it;
+//   - T | None = None → `json:"name,omitempty"` for strings and numbers
+//     whose zero means "unset", a pointer with omitempty otherwise;
+//   - list[T] | None = None → a slice with omitzero (nil is null, [] is kept);
+//   - list[T] with a default → [List] (nil is written as []), likewise [Map];
+//   - a required key → `required:"true"`, checked when decoding;
+//   - a required key that may be null → a pointer without omitempty, so it
+//     is always written;
+//   - Any → [encoding/json.RawMessage], which keeps key order and number
+//     forms exactly.
+//
+// # Events and messages
+//
+// [LLMMessages] projects a list of events onto the messages sent to the
+// model, joining parallel tool calls and consecutive user turns as the
+// reference does.
 package event
