@@ -1,0 +1,409 @@
+package llm_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/llm/llmtest"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// newLLM returns an LLM answering from a scripted in-process provider,
+// with retry waits of a millisecond.
+func newLLM(t *testing.T, model string, replies ...llmtest.Reply) (*llm.LLM, *llmtest.Provider) {
+	t.Helper()
+	p := llmtest.NewProvider(t, replies...)
+	cfg := llm.DefaultConfig(model)
+	cfg.RetryMinWait, cfg.RetryMaxWait, cfg.RetryMultiplier = 0.001, 0.002, 0.001
+	l, err := llm.New(cfg, &llm.Options{Provider: p, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, p
+}
+
+func hi() []event.Message { return []event.Message{event.UserMessage("hi")} }
+
+func TestNewNeedsARegisteredProvider(t *testing.T) {
+	// No provider package is imported by this test binary.
+	_, err := llm.New(llm.DefaultConfig("gemini/gemini-2.5-pro"), nil)
+	if err == nil || !strings.Contains(err.Error(), "import") {
+		t.Errorf("err = %v", err)
+	}
+	if _, err := llm.New(llm.DefaultConfig(""), nil); err == nil {
+		t.Error("empty model accepted")
+	}
+}
+
+func TestRetries(t *testing.T) {
+	l, p := newLLM(t, "openai/gpt-4o",
+		llmtest.Fail(500, "boom"), llmtest.Reply{Disconnect: true}, llmtest.Fail(503, ""), llmtest.Reply{Text: "ok"})
+	resp, err := l.Completion(context.Background(), hi(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if event.TextOf(resp.Message.Content) != "ok" || len(p.Requests()) != 4 {
+		t.Errorf("text %q after %d calls", event.TextOf(resp.Message.Content), len(p.Requests()))
+	}
+
+	// num_retries counts attempts.
+	l, p = newLLM(t, "openai/gpt-4o", llmtest.Fail(500, ""), llmtest.Fail(500, ""), llmtest.Fail(500, ""), llmtest.Fail(500, ""), llmtest.Fail(500, ""))
+	if _, err := l.Completion(context.Background(), hi(), nil, nil); !errors.Is(err, llm.ErrServer) {
+		t.Errorf("err = %v", err)
+	}
+	if n := len(p.Requests()); n != 5 {
+		t.Errorf("%d attempts, want 5", n)
+	}
+}
+
+func TestNoResponseRetriedWithTemperature(t *testing.T) {
+	var temps []float64
+	calls := 0
+	prov := llm.ProviderFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		calls++
+		temps = append(temps, *req.Config.Temperature)
+		if calls == 1 {
+			return nil, &llm.APIError{Kind: llm.ErrNoResponse}
+		}
+		return &llm.Response{Message: event.Message{Role: event.RoleAssistant, Content: event.List[event.Content]{event.Text("x")}}}, nil
+	})
+	cfg := llm.DefaultConfig("openai/gpt-4o")
+	zero := 0.0
+	cfg.Temperature = &zero
+	cfg.RetryMinWait, cfg.RetryMaxWait = 0.001, 0.001
+	l, err := llm.New(cfg, &llm.Options{Provider: prov, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Completion(context.Background(), hi(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(temps) != 2 || temps[0] != 0 || temps[1] != 1 {
+		t.Errorf("temperatures = %v, want [0 1]", temps)
+	}
+}
+
+func TestCancelDuringRetryWait(t *testing.T) {
+	p := llmtest.NewProvider(t, llmtest.RateLimited(time.Hour))
+	l, err := llm.New(llm.DefaultConfig("openai/gpt-4o"), &llm.Options{Provider: p, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := l.Completion(ctx, hi(), nil, nil)
+		errc <- err
+	}()
+	for len(p.Requests()) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	err = <-errc
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, llm.ErrRateLimit) {
+		t.Errorf("err = %v, want cancellation wrapping the rate limit", err)
+	}
+}
+
+func TestErrorClassification(t *testing.T) {
+	tests := []struct {
+		status  int
+		code    string
+		message string
+		want    error
+	}{
+		{400, "context_length_exceeded", "This model's maximum context length is 128000 tokens.", llm.ErrContextWindowExceeded},
+		{400, "invalid_request_error", "prompt is too long: 208310 tokens > 200000 maximum", llm.ErrContextWindowExceeded},
+		{400, "INVALID_ARGUMENT", "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).", llm.ErrContextWindowExceeded},
+		{400, "", "Your input exceeds the context window of this model.", llm.ErrContextWindowExceeded},
+		{413, "", "Request too large for model gpt-4o", llm.ErrContextWindowExceeded},
+		{400, "", "messages.3: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_1", llm.ErrMalformedHistory},
+		{401, "invalid_api_key", "Incorrect API key provided", llm.ErrAuthentication},
+		{400, "", "API key not valid. Please pass a valid API key.", llm.ErrAuthentication},
+		{429, "rate_limit_exceeded", "slow down", llm.ErrRateLimit},
+		{529, "overloaded_error", "Overloaded", llm.ErrServer},
+		{500, "", "oops", llm.ErrServer},
+		{504, "", "gateway timeout", llm.ErrTimeout},
+		{400, "", "Output blocked by content filtering policy", llm.ErrContentPolicy},
+		{422, "", "bad field", llm.ErrBadRequest},
+	}
+	for _, tt := range tests {
+		err := llm.NewAPIError(tt.status, tt.code, tt.message, nil, nil)
+		if !errors.Is(err, tt.want) {
+			t.Errorf("%d %q: kind %v, want %v", tt.status, tt.message, err.Kind, tt.want)
+		}
+	}
+	h := http.Header{"Retry-After": {"7"}}
+	if d, ok := llm.RetryAfter(llm.NewAPIError(429, "", "", h, nil)); !ok || d != 7*time.Second {
+		t.Errorf("Retry-After = %v %v", d, ok)
+	}
+	h = http.Header{"Retry-After-Ms": {"250"}}
+	if d, _ := llm.RetryAfter(llm.NewAPIError(429, "", "", h, nil)); d != 250*time.Millisecond {
+		t.Errorf("retry-after-ms = %v", d)
+	}
+	h = http.Header{"Retry-After": {time.Now().Add(time.Minute).UTC().Format(http.TimeFormat)}}
+	if d, _ := llm.RetryAfter(llm.NewAPIError(429, "", "", h, nil)); d < 50*time.Second || d > 61*time.Second {
+		t.Errorf("Retry-After date = %v", d)
+	}
+}
+
+func TestMultimodalRouter(t *testing.T) {
+	vision, vp := newLLM(t, "openai/gpt-4o", llmtest.Reply{Text: "from vision"})
+	cheap, cp := newLLM(t, "openai/gpt-4o-mini", llmtest.Reply{Text: "from cheap"})
+	r := llm.NewMultimodalRouter(vision, cheap)
+	resp, err := r.Completion(context.Background(), hi(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if event.TextOf(resp.Message.Content) != "from cheap" || r.Active() != llm.RouteSecondary {
+		t.Errorf("text-only call went to %s", r.Active())
+	}
+	img := []event.Message{{Role: event.RoleUser, Content: event.List[event.Content]{event.Text("what is this?"), event.Image("data:image/png;base64,AAAA")}}}
+	resp, err = r.Completion(context.Background(), img, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if event.TextOf(resp.Message.Content) != "from vision" || r.Active() != llm.RoutePrimary {
+		t.Errorf("image call went to %s", r.Active())
+	}
+	if len(vp.Requests()) != 1 || len(cp.Requests()) != 1 {
+		t.Errorf("requests: vision %d, cheap %d", len(vp.Requests()), len(cp.Requests()))
+	}
+	// Text longer than the cheap model's context window goes to primary.
+	cfg := llm.DefaultConfig("openai/gpt-4o-mini")
+	cfg.MaxInputTokens = 10
+	small, err := llm.New(cfg, &llm.Options{Provider: llmtest.NewProvider(t), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vp.Add(llmtest.Reply{Text: "long"})
+	r = llm.NewMultimodalRouter(vision, small)
+	if _, err := r.Completion(context.Background(), []event.Message{event.UserMessage(strings.Repeat("word ", 100))}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if r.Active() != llm.RoutePrimary {
+		t.Errorf("long text went to %s", r.Active())
+	}
+}
+
+func TestFallback(t *testing.T) {
+	first, fp := newLLM(t, "openai/gpt-4o", llmtest.RateLimited(0), llmtest.RateLimited(0), llmtest.RateLimited(0), llmtest.RateLimited(0), llmtest.RateLimited(0))
+	second, sp := newLLM(t, "anthropic/claude-sonnet-4-5", llmtest.Reply{Text: "from second"})
+	f := llm.NewFallback(first, second)
+	resp, err := f.Completion(context.Background(), hi(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if event.TextOf(resp.Message.Content) != "from second" || len(fp.Requests()) != 5 || len(sp.Requests()) != 1 {
+		t.Errorf("text %q; requests %d then %d", event.TextOf(resp.Message.Content), len(fp.Requests()), len(sp.Requests()))
+	}
+	// Each model keeps its own metrics.
+	if first.Metrics().AccumulatedTokenUsage != nil || len(second.Metrics().ResponseLatencies) != 1 {
+		t.Error("metrics not per model")
+	}
+
+	// A bad request is not a provider failure: no fallback.
+	bad, _ := newLLM(t, "openai/gpt-4o", llmtest.Fail(400, "invalid schema"))
+	never, np := newLLM(t, "openai/gpt-4o-mini")
+	_, err = llm.NewFallback(bad, never).Completion(context.Background(), hi(), nil, nil)
+	if !errors.Is(err, llm.ErrBadRequest) || len(np.Requests()) != 0 {
+		t.Errorf("err = %v; fallback called %d times", err, len(np.Requests()))
+	}
+
+	// All failing: every error is reported.
+	a, _ := newLLM(t, "openai/gpt-4o", llmtest.Fail(500, "a"), llmtest.Fail(500, "a"), llmtest.Fail(500, "a"), llmtest.Fail(500, "a"), llmtest.Fail(500, "a"))
+	b, _ := newLLM(t, "openai/gpt-4o", llmtest.Reply{Disconnect: true}, llmtest.Reply{Disconnect: true}, llmtest.Reply{Disconnect: true}, llmtest.Reply{Disconnect: true}, llmtest.Reply{Disconnect: true})
+	_, err = llm.NewFallback(a, b).Completion(context.Background(), hi(), nil, nil)
+	if !errors.Is(err, llm.ErrServer) || !errors.Is(err, llm.ErrConnection) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestStreamingThroughLLM(t *testing.T) {
+	l, _ := newLLM(t, "openai/gpt-4o", llmtest.Reply{Text: "streamed reply text", Reasoning: "thinking"})
+	var text strings.Builder
+	resp, err := l.Completion(context.Background(), hi(), nil, &llm.CallOptions{OnDelta: func(d llm.Delta) error {
+		text.WriteString(d.Text)
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text.String() != "streamed reply text" || event.TextOf(resp.Message.Content) != text.String() {
+		t.Errorf("streamed %q, final %q", text.String(), event.TextOf(resp.Message.Content))
+	}
+	// NoStream turns streaming off for one call.
+	l, p := newLLM(t, "openai/gpt-4o", llmtest.Reply{Text: "x"})
+	if _, err := l.Completion(context.Background(), hi(), nil, &llm.CallOptions{NoStream: true, OnDelta: func(llm.Delta) error { return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	if p.Requests()[0].OnDelta != nil {
+		t.Error("NoStream call was streamed")
+	}
+}
+
+func TestCacheMarkersForClaude(t *testing.T) {
+	msgs := []event.Message{
+		{Role: event.RoleSystem, Content: event.List[event.Content]{event.Text("static"), event.Text("dynamic")}},
+		event.UserMessage("one"),
+		{Role: event.RoleAssistant, Content: event.List[event.Content]{event.Text("two")}},
+		event.UserMessage("three"),
+	}
+	l, p := newLLM(t, "anthropic/claude-sonnet-4-5", llmtest.Reply{Text: "ok"})
+	if _, err := l.Completion(context.Background(), msgs, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	sent := p.Requests()[0].Messages
+	var marked []string
+	for _, m := range sent {
+		for _, c := range m.Content {
+			if c.CachePrompt {
+				marked = append(marked, c.Text)
+			}
+		}
+	}
+	if strings.Join(marked, ",") != "static,three" {
+		t.Errorf("cache points on %v", marked)
+	}
+	if msgs[0].Content[0].CachePrompt {
+		t.Error("caller's messages were modified")
+	}
+	// Not for models without explicit caching.
+	l, p = newLLM(t, "openai/gpt-4o", llmtest.Reply{Text: "ok"})
+	if _, err := l.Completion(context.Background(), msgs, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range p.Requests()[0].Messages {
+		for _, c := range m.Content {
+			if c.CachePrompt {
+				t.Error("cache marker sent to gpt-4o")
+			}
+		}
+	}
+}
+
+func TestMetricsJSON(t *testing.T) {
+	l, _ := newLLM(t, "openai/gpt-4o", llmtest.Reply{ID: "r1", Text: "x", Usage: llmtest.Usage{PromptTokens: 100, CompletionTokens: 10, CacheReadTokens: 50}})
+	if _, err := l.Completion(context.Background(), hi(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	m := l.Metrics()
+	data, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"model_name", "accumulated_cost", "accumulated_token_usage", "costs", "response_latencies", "token_usages"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("metrics JSON lacks %s: %s", k, data)
+		}
+	}
+	u := got["token_usages"].([]any)[0].(map[string]any)
+	if u["response_id"] != "r1" || u["per_turn_token"] != 110.0 || u["cache_read_tokens"] != 50.0 || u["model"] != "openai/gpt-4o" {
+		t.Errorf("token usage = %v", u)
+	}
+	if r := m.AccumulatedTokenUsage.CacheHitRate(); r != 0.5 {
+		t.Errorf("cache hit rate = %v", r)
+	}
+	var empty llm.Metrics
+	data, _ = json.Marshal(empty)
+	if !strings.Contains(string(data), `"costs":[]`) {
+		t.Errorf("empty metrics = %s", data)
+	}
+	// Merge adds, and a round trip keeps everything.
+	var total llm.Metrics
+	total.Merge(m)
+	total.Merge(m)
+	if total.AccumulatedTokenUsage.PromptTokens != 200 || len(total.TokenUsages) != 2 {
+		t.Errorf("merged = %+v", total)
+	}
+	var back llm.Metrics
+	data, _ = json.Marshal(total)
+	if err := json.Unmarshal(data, &back); err != nil || back.AccumulatedTokenUsage.PromptTokens != 200 {
+		t.Errorf("round trip: %v %+v", err, back)
+	}
+}
+
+func TestPricing(t *testing.T) {
+	for _, tc := range []struct {
+		model string
+		in    float64
+		ok    bool
+	}{
+		{"openai/gpt-4o", 2.5e-6, true},
+		{"gpt-4o-2024-08-06", 2.5e-6, true},
+		{"gpt-4o-mini", 0.15e-6, true},
+		{"openrouter/openai/gpt-4o-mini-2024-07-18", 0.15e-6, true},
+		{"anthropic/claude-sonnet-4-5-20250929", 3e-6, true},
+		{"gpt-5.5", 0, false},
+		{"ollama/qwen3", 0, false},
+	} {
+		cfg := llm.DefaultConfig(tc.model)
+		p, ok := llm.PriceOf(&cfg)
+		if ok != tc.ok || p.Input != tc.in {
+			t.Errorf("%s: price %v %v", tc.model, p.Input, ok)
+		}
+	}
+	p := llm.Price{Input: 1, Output: 2, CacheRead: 0.1, CacheWrite: 1.25}
+	if c := p.Cost(llm.TokenUsage{PromptTokens: 100, CacheReadTokens: 50, CacheWriteTokens: 10, CompletionTokens: 3}); c != 40+5+12.5+6 {
+		t.Errorf("cost = %v", c)
+	}
+}
+
+func TestEffectiveMaxOutputTokens(t *testing.T) {
+	for _, tc := range []struct {
+		model, base string
+		set, want   int
+	}{
+		{"openai/gpt-4o", "", 0, 16384},
+		{"openai/gpt-4o", "", 1000, 1000},
+		{"anthropic/claude-sonnet-4-5", "", 0, 64000},
+		{"openai/gpt-5", "", 0, 128000},
+		{"openai/gpt-5", "http://proxy", 0, 16384},
+		{"litellm_proxy/gpt-5", "http://proxy", 0, 128000},
+		{"openai/o3", "", 200000, 100000},
+		{"ollama/qwen3", "", 0, 0},
+	} {
+		cfg := llm.DefaultConfig(tc.model)
+		cfg.BaseURL, cfg.MaxOutputTokens = tc.base, tc.set
+		if got := llm.EffectiveMaxOutputTokens(&cfg, llm.FeaturesOf(&cfg)); got != tc.want {
+			t.Errorf("%s (base %q, set %d) = %d, want %d", tc.model, tc.base, tc.set, got, tc.want)
+		}
+	}
+}
+
+func TestConcurrentCalls(t *testing.T) {
+	replies := make([]llmtest.Reply, 20)
+	for i := range replies {
+		replies[i] = llmtest.Reply{Text: "x", Usage: llmtest.Usage{PromptTokens: 1, CompletionTokens: 1}}
+	}
+	l, _ := newLLM(t, "openai/gpt-4o", replies...)
+	done := make(chan error)
+	for range replies {
+		go func() {
+			_, err := l.Completion(context.Background(), hi(), nil, nil)
+			done <- err
+		}()
+	}
+	for range replies {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+	if m := l.Metrics(); m.AccumulatedTokenUsage.PromptTokens != 20 {
+		t.Errorf("prompt tokens = %d", m.AccumulatedTokenUsage.PromptTokens)
+	}
+}
