@@ -46,6 +46,10 @@ type walker struct {
 	over  *Overrides
 	fn    WalkFunc
 	chain []level
+	// repo is the index in chain of the current repository's root: git
+	// rules of directories above it do not apply (a nested repository is
+	// not governed by its parent's .gitignore).
+	repo int
 }
 
 // Walk calls fn for every regular file under root that ripgrep would search,
@@ -80,7 +84,13 @@ func Walk(ctx context.Context, root string, opts *Options, fn WalkFunc) error {
 		parents = nil
 	}
 	for i := len(parents) - 1; i >= 0; i-- {
+		if parents[i] == gitRoot {
+			w.repo = len(w.chain)
+		}
 		w.chain = append(w.chain, loadLevel(parents[i], gitRoot))
+	}
+	if root == gitRoot {
+		w.repo = len(w.chain)
 	}
 	err = w.dir(root, "", gitRoot)
 	if errors.Is(err, fs.SkipAll) {
@@ -132,14 +142,19 @@ func (w *walker) dir(abs, rel, gitRoot string) error {
 	if err != nil {
 		return nil // unreadable: skip, as ripgrep does
 	}
+	oldRepo := w.repo
 	for _, e := range entries {
-		if e.Name() == ".git" {
+		if e.Name() == ".git" && abs != gitRoot {
 			gitRoot = abs // a nested repository starts here
+			w.repo = len(w.chain)
 			break
 		}
 	}
 	w.chain = append(w.chain, loadLevel(abs, gitRoot))
-	defer func() { w.chain = w.chain[:len(w.chain)-1] }()
+	defer func() {
+		w.chain = w.chain[:len(w.chain)-1]
+		w.repo = oldRepo
+	}()
 
 	for _, e := range entries {
 		name := e.Name()
@@ -192,15 +207,22 @@ func (w *walker) skip(abs, rel, name string, isDir bool) bool {
 }
 
 func (w *walker) ignored(abs string, isDir bool) verdict {
-	pickers := [...]func(*level) *ruleSet{
-		func(l *level) *ruleSet { return l.rgignore },
-		func(l *level) *ruleSet { return l.ignore },
-		func(l *level) *ruleSet { return l.gitignore },
-		func(l *level) *ruleSet { return l.exclude },
+	pickers := [...]struct {
+		git  bool
+		pick func(*level) *ruleSet
+	}{
+		{false, func(l *level) *ruleSet { return l.rgignore }},
+		{false, func(l *level) *ruleSet { return l.ignore }},
+		{true, func(l *level) *ruleSet { return l.gitignore }},
+		{true, func(l *level) *ruleSet { return l.exclude }},
 	}
-	for _, pick := range pickers {
-		for i := len(w.chain) - 1; i >= 0; i-- {
-			if s := pick(&w.chain[i]); s != nil {
+	for _, p := range pickers {
+		low := 0
+		if p.git {
+			low = w.repo
+		}
+		for i := len(w.chain) - 1; i >= low; i-- {
+			if s := p.pick(&w.chain[i]); s != nil {
 				if v := s.match(abs, isDir); v != undecided {
 					return v
 				}

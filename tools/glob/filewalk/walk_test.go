@@ -276,3 +276,41 @@ func TestParseOverridesErrors(t *testing.T) {
 		t.Errorf("valid globs: %v", err)
 	}
 }
+
+// TestWalkNestedRepo checks that a repository inside another is not
+// governed by the outer one's .gitignore, as with git and rg, while .ignore
+// files still apply.
+func TestWalkNestedRepo(t *testing.T) {
+	top := t.TempDir()
+	makeTree(t, top, map[string]string{
+		".git/HEAD":        "x",
+		".gitignore":       "*.log\n",
+		".ignore":          "*.tmp\n",
+		"outer.log":        "x",
+		"outer.txt":        "x",
+		"inner/.git/HEAD":  "x",
+		"inner/a.log":      "x",
+		"inner/b.tmp":      "x",
+		"inner/sub/c.log":  "x",
+		"inner/.gitignore": "*.txt\n",
+		"inner/sub/d.txt":  "x",
+		"inner/sub/e.go":   "x",
+		"other/f.log":      "x",
+		"other/g.go":       "x",
+	})
+	want := []string{"inner/a.log", "inner/sub/c.log", "inner/sub/e.go", "other/g.go", "outer.txt"}
+	if diff := cmp.Diff(want, walkList(t, top)); diff != "" {
+		t.Errorf("from the outer repo (-want +got):\n%s", diff)
+	}
+	inner := filepath.Join(top, "inner")
+	if diff := cmp.Diff([]string{"a.log", "sub/c.log", "sub/e.go"}, walkList(t, inner)); diff != "" {
+		t.Errorf("from the inner repo (-want +got):\n%s", diff)
+	}
+	if rg, err := exec.LookPath("rg"); err == nil {
+		for _, root := range []string{top, inner} {
+			if diff := cmp.Diff(rgList(t, rg, root), walkList(t, root)); diff != "" {
+				t.Errorf("%s: rg (-) vs Walk (+):\n%s", root, diff)
+			}
+		}
+	}
+}
