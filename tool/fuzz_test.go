@@ -1,10 +1,10 @@
 package tool_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"reflect"
 	"testing"
 
 	"github.com/gohands/gohands/tool"
@@ -44,8 +44,10 @@ func FuzzParseAction(f *testing.F) {
 			if err != nil {
 				t.Fatalf("%s: re-parsing %s: %v", tl.Name(), enc, err)
 			}
-			if !reflect.DeepEqual(a, b) {
-				t.Fatalf("%s: round trip changed the action: %+v -> %+v", tl.Name(), a, b)
+			// Compared as JSON: with omitempty, an empty list and no list
+			// encode alike.
+			if enc2, _ := json.Marshal(b); !bytes.Equal(enc, enc2) {
+				t.Fatalf("%s: round trip changed the action: %s -> %s", tl.Name(), enc, enc2)
 			}
 		}
 	})
