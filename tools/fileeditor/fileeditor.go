@@ -88,19 +88,11 @@ type Observation struct {
 	NewContent *string `json:"new_content,omitempty"`
 }
 
-// UnmarshalJSON implements json.Unmarshaler. prev_exist defaults to true
-// when absent, as in the reference.
-func (o *Observation) UnmarshalJSON(data []byte) error {
-	type plain Observation
-	p := plain{PrevExist: true}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		return err
-	}
-	*o = Observation(p)
-	return nil
-}
+// SetDefaults implements event.Defaulter: prev_exist is true when absent,
+// as in the reference.
+func (o *Observation) SetDefaults() { o.PrevExist = true }
+
+var _ event.Defaulter = (*Observation)(nil)
 
 func init() {
 	event.RegisterKind[Action]("FileEditorAction")
