@@ -1,0 +1,17 @@
+// Package providers registers every wire API gohands speaks with package
+// llm. Import it for its side effect when the model is chosen at run time:
+//
+//	import _ "github.com/gohands/gohands/llm/providers"
+//
+// Applications that know their provider import only its package
+// (llm/openai, llm/anthropic or llm/gemini) and build faster.
+package providers
+
+import (
+	// Anthropic Messages.
+	_ "github.com/gohands/gohands/llm/anthropic"
+	// Gemini API.
+	_ "github.com/gohands/gohands/llm/gemini"
+	// OpenAI Chat Completions and Responses, and compatible servers.
+	_ "github.com/gohands/gohands/llm/openai"
+)
