@@ -314,3 +314,51 @@ func TestWalkNestedRepo(t *testing.T) {
 		}
 	}
 }
+
+// TestWalkIgnoreSyntax compares Walk with rg on the finer points of
+// .gitignore syntax.
+func TestWalkIgnoreSyntax(t *testing.T) {
+	rg := needRG(t)
+	root := t.TempDir()
+	makeTree(t, root, map[string]string{
+		".git/HEAD": "x",
+		".gitignore": "# a comment\n" +
+			"\\#hash.txt\n" +
+			"trailing.txt   \n" +
+			"a/**/b.txt\n" +
+			"doc/*.md\n" +
+			"gone/\n" +
+			"!gone/back.txt\n" +
+			"*.o\n" +
+			"!important.o\n" +
+			"/top.txt\n" +
+			"**/logs\n" +
+			"[Bb]uild*/\n" +
+			"q?.txt\n",
+		"#hash.txt":          "x",
+		"trailing.txt":       "x",
+		"a/b.txt":            "x",
+		"a/x/y/b.txt":        "x",
+		"a/c.txt":            "x",
+		"doc/r.md":           "x",
+		"doc/deep/r.md":      "x",
+		"gone/back.txt":      "x",
+		"gone/other.txt":     "x",
+		"x.o":                "x",
+		"important.o":        "x",
+		"sub/important.o":    "x",
+		"top.txt":            "x",
+		"sub/top.txt":        "x",
+		"logs/l.txt":         "x",
+		"deep/er/logs/m.txt": "x",
+		"Build-1/z.txt":      "x",
+		"builder/z.txt":      "x",
+		"mybuild/z.txt":      "x",
+		"q1.txt":             "x",
+		"q12.txt":            "x",
+		"keep.txt":           "x",
+	})
+	if diff := cmp.Diff(rgList(t, rg, root), walkList(t, root)); diff != "" {
+		t.Errorf("rg (-) vs Walk (+):\n%s", diff)
+	}
+}
