@@ -80,14 +80,16 @@ func Parameters(t Tool) map[string]any {
 	if !readOnly {
 		front = append(front, Property{Name: MetaSecurityRisk, Schema: securityRiskSchema()})
 	}
-	if _, own := props.Get(MetaSummary); !own {
+	if own, ok := props.Get(MetaSummary); ok {
+		front = append(front, Property{Name: MetaSummary, Schema: own}) // first too, as in the reference
+	} else {
 		front = append(front, Property{Name: MetaSummary, Schema: summarySchema()})
 	}
 	out := make(Properties, 0, len(front)+len(props))
 	out = append(out, front...)
 	for _, p := range props {
-		if p.Name == MetaSecurityRisk && !readOnly {
-			continue // ours replaces the tool's
+		if p.Name == MetaSummary || (p.Name == MetaSecurityRisk && !readOnly) {
+			continue // placed above; our security_risk replaces a tool's own
 		}
 		out = append(out, p)
 	}

@@ -25,7 +25,7 @@ func TestParameters(t *testing.T) {
 	}{
 		{newRisky(), "security_risk,summary,command"},
 		{newReader(), "summary,command"},
-		{newTicket(), "security_risk,summary"},
+		{newTicket(), "security_risk,summary,project"},
 	} {
 		p := tool.Parameters(tt.tl)
 		if got := propNames(p); got != tt.props {

@@ -168,6 +168,7 @@ type riskyAction struct {
 }
 
 type summaryAction struct {
+	Project string `json:"project,omitempty" desc:"Project key."`
 	Summary string `json:"summary" desc:"Ticket title."`
 }
 
