@@ -27,6 +27,6 @@ func BenchmarkTerminalEcho(b *testing.B) {
 		}
 	}
 	slices.Sort(times)
-	b.ReportMetric(float64(times[len(times)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(times[len(times)*99/100].Microseconds()), "p99-µs")
+	b.ReportMetric(float64(times[len(times)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(times[len(times)*99/100].Nanoseconds()), "p99-ns")
 }
