@@ -145,7 +145,6 @@ func ParseOverrides(globs ...string) (*Overrides, error) {
 		if !doublestar.ValidatePattern(r.pattern) {
 			return nil, fmt.Errorf("invalid glob pattern %q: unbalanced brackets or braces", g)
 		}
-		// Override globs are whitelists unless negated; flip to share rule.
 		o.rules = append(o.rules, r)
 		if !r.negate {
 			o.whitelists++

@@ -5,7 +5,8 @@
 //   - hidden entries (names starting with ".") are skipped;
 //   - .rgignore and .ignore files are honoured everywhere, .gitignore files
 //     and .git/info/exclude only inside a git repository, including those in
-//     the parent directories of the root;
+//     the parent directories of the root (a nested repository is not
+//     governed by the .gitignore files of the one around it);
 //   - override globs (ripgrep's -g) select files and beat the rules above;
 //   - symbolic links are neither followed nor listed.
 //
