@@ -861,3 +861,37 @@ func TestInvalidUTF8Arguments(t *testing.T) {
 		t.Error("created a file from invalid text")
 	}
 }
+
+func TestMoreErrorPaths(t *testing.T) {
+	f := newFixture(t)
+	// A symlink loop cannot be accessed.
+	if err := os.Symlink(f.path("loop-b"), f.path("loop-a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(f.path("loop-a"), f.path("loop-b")); err != nil {
+		t.Fatal(err)
+	}
+	f.fail(Action{Command: CommandView, Path: f.path("loop-a")}, "Cannot access "+f.path("loop-a")+": too many levels of symbolic links")
+
+	// An undo that cannot be written keeps its history entry.
+	p := f.write("u.txt", "one\n", 0o644)
+	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: sp("one"), NewStr: sp("two")})
+	rename = func(from, to string) error {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: syscall.ENOSPC}
+	}
+	f.fail(Action{Command: CommandUndoEdit, Path: p}, "Cannot write "+p+": no space left on device. The file was not changed.")
+	rename = os.Rename
+	f.unchanged(p, "two\n")
+	f.ok(Action{Command: CommandUndoEdit, Path: p})
+	f.unchanged(p, "one\n")
+
+	// History files that vanished (a temp cleaner) give a clear error.
+	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: sp("one"), NewStr: sp("three")})
+	entries, _ := os.ReadDir(f.ed.hist.dir)
+	for _, e := range entries {
+		os.Remove(filepath.Join(f.ed.hist.dir, e.Name()))
+	}
+	f.fail(Action{Command: CommandUndoEdit, Path: p}, "Cannot read the edit history of "+p)
+	f.unchanged(p, "three\n")
+	f.noTempFiles()
+}
