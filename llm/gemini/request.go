@@ -1,0 +1,222 @@
+package gemini
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"path"
+	"strings"
+
+	"google.golang.org/genai"
+
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
+)
+
+// effortBudgets are the thinking budgets a reasoning effort buys on models
+// with budgeted thinking (Gemini 2.5), the values LiteLLM uses for the
+// reference.
+var effortBudgets = map[string]int32{
+	"minimal": 128, "low": 1024, "medium": 2048, "high": 4096, "xhigh": 8192, "max": 24576,
+}
+
+// buildRequest turns a call into Gemini contents and config.
+func buildRequest(req *llm.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
+	c, f := req.Config, req.Features
+	gemini3 := strings.Contains(strings.ToLower(req.Endpoint.Model), "gemini-3")
+	system, contents, err := convertMessages(req.Messages, f.Vision, gemini3)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := &genai.GenerateContentConfig{SystemInstruction: system, StopSequences: req.Stop}
+	if req.MaxOutputTokens > 0 {
+		cfg.MaxOutputTokens = int32(req.MaxOutputTokens)
+	}
+	if f.SamplingParams {
+		if c.Temperature != nil {
+			cfg.Temperature = genai.Ptr(float32(*c.Temperature))
+		}
+		if c.TopP != nil {
+			cfg.TopP = genai.Ptr(float32(*c.TopP))
+		}
+		if c.TopK != nil {
+			cfg.TopK = genai.Ptr(float32(*c.TopK))
+		}
+	}
+	if c.Seed != nil {
+		cfg.Seed = genai.Ptr(int32(*c.Seed))
+	}
+	if effort := c.ReasoningEffort; f.ReasoningEffort && effort != "" && effort != "none" {
+		tc := &genai.ThinkingConfig{IncludeThoughts: true}
+		if gemini3 {
+			// Gemini 3 thinks in levels; Pro knows only low and high.
+			tc.ThinkingLevel = genai.ThinkingLevelHigh
+			if effort == "minimal" || effort == "low" {
+				tc.ThinkingLevel = genai.ThinkingLevelLow
+			}
+		} else if b, ok := effortBudgets[effort]; ok {
+			tc.ThinkingBudget = genai.Ptr(b)
+		}
+		cfg.ThinkingConfig = tc
+	}
+	if len(req.Tools) > 0 {
+		tool := &genai.Tool{}
+		for _, t := range req.Tools {
+			params, err := toSchema(t.Parameters)
+			if err != nil {
+				return nil, nil, fmt.Errorf("gemini: tool %s: %w", t.Name, err)
+			}
+			tool.FunctionDeclarations = append(tool.FunctionDeclarations, &genai.FunctionDeclaration{
+				Name: t.Name, Description: t.Description, Parameters: params,
+			})
+		}
+		cfg.Tools = []*genai.Tool{tool}
+	}
+	return contents, cfg, nil
+}
+
+// convertMessages splits messages into the system instruction and the
+// user/model turns. Tool results become functionResponse parts of a user
+// turn; consecutive turns of one role are merged, so the results of one
+// model turn's calls arrive together, as Gemini requires.
+func convertMessages(messages []event.Message, vision, gemini3 bool) (*genai.Content, []*genai.Content, error) {
+	var system *genai.Content
+	var out []*genai.Content
+	add := func(role string, parts []*genai.Part) {
+		if len(parts) == 0 {
+			return
+		}
+		if n := len(out); n > 0 && out[n-1].Role == role {
+			out[n-1].Parts = append(out[n-1].Parts, parts...)
+			return
+		}
+		out = append(out, &genai.Content{Role: role, Parts: parts})
+	}
+	names := map[string]string{} // tool call id -> tool name
+	for i, m := range messages {
+		switch m.Role {
+		case event.RoleSystem:
+			for _, c := range m.Content {
+				if c.Type == event.ContentText && c.Text != "" {
+					if system == nil {
+						system = &genai.Content{Role: genai.RoleUser}
+					}
+					system.Parts = append(system.Parts, &genai.Part{Text: c.Text})
+				}
+			}
+		case event.RoleUser:
+			parts, err := contentParts(m.Content, vision)
+			if err != nil {
+				return nil, nil, fmt.Errorf("gemini: message %d: %w", i, err)
+			}
+			add(genai.RoleUser, parts)
+		case event.RoleAssistant:
+			var parts []*genai.Part
+			if text := event.TextOf(m.Content); text != "" {
+				parts = append(parts, &genai.Part{Text: text})
+			}
+			for j, tc := range m.ToolCalls {
+				p, err := functionCallPart(tc, gemini3 && j == 0)
+				if err != nil {
+					return nil, nil, fmt.Errorf("gemini: message %d: %w", i, err)
+				}
+				names[tc.ID] = tc.Name
+				parts = append(parts, p)
+			}
+			add(genai.RoleModel, parts)
+		case event.RoleTool:
+			name := m.Name
+			if name == "" {
+				name = names[m.ToolCallID]
+			}
+			if name == "" {
+				return nil, nil, fmt.Errorf("gemini: message %d: tool result %q names no tool and answers no earlier call", i, m.ToolCallID)
+			}
+			// Gemini takes the result as an object; the text goes under
+			// "content", as LiteLLM sends it.
+			add(genai.RoleUser, []*genai.Part{{FunctionResponse: &genai.FunctionResponse{
+				Name: name, Response: map[string]any{"content": event.TextOf(m.Content)},
+			}}})
+		default:
+			return nil, nil, fmt.Errorf("gemini: message %d: unknown role %q", i, m.Role)
+		}
+	}
+	return system, out, nil
+}
+
+// functionCallPart converts a tool call, putting back a thought signature
+// carried on its id. needSig marks the first call of a Gemini 3 turn,
+// which must have a signature: calls made by another model get Google's
+// placeholder.
+func functionCallPart(tc event.ToolCall, needSig bool) (*genai.Part, error) {
+	var args map[string]any
+	if tc.Arguments != "" {
+		if err := json.Unmarshal([]byte(tc.Arguments), &args); err != nil || args == nil {
+			// Gemini takes only an object; the model's malformed arguments
+			// were already reported back to it as an error.
+			args = map[string]any{}
+		}
+	}
+	p := &genai.Part{FunctionCall: &genai.FunctionCall{Name: tc.Name, Args: args}}
+	if _, enc, ok := strings.Cut(tc.ID, ThoughtSeparator); ok {
+		sig, err := base64.StdEncoding.DecodeString(enc)
+		if err != nil {
+			return nil, fmt.Errorf("tool call %s: thought signature in id: %w", tc.Name, err)
+		}
+		p.ThoughtSignature = sig
+	} else if needSig {
+		p.ThoughtSignature = []byte(skipSignature)
+	}
+	return p, nil
+}
+
+// contentParts converts user content. Data URLs are sent inline; other
+// URLs by reference (Gemini fetches only the URLs it can: its own file
+// URIs and public ones on some models).
+func contentParts(content []event.Content, vision bool) ([]*genai.Part, error) {
+	var out []*genai.Part
+	for _, c := range content {
+		switch c.Type {
+		case event.ContentText:
+			if c.Text != "" {
+				out = append(out, &genai.Part{Text: c.Text})
+			}
+		case event.ContentImage:
+			if !vision {
+				continue
+			}
+			for _, u := range c.ImageURLs {
+				p, err := imagePart(u)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
+
+func imagePart(u string) (*genai.Part, error) {
+	if rest, ok := strings.CutPrefix(u, "data:"); ok {
+		meta, data, ok := strings.Cut(rest, ",")
+		media, isB64 := strings.CutSuffix(meta, ";base64")
+		if !ok || !isB64 {
+			return nil, fmt.Errorf("image %.40q: want a base64 data URL", u)
+		}
+		b, err := base64.StdEncoding.DecodeString(data)
+		if err != nil {
+			return nil, fmt.Errorf("image %.40q: %w", u, err)
+		}
+		return &genai.Part{InlineData: &genai.Blob{MIMEType: media, Data: b}}, nil
+	}
+	if strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "gs://") {
+		mt := mime.TypeByExtension(path.Ext(strings.SplitN(u, "?", 2)[0]))
+		if mt == "" {
+			mt = "image/jpeg"
+		}
+		return &genai.Part{FileData: &genai.FileData{FileURI: u, MIMEType: mt}}, nil
+	}
+	return nil, fmt.Errorf("image %.40q: want an http(s), gs or data URL", u)
+}
