@@ -34,7 +34,18 @@ type Options struct {
 	Provider Provider
 	// Logger receives retry and error logs; nil means slog.Default().
 	Logger *slog.Logger
+	// AllowShortContextWindow accepts models whose context window is
+	// below MinContextWindow (the reference's ALLOW_SHORT_CONTEXT_WINDOWS,
+	// which we take as an option rather than from the environment).
+	AllowShortContextWindow bool
 }
+
+// MinContextWindow is the smallest context window an agent can work in.
+const MinContextWindow = 16384
+
+// ErrContextWindowTooSmall is returned by New for a model whose known
+// context window is below MinContextWindow.
+var ErrContextWindowTooSmall = errors.New("llm: context window too small")
 
 // LLM is a configured model: it resolves the provider once, retries
 // transient failures and accounts cost and tokens. It is safe for
@@ -85,6 +96,10 @@ func New(cfg Config, opts *Options) (*LLM, error) {
 		hc:       opts.HTTPClient,
 		log:      opts.Logger,
 		metrics:  Metrics{ModelName: cfg.Model},
+	}
+	if w := l.features.ContextWindow; w > 0 && w < MinContextWindow && !opts.AllowShortContextWindow {
+		return nil, fmt.Errorf("%w: model %q has a context window of %d tokens; agents need at least %d (raise max_input_tokens, e.g. the server's context size for local models, or set Options.AllowShortContextWindow)",
+			ErrContextWindowTooSmall, cfg.Model, w, MinContextWindow)
 	}
 	if l.hc == nil {
 		l.hc = defaultHTTPClient

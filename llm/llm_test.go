@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -182,7 +183,10 @@ func TestMultimodalRouter(t *testing.T) {
 	// Text longer than the cheap model's context window goes to primary.
 	cfg := llm.DefaultConfig("openai/gpt-4o-mini")
 	cfg.MaxInputTokens = 10
-	small, err := llm.New(cfg, &llm.Options{Provider: llmtest.NewProvider(t), Logger: quiet})
+	if _, err := llm.New(cfg, &llm.Options{Provider: llmtest.NewProvider(t)}); !errors.Is(err, llm.ErrContextWindowTooSmall) {
+		t.Errorf("10-token window: err = %v", err)
+	}
+	small, err := llm.New(cfg, &llm.Options{Provider: llmtest.NewProvider(t), Logger: quiet, AllowShortContextWindow: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,5 +409,55 @@ func TestConcurrentCalls(t *testing.T) {
 	}
 	if m := l.Metrics(); m.AccumulatedTokenUsage.PromptTokens != 20 {
 		t.Errorf("prompt tokens = %d", m.AccumulatedTokenUsage.PromptTokens)
+	}
+}
+
+func ExampleLLM_Completion() {
+	// A scripted provider stands in for a real one; with a real provider
+	// package imported, only the config would change.
+	provider := llmtest.NewProvider(nil, llmtest.Reply{Text: "Hello! How can I help?"})
+	model, err := llm.New(llm.DefaultConfig("openai/gpt-4o"), &llm.Options{Provider: provider})
+	if err != nil {
+		panic(err)
+	}
+	resp, err := model.Completion(context.Background(), []event.Message{event.UserMessage("hi")}, nil, nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(event.TextOf(resp.Message.Content))
+	// Output: Hello! How can I help?
+}
+
+func ExampleNewFallback() {
+	busy := llmtest.NewProvider(nil, llmtest.Fail(503, "overloaded"))
+	spare := llmtest.NewProvider(nil, llmtest.Reply{Text: "answer from the spare model"})
+	cfg := llm.DefaultConfig("openai/gpt-4o")
+	cfg.NumRetries = 1 // move on at the first failure
+	first, _ := llm.New(cfg, &llm.Options{Provider: busy, Logger: quiet})
+	second, _ := llm.New(llm.DefaultConfig("anthropic/claude-sonnet-4-5"), &llm.Options{Provider: spare})
+	resp, err := llm.NewFallback(first, second).Completion(context.Background(), []event.Message{event.UserMessage("hi")}, nil, nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(event.TextOf(resp.Message.Content))
+	// Output: answer from the spare model
+}
+
+func BenchmarkCompletion(b *testing.B) {
+	// The overhead of the LLM layer itself: config, retries loop, metrics
+	// and pricing, around a provider that answers at once.
+	reply := func(context.Context, *llm.Request) (*llm.Response, error) {
+		return &llm.Response{ID: "r", Message: event.Message{Role: event.RoleAssistant, Content: event.List[event.Content]{event.Text("ok")}},
+			Usage: llm.TokenUsage{PromptTokens: 100, CompletionTokens: 10}}, nil
+	}
+	l, err := llm.New(llm.DefaultConfig("openai/gpt-4o"), &llm.Options{Provider: llm.ProviderFunc(reply)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	msgs := []event.Message{{Role: event.RoleSystem, Content: event.List[event.Content]{event.Text("sys")}}, event.UserMessage("hi")}
+	for b.Loop() {
+		if _, err := l.Completion(context.Background(), msgs, nil, nil); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -665,3 +665,27 @@ func TestPromptToolCalling(t *testing.T) {
 		t.Errorf("%d calls accounted", n)
 	}
 }
+
+// TestProxyReportedCost: a LiteLLM proxy's x-litellm-response-cost header
+// is the call's cost, whatever our price table says.
+func TestProxyReportedCost(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("x-litellm-response-cost", "0.0123")
+		io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1000,"completion_tokens":10,"total_tokens":1010}}`)
+	}))
+	defer srv.Close()
+	cfg := llm.DefaultConfig("litellm_proxy/gpt-4o")
+	cfg.BaseURL = srv.URL
+	l, err := llm.New(cfg, &llm.Options{HTTPClient: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := l.Completion(context.Background(), userMsgs("hi"), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Cost != 0.0123 || l.Metrics().AccumulatedCost != 0.0123 {
+		t.Errorf("cost = %v, metrics %v", resp.Cost, l.Metrics().AccumulatedCost)
+	}
+}
