@@ -24,6 +24,9 @@ import (
 // the call returns with the command still running.
 const DefaultNoChangeTimeout = 30 * time.Second
 
+// maxTimeout bounds the hard timeout, in seconds (a year).
+const maxTimeout = 365 * 24 * 3600
+
 // floodLimit is how much unread output makes a call return early: a
 // command that prints without pause (`yes`) would otherwise never go quiet.
 const floodLimit = 8 << 20
@@ -315,7 +318,8 @@ func (t *Terminal) wait(ctx context.Context, s *session, a *Action, command, sen
 	var soft *time.Timer
 	var softC, hardC <-chan time.Time
 	if a.Timeout != nil {
-		hard := time.NewTimer(time.Duration(*a.Timeout * float64(time.Second)))
+		// Clamp so huge values do not overflow into an instant timeout.
+		hard := time.NewTimer(time.Duration(min(*a.Timeout, maxTimeout) * float64(time.Second)))
 		defer hard.Stop()
 		hardC = hard.C
 	} else {

@@ -496,6 +496,7 @@ func TestPrechecks(t *testing.T) {
 		}
 	}
 	expect(t, run(t, term, Action{Command: "[ -d / ] && echo dir"}), "dir", 0)
+	expect(t, run(t, term, Action{Command: "echo big", Timeout: new(1e300)}), "big", 0)
 	expect(t, run(t, term, Action{Command: "[[ -d / ]] && echo dir"}), "dir", 0)
 }
 
