@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"sort"
 	"strings"
@@ -71,6 +72,11 @@ var ErrNotRegistered = errors.New("not registered")
 
 // Resolve makes the tools of spec with the factory registered under
 // spec.Name, handing it ctx and the spec's params as JSON.
+//
+// The param "response_schema" is handled here for every tool, as in the
+// reference: it is not passed to the factory, the spec must then make
+// exactly one tool, and that tool gets the schema's fields (see
+// WithResponseSchema).
 func Resolve(ctx Context, spec Spec) ([]Tool, error) {
 	registry.mu.RLock()
 	f, ok := registry.m[spec.Name]
@@ -79,16 +85,41 @@ func Resolve(ctx Context, spec Spec) ([]Tool, error) {
 		// The reference's wording, so users of both recognise it.
 		return nil, fmt.Errorf("ToolDefinition '%s' is %w", spec.Name, ErrNotRegistered)
 	}
+	p := spec.Params
+	var response map[string]any
+	if rs, ok := p[ResponseSchemaParam]; ok {
+		p = maps.Clone(p)
+		delete(p, ResponseSchemaParam)
+		data, err := json.Marshal(rs)
+		if err == nil {
+			response, err = DecodeSchema(data)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: response_schema: %w", spec.Name, err)
+		}
+	}
 	params := []byte("{}")
-	if len(spec.Params) > 0 {
+	if len(p) > 0 {
 		var err error
-		if params, err = json.Marshal(spec.Params); err != nil {
+		if params, err = json.Marshal(p); err != nil {
 			return nil, fmt.Errorf("tool %q: params: %w", spec.Name, err)
 		}
 	}
 	tools, err := f(ctx, params)
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: %w", spec.Name, err)
+	}
+	if response != nil {
+		if len(tools) != 1 {
+			CloseAll(tools)
+			return nil, fmt.Errorf("tool %q: response_schema requires a spec that resolves to exactly one tool", spec.Name)
+		}
+		t, err := WithResponseSchema(tools[0], response)
+		if err != nil {
+			CloseAll(tools)
+			return nil, fmt.Errorf("tool %q: %w", spec.Name, err)
+		}
+		tools = []Tool{t}
 	}
 	return tools, nil
 }
