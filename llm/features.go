@@ -75,7 +75,11 @@ func orderedRules(model string, rules []string) bool {
 
 // FeaturesOf resolves the features of the model in c.
 func FeaturesOf(c *Config) Features {
+	// A canonical name tells what model hides behind a proxy alias.
 	m := c.Model
+	if c.ModelCanonicalName != "" {
+		m = c.ModelCanonicalName
+	}
 	f := Features{
 		Vision:               matches(m, visionModels...),
 		ReasoningEffort:      matches(m, reasoningEffortModel...),

@@ -461,3 +461,44 @@ func BenchmarkCompletion(b *testing.B) {
 		}
 	}
 }
+
+func TestRegistry(t *testing.T) {
+	r := llm.NewRegistry()
+	var added []string
+	r.Subscribe(func(l *llm.LLM) { added = append(added, l.UsageID()) })
+	agent, _ := newLLM(t, "openai/gpt-4o", llmtest.Reply{Text: "x", Usage: llmtest.Usage{PromptTokens: 5, CompletionTokens: 1}})
+	cfg := llm.DefaultConfig("openai/gpt-4o-mini")
+	cfg.UsageID = "condenser"
+	condenser, err := llm.New(cfg, &llm.Options{Provider: llmtest.NewProvider(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []*llm.LLM{agent, condenser} {
+		if err := r.Add(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Add(agent); !errors.Is(err, llm.ErrDuplicateUsageID) {
+		t.Errorf("duplicate add: %v", err)
+	}
+	if _, err := r.Get("nope"); !errors.Is(err, llm.ErrUnknownUsageID) {
+		t.Errorf("unknown get: %v", err)
+	}
+	if got, _ := r.Get("condenser"); got != condenser {
+		t.Error("Get returned another LLM")
+	}
+	if _, err := agent.Completion(context.Background(), hi(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	m := r.Metrics()
+	if m["default"].AccumulatedTokenUsage.PromptTokens != 5 || m["condenser"].AccumulatedTokenUsage != nil {
+		t.Errorf("metrics by usage id = %+v", m)
+	}
+	if strings.Join(added, ",") != "default,condenser" || strings.Join(r.UsageIDs(), ",") != "condenser,default" {
+		t.Errorf("added %v, ids %v", added, r.UsageIDs())
+	}
+	r.Remove("condenser")
+	if len(r.UsageIDs()) != 1 {
+		t.Error("Remove did not remove")
+	}
+}

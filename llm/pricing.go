@@ -103,6 +103,9 @@ func PriceOf(c *Config) (Price, bool) {
 	if c.InputCostPerToken != nil && c.OutputCostPerToken != nil {
 		return Price{Input: *c.InputCostPerToken, Output: *c.OutputCostPerToken}, true
 	}
+	if c.ModelCanonicalName != "" {
+		return lookupPrice(c.ModelCanonicalName)
+	}
 	return lookupPrice(c.Model)
 }
 
