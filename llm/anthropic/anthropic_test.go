@@ -324,6 +324,26 @@ func TestUnsignedThinkingIsNotSentBack(t *testing.T) {
 	}
 }
 
+func TestGeminiThoughtSignaturesCutFromIDs(t *testing.T) {
+	srv := llmtest.NewAnthropic(t, llmtest.Reply{Text: "ok"})
+	l := newLLM(t, srv, "anthropic/claude-opus-4-1", nil)
+	id := "call_9f2c__thought__CiQBjz1rX+/sig=="
+	msgs := append(conversation(),
+		event.Message{Role: event.RoleAssistant, Content: event.List[event.Content]{},
+			ToolCalls: []event.ToolCall{{ID: id, Name: "terminal", Arguments: `{"command":"ls"}`, Origin: event.OriginCompletion}}},
+		event.Message{Role: event.RoleTool, ToolCallID: id, Name: "terminal", Content: event.List[event.Content]{event.Text("a.txt")}})
+	if _, err := l.Completion(context.Background(), msgs, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	b := decode(t, srv.LastRequest())
+	if got := b.Messages[1].Content[0].ID; got != "call_9f2c" {
+		t.Errorf("tool_use id %q", got)
+	}
+	if got := b.Messages[2].Content[0].ToolUseID; got != "call_9f2c" {
+		t.Errorf("tool_result tool_use_id %q", got)
+	}
+}
+
 func TestReasoningEffortBudget(t *testing.T) {
 	srv := llmtest.NewAnthropic(t, llmtest.Reply{Text: "ok"})
 	l := newLLM(t, srv, "anthropic/claude-opus-4-1", func(c *llm.Config) { c.ReasoningEffort = "medium" })

@@ -246,7 +246,7 @@ func imageBlock(u string) (*sdk.ImageBlockParam, error) {
 // toolResult converts a tool message. A cache breakpoint on any of its
 // content is put on the tool_result block itself.
 func toolResult(m event.Message, vision bool) (*sdk.ToolResultBlockParam, error) {
-	res := &sdk.ToolResultBlockParam{ToolUseID: m.ToolCallID}
+	res := &sdk.ToolResultBlockParam{ToolUseID: wireID(m.ToolCallID)}
 	mark := false
 	for _, c := range m.Content {
 		mark = mark || c.CachePrompt
@@ -300,9 +300,17 @@ func assistantBlocks(m event.Message) []sdk.ContentBlockParamUnion {
 			slog.Debug("anthropic: tool call arguments are not a JSON object; sending {}", "tool", tc.Name, "id", tc.ID)
 			input = json.RawMessage("{}")
 		}
-		out = append(out, sdk.NewToolUseBlock(tc.ID, input, tc.Name))
+		out = append(out, sdk.NewToolUseBlock(wireID(tc.ID), input, tc.Name))
 	}
 	return out
+}
+
+// wireID returns a tool call id as Anthropic accepts it: ids made by
+// Gemini carry a thought signature after "__thought__" (LiteLLM's
+// convention), in base64 the API's id pattern rejects, so it is cut off.
+func wireID(id string) string {
+	base, _, _ := strings.Cut(id, "__thought__")
+	return base
 }
 
 func isObject(b json.RawMessage) bool {
