@@ -326,6 +326,7 @@ func newMatcher(pattern string) (*matcher, error) {
 	if _, err := regexp.Compile(pattern); err != nil {
 		return nil, fmt.Errorf("invalid regular expression %q: %v", pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
+	pattern = unicodeClasses(pattern)
 	line, err := regexp.Compile("(?i)" + pattern)
 	if err != nil {
 		return nil, fmt.Errorf("invalid regular expression %q: %v", pattern, err)
@@ -337,6 +338,81 @@ func newMatcher(pattern string) (*matcher, error) {
 		}
 	}
 	return m, nil
+}
+
+// Unicode meanings of the Perl classes, which ripgrep uses; Go's are
+// ASCII-only. The "in" forms go inside a bracketed class.
+const (
+	wordChars  = `\p{L}\p{Nl}\p{M}\p{Nd}\p{Pc}`
+	spaceChars = `\t\n\v\f\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}`
+)
+
+var perlClasses = map[byte]struct{ out, in string }{
+	'd': {`\p{Nd}`, `\p{Nd}`},
+	'D': {`\P{Nd}`, `\P{Nd}`},
+	'w': {"[" + wordChars + "]", wordChars},
+	'W': {"[^" + wordChars + "]", `\W`}, // no negated union inside a class
+	's': {"[" + spaceChars + "]", spaceChars},
+	'S': {"[^" + spaceChars + "]", `\S`},
+}
+
+// unicodeClasses rewrites \d, \w, \s and their negations in a valid RE2
+// pattern to their Unicode meaning, so the Go search matches what rg
+// matches. Escaped backslashes, \Q...\E quoting and POSIX classes are left
+// alone.
+func unicodeClasses(p string) string {
+	var b strings.Builder
+	inClass := false
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '\\' && i+1 < len(p) && p[i+1] == 'Q':
+			end := strings.Index(p[i:], `\E`)
+			if end < 0 {
+				b.WriteString(p[i:])
+				return b.String()
+			}
+			b.WriteString(p[i : i+end+2])
+			i += end + 1
+		case c == '\\' && i+1 < len(p):
+			if r, ok := perlClasses[p[i+1]]; ok {
+				if inClass {
+					b.WriteString(r.in)
+				} else {
+					b.WriteString(r.out)
+				}
+			} else {
+				b.WriteString(p[i : i+2])
+			}
+			i++
+		case c == '[' && !inClass:
+			inClass = true
+			b.WriteByte(c)
+			// A ']' first in the class (after an optional '^') is literal.
+			if i+1 < len(p) && p[i+1] == '^' {
+				b.WriteByte('^')
+				i++
+			}
+			if i+1 < len(p) && p[i+1] == ']' {
+				b.WriteByte(']')
+				i++
+			}
+		case c == '[' && inClass && i+1 < len(p) && p[i+1] == ':':
+			end := strings.Index(p[i:], ":]")
+			if end < 0 {
+				b.WriteString(p[i:])
+				return b.String()
+			}
+			b.WriteString(p[i : i+end+2])
+			i += end + 1
+		case c == ']' && inClass:
+			inClass = false
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // requiredLiteral returns the longest ASCII literal, lowercased, that every

@@ -117,6 +117,7 @@ var fixture = []file{
 	{"docs/nomatch.txt", "goodbye\n"},
 	{"cmd/tool/main.go", "package main\n\nfunc   main() { run() }\n"},
 	{"docs/new\nline.txt", "newline-name\n"},
+	{"docs/unicode.txt", "رقم ٣\ncafé naïve\na\u00a0b\n"},
 	{"docs/folds.txt", "\u017ftrange \u212aelvin\n"}, // long s and Kelvin sign fold to s and k
 }
 
@@ -186,6 +187,10 @@ func TestBackendsSame(t *testing.T) {
 		`{"pattern":"[[:upper:]]{4,}"}`,
 		`{"pattern":"a{20}hello"}`,
 		`{"pattern":"STRANGE"}`,
+		`{"pattern":"رقم\\s\\d"}`,
+		`{"pattern":"caf\\w\\s"}`,
+		`{"pattern":"\\ba\\sb"}`,
+		`{"pattern":"na[\\w]ve"}`,
 		`{"pattern":"newline-name"}`,
 		`{"pattern":"kelvin"}`,
 		`{"pattern":"(pack)+age\\s+ma(in)"}`,

@@ -44,3 +44,26 @@ func TestMayMatch(t *testing.T) {
 		t.Error("the Kelvin sign does not fold to k")
 	}
 }
+
+func TestUnicodeClasses(t *testing.T) {
+	for pattern, want := range map[string]string{
+		`a\db`:          `a\p{Nd}b`,
+		`[\d_]+`:        `[\p{Nd}_]+`,
+		`\\d`:           `\\d`,
+		`\Q\d\E\d`:      `\Q\d\E\p{Nd}`,
+		`[]\d]`:         `[]\p{Nd}]`,
+		`[^]\d]`:        `[^]\p{Nd}]`,
+		`[[:alpha:]\d]`: `[[:alpha:]\p{Nd}]`,
+		`x\w`:           "x[" + wordChars + "]",
+		`[\W]`:          `[\W]`,
+		`\S+`:           "[^" + spaceChars + "]+",
+		`\x{41}\pL`:     `\x{41}\pL`,
+	} {
+		if got := unicodeClasses(pattern); got != want {
+			t.Errorf("unicodeClasses(%q) = %q, want %q", pattern, got, want)
+		}
+		if _, err := newMatcher(pattern); err != nil {
+			t.Errorf("%q: %v", pattern, err)
+		}
+	}
+}
