@@ -6,7 +6,8 @@
 // entries, .gitignore/.ignore/.rgignore, the include glob as rg's -g),
 // skip binary files, match case-insensitively line by line, and return the
 // same files. Results are sorted by modification time, newest first, and
-// capped at MaxResults.
+// capped at MaxResults. In the Go search \d, \w and \s have rg's Unicode
+// meaning; \b stays ASCII-based, the one known difference in matching.
 //
 // The tool is registered as "grep" (kinds GrepTool, GrepAction,
 // GrepObservation, as in the reference).
