@@ -294,6 +294,9 @@ func (t *Terminal) Run(ctx context.Context, a *Action) (*Observation, error) {
 		}
 	case command != "":
 		t.leftover = t.previousResult(s)
+		if resetNote != "" {
+			t.leftover = resetNote + "\n\n"
+		}
 		script := command + "\n"
 		if t.opts.Env != nil {
 			script = t.exports(t.opts.Env(command)) + script
@@ -306,7 +309,6 @@ func (t *Terminal) Run(ctx context.Context, a *Action) (*Observation, error) {
 	o := t.wait(ctx, s, a, command, sent, key)
 	s.unfinished = o.ExitCode != nil && *o.ExitCode == -1
 	if resetNote != "" {
-		o.Content = textList(resetNote + "\n\n" + o.Text())
 		c := "[RESET] " + a.Command
 		o.Command = &c
 	}
@@ -584,5 +586,8 @@ func literalObservation(command, kind string) *Observation {
 
 // seconds formats a number of seconds.
 func seconds(s float64) string {
+	if s == 1 {
+		return "1 second"
+	}
 	return strconv.FormatFloat(s, 'f', -1, 64) + " seconds"
 }

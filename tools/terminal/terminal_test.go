@@ -462,8 +462,8 @@ func TestReset(t *testing.T) {
 	term := newTerminal(t, nil)
 	run(t, term, Action{Command: "export KEEP=1"})
 	o := run(t, term, Action{Command: "echo ${KEEP:-unset}", Reset: true})
-	if exitCode(o) != 0 || *o.Command != "[RESET] echo ${KEEP:-unset}" || !strings.HasSuffix(o.Text(), "\n\nunset") {
-		t.Errorf("reset with command: exit %d, command %q, output %q", exitCode(o), *o.Command, o.Text())
+	if exitCode(o) != 0 || *o.Command != "[RESET] echo ${KEEP:-unset}" || o.Text() != "unset" || !strings.HasPrefix(o.LLMContent()[0].Text, "The terminal was reset") {
+		t.Errorf("reset with command: exit %d, command %q, output %q, prefix %q", exitCode(o), *o.Command, o.Text(), o.Metadata.Prefix)
 	}
 	o = run(t, term, Action{Reset: true})
 	if exitCode(o) != 0 || *o.Command != "[RESET]" || o.IsError {
@@ -471,7 +471,7 @@ func TestReset(t *testing.T) {
 	}
 	// Reset ends a running command too.
 	run(t, term, Action{Command: "sleep 60"})
-	expect(t, run(t, term, Action{Command: "true", Reset: true}), o.Text()+"\n\n", 0)
+	expect(t, run(t, term, Action{Command: "true", Reset: true}), "", 0)
 	o = run(t, term, Action{Command: "x", Reset: true, IsInput: true})
 	if !o.IsError {
 		t.Error("reset with is_input accepted")
