@@ -254,14 +254,14 @@ func (e *Editor) readRaw(t target) ([]byte, error) {
 		return nil, err
 	}
 	// Read one byte past the limit to notice a file that grew meanwhile.
-	b, err := io.ReadAll(io.LimitReader(f, e.maxSize+1))
-	if err != nil {
+	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, e.maxSize+1)); err != nil {
 		return nil, failf("Cannot read %s: %v", t.path, unwrapPath(err))
 	}
-	if err := e.checkSize(t, int64(len(b))); err != nil {
+	if err := e.checkSize(t, int64(buf.Len())); err != nil {
 		return nil, err
 	}
-	return b, nil
+	return buf.Bytes(), nil
 }
 
 func (e *Editor) checkSize(t target, size int64) error {

@@ -131,15 +131,36 @@ const (
 // numbered formats lines as `cat -n` does ("%6d\t" then the line), the first
 // one numbered first. Output beyond maxOutput characters is cut in the
 // middle at line boundaries; the line numbers stay true and a notice names
-// the lines left out.
+// the lines left out. Only the rows shown are formatted.
 func numbered(lines []string, first int) string {
-	rows := make([]string, len(lines))
-	for i, l := range lines {
-		rows[i] = fmt.Sprintf("%6d\t%s", first+i, clipLine(l))
+	row := func(i int) string {
+		n := strconv.Itoa(first + i)
+		l := clipLine(lines[i])
+		var b strings.Builder
+		b.Grow(max(6, len(n)) + 1 + len(l))
+		for range 6 - len(n) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(n)
+		b.WriteByte('\t')
+		b.WriteString(l)
+		return b.String()
 	}
-	return clipRows(rows, func(from, to int) string {
+	size := func(i int) int {
+		return max(6, digits(first+i)) + 1 + utf8.RuneCountInString(clipLine(lines[i]))
+	}
+	return clip(len(lines), size, row, func(from, to int) string {
 		return fmt.Sprintf(fileClippedNotice, first+from, first+to-1)
 	})
+}
+
+// digits returns the number of decimal digits of n > 0.
+func digits(n int) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
 }
 
 // clipLine shortens a single line that alone would use half the output
@@ -160,40 +181,49 @@ func clipLine(l string) string {
 	return l[:i] + " [... line truncated, " + strconv.Itoa(rest) + " more characters]"
 }
 
-// clipRows joins rows with "\n". When the result would exceed maxOutput
-// characters it keeps whole rows from the head and the tail, half the budget
-// each, and puts notice(from, to) in place of rows[from:to].
+// clipRows joins rows with "\n", cut as clip does.
 func clipRows(rows []string, notice func(from, to int) string) string {
+	return clip(len(rows),
+		func(i int) int { return utf8.RuneCountInString(rows[i]) },
+		func(i int) string { return rows[i] },
+		notice)
+}
+
+// clip joins n rows with "\n"; row(i) makes row i and size(i) is its
+// length in characters. When the result would exceed maxOutput characters
+// it keeps whole rows from the head and the tail, half the budget each, and
+// puts notice(from, to) in place of rows from..to-1.
+func clip(n int, size func(int) int, row func(int) string, notice func(from, to int) string) string {
 	total := 0
-	for _, r := range rows {
-		total += utf8.RuneCountInString(r) + 1
+	for i := range n {
+		total += size(i) + 1
 	}
-	if total <= maxOutput {
-		return strings.Join(rows, "\n")
-	}
-	budget := (maxOutput - 200) / 2
-	head, used := 0, 0
-	for head < len(rows) {
-		n := utf8.RuneCountInString(rows[head]) + 1
-		if used+n > budget {
-			break
+	head, tail := n, n
+	if total > maxOutput {
+		budget := (maxOutput - 200) / 2
+		used := 0
+		for head = 0; head < n; head++ {
+			if used += size(head) + 1; used > budget {
+				break
+			}
 		}
-		used += n
-		head++
-	}
-	tail, used := len(rows), 0
-	for tail > head {
-		n := utf8.RuneCountInString(rows[tail-1]) + 1
-		if used+n > budget {
-			break
+		used = 0
+		for tail = n; tail > head; tail-- {
+			if used += size(tail-1) + 1; used > budget {
+				break
+			}
 		}
-		used += n
-		tail--
 	}
-	out := make([]string, 0, head+1+len(rows)-tail)
-	out = append(out, rows[:head]...)
-	out = append(out, notice(head, tail))
-	out = append(out, rows[tail:]...)
+	out := make([]string, 0, head+1+n-tail)
+	for i := range head {
+		out = append(out, row(i))
+	}
+	if head < tail {
+		out = append(out, notice(head, tail))
+	}
+	for i := tail; i < n; i++ {
+		out = append(out, row(i))
+	}
 	return strings.Join(out, "\n")
 }
 
