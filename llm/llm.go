@@ -174,11 +174,14 @@ func (l *LLM) Completion(ctx context.Context, messages []event.Message, tools []
 		return nil, err
 	}
 
+	start := time.Now()
 	resp, err := l.send(ctx, req)
 	if err != nil {
+		l.logCompletion(req, nil, err, time.Since(start))
 		return nil, err
 	}
 	l.record(resp)
+	l.logCompletion(req, resp, nil, resp.Latency)
 	if mock != nil {
 		return mock.parse(resp)
 	}

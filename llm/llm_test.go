@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -500,5 +502,55 @@ func TestRegistry(t *testing.T) {
 	r.Remove("condenser")
 	if len(r.UsageIDs()) != 1 {
 		t.Error("Remove did not remove")
+	}
+}
+
+func TestLogCompletions(t *testing.T) {
+	dir := t.TempDir()
+	p := llmtest.NewProvider(t, llmtest.Reply{Text: "logged", Usage: llmtest.Usage{PromptTokens: 3, CompletionTokens: 2}}, llmtest.Fail(400, "bad"))
+	cfg := llm.DefaultConfig("openai/gpt-4o")
+	cfg.LogCompletions, cfg.LogCompletionsFolder = true, dir
+	l, err := llm.New(cfg, &llm.Options{Provider: p, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Completion(context.Background(), hi(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Completion(context.Background(), hi(), nil, nil); err == nil {
+		t.Fatal("scripted failure did not fail")
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 {
+		t.Fatalf("%d log files", len(entries))
+	}
+	var ok, failed map[string]any
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(e.Name(), "openai__gpt-4o-") {
+			t.Errorf("file name %s", e.Name())
+		}
+		target := &ok
+		if strings.HasSuffix(e.Name(), "-error.json") {
+			target = &failed
+		}
+		if err := json.Unmarshal(data, target); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ok == nil || failed == nil {
+		t.Fatalf("want one log and one error log, got %v", entries)
+	}
+	if ok["usage_summary"].(map[string]any)["prompt_tokens"] != 3.0 || ok["messages"] == nil {
+		t.Errorf("log = %v", ok)
+	}
+	if !strings.Contains(failed["error"].(map[string]any)["message"].(string), "bad") {
+		t.Errorf("error log = %v", failed)
 	}
 }
