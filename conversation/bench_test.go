@@ -35,14 +35,30 @@ func freshID(e event.Event, n int) {
 	b := e.EventBase()
 	b.ID = fmt.Sprintf("%08x-0000-4000-8000-%012x", n>>16, n)
 	b.ParentID = ""
-	switch v := e.(type) {
-	case *event.ObservationEvent:
-		_ = v // the action id keeps pointing at an earlier action: fine for persistence
-	}
 }
 
-func newBenchState(b *testing.B) *conversation.State {
-	st, err := conversation.Create(openFile(b, b.TempDir()), newFields(), nil)
+// benchDir returns a new directory for a benchmark's conversation: under
+// $GOHANDS_BENCH_DIR if set (e.g. /dev/shm, to take disk contention from
+// other processes out of the figures), else a test temporary directory.
+func benchDir(b *testing.B) string {
+	root := os.Getenv("GOHANDS_BENCH_DIR")
+	if root == "" {
+		return b.TempDir()
+	}
+	dir, err := os.MkdirTemp(root, "gohands-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func newBenchState(b *testing.B, opts *conversation.FileOptions) *conversation.State {
+	s, err := conversation.OpenFileStore(benchDir(b), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := conversation.Create(s, newFields(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -50,54 +66,105 @@ func newBenchState(b *testing.B) *conversation.State {
 	return st
 }
 
-// BenchmarkEventPersist appends one event (stamp, encode, one file write
-// and one index-cache line) through a State on a FileStore.
-func BenchmarkEventPersist(b *testing.B) {
-	evs := realisticEvents(82)
-	st := newBenchState(b)
-	lat := make(latencies, 0, b.N)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		e := evs[i%len(evs)]
-		freshID(e, i)
-		t0 := time.Now()
-		if _, err := st.Append(e); err != nil {
+// persistModes are the two ways a FileStore persists an append: "sync"
+// creates the event's file before returning (the reference's way and the
+// default); "write-behind" commits it to a journal with one write and
+// creates the file in the background. Between write-behind appends the
+// benchmark waits, untimed, for the background writer to finish, as an
+// agent's pace (an LLM call between events) lets it.
+var persistModes = []struct {
+	name string
+	opts *conversation.FileOptions
+}{
+	{"sync", nil},
+	{"write-behind", &conversation.FileOptions{WriteBehind: true}},
+}
+
+func settle(b *testing.B, st *conversation.State) {
+	if fs, ok := st.Events().(*conversation.FileStore); ok {
+		b.StopTimer()
+		if err := fs.Sync(); err != nil {
 			b.Fatal(err)
 		}
-		lat = append(lat, time.Since(t0))
+		b.StartTimer()
 	}
-	b.StopTimer()
-	lat.report(b)
+}
+
+// BenchmarkEventPersist appends one event (stamp, encode, write, index)
+// through a State on a FileStore.
+func BenchmarkEventPersist(b *testing.B) {
+	for _, m := range persistModes {
+		b.Run(m.name, func(b *testing.B) {
+			evs := realisticEvents(82)
+			st := newBenchState(b, m.opts)
+			lat := make(latencies, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				e := evs[i%len(evs)]
+				freshID(e, i)
+				t0 := time.Now()
+				if _, err := st.Append(e); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+				settle(b, st)
+			}
+			b.StopTimer()
+			lat.report(b)
+		})
+	}
 }
 
 // BenchmarkActionCyclePersist appends an action and its observation.
 func BenchmarkActionCyclePersist(b *testing.B) {
-	var cycles [][2]event.Event
-	for i := range 40 {
-		a, o := actionCycle(i, 1800+((i*7)%13)*900)
-		cycles = append(cycles, [2]event.Event{a, o})
+	for _, m := range persistModes {
+		b.Run(m.name, func(b *testing.B) {
+			var cycles [][2]event.Event
+			for i := range 40 {
+				a, o := actionCycle(i, 1800+((i*7)%13)*900)
+				cycles = append(cycles, [2]event.Event{a, o})
+			}
+			st := newBenchState(b, m.opts)
+			lat := make(latencies, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				c := cycles[i%len(cycles)]
+				freshID(c[0], 2*i)
+				freshID(c[1], 2*i+1)
+				c[1].(*event.ObservationEvent).ActionID = c[0].EventBase().ID
+				t0 := time.Now()
+				if _, err := st.Append(c[0]); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := st.Append(c[1]); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+				settle(b, st)
+			}
+			b.StopTimer()
+			lat.report(b)
+		})
 	}
-	st := newBenchState(b)
-	lat := make(latencies, 0, b.N)
-	b.ReportAllocs()
+}
+
+// BenchmarkFileCreateFloor is the cost the sync mode cannot avoid on this
+// machine: create, write (4.6 KB) and close one new file, with no encoding
+// and no index.
+func BenchmarkFileCreateFloor(b *testing.B) {
+	dir := benchDir(b)
+	data := make([]byte, 4600)
 	b.ResetTimer()
 	for i := range b.N {
-		c := cycles[i%len(cycles)]
-		freshID(c[0], 2*i)
-		freshID(c[1], 2*i+1)
-		c[1].(*event.ObservationEvent).ActionID = c[0].EventBase().ID
-		t0 := time.Now()
-		if _, err := st.Append(c[0]); err != nil {
+		f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("event-%05d-x.json", i)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := st.Append(c[1]); err != nil {
-			b.Fatal(err)
-		}
-		lat = append(lat, time.Since(t0))
+		f.Write(data)
+		f.Close()
 	}
-	b.StopTimer()
-	lat.report(b)
 }
 
 // writeBenchLog writes n realistic events to a new conversation directory.
@@ -105,7 +172,7 @@ func BenchmarkActionCyclePersist(b *testing.B) {
 // unanswered action, the state a crash leaves.
 func writeBenchLog(b *testing.B, n int, running bool) string {
 	b.Helper()
-	dir := b.TempDir()
+	dir := benchDir(b)
 	st, err := conversation.Create(openFile(b, dir), newFields(), nil)
 	if err != nil {
 		b.Fatal(err)

@@ -32,9 +32,14 @@ func TestLockExcludesSecondProcess(t *testing.T) {
 }
 
 func TestKilledWriterLosesNothing(t *testing.T) {
+	t.Run("sync", func(t *testing.T) { testKilledWriter(t, "WB=0") })
+	t.Run("write-behind", func(t *testing.T) { testKilledWriter(t, "WB=1") })
+}
+
+func testKilledWriter(t *testing.T, mode string) {
 	for round := range 3 {
 		dir := t.TempDir()
-		cmd, sc, _ := startChild(t, "writer", dir)
+		cmd, sc, _ := startChild(t, "writer", dir, mode)
 		var committed []string
 		deadline := 20 + round*37
 		for len(committed) < deadline && sc.Scan() {

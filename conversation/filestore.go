@@ -41,6 +41,12 @@ type FileOptions struct {
 	// the directory) before returning, so they survive a power loss. Off by
 	// default, like the reference: a killed process loses nothing either way.
 	Durable bool
+	// WriteBehind commits each append to a journal with one write and
+	// writes the event's own file from a background goroutine, so an append
+	// does not wait for a file creation. A killed process loses nothing:
+	// the next open writes journaled events to their files. Until then, a
+	// reader that ignores the journal (the reference) does not see them.
+	WriteBehind bool
 	// LockTimeout is how long OpenFileStore waits for a lock held by another
 	// process before failing with ErrLocked (default 1s; the reference's
 	// writers hold it only for the length of one append).
@@ -61,6 +67,7 @@ type FileStore struct {
 	lock    *os.File
 	indexFD int    // IndexFile, opened for appending; -1 if unavailable
 	line    []byte // reused index line buffer, under writeMu
+	wb      *writeBehind
 	closed  atomic.Bool
 }
 
@@ -216,7 +223,8 @@ func (s *FileStore) load() error {
 	if beyond || n < len(ids) && hasAny(ids[n:]) {
 		slog.Warn("conversation: gap in event indexes; later events are ignored", "dir", s.eventsDir, "next", n)
 	}
-	ids = ids[:n]
+	ids = s.replayJournal(ids[:n])
+	n = len(ids)
 
 	entries := make([]Entry, n)
 	have := make([]bool, n)
@@ -256,6 +264,9 @@ func (s *FileStore) load() error {
 		slog.Warn("conversation: cannot open event index cache", "err", err)
 	} else {
 		s.indexFD = fd
+	}
+	if s.opts.WriteBehind {
+		return s.startWriteBehind(n)
 	}
 	return nil
 }
@@ -472,6 +483,14 @@ func (s *FileStore) Append(e event.Event) (Entry, error) {
 		return Entry{}, fmt.Errorf("conversation: encoding event %s: %w", b.ID, err)
 	}
 	i := s.idx.len()
+	if s.wb != nil {
+		ent := entryOf(i, e, kind, len(data))
+		if err := s.journalAppend(ent, data); err != nil {
+			return Entry{}, fmt.Errorf("conversation: appending event %d: %w", i, err)
+		}
+		s.idx.add(ent)
+		return ent, nil
+	}
 	if err := writeNew(filepath.Join(s.eventsDir, eventFileName(i, b.ID)), data, s.opts.Durable, false); err != nil {
 		return Entry{}, fmt.Errorf("conversation: appending event %d: %w", i, err)
 	}
@@ -481,19 +500,19 @@ func (s *FileStore) Append(e event.Event) (Entry, error) {
 		}
 	}
 	ent := entryOf(i, e, kind, len(data))
-	s.writeIndexLine(&ent)
+	s.writeIndexLine(&s.line, &ent)
 	s.idx.add(ent)
 	return ent, nil
 }
 
 // writeIndexLine appends ent to the index cache. A failure only costs a
 // slower next open, so it is logged, not returned.
-func (s *FileStore) writeIndexLine(ent *Entry) {
+func (s *FileStore) writeIndexLine(buf *[]byte, ent *Entry) {
 	if s.indexFD < 0 {
 		return
 	}
-	line, ok := appendIndexLine(s.line[:0], ent)
-	s.line = line
+	line, ok := appendIndexLine((*buf)[:0], ent)
+	*buf = line
 	if !ok {
 		return
 	}
@@ -535,6 +554,9 @@ func (s *FileStore) Raw(i int) ([]byte, error) {
 	}
 	if s.closed.Load() {
 		return nil, ErrClosed
+	}
+	if data, ok := s.pendingData(i); ok {
+		return data, nil
 	}
 	path := filepath.Join(s.eventsDir, eventFileName(i, ent.ID))
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
@@ -589,6 +611,7 @@ func (s *FileStore) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.stopWriteBehind()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if s.indexFD >= 0 {

@@ -44,7 +44,7 @@ func childLocker(dir string) {
 // childWriter runs a conversation that appends action/observation cycles
 // until it is killed, reporting each committed event on stdout.
 func childWriter(dir string) {
-	s, err := conversation.OpenFileStore(dir, nil)
+	s, err := conversation.OpenFileStore(dir, &conversation.FileOptions{WriteBehind: os.Getenv("WB") == "1"})
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
@@ -73,10 +73,10 @@ func childWriter(dir string) {
 
 // startChild starts the test binary in role with DIR=dir and returns it
 // with a line reader on its stdout.
-func startChild(t *testing.T, role, dir string) (*exec.Cmd, *bufio.Scanner, func(string) error) {
+func startChild(t *testing.T, role, dir string, env ...string) (*exec.Cmd, *bufio.Scanner, func(string) error) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+role, "DIR="+dir)
+	cmd.Env = append(append(os.Environ(), childEnv+"="+role, "DIR="+dir), env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -36,6 +36,30 @@ func TestFileStore(t *testing.T) {
 	})
 }
 
+func TestFileStoreWriteBehind(t *testing.T) {
+	opts := &conversation.FileOptions{WriteBehind: true}
+	storetest.Run(t, storetest.Factory{
+		New: func(t *testing.T) conversation.Store {
+			s, err := conversation.OpenFileStore(t.TempDir(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+		Reopen: func(t *testing.T, s conversation.Store) conversation.Store {
+			dir := s.(*conversation.FileStore).Dir()
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s2, err := conversation.OpenFileStore(dir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s2
+		},
+	})
+}
+
 // TestFileStoreDurable checks the fsync path; the full suite would spend
 // seconds in fsync for nothing more.
 func TestFileStoreDurable(t *testing.T) {

@@ -8,14 +8,17 @@ cd "$(dirname "$0")/.."
 command -v go >/dev/null || { echo "bench.sh: go is not installed" >&2; exit 1; }
 
 out=$(go test -run '^$' -benchmem -benchtime "${BENCHTIME:-1s}" \
-  -bench '^(BenchmarkEventPersist|BenchmarkActionCyclePersist|BenchmarkReplay1000|BenchmarkRecovery1000|BenchmarkSearch2000)$' \
+  -bench '^(BenchmarkEventPersist|BenchmarkActionCyclePersist|BenchmarkReplay1000|BenchmarkRecovery1000|BenchmarkSearch2000|BenchmarkFileCreateFloor)$' \
   "$@" ./conversation/)
 echo "$out" >&2
 
 echo "$out" | awk '
 BEGIN {
-  target["BenchmarkEventPersist"] = "p50 <= 15 us";          ref["BenchmarkEventPersist"] = "0.166 ms (p50)"
-  target["BenchmarkActionCyclePersist"] = "p50 <= 30 us";    ref["BenchmarkActionCyclePersist"] = "0.36 ms (p50)"
+  target["BenchmarkEventPersist/sync"] = "p50 <= 15 us";          ref["BenchmarkEventPersist/sync"] = "0.166 ms (p50)"
+  target["BenchmarkEventPersist/write-behind"] = "p50 <= 15 us";  ref["BenchmarkEventPersist/write-behind"] = "0.166 ms (p50)"
+  target["BenchmarkActionCyclePersist/sync"] = "p50 <= 30 us";    ref["BenchmarkActionCyclePersist/sync"] = "0.36 ms (p50)"
+  target["BenchmarkActionCyclePersist/write-behind"] = "p50 <= 30 us"; ref["BenchmarkActionCyclePersist/write-behind"] = "0.36 ms (p50)"
+  target["BenchmarkFileCreateFloor"] = "(floor)";            ref["BenchmarkFileCreateFloor"] = "-"
   target["BenchmarkReplay1000/open"] = "<= 2 ms";            ref["BenchmarkReplay1000/open"] = "29.5 ms (full replay)"
   target["BenchmarkReplay1000/open-no-cache"] = "-";         ref["BenchmarkReplay1000/open-no-cache"] = "29.5 ms (full replay)"
   target["BenchmarkReplay1000/decode-all"] = "-";            ref["BenchmarkReplay1000/decode-all"] = "29.5 ms (full replay)"
