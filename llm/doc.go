@@ -44,8 +44,7 @@
 //
 // AWS Bedrock and Vertex AI (the aws_* fields are carried but unused),
 // ChatGPT subscription (OAuth) login, inlining of
-// image URLs (inline_image_urls), retrying without cache markers when
-// Vertex says the cached prefix is too small, and LiteLLM's
+// image URLs (inline_image_urls), and LiteLLM's
 // provider-specific parameter rewriting (for instance reasoning_effort
 // becoming thinking for DeepSeek). Ollama is reached through its
 // OpenAI-compatible endpoint rather than its native API.

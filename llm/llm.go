@@ -34,6 +34,10 @@ type Options struct {
 	Provider Provider
 	// Logger receives retry and error logs; nil means slog.Default().
 	Logger *slog.Logger
+	// OnRetry, if set, is called before each retry with the attempt that
+	// failed (from 1), the wait before the next one and the error (the
+	// reference's retry_listener).
+	OnRetry func(attempt int, wait time.Duration, err error)
 	// AllowShortContextWindow accepts models whose context window is
 	// below MinContextWindow (the reference's ALLOW_SHORT_CONTEXT_WINDOWS,
 	// which we take as an option rather than from the environment).
@@ -57,6 +61,7 @@ type LLM struct {
 	provider Provider
 	hc       *http.Client
 	log      *slog.Logger
+	onRetry  func(int, time.Duration, error)
 
 	mu      sync.Mutex
 	metrics Metrics
@@ -95,6 +100,7 @@ func New(cfg Config, opts *Options) (*LLM, error) {
 		provider: p,
 		hc:       opts.HTTPClient,
 		log:      opts.Logger,
+		onRetry:  opts.OnRetry,
 		metrics:  Metrics{ModelName: cfg.Model},
 	}
 	if w := l.features.ContextWindow; w > 0 && w < MinContextWindow && !opts.AllowShortContextWindow {
@@ -150,7 +156,9 @@ func (l *LLM) Completion(ctx context.Context, messages []event.Message, tools []
 		return nil, fmt.Errorf("llm: no messages to send: %w", ErrBadRequest)
 	}
 	cfg := l.cfg
-	if cfg.CachingPrompt && l.features.PromptCache {
+	original := messages
+	cached := cfg.CachingPrompt && l.features.PromptCache
+	if cached {
 		messages = markCachePoints(messages)
 	}
 	req := &Request{
@@ -176,6 +184,12 @@ func (l *LLM) Completion(ctx context.Context, messages []event.Message, tools []
 
 	start := time.Now()
 	resp, err := l.send(ctx, req)
+	if err != nil && cached && mock == nil && cacheTooSmall(err) {
+		// Vertex refuses cache markers on a prefix shorter than its
+		// minimum; the same call without them goes through.
+		req.Messages = original
+		resp, err = l.send(ctx, req)
+	}
 	if err != nil {
 		l.logCompletion(req, nil, err, time.Since(start))
 		return nil, err
@@ -215,6 +229,9 @@ func (l *LLM) send(ctx context.Context, req *Request) (*Response, error) {
 		wait := l.backoff(attempt)
 		if ra, ok := RetryAfter(err); ok && ra > wait {
 			wait = ra
+		}
+		if l.onRetry != nil {
+			l.onRetry(attempt, wait, err)
 		}
 		l.log.LogAttrs(ctx, slog.LevelWarn, "llm call failed, retrying",
 			slog.String("model", l.cfg.Model), slog.Int("attempt", attempt),
@@ -338,4 +355,11 @@ func markCachePoints(messages []event.Message) []event.Message {
 		}
 	}
 	return out
+}
+
+// cacheTooSmall reports whether the provider refused a prompt-cache marker
+// because the cached prefix is below its minimum size.
+func cacheTooSmall(err error) bool {
+	var e *APIError
+	return errors.As(err, &e) && e.Kind == ErrBadRequest && matches(e.Message, "minimum token count to start caching")
 }

@@ -554,3 +554,46 @@ func TestLogCompletions(t *testing.T) {
 		t.Errorf("error log = %v", failed)
 	}
 }
+
+func TestCacheTooSmallRetriedWithoutMarkers(t *testing.T) {
+	p := llmtest.NewProvider(t,
+		llmtest.Fail(400, "The cached content is of 1171 tokens. The minimum token count to start caching is 4096."),
+		llmtest.Reply{Text: "ok"})
+	var retries int
+	cfg := llm.DefaultConfig("anthropic/claude-sonnet-4-5")
+	l, err := llm.New(cfg, &llm.Options{Provider: p, Logger: quiet, OnRetry: func(int, time.Duration, error) { retries++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Completion(context.Background(), hi(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	reqs := p.Requests()
+	if len(reqs) != 2 || !reqs[0].Messages[0].Content[0].CachePrompt || reqs[1].Messages[0].Content[0].CachePrompt {
+		t.Errorf("requests: %d; markers %v then %v", len(reqs), reqs[0].Messages[0].Content[0].CachePrompt, reqs[len(reqs)-1].Messages[0].Content[0].CachePrompt)
+	}
+	if retries != 0 {
+		t.Errorf("OnRetry called %d times for a non-retryable error", retries)
+	}
+}
+
+func TestOnRetry(t *testing.T) {
+	p := llmtest.NewProvider(t, llmtest.Fail(500, ""), llmtest.Reply{Text: "ok"})
+	cfg := llm.DefaultConfig("openai/gpt-4o")
+	cfg.RetryMinWait, cfg.RetryMaxWait = 0.001, 0.001
+	var got []int
+	l, err := llm.New(cfg, &llm.Options{Provider: p, Logger: quiet, OnRetry: func(n int, _ time.Duration, err error) {
+		if errors.Is(err, llm.ErrServer) {
+			got = append(got, n)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Completion(context.Background(), hi(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != 1 {
+		t.Errorf("OnRetry calls = %v", got)
+	}
+}
