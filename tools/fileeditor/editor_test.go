@@ -895,3 +895,28 @@ func TestMoreErrorPaths(t *testing.T) {
 	f.unchanged(p, "three\n")
 	f.noTempFiles()
 }
+
+func TestCreateRaceAndNoHardLinks(t *testing.T) {
+	f := newFixture(t)
+	defer func() { link = os.Link }()
+
+	// Someone else creates the file between the check and the write: theirs
+	// is kept.
+	p := f.path("race.txt")
+	link = func(from, to string) error {
+		if err := os.WriteFile(to, []byte("theirs"), 0o644); err != nil {
+			return err
+		}
+		return os.Link(from, to)
+	}
+	f.fail(Action{Command: CommandCreate, Path: p, FileText: sp("ours")}, "File already exists at: "+p)
+	f.unchanged(p, "theirs")
+	f.noTempFiles()
+
+	// A file system without hard links still gets the file.
+	link = func(from, to string) error { return &os.LinkError{Op: "link", Old: from, New: to, Err: syscall.EPERM} }
+	p = f.path("nolinks.txt")
+	f.ok(Action{Command: CommandCreate, Path: p, FileText: sp("ok\n")})
+	f.unchanged(p, "ok\n")
+	f.noTempFiles()
+}

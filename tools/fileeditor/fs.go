@@ -67,9 +67,12 @@ func (p *pathLocks) lock(key string) (unlock func()) {
 // errExists is returned by writeFile when create finds the path taken.
 var errExists = errors.New("file exists")
 
-// rename is os.Rename; tests replace it to simulate file systems that
-// refuse renames.
-var rename = os.Rename
+// rename and link are os.Rename and os.Link; tests replace them to
+// simulate file systems that refuse them, and races.
+var (
+	rename = os.Rename
+	link   = os.Link
+)
 
 // writeFile replaces the file at path with data atomically: data goes to a
 // temporary file in the same directory, which is then renamed over path, so
@@ -149,7 +152,7 @@ func writeAtomic(path string, data []byte, create bool) (err error) {
 	}
 	// A hard link never replaces an existing file, so a file made by someone
 	// else since the caller checked is not clobbered.
-	switch lerr := os.Link(tmp, path); {
+	switch lerr := link(tmp, path); {
 	case lerr == nil:
 		os.Remove(tmp)
 		return nil
