@@ -235,28 +235,20 @@ func inferEditorCommand(o object) string {
 // terminalFallback turns a shell-like tool call into a command line.
 func terminalFallback(name string, o object) (string, bool) {
 	if name == "grep" {
-		str := func(k string) string {
+		arg := func(k string) string {
 			raw, _ := o.get(k)
 			s, _ := rawString(raw)
-			return strings.TrimSpace(s)
+			if strings.TrimSpace(s) == "" {
+				return ""
+			}
+			return s
 		}
-		pattern := str("pattern")
+		pattern, path, include := arg("pattern"), arg("path"), arg("include")
 		if pattern == "" {
 			return "", false
 		}
-		raw, _ := o.get("pattern")
-		pattern, _ = rawString(raw)
-		path := str("path")
 		if path == "" {
 			path = "."
-		} else {
-			raw, _ := o.get("path")
-			path, _ = rawString(raw)
-		}
-		var include string
-		if str("include") != "" {
-			raw, _ := o.get("include")
-			include, _ = rawString(raw)
 		}
 		var parts []string
 		if _, err := exec.LookPath("rg"); err == nil {
