@@ -641,7 +641,7 @@ func (e *Editor) undo(t target) (*Observation, error) {
 	}
 	before, ok, err := e.hist.pop(t.real)
 	if err != nil {
-		return nil, failf("Cannot read the edit history of %s: %v", t.path, err)
+		return nil, failf("Cannot read the edit history of %s: %v", t.path, unwrapPath(err))
 	}
 	if !ok {
 		return nil, failf("No edit history found for %s.", t.path)
