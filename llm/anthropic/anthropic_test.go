@@ -554,3 +554,20 @@ func TestExtraHeadersAndBody(t *testing.T) {
 		t.Errorf("metadata = %v", r.Body["metadata"])
 	}
 }
+
+func TestMidStreamError(t *testing.T) {
+	srv := llmtest.NewAnthropic(t, llmtest.Reply{Text: "partial", Fail: &llmtest.Failure{Status: 529, Message: "Overloaded", MidStream: true}})
+	l := newLLM(t, srv, "anthropic/claude-opus-4-1", nil)
+	var got strings.Builder
+	_, err := l.Completion(context.Background(), conversation(), nil, &llm.CallOptions{OnDelta: func(d llm.Delta) error {
+		got.WriteString(d.Text)
+		return nil
+	}})
+	var apiErr *llm.APIError
+	if !errors.Is(err, llm.ErrServer) || !errors.As(err, &apiErr) || apiErr.Code != "overloaded_error" || apiErr.Message != "Overloaded" {
+		t.Errorf("err = %v (%+v), want the overloaded error", err, apiErr)
+	}
+	if got.String() != "partial" || len(srv.Requests()) != 1 {
+		t.Errorf("streamed %q in %d requests", got.String(), len(srv.Requests()))
+	}
+}

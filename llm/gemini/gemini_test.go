@@ -464,3 +464,19 @@ func TestPromptBlocked(t *testing.T) {
 		t.Errorf("err = %v, want ErrContentPolicy", err)
 	}
 }
+
+func TestMidStreamError(t *testing.T) {
+	srv := llmtest.NewGemini(t, llmtest.Reply{Text: "partial answer", Fail: &llmtest.Failure{Status: 503, Message: "The model is overloaded.", MidStream: true}})
+	l := newLLM(t, srv, "gemini/gemini-2.0-flash", nil)
+	var got strings.Builder
+	_, err := l.Completion(context.Background(), conversation(), nil, &llm.CallOptions{OnDelta: func(d llm.Delta) error {
+		got.WriteString(d.Text)
+		return nil
+	}})
+	if !errors.Is(err, llm.ErrServer) || !strings.Contains(err.Error(), "overloaded") {
+		t.Errorf("err = %v, want the server error", err)
+	}
+	if got.String() != "partial answer" || len(srv.Requests()) != 1 {
+		t.Errorf("streamed %q in %d requests", got.String(), len(srv.Requests()))
+	}
+}

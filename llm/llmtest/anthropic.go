@@ -141,6 +141,10 @@ func (s *Server) writeAnthropic(rw http.ResponseWriter, t *turn) error {
 		}
 		e.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
 	}
+	if t.Fail != nil {
+		streamFailure(e, WireAnthropic, t.Fail)
+		return e.err
+	}
 	u := msg.Usage
 	e.event("message_delta", map[string]any{
 		"type":  "message_delta",

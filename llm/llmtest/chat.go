@@ -128,6 +128,10 @@ func (s *Server) writeChat(rw http.ResponseWriter, t *turn) error {
 			}}}, nil)
 		}
 	}
+	if t.Fail != nil {
+		streamFailure(e, WireChat, t.Fail)
+		return e.err
+	}
 	chunk(chatDelta{}, &finish)
 	if opts, _ := t.req.Body["stream_options"].(map[string]any); opts["include_usage"] == true {
 		e.event("", chatCompletion{

@@ -7,18 +7,28 @@ import (
 
 // writeFailure writes f in the error format of wire.
 func writeFailure(rw http.ResponseWriter, wire Wire, f *Failure) {
-	status := f.Status
-	if status == 0 {
-		status = http.StatusBadRequest
-	}
+	status, body := failureBody(wire, f)
 	if f.RetryAfter != "" {
 		rw.Header().Set("Retry-After", f.RetryAfter)
+	}
+	if wire == WireAnthropic {
+		rw.Header().Set("request-id", "req_llmtest")
 	}
 	if f.Body != "" {
 		rw.Header().Set("Content-Type", "application/json")
 		rw.WriteHeader(status)
 		rw.Write([]byte(f.Body))
 		return
+	}
+	writeJSON(rw, status, body)
+}
+
+// failureBody returns the status and the error body of f in the format of
+// wire.
+func failureBody(wire Wire, f *Failure) (int, any) {
+	status := f.Status
+	if status == 0 {
+		status = http.StatusBadRequest
 	}
 	msg := f.Message
 	var body any
@@ -52,7 +62,6 @@ func writeFailure(rw http.ResponseWriter, wire Wire, f *Failure) {
 		if msg == "" {
 			msg = defaultMessage(status)
 		}
-		rw.Header().Set("request-id", "req_llmtest")
 		body = map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}}
 	case WireGemini:
 		if f.ContextWindow && msg == "" {
@@ -65,7 +74,26 @@ func writeFailure(rw http.ResponseWriter, wire Wire, f *Failure) {
 			"code": status, "message": msg, "status": googleStatus(status),
 		}}
 	}
-	writeJSON(rw, status, body)
+	return status, body
+}
+
+// streamFailure ends a stream with f, sent the way wire reports errors
+// inside a stream that began with 200.
+func streamFailure(e *sse, wire Wire, f *Failure) {
+	if f.Body != "" {
+		e.event("", f.Body)
+		return
+	}
+	_, body := failureBody(wire, f)
+	switch wire {
+	case WireAnthropic:
+		e.event("error", body)
+	case WireResponses:
+		inner := body.(map[string]any)["error"].(map[string]any)
+		e.event("error", map[string]any{"type": "error", "code": inner["code"], "message": inner["message"], "param": inner["param"]})
+	default:
+		e.event("", body)
+	}
 }
 
 func defaultMessage(status int) string {

@@ -137,6 +137,11 @@ func (s *Server) writeGemini(rw http.ResponseWriter, t *turn) error {
 	for i, ps := range pieces {
 		c := gemCandidate{Content: gemContent{Parts: ps, Role: "model"}}
 		u := gemUsage{PromptTokenCount: t.Usage.PromptTokens, TotalTokenCount: t.Usage.PromptTokens}
+		if i == len(pieces)-1 && t.Fail != nil {
+			e.event("", gemResponse{Candidates: []gemCandidate{c}, UsageMetadata: u, ModelVersion: t.model, ResponseID: id})
+			streamFailure(e, WireGemini, t.Fail)
+			return e.err
+		}
 		if i == len(pieces)-1 {
 			c.FinishReason, u = finish, t.Usage.gemini()
 		}

@@ -95,7 +95,7 @@ func (p *Provider) Complete(ctx context.Context, req *llm.Request) (*llm.Respons
 	if r.Disconnect {
 		return nil, fmt.Errorf("llmtest: scripted disconnect: %w", io.ErrUnexpectedEOF)
 	}
-	if f := r.Fail; f != nil {
+	if f := r.Fail; f != nil && !(f.MidStream && req.OnDelta != nil) {
 		return nil, failureError(f)
 	}
 
@@ -131,6 +131,9 @@ func (p *Provider) Complete(ctx context.Context, req *llm.Request) (*llm.Respons
 	if req.OnDelta != nil {
 		if err := streamDeltas(req.OnDelta, &msg); err != nil {
 			return nil, err
+		}
+		if r.Fail != nil {
+			return nil, failureError(r.Fail)
 		}
 	}
 	u := r.Usage

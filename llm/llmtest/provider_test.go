@@ -100,6 +100,22 @@ func TestProviderFailures(t *testing.T) {
 	}
 }
 
+func TestProviderMidStreamFailure(t *testing.T) {
+	p := llmtest.NewProvider(t, llmtest.Reply{Text: "partial", Fail: &llmtest.Failure{Status: 500, MidStream: true}})
+	l := newLLM(t, p)
+	var got strings.Builder
+	_, err := l.Completion(context.Background(), []event.Message{event.UserMessage("hi")}, nil, &llm.CallOptions{OnDelta: func(d llm.Delta) error {
+		got.WriteString(d.Text)
+		return nil
+	}})
+	if !errors.Is(err, llm.ErrServer) || got.String() != "partial" {
+		t.Errorf("err = %v after streaming %q", err, got.String())
+	}
+	if n := len(p.Requests()); n != 1 {
+		t.Errorf("%d calls: a reply streamed in part must not be retried", n)
+	}
+}
+
 func TestProviderDelayHonoursContext(t *testing.T) {
 	l := newLLM(t, llmtest.NewProvider(t, llmtest.Reply{Delay: time.Hour}))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)

@@ -196,6 +196,10 @@ func (s *Server) writeResponses(rw http.ResponseWriter, t *turn) error {
 		}
 		emit("response.output_item.done", map[string]any{"output_index": oi, "item": item})
 	}
+	if t.Fail != nil {
+		streamFailure(e, WireResponses, t.Fail)
+		return e.err
+	}
 	if status == "incomplete" {
 		emit("response.incomplete", map[string]any{"response": full})
 	} else {

@@ -95,6 +95,12 @@ type Failure struct {
 	// Body, if set, is sent verbatim as the response body (JSON) instead of
 	// the provider-shaped error.
 	Body string
+	// MidStream makes a streamed call fail inside the stream: the reply's
+	// content (Text, ToolCalls, ...) is streamed first, then the error
+	// arrives as an error event where the final events would be, as
+	// servers do when they fail after answering 200. A plain call gets
+	// the HTTP error.
+	MidStream bool
 }
 
 // Fail returns a reply that fails with an HTTP error of the given status

@@ -263,7 +263,7 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
 		hangUp(rw)
 		return
 	}
-	if reply.Fail != nil {
+	if reply.Fail != nil && !(reply.Fail.MidStream && rec.Stream) {
 		writeFailure(rw, wire, reply.Fail)
 		return
 	}

@@ -545,3 +545,35 @@ func TestArgumentsMustBeObjectsForAnthropicAndGemini(t *testing.T) {
 		}
 	}
 }
+
+func TestMidStreamFailure(t *testing.T) {
+	fail := llmtest.Reply{Text: "partial answer", Fail: &llmtest.Failure{Status: 529, Message: "Overloaded", MidStream: true}}
+	for _, wc := range wires {
+		t.Run(string(wc.wire), func(t *testing.T) {
+			srv := wc.start(t, fail, fail)
+			resp := post(t, srv, wc.path(true), wc.body(true))
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d, want 200 then an error in the stream", resp.StatusCode)
+			}
+			sep := "\n\n"
+			if wc.wire == llmtest.WireGemini {
+				sep = "\r\n\r\n"
+			}
+			events := parseSSE(t, body, sep)
+			last := events[len(events)-1]
+			if !strings.Contains(string(body), "partial") || !strings.Contains(last.data, "Overloaded") {
+				t.Errorf("stream does not carry the content and then the error:\n%s", body)
+			}
+			if (wc.wire == llmtest.WireAnthropic || wc.wire == llmtest.WireResponses) && last.name != "error" {
+				t.Errorf("last event %q, want error", last.name)
+			}
+			if strings.Contains(string(body), "[DONE]") || strings.Contains(string(body), "message_stop") || strings.Contains(string(body), "response.completed") {
+				t.Errorf("stream completed normally after the error:\n%s", body)
+			}
+			if resp := post(t, srv, wc.path(false), wc.body(false)); resp.StatusCode != 529 {
+				t.Errorf("plain call: status %d, want 529", resp.StatusCode)
+			}
+		})
+	}
+}
