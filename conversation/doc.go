@@ -12,6 +12,11 @@
 // so that gohands and the Python SDK can read each other's conversations,
 // and [NewMemoryStore] keeps everything in memory.
 //
+// A FileStore keeps gohands' own cache of event entries (IndexFile) so that
+// opening a long conversation does not read every event file, and, with
+// FileOptions.WriteBehind, a journal that lets an append return after one
+// write while the event's file is created in the background.
+//
 // Reopening a conversation ([Open]) recovers from a crash: a torn last event
 // file is set aside, the event tree's HEAD is brought up to date, and
 // [State.RecoverRunning] settles a conversation that was running when its

@@ -184,15 +184,19 @@ func (tx *Tx) shallow() *Fields {
 // is not a tree node. A user MessageEvent also becomes LastUserMessageID.
 func (tx *Tx) Append(e event.Event) (event.Event, error) {
 	b := e.EventBase()
+	stamped := false
 	if b.ParentID == "" {
 		parent := resolveLeaf(tx.s.store, tx.f)
 		if parent == "" && tx.s.store.Len() > 0 {
 			parent = event.RootParentID
 		}
-		b.ParentID = parent
+		b.ParentID, stamped = parent, true
 	}
 	ent, err := tx.s.store.Append(e)
 	if err != nil {
+		if stamped {
+			b.ParentID = ""
+		}
 		return nil, err
 	}
 	tx.events = append(tx.events, e)
