@@ -30,9 +30,7 @@ import (
 // of lines run as one unit, in the shell itself (cd, export and functions
 // persist), with the pty as their terminal.
 //
-// Before each prompt, PROMPT_COMMAND (read-only, so sourcing a bashrc
-// cannot replace it) prints a marker to /dev/tty (so `exec >file` cannot
-// divert it): an APC escape
+// Before each prompt, PROMPT_COMMAND prints a marker, an APC escape
 // sequence holding a per-session random nonce, the exit status, $!, the
 // python on PATH and the working directory:
 //
@@ -43,7 +41,9 @@ import (
 // a marker cannot match: the nonce is secret to this process, and the
 // shell never holds the marker's bytes in one string (the function
 // definition keeps the ESC as the text \033), so not even `set` or
-// `declare -f` print it.
+// `declare -f` print it. The variable and the function are read-only, so
+// sourcing a bashrc cannot replace them, and the marker goes to /dev/tty,
+// so `exec >file` cannot divert it.
 
 const (
 	// maxBuffered bounds the output kept for one command; beyond it the
@@ -63,6 +63,7 @@ __gh_prompt() {
 	PS1= PS2=
 	return $__gh_ec
 }
+readonly -f __gh_prompt
 declare -r PROMPT_COMMAND=__gh_prompt
 PS1= PS2=
 `

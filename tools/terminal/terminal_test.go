@@ -204,6 +204,10 @@ func TestPromptSurvives(t *testing.T) {
 	if exitCode(o) == 0 || !strings.Contains(o.Text(), "PROMPT_COMMAND: readonly variable") {
 		t.Errorf("PROMPT_COMMAND assignment: exit %d, output %q", exitCode(o), o.Text())
 	}
+	o = run(t, term, Action{Command: "unset -f __gh_prompt"})
+	if exitCode(o) == 0 || !strings.Contains(o.Text(), "readonly") {
+		t.Errorf("unset -f: exit %d, output %q", exitCode(o), o.Text())
+	}
 	expect(t, run(t, term, Action{Command: "PS1='$ '; echo ps1"}), "ps1", 0)
 	expect(t, run(t, term, Action{Command: "echo clean"}), "clean", 0)
 	log := filepath.Join(term.opts.WorkingDir, "log")
