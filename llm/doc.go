@@ -43,8 +43,8 @@
 // # Not supported yet
 //
 // AWS Bedrock and Vertex AI (the aws_* fields are carried but unused),
-// ChatGPT subscription (OAuth) login, inlining of
-// image URLs (inline_image_urls), and LiteLLM's
+// ChatGPT subscription (OAuth) login, resizing images for providers'
+// limits, and LiteLLM's
 // provider-specific parameter rewriting (for instance reasoning_effort
 // becoming thinking for DeepSeek). Ollama is reached through its
 // OpenAI-compatible endpoint rather than its native API.

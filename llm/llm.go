@@ -156,6 +156,12 @@ func (l *LLM) Completion(ctx context.Context, messages []event.Message, tools []
 		return nil, fmt.Errorf("llm: no messages to send: %w", ErrBadRequest)
 	}
 	cfg := l.cfg
+	if l.wantsInlineImages() {
+		var err error
+		if messages, err = l.inlineImages(ctx, messages); err != nil {
+			return nil, err
+		}
+	}
 	original := messages
 	cached := cfg.CachingPrompt && l.features.PromptCache
 	if cached {

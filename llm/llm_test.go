@@ -2,12 +2,14 @@ package llm_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -595,5 +597,34 @@ func TestOnRetry(t *testing.T) {
 	}
 	if len(got) != 1 || got[0] != 1 {
 		t.Errorf("OnRetry calls = %v", got)
+	}
+}
+
+func TestInlineImages(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\n0000")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		w.Write(png)
+	}))
+	defer srv.Close()
+	p := llmtest.NewProvider(t, llmtest.Reply{Text: "a cat"})
+	cfg := llm.DefaultConfig("openai/gpt-4o")
+	yes := true
+	cfg.InlineImageURLs = &yes
+	l, err := llm.New(cfg, &llm.Options{Provider: p, HTTPClient: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []event.Message{{Role: event.RoleUser, Content: event.List[event.Content]{event.Text("what?"), event.Image(srv.URL+"/cat.png", "data:image/gif;base64,R0lG")}}}
+	if _, err := l.Completion(context.Background(), msgs, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	urls := p.Requests()[0].Messages[0].Content[1].ImageURLs
+	want := "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)
+	if urls[0] != want || urls[1] != "data:image/gif;base64,R0lG" {
+		t.Errorf("sent %v", urls)
+	}
+	if msgs[0].Content[1].ImageURLs[0] != srv.URL+"/cat.png" {
+		t.Error("caller's message modified")
 	}
 }
