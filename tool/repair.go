@@ -97,9 +97,9 @@ func EscapeControlChars(data []byte) []byte {
 	return b.Bytes()
 }
 
-// Aliases maps tool names models use from their training (other agents'
+// aliases maps tool names models use from their training (other agents'
 // tool names) to the built-in tool that does the job.
-var Aliases = map[string]string{
+var aliases = map[string]string{
 	"bash":               "terminal",
 	"command":            "terminal",
 	"execute":            "terminal",
@@ -126,9 +126,11 @@ var leadingIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*`)
 //
 //   - a malformed name such as "str_replace </parameter" is cut to its
 //     leading identifier, used if known;
-//   - an alias (see Aliases) is used if its target is known; for "git" and
-//     "reset" the name becomes the start of the terminal command and only
-//     command, security_risk and summary are kept;
+//   - an alias is used if its target is known: bash, command, execute,
+//     execute_bash, git and reset mean terminal, str_replace and
+//     str_replace_editor mean file_editor; for git and reset the name
+//     becomes the start of the terminal command and only command,
+//     security_risk and summary are kept;
 //   - with a terminal available, "grep" with a pattern becomes an rg (or
 //     grep) command line, and find, git, ls or pwd with no arguments run as
 //     that command.
@@ -148,7 +150,7 @@ func NormalizeCall(name string, args json.RawMessage, known func(string) bool) (
 		if base == "" {
 			base = name
 		}
-		target := Aliases[base]
+		target := aliases[base]
 		switch {
 		case base != name && known(base):
 			outName = base
