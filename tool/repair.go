@@ -131,9 +131,10 @@ var leadingIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*`)
 //     str_replace_editor mean file_editor; for git and reset the name
 //     becomes the start of the terminal command and only command,
 //     security_risk and summary are kept;
-//   - with a terminal available, "grep" with a pattern becomes an rg (or
-//     grep) command line, and find, git, ls or pwd with no arguments run as
-//     that command.
+//   - with a terminal available, "grep" with a pattern becomes an rg
+//     command line (grep when rg is not on this process's PATH, checked
+//     here as the reference does), and find, git, ls or pwd with no
+//     arguments run as that command.
 //
 // For file_editor calls without a command, the command is inferred from
 // the arguments given (old_str: str_replace, insert_line: insert,
