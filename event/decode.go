@@ -174,7 +174,7 @@ func (d *decodeState) str() (string, error) {
 	// Fast path: no escapes, valid UTF-8.
 	i := start
 	for i < len(d.data) {
-		for i+8 <= len(d.data) && plainWord(binary.LittleEndian.Uint64(d.data[i:])) {
+		for i+8 <= len(d.data) && stringWord(binary.LittleEndian.Uint64(d.data[i:])) {
 			i += 8
 		}
 		if i >= len(d.data) {
@@ -256,25 +256,29 @@ func (d *decodeState) str() (string, error) {
 				return "", d.errorf("invalid escape")
 			}
 			i++
-		case c < utf8.RuneSelf:
-			// Copy a run of plain ASCII at once.
+		default:
+			// Copy a run of unescaped text at once.
 			j := i + 1
-			for j+8 <= len(d.data) && plainWord(binary.LittleEndian.Uint64(d.data[j:])) {
+			for j+8 <= len(d.data) && stringWord(binary.LittleEndian.Uint64(d.data[j:])) {
 				j += 8
 			}
-			for j < len(d.data) && d.data[j] >= 0x20 && d.data[j] < utf8.RuneSelf && d.data[j] != '"' && d.data[j] != '\\' {
+			for j < len(d.data) && d.data[j] >= 0x20 && d.data[j] != '"' && d.data[j] != '\\' {
 				j++
 			}
-			buf = append(buf, d.data[i:j]...)
-			i = j
-		default:
-			r, size := utf8.DecodeRune(d.data[i:])
-			if r == utf8.RuneError && size == 1 {
-				buf = append(buf, "\uFFFD"...)
+			if run := d.data[i:j]; utf8.Valid(run) {
+				buf = append(buf, run...)
 			} else {
-				buf = append(buf, d.data[i:i+size]...)
+				for len(run) > 0 {
+					r, size := utf8.DecodeRune(run)
+					if r == utf8.RuneError && size == 1 {
+						buf = append(buf, "\uFFFD"...)
+					} else {
+						buf = append(buf, run[:size]...)
+					}
+					run = run[size:]
+				}
 			}
-			i += size
+			i = j
 		}
 	}
 }
@@ -300,6 +304,29 @@ func hex4(b []byte) (rune, bool) {
 	return r, true
 }
 
+// key consumes an object key. Keys without escapes are returned as a slice
+// of the input, saving an allocation per key.
+func (d *decodeState) key() ([]byte, error) {
+	if d.pos < len(d.data) && d.data[d.pos] == '"' {
+		for i := d.pos + 1; i < len(d.data); i++ {
+			c := d.data[i]
+			if c == '"' {
+				k := d.data[d.pos+1 : i]
+				if utf8.Valid(k) {
+					d.pos = i + 1
+					return k, nil
+				}
+				break
+			}
+			if c == '\\' || c < 0x20 {
+				break
+			}
+		}
+	}
+	s, err := d.str()
+	return []byte(s), err
+}
+
 // skip consumes one JSON value, checking its syntax, and returns its bytes.
 func (d *decodeState) skip() ([]byte, error) {
 	start := d.pos
@@ -316,7 +343,7 @@ func (d *decodeState) skipValue() error {
 	}
 	switch c {
 	case '{':
-		return d.object(func(string) error { return d.skipValue() })
+		return d.object(func([]byte) error { return d.skipValue() })
 	case '[':
 		return d.array(func() error { return d.skipValue() })
 	case '"':
@@ -336,7 +363,7 @@ func (d *decodeState) skipValue() error {
 func (d *decodeState) skipString() error {
 	d.pos++ // opening quote
 	for i := d.pos; i < len(d.data); i++ {
-		for i+8 <= len(d.data) && plainWord(binary.LittleEndian.Uint64(d.data[i:])) {
+		for i+8 <= len(d.data) && stringWord(binary.LittleEndian.Uint64(d.data[i:])) {
 			i += 8
 		}
 		if i >= len(d.data) {
@@ -373,7 +400,10 @@ func (d *decodeState) skipString() error {
 
 // object consumes an object, calling member for each key with the decoder
 // positioned at the value.
-func (d *decodeState) object(member func(key string) error) error {
+//
+// The key is valid only during the call, before the value is read: it may
+// alias the input.
+func (d *decodeState) object(member func(key []byte) error) error {
 	if d.depth++; d.depth > maxDepth {
 		return d.errorf("nesting too deep")
 	}
@@ -388,7 +418,7 @@ func (d *decodeState) object(member func(key string) error) error {
 	}
 	for {
 		d.skipSpace()
-		key, err := d.str()
+		key, err := d.key()
 		if err != nil {
 			return err
 		}
@@ -794,8 +824,8 @@ func newMapDecoder(t reflect.Type) decFunc {
 			v.Set(reflect.MakeMap(t))
 		}
 		dec := decoderFor(et)
-		return d.object(func(key string) error {
-			k, err := keyOf(key)
+		return d.object(func(key []byte) error {
+			k, err := keyOf(string(key))
 			if err != nil {
 				return err
 			}
@@ -810,6 +840,7 @@ func newMapDecoder(t reflect.Type) decFunc {
 }
 
 type decField struct {
+	name  string
 	index []int
 	typ   reflect.Type
 	req   int // position among the required fields, or -1
@@ -819,7 +850,7 @@ func newStructDecoder(t reflect.Type) decFunc {
 	fields := map[string]decField{}
 	var required []string
 	for _, f := range structFields(t) {
-		df := decField{f.index, f.typ, -1}
+		df := decField{f.name, f.index, f.typ, -1}
 		if f.required {
 			df.req = len(required)
 			required = append(required, f.name)
@@ -839,13 +870,13 @@ func newStructDecoder(t reflect.Type) decFunc {
 		if len(required) > 0 {
 			seen = make([]bool, len(required))
 		}
-		err := d.object(func(key string) error {
-			f, ok := fields[key]
+		err := d.object(func(key []byte) error {
+			f, ok := fields[string(key)]
 			if ok && f.req >= 0 {
 				seen[f.req] = true
 			}
 			if !ok {
-				if key == "kind" && strict && d.kind != "" {
+				if string(key) == "kind" && strict && d.kind != "" {
 					k, err := d.str()
 					if err == nil && k != d.kind {
 						err = fmt.Errorf("kind %q does not match %q", k, d.kind)
@@ -862,7 +893,7 @@ func newStructDecoder(t reflect.Type) decFunc {
 				if i > 0 && fv.Kind() == reflect.Pointer {
 					if fv.IsNil() {
 						if !fv.CanSet() {
-							return fmt.Errorf("%s: cannot set embedded pointer to unexported struct %v", key, fv.Type().Elem())
+							return fmt.Errorf("%s: cannot set embedded pointer to unexported struct %v", f.name, fv.Type().Elem())
 						}
 						fv.Set(reflect.New(fv.Type().Elem()))
 					}
@@ -871,7 +902,7 @@ func newStructDecoder(t reflect.Type) decFunc {
 				fv = fv.Field(x)
 			}
 			if err := decoderFor(f.typ)(d, fv, false); err != nil {
-				return fmt.Errorf("%s: %w", key, err)
+				return fmt.Errorf("%s: %w", f.name, err)
 			}
 			return nil
 		})
@@ -896,9 +927,10 @@ func (d *decodeState) anyValue() (any, error) {
 	switch c {
 	case '{':
 		m := map[string]any{}
-		err := d.object(func(key string) error {
+		err := d.object(func(key []byte) error {
+			k := string(key)
 			x, err := d.anyValue()
-			m[key] = x
+			m[k] = x
 			return err
 		})
 		return m, err
@@ -945,8 +977,9 @@ func (d *decodeState) content(c *Content) error {
 		unknown         string
 		typeStr, txtStr string
 	)
-	err := d.object(func(key string) error {
+	err := d.object(func(keyb []byte) error {
 		var err error
+		key := fieldName(keyb)
 		switch key {
 		case "type":
 			if d.isNullNext() {
@@ -1035,8 +1068,8 @@ func (d *decodeState) message(m *Message) error {
 	*m = Message{}
 	var contentSeen bool
 	fields := messageFields()
-	err := d.object(func(key string) error {
-		if key == "content" {
+	err := d.object(func(key []byte) error {
+		if string(key) == "content" {
 			contentSeen = true
 			c, err := d.peek()
 			if err != nil {
@@ -1058,12 +1091,12 @@ func (d *decodeState) message(m *Message) error {
 			m.Content = list
 			return nil
 		}
-		f, ok := fields[key]
+		f, ok := fields[string(key)]
 		if !ok {
 			return d.skipValue() // Message ignores unknown keys
 		}
 		if err := decoderFor(f.typ)(d, reflect.ValueOf(m).Elem().FieldByIndex(f.index), false); err != nil {
-			return fmt.Errorf("%s: %w", key, err)
+			return fmt.Errorf("%s: %w", f.name, err)
 		}
 		return nil
 	})
@@ -1084,7 +1117,18 @@ func (d *decodeState) message(m *Message) error {
 var messageFields = sync.OnceValue(func() map[string]decField {
 	fields := map[string]decField{}
 	for _, f := range structFields(messageType) {
-		fields[f.name] = decField{f.index, f.typ, -1}
+		fields[f.name] = decField{f.name, f.index, f.typ, -1}
 	}
 	return fields
 })
+
+// fieldName returns the content-block key k as a string, without allocating
+// for the keys a content block normally has.
+func fieldName(k []byte) string {
+	for _, name := range [...]string{"type", "text", "cache_prompt", "image_urls", "enable_truncation"} {
+		if string(k) == name {
+			return name
+		}
+	}
+	return string(k)
+}

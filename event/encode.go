@@ -626,54 +626,44 @@ func hasOpt(opts, name string) bool {
 // U+FFFD.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
-	start := 0
 	for i := 0; i < len(s); {
-		// Skip eight plain ASCII bytes at a time.
-		for i+8 <= len(s) && plainWord(binary.LittleEndian.Uint64([]byte(s[i:i+8]))) {
-			i += 8
+		// Copy a run of text that needs no escaping at once.
+		j := i
+		for j+8 <= len(s) && stringWord(binary.LittleEndian.Uint64([]byte(s[j:j+8]))) {
+			j += 8
 		}
-		if i >= len(s) {
+		for j < len(s) && s[j] >= 0x20 && s[j] != '"' && s[j] != '\\' {
+			j++
+		}
+		if run := s[i:j]; utf8.ValidString(run) {
+			b = append(b, run...)
+		} else {
+			for _, r := range run { // invalid bytes come out as U+FFFD
+				b = utf8.AppendRune(b, r)
+			}
+		}
+		if j == len(s) {
 			break
 		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				const hex = "0123456789abcdef"
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
+		switch c := s[j]; c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		default:
+			const hex = "0123456789abcdef"
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, "\uFFFD"...)
-			i++
-			start = i
-			continue
-		}
-		i += size
+		i = j + 1
 	}
-	b = append(b, s[start:]...)
 	return append(b, '"')
 }
 
@@ -682,16 +672,18 @@ const (
 	msb = 0x8080808080808080
 )
 
-// plainWord reports whether the eight bytes of w are all ASCII that needs
-// no escaping: no byte >= 0x80, < 0x20, '"' or '\\'.
-func plainWord(w uint64) bool {
+// stringWord reports whether none of the eight bytes of w ends or escapes
+// a JSON string or is a control character: no '"', '\\' or byte < 0x20.
+// Bytes >= 0x80 are allowed.
+func stringWord(w uint64) bool {
 	hasLess20 := (w - lsb*0x20) & ^w
 	q := w ^ (lsb * '"')
 	hasQuote := (q - lsb) & ^q
 	bs := w ^ (lsb * '\\')
 	hasBackslash := (bs - lsb) & ^bs
-	return (hasLess20|hasQuote|hasBackslash|w)&msb == 0
+	return (hasLess20|hasQuote|hasBackslash)&msb == 0
 }
+
 
 // appendFloat appends f as Pydantic writes a float: the shortest
 // representation, always with a fraction or exponent ("30.0"), positional

@@ -188,8 +188,8 @@ func findKind(data []byte) (string, error) {
 		return "", errors.New("event: expected a JSON object")
 	}
 	var kind *string
-	err := st.object(func(key string) error {
-		if key != "kind" {
+	err := st.object(func(key []byte) error {
+		if string(key) != "kind" {
 			return st.skipValue()
 		}
 		if st.isNullNext() {
