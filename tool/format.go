@@ -1,6 +1,10 @@
 package tool
 
-import "github.com/gohands/gohands/event"
+import (
+	"encoding/json"
+
+	"github.com/gohands/gohands/event"
+)
 
 // Meta-argument names: arguments the agent adds to every tool's schema and
 // removes from the arguments before the tool sees them.
@@ -151,4 +155,10 @@ func MCPFormat(t Tool) map[string]any {
 		out["_meta"] = m
 	}
 	return out
+}
+
+// ParametersJSON is Parameters(t) encoded as JSON, properties in order,
+// ready for an LLM request.
+func ParametersJSON(t Tool) (json.RawMessage, error) {
+	return event.MarshalJSON(Parameters(t))
 }

@@ -130,3 +130,14 @@ func TestMeta(t *testing.T) {
 		t.Error("meta without Options.Meta")
 	}
 }
+
+func TestParametersJSON(t *testing.T) {
+	got, err := tool.ParametersJSON(newRisky())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := event.MarshalJSON(tool.ChatCompletionsFormat(newRisky())["function"].(map[string]any)["parameters"])
+	if string(got) != string(want) || !strings.HasPrefix(string(got), `{"properties":{"security_risk":`) {
+		t.Errorf("ParametersJSON = %s", got)
+	}
+}
