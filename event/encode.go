@@ -684,7 +684,6 @@ func stringWord(w uint64) bool {
 	return (hasLess20|hasQuote|hasBackslash)&msb == 0
 }
 
-
 // appendFloat appends f as Pydantic writes a float: the shortest
 // representation, always with a fraction or exponent ("30.0"), positional
 // for decimal exponents in [-5, 16) and otherwise scientific ("1e+16",
