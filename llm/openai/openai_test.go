@@ -689,3 +689,25 @@ func TestProxyReportedCost(t *testing.T) {
 		t.Errorf("cost = %v, metrics %v", resp.Cost, l.Metrics().AccumulatedCost)
 	}
 }
+
+// BenchmarkChatRoundTrip measures one Chat Completions call through the
+// whole stack (request building, openai-go, HTTP on loopback, parsing,
+// metrics) against the scripted server.
+func BenchmarkChatRoundTrip(b *testing.B) {
+	srv := llmtest.NewChat(b)
+	cfg := llm.DefaultConfig("openai/gpt-4o")
+	cfg.BaseURL = srv.URL + "/v1"
+	l, err := llm.New(cfg, &llm.Options{HTTPClient: srv.Client()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	msgs := userMsgs("hi")
+	for b.Loop() {
+		b.StopTimer()
+		srv.Add(llmtest.Reply{Text: "ok", ToolCalls: []llmtest.ToolCall{{Name: "terminal", Arguments: `{"command":"ls"}`}}})
+		b.StartTimer()
+		if _, err := l.Completion(context.Background(), msgs, tools, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -173,7 +173,9 @@ func responsesBody(req *llm.Request) responsesRequest {
 	for _, t := range req.Tools {
 		body.Tools = append(body.Tools, responsesTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 	}
-	body.ToolChoice = "auto"
+	if len(body.Tools) > 0 {
+		body.ToolChoice = "auto"
+	}
 	if cacheKeyAware(ep.Provider) {
 		body.PromptCacheKey = req.ConversationID
 		if f.PromptCacheRetain && cfg.PromptCacheRetention != "" {
