@@ -14,7 +14,8 @@ type Call struct {
 	// Name is the tool's name, after alias and malformed-name repair.
 	Name string
 	// Arguments is the JSON text of the repaired arguments, meta-arguments
-	// included: what the ActionEvent's tool_call records.
+	// included, formatted as Python's json.dumps does: what the
+	// ActionEvent's tool_call records, as in the reference.
 	Arguments string
 	// Action is the parsed action.
 	Action event.Action
@@ -95,7 +96,9 @@ func PrepareCall(tools []Tool, name, arguments string, honourRisk bool) (*Call, 
 	if args, err = RepairArgs(inputSchema(t), args); err != nil {
 		return nil, invalid(name, keys(args), false, err)
 	}
-	c := &Call{Tool: t, Name: toolName, Arguments: string(args)}
+	// Written as the reference writes it (Python's json.dumps), so logs
+	// of both read alike.
+	c := &Call{Tool: t, Name: toolName, Arguments: pyJSON(args)}
 	clean, risk, summary, err := SplitMeta(args, t, honourRisk)
 	if err != nil {
 		return nil, invalid(name, keys(args), false, err)

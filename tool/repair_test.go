@@ -219,6 +219,11 @@ func TestSplitMeta(t *testing.T) {
 		{ticket, `{"summary":" Fix login "}`, true, `{"summary":" Fix login "}`, event.RiskUnknown, "Fix login", ""},
 		{ticket, `{"summary":""}`, true, `{"summary":""}`, event.RiskUnknown, `ticket: {"summary": ""}`, ""},
 		{risky, `"x"`, true, ``, "", "", "must be a JSON object"},
+		// The generated summary is Python's json.dumps of the arguments
+		// (the expected text was printed by Python).
+		{risky, `{"command":"ls -la","x":[1,2.5,{"k":null}],"u":"héllo 😀 \u007f\t\"q\"","b":true}`, false,
+			`{"command":"ls -la","x":[1,2.5,{"k":null}],"u":"héllo 😀 \u007f\t\"q\"","b":true}`, event.RiskUnknown,
+			`risky: {"command": "ls -la", "x": [1, 2.5, {"k": null}], "u": "h\u00e9llo \ud83d\ude00 \u007f\t\"q\"", "b": true}`, ""},
 	}
 	for _, tt := range tests {
 		clean, risk, summary, err := tool.SplitMeta(json.RawMessage(tt.args), tt.tl, tt.honour)
@@ -244,7 +249,7 @@ func TestPrepareCall(t *testing.T) {
 	if c.Name != "risky" || c.SecurityRisk != event.RiskLow || c.Summary != "list files" || c.Action.(*riskyAction).Command != "ls" {
 		t.Errorf("call = %+v", c)
 	}
-	if c.Arguments != `{"summary":"list files","command":"ls","security_risk":"LOW"}` {
+	if c.Arguments != `{"summary": "list files", "command": "ls", "security_risk": "LOW"}` {
 		t.Errorf("arguments = %s", c.Arguments)
 	}
 	obs, err := c.Tool.Execute(context.Background(), c.Action)
