@@ -711,3 +711,53 @@ func BenchmarkChatRoundTrip(b *testing.B) {
 		}
 	}
 }
+
+// TestProxyThinkingBlocks: Claude behind a LiteLLM proxy returns Anthropic
+// thinking blocks on the Chat message; they are captured and sent back on
+// the next turn as thinking_blocks.
+func TestProxyThinkingBlocks(t *testing.T) {
+	var bodies []map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
+			t.Error(err)
+		}
+		bodies = append(bodies, b)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"claude-sonnet-4-5","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":"","reasoning_content":"I should list.","thinking_blocks":[{"type":"thinking","thinking":"I should list.","signature":"sig=="},{"type":"redacted_thinking","data":"opaque"}],"tool_calls":[{"id":"toolu_1","type":"function","function":{"name":"terminal","arguments":"{\"command\":\"ls\"}"}}]}}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`)
+	}))
+	defer srv.Close()
+	cfg := llm.DefaultConfig("litellm_proxy/claude-sonnet-4-5")
+	cfg.BaseURL = srv.URL
+	l, err := llm.New(cfg, &llm.Options{HTTPClient: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := userMsgs("list")
+	resp, err := l.Completion(context.Background(), msgs, tools, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := resp.Message.ThinkingBlocks
+	if len(tb) != 2 || tb[0].Thinking != "I should list." || tb[0].Signature == nil || *tb[0].Signature != "sig==" || !tb[1].Redacted || tb[1].Data != "opaque" {
+		t.Fatalf("thinking blocks = %+v", tb)
+	}
+	msgs = append(msgs, resp.Message, event.Message{Role: event.RoleTool, ToolCallID: "toolu_1", Name: "terminal", Content: event.List[event.Content]{event.Text("a")}})
+	if _, err := l.Completion(context.Background(), msgs, tools, nil); err != nil {
+		t.Fatal(err)
+	}
+	asst := bodies[1]["messages"].([]any)[2].(map[string]any)
+	want := []any{
+		map[string]any{"type": "thinking", "thinking": "I should list.", "signature": "sig=="},
+		map[string]any{"type": "redacted_thinking", "data": "opaque"},
+	}
+	if !cmp.Equal(asst["thinking_blocks"], want) {
+		t.Errorf("thinking_blocks sent back = %v", asst["thinking_blocks"])
+	}
+	if _, has := asst["content"]; has {
+		t.Errorf("empty assistant content sent: %v", asst["content"])
+	}
+	if bodies[1]["thinking"] == nil {
+		t.Error("thinking not enabled for claude-sonnet-4-5")
+	}
+}
