@@ -2,11 +2,15 @@ package anthropic_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
@@ -569,5 +573,68 @@ func TestMidStreamError(t *testing.T) {
 	}
 	if got.String() != "partial" || len(srv.Requests()) != 1 {
 		t.Errorf("streamed %q in %d requests", got.String(), len(srv.Requests()))
+	}
+}
+
+// TestReferenceRequests compares our request bodies and headers with those
+// the Python reference sent for the same conversation, captured into
+// testdata/reference_requests.json by testdata/capture_reference.py.
+func TestReferenceRequests(t *testing.T) {
+	data, err := os.ReadFile("testdata/reference_requests.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var captured []struct {
+		Path    string            `json:"path"`
+		Headers map[string]string `json:"headers"`
+		Body    map[string]any    `json:"body"`
+	}
+	if err := json.Unmarshal(data, &captured); err != nil {
+		t.Fatal(err)
+	}
+	sig := "S1"
+	msgs := []event.Message{
+		{Role: event.RoleSystem, Content: event.List[event.Content]{event.Text("SYS static"), event.Text("SYS dynamic")}},
+		{Role: event.RoleUser, Content: event.List[event.Content]{event.Text("do it"), event.Image("https://x/y.png")}},
+		{Role: event.RoleAssistant, Content: event.List[event.Content]{event.Text("ok")},
+			ThinkingBlocks: event.List[event.ThinkingBlock]{{Thinking: "t1", Signature: &sig}, {Redacted: true, Data: "R1"}},
+			ToolCalls: []event.ToolCall{
+				{ID: "toolu_a", Name: "think", Arguments: `{"thought":"ls"}`, Origin: event.OriginCompletion},
+				{ID: "toolu_b", Name: "think", Arguments: `{"thought":"pwd"}`, Origin: event.OriginCompletion},
+			}},
+		{Role: event.RoleTool, ToolCallID: "toolu_a", Name: "think", Content: event.List[event.Content]{event.Text("file1")}},
+		{Role: event.RoleTool, ToolCallID: "toolu_b", Name: "think", Content: event.List[event.Content]{event.Text("/root")}},
+	}
+	models := []string{"anthropic/claude-sonnet-4-5", "anthropic/claude-opus-4-1", "anthropic/claude-opus-4-6"}
+	if len(captured) != len(models) {
+		t.Fatalf("fixture has %d requests, want %d", len(captured), len(models))
+	}
+	for i, model := range models {
+		t.Run(model, func(t *testing.T) {
+			ref := captured[i]
+			var tools []llm.ToolSpec
+			for _, raw := range ref.Body["tools"].([]any) {
+				tm := raw.(map[string]any)
+				params, _ := json.Marshal(tm["input_schema"])
+				tools = append(tools, llm.ToolSpec{Name: tm["name"].(string), Description: tm["description"].(string), Parameters: params})
+			}
+			srv := llmtest.NewAnthropic(t, llmtest.Reply{Text: "ok"})
+			l := newLLM(t, srv, model, nil)
+			if _, err := l.Completion(context.Background(), msgs, tools, nil); err != nil {
+				t.Fatal(err)
+			}
+			got := srv.LastRequest()
+			if got.Path != ref.Path {
+				t.Errorf("path %s, reference %s", got.Path, ref.Path)
+			}
+			for k, v := range ref.Headers {
+				if got.Header.Get(k) != v {
+					t.Errorf("header %s = %q, reference %q", k, got.Header.Get(k), v)
+				}
+			}
+			if d := cmp.Diff(ref.Body, got.Body); d != "" {
+				t.Errorf("request differs from the reference's (-reference +ours):\n%s", d)
+			}
+		})
 	}
 }

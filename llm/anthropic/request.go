@@ -89,7 +89,9 @@ func buildParams(req *llm.Request) (sdk.MessageNewParams, []option.RequestOption
 			thinking = true
 		}
 	case mode == "adaptive" && effort:
-		p.Thinking = sdk.ThinkingConfigParamUnion{OfAdaptive: &sdk.ThinkingConfigAdaptiveParam{}}
+		p.Thinking = sdk.ThinkingConfigParamUnion{OfAdaptive: &sdk.ThinkingConfigAdaptiveParam{
+			Display: sdk.ThinkingConfigAdaptiveDisplaySummarized,
+		}}
 		p.OutputConfig.Effort = adaptiveEffort(cfg.ReasoningEffort)
 		thinking = true
 	case mode != "adaptive" && f.ReasoningEffort && effort:
@@ -344,7 +346,7 @@ func convertTool(t llm.ToolSpec) (*sdk.ToolParam, error) {
 			}
 		}
 	}
-	tp := &sdk.ToolParam{Name: t.Name, InputSchema: schema}
+	tp := &sdk.ToolParam{Name: t.Name, InputSchema: schema, Type: sdk.ToolTypeCustom}
 	if t.Description != "" {
 		tp.Description = sdk.String(t.Description)
 	}
