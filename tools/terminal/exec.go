@@ -289,7 +289,7 @@ func (t *Terminal) Run(ctx context.Context, a *Action) (*Observation, error) {
 		if !key {
 			sent = command
 		}
-		if err := s.write(b); err != nil {
+		if err := s.input(b); err != nil {
 			return t.exited(s, command, err), nil
 		}
 	case command != "":

@@ -41,7 +41,10 @@ import (
 // a marker cannot match: the nonce is secret to this process, and the
 // shell never holds the marker's bytes in one string (the function
 // definition keeps the ESC as the text \033), so not even `set` or
-// `declare -f` print it. The variable and the function are read-only, so
+// `declare -f` print it. Input typed into a command that ended without
+// reading it is discarded (lines by the prompt function, before bash could
+// run them; a partial line, such as a key without Enter, by a flush before
+// the next command is typed). The variable and the function are read-only, so
 // sourcing a bashrc cannot replace them, and the marker goes to /dev/tty,
 // so `exec >file` cannot divert it.
 
@@ -57,7 +60,9 @@ const (
 const rcTemplate = `set +o history
 unset HISTFILE
 __gh_prompt() {
-	local __gh_ec=$? __gh_pid=$! __gh_py=${BASH_CMDS[python]-}
+	local __gh_ec=$? __gh_pid=$! __gh_py
+	while builtin read -r -t 0 </dev/tty 2>/dev/null; do builtin read -r -t 1 __gh_py </dev/tty || break; done
+	__gh_py=${BASH_CMDS[python]-}
 	if [[ -z $__gh_py ]] && builtin hash python 2>/dev/null; then __gh_py=${BASH_CMDS[python]-}; fi
 	builtin printf '\033_gh%%s;%%s\037%%s\037%%s\037%%s\033\\' '%s' "$__gh_ec" "${__gh_pid:--1}" "$__gh_py" "$PWD" >/dev/tty
 	PS1= PS2=
@@ -88,11 +93,15 @@ type session struct {
 	cmd    *exec.Cmd
 	pty    *os.File
 	tmp    string // private directory: rc file and command file
+	tty    string // path of the pty's terminal side
 	prefix []byte // start of this session's marker
 
 	// unfinished is set while a command that a call returned from
 	// unfinished may still end; only the running call touches it.
 	unfinished bool
+	// typed is set when input was typed into the current command; only
+	// the running call touches it.
+	typed bool
 
 	closeOnce  sync.Once
 	readerDone chan struct{}
@@ -168,6 +177,7 @@ func startSession(cfg sessionConfig) (*session, error) {
 		cmd:        cmd,
 		pty:        ptmx,
 		tmp:        tmp,
+		tty:        tty.Name(),
 		prefix:     []byte("\x1b_gh" + nonce + ";"),
 		readerDone: make(chan struct{}),
 		exited:     make(chan struct{}),
@@ -302,6 +312,12 @@ func (s *session) send(line []byte) error {
 	if err := setEcho(s.pty, false); err != nil {
 		return err
 	}
+	if s.typed {
+		s.typed = false
+		if err := s.flushInput(); err != nil {
+			return err
+		}
+	}
 	s.mu.Lock()
 	s.base, s.start, s.shown, s.scanned, s.lost = s.end, s.end, s.end, s.end, 0
 	s.buf = s.buf[:0]
@@ -309,6 +325,38 @@ func (s *session) send(line []byte) error {
 	s.done = nil
 	s.mu.Unlock()
 	return s.write(line)
+}
+
+// input types p into the running command.
+func (s *session) input(p []byte) error {
+	s.typed = true
+	return s.write(p)
+}
+
+// flushInput discards input typed into the terminal and not read (a
+// partial line would otherwise be glued to the next command). The
+// terminal side is opened for this: a flush through the pty's master side
+// would flush the other direction.
+func (s *session) flushInput() error {
+	f, err := os.OpenFile(s.tty, os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return fmt.Errorf("terminal: %w", err)
+	}
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ioErr error
+	if err := rc.Control(func(fd uintptr) {
+		ioErr = unix.IoctlSetInt(int(fd), unix.TCFLSH, unix.TCIFLUSH)
+	}); err != nil {
+		return err
+	}
+	if ioErr != nil {
+		return fmt.Errorf("terminal: discarding unread input: %w", ioErr)
+	}
+	return nil
 }
 
 // write types p into the pty.

@@ -47,6 +47,7 @@ func (s *session) pending() int64               { return 0 }
 func (s *session) running() bool                { return false }
 func (s *session) interrupt() error             { return errUnsupported }
 func (s *session) close()                       {}
+func (s *session) input([]byte) error           { return errUnsupported }
 func (s *session) write([]byte) error           { return errUnsupported }
 func (s *session) run(string) error             { return errUnsupported }
 func (s *session) script() string               { return "" }

@@ -218,6 +218,31 @@ func TestPromptSurvives(t *testing.T) {
 	}
 }
 
+// TestUnreadInputDiscarded: input typed into a command that ends without
+// reading it is not run by the shell afterwards, and a key without Enter
+// is not glued to the next command.
+func TestUnreadInputDiscarded(t *testing.T) {
+	term := newTerminal(t, nil)
+	junk := filepath.Join(term.opts.WorkingDir, "junk")
+	gate := filepath.Join(term.opts.WorkingDir, "gate")
+	wait := "while [ ! -e " + gate + " ]; do sleep 0.05; done"
+	for _, input := range []string{"touch " + junk, "UP", "C-x"} {
+		os.Remove(gate)
+		if o := run(t, term, Action{Command: wait}); exitCode(o) != -1 {
+			t.Fatalf("exit %d", exitCode(o))
+		}
+		time.AfterFunc(200*time.Millisecond, func() { os.WriteFile(gate, nil, 0o644) })
+		o := run(t, term, Action{Command: input, IsInput: true, Timeout: new(30.0)})
+		if exitCode(o) != 0 {
+			t.Errorf("%q: exit %d, output %q", input, exitCode(o), o.Text())
+		}
+		expect(t, run(t, term, Action{Command: "echo next"}), "next", 0)
+	}
+	if _, err := os.Stat(junk); err == nil {
+		t.Error("unread input was run by the shell")
+	}
+}
+
 // TestEchoTurnedOn: a command that turns the terminal's echo back on does
 // not make later commands echo.
 func TestEchoTurnedOn(t *testing.T) {
