@@ -350,6 +350,10 @@ func (e *ActionEvent) decode(kind string, data []byte) error {
 		if err != nil {
 			return fmt.Errorf("action: %w", err)
 		}
+		if _, ok := a.(Event); ok {
+			k, _ := KindOf(a)
+			return fmt.Errorf("action: kind %q is an event, not an action", k)
+		}
 		action = a
 	}
 	*e = ActionEvent{

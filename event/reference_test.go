@@ -108,6 +108,9 @@ func TestStrictness(t *testing.T) {
 		{"unknown action kind", `{"id":"a1","timestamp":"t","source":"agent","thought":[],"action":{"command":"ls","kind":"MysteryAction"},` +
 			`"tool_name":"terminal","tool_call_id":"c","tool_call":{"id":"c","name":"terminal","arguments":"{}","origin":"completion"},"llm_response_id":"r","kind":"ActionEvent"}`,
 			[]string{"unknown kind", "MysteryAction"}},
+		{"event as an action", `{"id":"a1","timestamp":"t","source":"agent","thought":[],"action":{"id":"x","timestamp":"t","source":"user","kind":"PauseEvent"},` +
+			`"tool_name":"terminal","tool_call_id":"c","tool_call":{"id":"c","name":"terminal","arguments":"{}","origin":"completion"},"llm_response_id":"r","kind":"ActionEvent"}`,
+			[]string{"PauseEvent", "not an action"}},
 		{"action missing llm_response_id", `{"id":"a1","timestamp":"t","source":"agent","thought":[],` +
 			`"tool_name":"terminal","tool_call_id":"c","tool_call":{"id":"c","name":"terminal","arguments":"{}","origin":"completion"},"kind":"ActionEvent"}`,
 			[]string{"llm_response_id"}},
