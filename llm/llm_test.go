@@ -628,3 +628,37 @@ func TestInlineImages(t *testing.T) {
 		t.Error("caller's message modified")
 	}
 }
+
+func TestStreamIterator(t *testing.T) {
+	l, _ := newLLM(t, "openai/gpt-4o", llmtest.Reply{Text: "one two three four five six seven"}, llmtest.Reply{Text: "a long enough reply to come in chunks"})
+	var text strings.Builder
+	var final *llm.Response
+	for c, err := range llm.Stream(context.Background(), l, hi(), nil, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		text.WriteString(c.Delta.Text)
+		if c.Response != nil {
+			final = c.Response
+		}
+	}
+	if final == nil || event.TextOf(final.Message.Content) != text.String() || text.String() != "one two three four five six seven" {
+		t.Errorf("streamed %q, final %+v", text.String(), final)
+	}
+	// Breaking out of the loop ends the call.
+	n := 0
+	for range llm.Stream(context.Background(), l, hi(), nil, nil) {
+		n++
+		break
+	}
+	if n != 1 {
+		t.Errorf("%d chunks after break", n)
+	}
+	// Errors end the stream.
+	bad, _ := newLLM(t, "openai/gpt-4o", llmtest.Fail(401, "no"))
+	for _, err := range llm.Stream(context.Background(), bad, hi(), nil, nil) {
+		if !errors.Is(err, llm.ErrAuthentication) {
+			t.Errorf("err = %v", err)
+		}
+	}
+}
