@@ -190,12 +190,7 @@ func digits(i int) int {
 }
 
 func (s *FileStore) load() error {
-	d, err := os.Open(s.eventsDir)
-	if err != nil {
-		return fmt.Errorf("conversation: %w", err)
-	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
+	names, err := readDirNames(s.eventsDir)
 	if err != nil {
 		return fmt.Errorf("conversation: listing %s: %w", s.eventsDir, err)
 	}

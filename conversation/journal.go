@@ -171,7 +171,7 @@ func (s *FileStore) journalAppend(ent Entry, data []byte) error {
 		rest = rest[n:]
 	}
 	if s.opts.Durable {
-		if err := syscall.Fdatasync(w.fd); err != nil {
+		if err := syscall.Fsync(w.fd); err != nil {
 			return &os.PathError{Op: "fsync", Path: filepath.Join(s.dir, JournalFile), Err: err}
 		}
 	}

@@ -1,0 +1,182 @@
+package conversation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/secret"
+	"github.com/gohands/gohands/security"
+)
+
+// Conversation is a running conversation between a user and an agent,
+// wherever the agent runs. [New] returns the local implementation,
+// [*LocalConversation]; a remote one (agent server) implements the same
+// interface.
+//
+// All methods are safe for concurrent use. In particular Pause, State,
+// AskAgent, RejectPendingActions and UpdateSecrets may be called while Run
+// is in progress in another goroutine.
+type Conversation interface {
+	// ID returns the conversation id (a dashed UUID).
+	ID() string
+	// State returns the conversation's state for reading: its fields
+	// (State().Fields()) and its event log (State().Events()). It is never
+	// blocked by a running step. Do not change the state through it.
+	State() *State
+	// SendMessage appends a user message. It does not run the agent; a
+	// finished or stuck conversation becomes idle, ready to Run again.
+	SendMessage(ctx context.Context, msg event.Message) error
+	// Run runs the agent until it finishes, is paused, waits for
+	// confirmation, or fails. It returns nil when the run ended with status
+	// finished, paused or waiting_for_confirmation, a *RunError when it
+	// ended in error or stuck, and ErrRunning if a Run is already in
+	// progress. Cancelling ctx pauses the conversation.
+	Run(ctx context.Context) error
+	// Pause asks a running conversation to stop: the step in progress is
+	// cancelled through its context (a running tool is interrupted), a
+	// PauseEvent is written and the status becomes paused. It returns at
+	// once; Run returns when the pause has taken effect. Pausing an idle
+	// conversation pauses it at once; in any other status Pause does
+	// nothing.
+	Pause() error
+	// AskAgent answers a side question from the conversation's history
+	// without appending or persisting anything. It is safe during Run.
+	AskAgent(ctx context.Context, question string) (string, error)
+	// SetConfirmationPolicy sets the policy deciding which actions wait
+	// for confirmation.
+	SetConfirmationPolicy(p security.ConfirmationPolicy) error
+	// RejectPendingActions answers every pending action with a
+	// UserRejectObservation giving reason (a default reason if empty). A
+	// conversation waiting for confirmation becomes idle.
+	RejectPendingActions(ctx context.Context, reason string) error
+	// UpdateSecrets adds or replaces named secrets, also mid-run.
+	UpdateSecrets(sources map[string]secret.Source) error
+	// Subscribe registers fn to be called with every event as it is
+	// committed, in commit order, until the returned function is called.
+	// fn runs on the committing goroutine: it must not block for long and
+	// must not change the conversation.
+	Subscribe(fn func(event.Event)) (unsubscribe func())
+	// Close stops using the conversation: it releases the agent's tools
+	// and the store (and its lock). A Run in progress is paused first.
+	Close() error
+}
+
+// Agent is what a conversation drives. The default implementation is
+// agent.Agent; conversation never imports it.
+//
+// An Agent is an immutable configuration value of a registered kind (it is
+// persisted in base_state.json as Fields.Agent). Start binds it to one
+// conversation and returns the Runner that does the work.
+type Agent interface {
+	// Start prepares the agent for the conversation behind sess: it
+	// materialises the tools and, unless the log already has it (a resumed
+	// conversation), emits the SystemPromptEvent. It is called once per
+	// opened conversation, before the first step.
+	Start(ctx context.Context, sess *Session) (Runner, error)
+}
+
+// Verifier is implemented by agents that check whether they may take over a
+// conversation persisted with another agent configuration (reference
+// §4.5: same kind, and the tool set may only grow). persisted is the
+// agent decoded from base_state.json.
+type Verifier interface {
+	Verify(persisted any) error
+}
+
+// Runner is an Agent bound to one conversation.
+type Runner interface {
+	// Step does one step of the agent loop: it executes pending actions,
+	// or asks the model for the next move and carries it out. Events are
+	// emitted through the Session; status changes (finished,
+	// waiting_for_confirmation) are made through Session.SetStatus.
+	//
+	// A nil error means the step is done, whatever happened to the
+	// tools (their failures are events the model sees). An error means
+	// the step could not be done (the LLM failed): the run loop records
+	// it as a ConversationErrorEvent and stops with status error. When ctx
+	// is cancelled Step returns promptly with ctx's error, after
+	// answering the actions it interrupted.
+	Step(ctx context.Context) error
+	// Ask answers question from view (the model's view of the history,
+	// see Session.View) without emitting anything.
+	Ask(ctx context.Context, view []event.Event, question string) (string, error)
+	// Close releases the tools.
+	Close() error
+}
+
+// Errors of the conversation API.
+var (
+	// ErrRunning is returned by Run when another Run is in progress.
+	ErrRunning = errors.New("conversation is already running")
+	// ErrConversationClosed is returned by methods of a closed
+	// conversation.
+	ErrConversationClosed = errors.New("conversation is closed")
+	// ErrNoAgent is returned by New for a new conversation without an
+	// agent, or a persisted one whose agent cannot run.
+	ErrNoAgent = errors.New("conversation has no agent")
+)
+
+// RunError is returned by Run when the run ended with status error or
+// stuck. Code is the ConversationErrorEvent's code (e.g.
+// "MaxIterationsReached", "LLMError") or "Stuck".
+type RunError struct {
+	Status ExecutionStatus
+	Code   string
+	Detail string
+	// Err is the underlying error, if any (e.g. the LLM's).
+	Err error
+}
+
+// Error implements error.
+func (e *RunError) Error() string {
+	return fmt.Sprintf("conversation %s: %s: %s", e.Status, e.Code, e.Detail)
+}
+
+// Unwrap returns the underlying error.
+func (e *RunError) Unwrap() error { return e.Err }
+
+// Error codes of ConversationErrorEvents written by the run loop.
+const (
+	CodeMaxIterations = "MaxIterationsReached"
+	CodeStuck         = "Stuck"
+)
+
+// LocalOptions configure a LocalConversation. A nil *LocalOptions is the
+// default: a new in-memory conversation.
+type LocalOptions struct {
+	// ID is the conversation id. Empty means a new random id. With a
+	// PersistenceDir, an id that is already stored there is resumed.
+	ID string
+	// PersistenceDir is the base directory of persisted conversations; the
+	// conversation lives in ConversationDir(PersistenceDir, ID). Empty
+	// means the conversation is kept in memory only.
+	PersistenceDir string
+	// FileOptions configure the file store (nil is the default).
+	FileOptions *FileOptions
+	// Cipher encrypts secrets in base_state.json; without one they are
+	// redacted there.
+	Cipher *secret.Cipher
+	// MaxIterations bounds the steps of one Run (0: the persisted value,
+	// or DefaultMaxIterations).
+	MaxIterations int
+	// DisableStuckDetection turns the stuck detector off.
+	DisableStuckDetection bool
+	// StuckThresholds configure the stuck detector (nil: defaults).
+	StuckThresholds *StuckThresholds
+	// ConfirmationPolicy, if set, replaces the persisted policy.
+	ConfirmationPolicy security.ConfirmationPolicy
+	// SecurityAnalyzer, if set, replaces the persisted analyzer. It must
+	// be a value of a registered kind; the agent uses it if it implements
+	// the agent's analyzer interface.
+	SecurityAnalyzer any
+	// Secrets are added to the conversation's secret registry.
+	Secrets map[string]secret.Source
+	// OnEvent, if set, is subscribed before anything is emitted, so it
+	// sees every event of the conversation's life, from the first.
+	OnEvent func(event.Event)
+	// Logger receives diagnostics; nil means slog.Default().
+	Logger *slog.Logger
+}

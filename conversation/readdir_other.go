@@ -1,0 +1,14 @@
+//go:build unix && !linux
+
+package conversation
+
+import "os"
+
+func readDirNames(dir string) ([]string, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
+}
