@@ -144,10 +144,11 @@ func (l *LLM) RestoreMetrics(m Metrics) {
 }
 
 // Completion sends messages and the tools the model may call and returns
-// the assistant's reply. With opts.OnDelta set (and the config's stream
-// flag not forced off by opts.NoStream) the reply is streamed to OnDelta as
-// it arrives. Transient failures are retried as the config says; the error
-// after the last attempt matches one of the Err* kinds.
+// the assistant's reply. With opts.OnDelta set (and opts.NoStream unset)
+// the reply is streamed to OnDelta as it arrives. Transient failures are
+// retried as the config says; the error after the last attempt matches one
+// of the Err* kinds. With native tool calling off, an invalid textual call
+// yields a *FunctionCallError whose message is meant for the model.
 func (l *LLM) Completion(ctx context.Context, messages []event.Message, tools []ToolSpec, opts *CallOptions) (*Response, error) {
 	if opts == nil {
 		opts = &CallOptions{}

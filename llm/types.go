@@ -24,7 +24,11 @@ type ToolSpec struct {
 type CallOptions struct {
 	// OnDelta, if set, streams the reply: it is called with each fragment
 	// as it arrives, and the call still returns the complete Response. An
-	// error returned by OnDelta aborts the call with that error.
+	// error returned by OnDelta aborts the call with that error. (The
+	// reference streams only when its config's stream flag is also set;
+	// here the callback alone decides, and Config.Stream is carried for
+	// applications to consult.) A reply already streamed in part is not
+	// retried.
 	OnDelta func(Delta) error
 	// Stop adds stop sequences.
 	Stop []string
