@@ -161,7 +161,11 @@ func Resolve(c *Config) (Endpoint, error) {
 	}
 	routesMu.RUnlock()
 	if !known {
-		if c.BaseURL == "" {
+		switch {
+		case c.BaseURL != "":
+		case hasPrefix:
+			return Endpoint{}, fmt.Errorf("llm: model %q: provider %q is not supported (known: %s); set base_url to reach it as an OpenAI-compatible server", model, prefix, strings.Join(Prefixes(), ", "))
+		default:
 			return Endpoint{}, fmt.Errorf("llm: cannot tell the provider of model %q: write it as provider/model (openai/, anthropic/, gemini/, ...) or set base_url for an OpenAI-compatible server", model)
 		}
 		r = openAICompatible("openai", "")

@@ -85,6 +85,14 @@ func TestResolveErrors(t *testing.T) {
 	}
 }
 
+func TestResolveUnknownPrefix(t *testing.T) {
+	cfg := DefaultConfig("bedrock/anthropic.claude-3-5-sonnet").Normalize()
+	_, err := Resolve(&cfg)
+	if err == nil || !strings.Contains(err.Error(), `provider "bedrock" is not supported`) || !strings.Contains(err.Error(), "openrouter") {
+		t.Errorf("err = %v", err)
+	}
+}
+
 func TestResolveHeaders(t *testing.T) {
 	cfg := DefaultConfig("openrouter/openai/gpt-4o")
 	cfg.ExtraHeaders = map[string]string{"X-Extra": "1"}

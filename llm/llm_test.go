@@ -662,3 +662,19 @@ func TestStreamIterator(t *testing.T) {
 		}
 	}
 }
+
+func TestRandomRouter(t *testing.T) {
+	a, ap := newLLM(t, "openai/gpt-4o", make([]llmtest.Reply, 50)...)
+	b, bp := newLLM(t, "openai/gpt-4o-mini", make([]llmtest.Reply, 50)...)
+	r := llm.NewRandomRouter(map[string]llm.Model{"a": a, "b": b})
+	for range 40 {
+		if _, err := r.Completion(context.Background(), hi(), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each side is picked with probability 1/2; 40 calls all to one side
+	// happen with probability 2^-39.
+	if len(ap.Requests()) == 0 || len(bp.Requests()) == 0 {
+		t.Errorf("calls: a %d, b %d", len(ap.Requests()), len(bp.Requests()))
+	}
+}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
 	"sync"
 
 	"github.com/gohands/gohands/event"
@@ -81,6 +84,22 @@ func NewMultimodalRouter(primary, secondary Model) *Router {
 				}
 			}
 			return RouteSecondary, nil
+		},
+	}
+}
+
+// NewRandomRouter returns a router that picks one of models uniformly at
+// random for each call (the reference's RandomRouter).
+func NewRandomRouter(models map[string]Model) *Router {
+	keys := slices.Sorted(maps.Keys(models))
+	return &Router{
+		Name:   "random_router",
+		Models: models,
+		Select: func(context.Context, []event.Message, []ToolSpec) (string, error) {
+			if len(keys) == 0 {
+				return "", errors.New("no models to route to")
+			}
+			return keys[rand.IntN(len(keys))], nil
 		},
 	}
 }
