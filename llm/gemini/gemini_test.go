@@ -3,12 +3,16 @@ package gemini_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"math"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
@@ -479,4 +483,120 @@ func TestMidStreamError(t *testing.T) {
 	if got.String() != "partial answer" || len(srv.Requests()) != 1 {
 		t.Errorf("streamed %q in %d requests", got.String(), len(srv.Requests()))
 	}
+}
+
+// TestReferenceRequests compares our requests with those the Python
+// reference sent for the same conversation, captured into
+// testdata/reference_requests.json by testdata/capture_reference.py.
+// Both sides are normalised first for what the API treats alike: LiteLLM
+// writes snake_case keys and lowercase enums, genai camelCase keys,
+// uppercase enums and a propertyOrdering. The system prompt is compared
+// as text: LiteLLM glues the blocks into one part with no separator (so
+// "static" and "dynamic" run together); we keep one part per block.
+func TestReferenceRequests(t *testing.T) {
+	data, err := os.ReadFile("testdata/reference_requests.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var captured []struct {
+		Path    string            `json:"path"`
+		Headers map[string]string `json:"headers"`
+		Body    map[string]any    `json:"body"`
+	}
+	if err := json.Unmarshal(data, &captured); err != nil {
+		t.Fatal(err)
+	}
+	sig := base64.StdEncoding.EncodeToString([]byte("\x01sig-bytes"))
+	msgs := []event.Message{
+		{Role: event.RoleSystem, Content: event.List[event.Content]{event.Text("SYS static"), event.Text("SYS dynamic")}},
+		{Role: event.RoleUser, Content: event.List[event.Content]{event.Text("do it"), event.Image("data:image/png;base64,iVBORw0KGgo=")}},
+		{Role: event.RoleAssistant, Content: event.List[event.Content]{event.Text("ok")}, ReasoningContent: "thinking it over",
+			ToolCalls: []event.ToolCall{
+				{ID: "call_a" + gemini.ThoughtSeparator + sig, Name: "think", Arguments: `{"thought":"ls"}`, Origin: event.OriginCompletion},
+				{ID: "call_b", Name: "think", Arguments: `{"thought":"pwd"}`, Origin: event.OriginCompletion},
+			}},
+		{Role: event.RoleTool, ToolCallID: "call_a" + gemini.ThoughtSeparator + sig, Name: "think", Content: event.List[event.Content]{event.Text("file1")}},
+		{Role: event.RoleTool, ToolCallID: "call_b", Name: "think", Content: event.List[event.Content]{event.Text("/root")}},
+	}
+	models := []string{"gemini/gemini-2.5-pro", "gemini/gemini-3-pro-preview"}
+	if len(captured) != len(models) {
+		t.Fatalf("fixture has %d requests, want %d", len(captured), len(models))
+	}
+	for i, model := range models {
+		t.Run(model, func(t *testing.T) {
+			ref := captured[i]
+			var tools []llm.ToolSpec
+			for _, raw := range ref.Body["tools"].([]any) {
+				for _, fd := range raw.(map[string]any)["function_declarations"].([]any) {
+					fm := fd.(map[string]any)
+					params, _ := json.Marshal(fm["parameters"])
+					tools = append(tools, llm.ToolSpec{Name: fm["name"].(string), Description: fm["description"].(string), Parameters: params})
+				}
+			}
+			srv := llmtest.NewGemini(t, llmtest.Reply{Text: "ok"})
+			l := newLLM(t, srv, model, nil)
+			if _, err := l.Completion(context.Background(), msgs, tools, nil); err != nil {
+				t.Fatal(err)
+			}
+			got := srv.LastRequest()
+			if !strings.HasSuffix(got.Path, ref.Path) || got.Header.Get("X-Goog-Api-Key") != ref.Headers["x-goog-api-key"] {
+				t.Errorf("path %s, key %q; reference %s, %q", got.Path, got.Header.Get("X-Goog-Api-Key"), ref.Path, ref.Headers["x-goog-api-key"])
+			}
+			want, ours := normalize(ref.Body).(map[string]any), normalize(got.Body).(map[string]any)
+			if w, o := systemText(want), systemText(ours); w != o {
+				t.Errorf("system text %q, reference %q", o, w)
+			}
+			delete(want, "systemInstruction")
+			delete(ours, "systemInstruction")
+			// The output limit is ours to derive (the reference knows no
+			// limit for gemini-3 and asks none).
+			delete(want["generationConfig"].(map[string]any), "maxOutputTokens")
+			delete(ours["generationConfig"].(map[string]any), "maxOutputTokens")
+			if d := cmp.Diff(want, ours); d != "" {
+				t.Errorf("request differs from the reference's (-reference +ours):\n%s", d)
+			}
+		})
+	}
+}
+
+// normalize rewrites keys to camelCase, enum values (types, thinking
+// levels) to lowercase and drops
+// propertyOrdering.
+func normalize(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, x := range v {
+			parts := strings.Split(k, "_")
+			for i := 1; i < len(parts); i++ {
+				parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+			}
+			k = strings.Join(parts, "")
+			if k == "propertyOrdering" {
+				continue
+			}
+			if s, ok := x.(string); ok && (k == "type" || k == "thinkingLevel") {
+				x = strings.ToLower(s)
+			}
+			out[k] = normalize(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = normalize(x)
+		}
+		return out
+	}
+	return v
+}
+
+func systemText(body map[string]any) string {
+	var b strings.Builder
+	si, _ := body["systemInstruction"].(map[string]any)
+	parts, _ := si["parts"].([]any)
+	for _, p := range parts {
+		b.WriteString(p.(map[string]any)["text"].(string))
+	}
+	return b.String()
 }

@@ -36,6 +36,10 @@ func buildRequest(req *llm.Request) ([]*genai.Content, *genai.GenerateContentCon
 	if f.SamplingParams {
 		if c.Temperature != nil {
 			cfg.Temperature = genai.Ptr(float32(*c.Temperature))
+		} else if gemini3 {
+			// Google advises 1.0 for Gemini 3: lower values make it loop.
+			// The reference (through LiteLLM) sends it too.
+			cfg.Temperature = genai.Ptr(float32(1))
 		}
 		if c.TopP != nil {
 			cfg.TopP = genai.Ptr(float32(*c.TopP))
@@ -117,7 +121,7 @@ func convertMessages(messages []event.Message, vision, gemini3 bool) (*genai.Con
 				parts = append(parts, &genai.Part{Text: text})
 			}
 			for j, tc := range m.ToolCalls {
-				p, err := functionCallPart(tc, gemini3 && j == 0)
+				p, err := functionCallPart(tc, gemini3, j == 0)
 				if err != nil {
 					return nil, nil, fmt.Errorf("gemini: message %d: %w", i, err)
 				}
@@ -135,9 +139,11 @@ func convertMessages(messages []event.Message, vision, gemini3 bool) (*genai.Con
 			}
 			// Gemini takes the result as an object; the text goes under
 			// "content", as LiteLLM sends it.
-			add(genai.RoleUser, []*genai.Part{{FunctionResponse: &genai.FunctionResponse{
-				Name: name, Response: map[string]any{"content": event.TextOf(m.Content)},
-			}}})
+			fr := &genai.FunctionResponse{Name: name, Response: map[string]any{"content": event.TextOf(m.Content)}}
+			if gemini3 {
+				fr.ID, _, _ = strings.Cut(m.ToolCallID, ThoughtSeparator)
+			}
+			add(genai.RoleUser, []*genai.Part{{FunctionResponse: fr}})
 		default:
 			return nil, nil, fmt.Errorf("gemini: message %d: unknown role %q", i, m.Role)
 		}
@@ -146,10 +152,10 @@ func convertMessages(messages []event.Message, vision, gemini3 bool) (*genai.Con
 }
 
 // functionCallPart converts a tool call, putting back a thought signature
-// carried on its id. needSig marks the first call of a Gemini 3 turn,
-// which must have a signature: calls made by another model get Google's
-// placeholder.
-func functionCallPart(tc event.ToolCall, needSig bool) (*genai.Part, error) {
+// carried on its id. Gemini 3 gets the call ids (as the reference sends
+// them), and the first call of a turn must have a signature there: calls
+// made by another model get Google's placeholder.
+func functionCallPart(tc event.ToolCall, gemini3, first bool) (*genai.Part, error) {
 	var args map[string]any
 	if tc.Arguments != "" {
 		if err := json.Unmarshal([]byte(tc.Arguments), &args); err != nil || args == nil {
@@ -159,13 +165,17 @@ func functionCallPart(tc event.ToolCall, needSig bool) (*genai.Part, error) {
 		}
 	}
 	p := &genai.Part{FunctionCall: &genai.FunctionCall{Name: tc.Name, Args: args}}
-	if _, enc, ok := strings.Cut(tc.ID, ThoughtSeparator); ok {
+	id, enc, hasSig := strings.Cut(tc.ID, ThoughtSeparator)
+	if gemini3 {
+		p.FunctionCall.ID = id
+	}
+	if hasSig {
 		sig, err := base64.StdEncoding.DecodeString(enc)
 		if err != nil {
 			return nil, fmt.Errorf("tool call %s: thought signature in id: %w", tc.Name, err)
 		}
 		p.ThoughtSignature = sig
-	} else if needSig {
+	} else if gemini3 && first {
 		p.ThoughtSignature = []byte(skipSignature)
 	}
 	return p, nil
