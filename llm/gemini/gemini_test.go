@@ -559,9 +559,8 @@ func TestReferenceRequests(t *testing.T) {
 	}
 }
 
-// normalize rewrites keys to camelCase, enum values (types, thinking
-// levels) to lowercase and drops
-// propertyOrdering.
+// normalize rewrites keys to camelCase and enum values (types, thinking
+// levels) to lowercase, and drops propertyOrdering.
 func normalize(v any) any {
 	switch v := v.(type) {
 	case map[string]any:
