@@ -23,36 +23,90 @@ type member struct {
 
 // parseObject decodes a JSON object, keeping member order and raw values.
 // A repeated key keeps its last value, at its first position (as Python's
-// json.loads does).
+// json.loads does). Values alias data.
 func parseObject(data []byte) (object, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
+	if !json.Valid(data) {
+		var v any
+		err := json.Unmarshal(data, &v) // for its error message
+		if err == nil {
+			err = fmt.Errorf("invalid JSON")
+		}
 		return nil, err
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	// data is valid JSON, so a simple scan finds the members.
+	i := skipSpace(data, 0)
+	if data[i] != '{' {
 		return nil, errNotObject
 	}
+	i = skipSpace(data, i+1)
 	var o object
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
+	for data[i] != '}' {
+		end := stringEnd(data, i)
+		rawKey := data[i:end]
+		var key string
+		if bytes.IndexByte(rawKey, '\\') < 0 && utf8.Valid(rawKey) {
+			key = string(rawKey[1 : len(rawKey)-1])
+		} else if err := json.Unmarshal(rawKey, &key); err != nil {
 			return nil, err
 		}
-		key, _ := tok.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, err
+		i = skipSpace(data, end)
+		i = skipSpace(data, i+1) // the colon
+		end = valueEnd(data, i)
+		o.set(key, json.RawMessage(data[i:end]))
+		i = skipSpace(data, end)
+		if data[i] == ',' {
+			i = skipSpace(data, i+1)
 		}
-		o.set(key, raw)
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err == nil {
-		return nil, fmt.Errorf("trailing data after the object")
 	}
 	return o, nil
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index after the JSON string starting at data[i].
+func stringEnd(data []byte, i int) int {
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(data)
+}
+
+// valueEnd returns the index after the JSON value starting at data[i].
+func valueEnd(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		return stringEnd(data, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				j = stringEnd(data, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(data)
+	}
+	j := i
+	for j < len(data) && !strings.ContainsRune(",}] \t\n\r", rune(data[j])) {
+		j++
+	}
+	return j
 }
 
 var errNotObject = fmt.Errorf("not a JSON object")
