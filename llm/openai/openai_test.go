@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -33,12 +34,14 @@ func newLLM(t *testing.T, model string, srv *llmtest.Server, edit func(*llm.Conf
 	if edit != nil {
 		edit(&cfg)
 	}
-	l, err := llm.New(cfg, &llm.Options{HTTPClient: srv.Client()})
+	l, err := llm.New(cfg, &llm.Options{HTTPClient: srv.Client(), Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return l
 }
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 var tools = []llm.ToolSpec{{
 	Name:        "terminal",
