@@ -89,17 +89,19 @@ func (d *StuckDetector) Check(events []event.Event) (stuck bool, reason string) 
 	if len(events) < min(th.ActionObservation, th.ActionError, th.Monologue) {
 		return false, ""
 	}
+	// The error streak is checked first only so that the reason names the
+	// error; a streak of identical errors also matches the next pattern.
 	// One pair more than the error threshold tells a streak that has just
 	// reached it (nudge) from one that went on past it (stuck).
 	need := max(th.ActionObservation, th.ActionError+1)
 	actions, obs := lastActionsAndObservations(events, need, isObservationLike)
 
+	if streak := errorStreak(actions, obs); streak > th.ActionError {
+		return true, fmt.Sprintf("the agent repeated the same %s action %d times in a row and got the same error each time: %s", toolName(actions[0]), streak, obs[0].(*event.AgentErrorEvent).Error)
+	}
 	if n := th.ActionObservation; len(actions) >= n && len(obs) >= n &&
 		allEqual(actions[:n]) && allEqual(obs[:n]) {
 		return true, fmt.Sprintf("the agent repeated the same %s action %d times in a row and got the same result each time", toolName(actions[0]), n)
-	}
-	if streak := errorStreak(actions, obs); streak > th.ActionError {
-		return true, fmt.Sprintf("the agent repeated the same %s action %d times in a row and got the same error each time: %s", toolName(actions[0]), streak, obs[0].(*event.AgentErrorEvent).Error)
 	}
 	if n := monologue(events); n >= th.Monologue {
 		return true, fmt.Sprintf("the agent sent %d messages in a row without taking any action or hearing from the user", n)
@@ -223,10 +225,10 @@ func isAction(e event.Event) bool { _, ok := e.(*event.ActionEvent); return ok }
 func errorStreak(actions, obs []event.Event) int {
 	n := 0
 	for i := 0; i < len(actions) && i < len(obs); i++ {
-		if !sameEvent(actions[0], actions[i]) {
+		if _, ok := obs[i].(*event.AgentErrorEvent); !ok {
 			break
 		}
-		if _, ok := obs[i].(*event.AgentErrorEvent); !ok {
+		if !sameEvent(actions[0], actions[i]) {
 			break
 		}
 		n++
@@ -292,6 +294,9 @@ func toolName(e event.Event) string {
 // action) are equal only if the model sent the same arguments: otherwise
 // a model correcting its arguments after each error would look stuck.
 func sameEvent(x, y event.Event) bool {
+	if x == y {
+		return true
+	}
 	switch a := x.(type) {
 	case *event.ActionEvent:
 		b, ok := y.(*event.ActionEvent)

@@ -171,13 +171,13 @@ func TestStuckDetectorThresholds(t *testing.T) {
 
 func TestStuckErrorNudge(t *testing.T) {
 	d := conversation.NewStuckDetector(nil)
-	evs := seq("U " + rep("A:make E:no rule to make target", 2))
+	evs := seq("U " + rep("A:make E:no_rule_to_make_target", 2))
 	if n := d.ErrorNudge(evs); n != "" {
 		t.Fatalf("nudge after 2 failures: %q", n)
 	}
-	evs = append(evs, seq("A:make E:no rule to make target")...)
+	evs = append(evs, seq("A:make E:no_rule_to_make_target")...)
 	n := d.ErrorNudge(evs)
-	if !strings.Contains(n, "`terminal`") || !strings.Contains(n, "3 times") || !strings.Contains(n, "no rule to make target") {
+	if !strings.Contains(n, "`terminal`") || !strings.Contains(n, "3 times") || !strings.Contains(n, "no_rule_to_make_target") {
 		t.Fatalf("nudge = %q", n)
 	}
 	if again := d.ErrorNudge(evs); again != "" {
@@ -193,7 +193,7 @@ func TestStuckErrorNudge(t *testing.T) {
 		t.Error("stuck at exactly 3 failures")
 	}
 	// A 4th identical failure is stuck, and no nudge.
-	evs = append(evs, seq("A:make E:no rule to make target")...)
+	evs = append(evs, seq("A:make E:no_rule_to_make_target")...)
 	if n := d.ErrorNudge(evs); n != "" {
 		t.Errorf("nudge at 4 failures: %q", n)
 	}
@@ -201,7 +201,7 @@ func TestStuckErrorNudge(t *testing.T) {
 		t.Errorf("Check = %v, %q", stuck, reason)
 	}
 	// A new streak after the user speaks nudges again.
-	evs = append(evs, seq("U "+rep("A:make E:no rule to make target", 3))...)
+	evs = append(evs, seq("U "+rep("A:make E:no_rule_to_make_target", 3))...)
 	if n := d.ErrorNudge(evs); n == "" {
 		t.Error("no nudge for a new streak")
 	}
