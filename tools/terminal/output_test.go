@@ -152,3 +152,30 @@ func TestTruncateMiddle(t *testing.T) {
 		t.Errorf("short text changed: %q", got)
 	}
 }
+
+// FuzzClean: any bytes clean to valid UTF-8 without escape or control
+// characters other than newline and tab, and completePrefix never cuts
+// into a character.
+func FuzzClean(f *testing.F) {
+	for _, s := range []string{"a\r\nb", "\x1b[31mx\x1b[0m", "\x1b]0;t\x07", "\x1bP$q\x1b\\", "é\b\bx", "\xff\xfe", "\x1b", "\x1b[", "50%\r\x1b[K1"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out := clean(b)
+		if !utf8.ValidString(out) {
+			t.Fatalf("clean(%q) = %q: invalid UTF-8", b, out)
+		}
+		for _, r := range out {
+			if r < 0x20 && r != '\n' && r != '\t' || r == 0x7f {
+				t.Fatalf("clean(%q) = %q: control character %U", b, out, r)
+			}
+		}
+		n := completePrefix(b)
+		if n < 0 || n > len(b) {
+			t.Fatalf("completePrefix(%q) = %d", b, n)
+		}
+		if utf8.Valid(b) && !utf8.Valid(b[:n]) {
+			t.Fatalf("completePrefix(%q) = %d cuts a character", b, n)
+		}
+	})
+}

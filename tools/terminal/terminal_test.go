@@ -128,6 +128,14 @@ func TestEnvironment(t *testing.T) {
 	}
 }
 
+func TestShellMissing(t *testing.T) {
+	term := New(&Options{Shell: filepath.Join(t.TempDir(), "no-such-shell")})
+	defer term.Close()
+	if _, err := term.Run(context.Background(), &Action{Command: "true"}); err == nil || !strings.Contains(err.Error(), "no-such-shell") {
+		t.Errorf("Run with a missing shell: %v", err)
+	}
+}
+
 func TestExitCodes(t *testing.T) {
 	term := newTerminal(t, nil)
 	for cmd, code := range map[string]int{"true": 0, "false": 1, "(exit 42)": 42, "no-such-command-gohands 2>/dev/null": 127, "ls / >/dev/null; false; true": 0} {
