@@ -100,6 +100,10 @@ func New[A any, O event.Observation](name, description string, exec Executor[A, 
 	t := &Typed[A, O]{name: name, description: description, exec: exec}
 	if opts != nil {
 		t.opts = *opts
+		if a := opts.Annotations; a != nil {
+			c := *a // the tool keeps its own
+			t.opts.Annotations = &c
+		}
 	}
 	if t.opts.Kind == "" {
 		t.opts.Kind = camel(name) + "Tool"
@@ -135,8 +139,14 @@ func (t *Typed[A, O]) Name() string { return t.name }
 // Description implements Tool.
 func (t *Typed[A, O]) Description() string { return t.description }
 
-// Annotations implements Tool.
-func (t *Typed[A, O]) Annotations() *event.ToolAnnotations { return t.opts.Annotations }
+// Annotations implements Tool. The result is a copy.
+func (t *Typed[A, O]) Annotations() *event.ToolAnnotations {
+	if t.opts.Annotations == nil {
+		return nil
+	}
+	a := *t.opts.Annotations
+	return &a
+}
 
 // InputSchema implements Tool. The result is a copy.
 func (t *Typed[A, O]) InputSchema() map[string]any { return cloneSchema(t.schema) }
@@ -155,7 +165,7 @@ func (t *Typed[A, O]) Definition() event.ToolDefinition {
 		Description:     t.description,
 		ActionType:      t.actionKind,
 		ObservationType: t.observationKind,
-		Annotations:     t.opts.Annotations,
+		Annotations:     t.Annotations(),
 		Meta:            t.meta,
 		Title:           title,
 		Kind:            t.opts.Kind,
