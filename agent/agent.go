@@ -1,0 +1,215 @@
+// Package agent is gohands' default agent: the step of the agent loop
+// that asks the model for its next move and carries it out with tools.
+//
+// An [Agent] is an immutable configuration, serialised as the reference's
+// Agent object (kind "Agent", reference-protocol §5.1) in a conversation's
+// base_state.json. A conversation (package conversation) drives it: Start
+// binds it to one conversation and materialises its tools, and each Step
+//
+//  1. executes the pending actions, if any (confirmed actions, or actions
+//     left by a process that died);
+//  2. lets the condenser, if any, shorten the model's view;
+//  3. calls the model with every tool and turns its reply into events: a
+//     text reply finishes the run; tool calls become ActionEvents, wait
+//     for confirmation if the policy asks for it, and run (in parallel up
+//     to ToolConcurrencyLimit, with per-resource locks), their results
+//     committed in the order of the calls.
+//
+// Mistakes of the model (unknown tools, bad arguments) and failures of
+// tools become events the model sees, so the run recovers; only a failing
+// LLM ends a step with an error.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/secret"
+	"github.com/gohands/gohands/tool"
+
+	// The default tools are built in, as in the reference.
+	_ "github.com/gohands/gohands/tools/finish"
+	_ "github.com/gohands/gohands/tools/think"
+)
+
+// Default values of Agent fields (the reference's).
+const (
+	DefaultSystemPromptFilename   = "system_prompt.j2"
+	DefaultSecurityPolicyFilename = "security_policy.j2"
+)
+
+// DefaultTools are the built-in tools every agent has unless
+// IncludeDefaultTools says otherwise, by class name as the reference
+// names them.
+var DefaultTools = []string{"FinishTool", "ThinkTool"}
+
+// FinishToolName is the tool that ends a run.
+const FinishToolName = "finish"
+
+// Agent is the default agent's configuration. The exported fields with a
+// JSON name are persisted; the others are runtime-only and must be set
+// again when a conversation is resumed.
+//
+// Make one with New, or decode one from JSON; the zero value lacks the
+// reference's defaults.
+type Agent struct {
+	// LLM is the model configuration.
+	LLM llm.Config `json:"llm"`
+	// Tools are the tools to resolve from the tool registry.
+	Tools event.List[tool.Spec] `json:"tools"`
+	// MCPConfig maps MCP server names to their configuration (kept as
+	// JSON; MCP tools are not materialised by this package yet).
+	MCPConfig event.Map[string, json.RawMessage] `json:"mcp_config"`
+	// FilterToolsRegex, if set, keeps only the resolved tools whose name
+	// matches it at the start (built-in tools are never filtered).
+	FilterToolsRegex *string `json:"filter_tools_regex,omitempty"`
+	// IncludeDefaultTools are the built-in tools, by class name
+	// ("FinishTool", "ThinkTool").
+	IncludeDefaultTools event.List[string] `json:"include_default_tools"`
+	// AgentContext is the reference's AgentContext (skills, extra
+	// prompt text), kept as JSON.
+	AgentContext json.RawMessage `json:"agent_context,omitempty"`
+	// SystemPrompt, if set, replaces gohands' system prompt.
+	SystemPrompt           string `json:"system_prompt,omitempty"`
+	SystemPromptFilename   string `json:"system_prompt_filename"`
+	SecurityPolicyFilename string `json:"security_policy_filename"`
+	// SystemPromptKwargs are the reference's template arguments, kept for
+	// compatibility.
+	SystemPromptKwargs event.Map[string, any] `json:"system_prompt_kwargs"`
+	// Condenser and Critic are kind-tagged configurations, kept as JSON.
+	Condenser json.RawMessage `json:"condenser,omitempty"`
+	Critic    json.RawMessage `json:"critic,omitempty"`
+	// ToolConcurrencyLimit is how many tool calls of one reply may run at
+	// once (1: one after the other).
+	ToolConcurrencyLimit int `json:"tool_concurrency_limit"`
+
+	// Model, if set, is used instead of an LLM made from the LLM config
+	// (tests pass a scripted one; applications a Router or Fallback).
+	Model llm.Model `json:"-"`
+	// ExtraTools are tools added as they are, without the registry.
+	ExtraTools []tool.Tool `json:"-"`
+	// CondenserImpl, if set, may condense the view before each LLM call.
+	CondenserImpl Condenser `json:"-"`
+}
+
+// New returns an agent with the reference's defaults using the model
+// configured by cfg and the tools of specs.
+func New(cfg llm.Config, specs ...tool.Spec) *Agent {
+	a := &Agent{LLM: cfg, Tools: specs}
+	a.SetDefaults()
+	return a
+}
+
+// SetDefaults implements event.Defaulter: decoded agents get the
+// reference's defaults for absent fields.
+func (a *Agent) SetDefaults() {
+	a.IncludeDefaultTools = slices.Clone(DefaultTools)
+	a.SystemPromptFilename = DefaultSystemPromptFilename
+	a.SecurityPolicyFilename = DefaultSecurityPolicyFilename
+	a.ToolConcurrencyLimit = 1
+}
+
+// MapSecrets implements secret.Holder: the LLM config holds the API key.
+func (a *Agent) MapSecrets(f func(secret.String) (secret.String, error)) (any, error) {
+	c, err := a.LLM.MapSecrets(f)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	b := *a
+	b.LLM = c.(llm.Config)
+	return &b, nil
+}
+
+// Validate checks the configuration.
+func (a *Agent) Validate() error {
+	if a.ToolConcurrencyLimit < 1 {
+		return fmt.Errorf("agent: tool_concurrency_limit %d: must be at least 1", a.ToolConcurrencyLimit)
+	}
+	for _, c := range a.IncludeDefaultTools {
+		if _, ok := defaultToolNames[c]; !ok {
+			return fmt.Errorf("agent: include_default_tools: unknown tool %q", c)
+		}
+	}
+	return nil
+}
+
+// defaultToolNames maps the built-in tools' class names to their registry
+// names.
+var defaultToolNames = map[string]string{
+	"FinishTool": "finish",
+	"ThinkTool":  "think",
+}
+
+// ToolNames returns the names of the tools the configuration asks for: the
+// specs' names and the built-ins'. Extra tools are not included.
+func (a *Agent) ToolNames() []string {
+	var names []string
+	for _, s := range a.Tools {
+		names = append(names, s.Name)
+	}
+	for _, c := range a.IncludeDefaultTools {
+		if n, ok := defaultToolNames[c]; ok {
+			names = append(names, n)
+		} else {
+			names = append(names, tool.NameFromKind(c))
+		}
+	}
+	return names
+}
+
+// Verify implements conversation.Verifier: a resumed conversation may
+// only be taken over by an Agent whose tools include every tool the
+// persisted agent had (reference-protocol §4.5). Everything else (model,
+// condenser, prompt) may change.
+func (a *Agent) Verify(persisted any) error {
+	p, ok := persisted.(*Agent)
+	if !ok {
+		kind, _ := event.KindOf(persisted)
+		return fmt.Errorf("agent: persisted agent is of kind %q, not Agent", kind)
+	}
+	have := a.ToolNames()
+	for _, t := range a.ExtraTools {
+		have = append(have, t.Name())
+	}
+	var missing []string
+	for _, n := range p.ToolNames() {
+		if !slices.Contains(have, n) {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("agent: tools %v of the persisted agent are missing: tools may be added on resume, not removed", missing)
+	}
+	return nil
+}
+
+// Condenser shortens the model's view (issue 6 provides implementations).
+// Condense returns a Condensation to emit instead of calling the model,
+// or nil to leave the view as it is.
+type Condenser interface {
+	Condense(ctx context.Context, view []event.Event) (*event.Condensation, error)
+}
+
+// Analyzer rates the risk of actions before they run; a conversation's
+// security analyzer (conversation.Fields.SecurityAnalyzer) is used if it
+// implements it. It returns one risk per action.
+type Analyzer interface {
+	AnalyzeActions(ctx context.Context, actions []*event.ActionEvent) ([]event.SecurityRisk, error)
+}
+
+// ResourceDeclarer is implemented by tools that say which resources an
+// action uses, so that parallel calls on different resources run at once
+// and calls on the same one wait for each other. Keys are strings such as
+// "file:/abs/path" or "terminal:session"; no keys means no lock. Tools
+// that do not implement it get one lock per tool name.
+type ResourceDeclarer interface {
+	Resources(action event.Action) []string
+}
+
+func init() {
+	event.RegisterKind[Agent]("Agent")
+}

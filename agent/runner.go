@@ -1,0 +1,603 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/tool"
+)
+
+// AskUsageID is the usage id of the LLM answering AskAgent questions, as in
+// the reference.
+const AskUsageID = "ask-agent-llm"
+
+// nudgeText is sent to the model, as an environment message, when it
+// replied with neither text nor a tool call.
+const nudgeText = "Your last reply had no message and no tool call. Continue the task with a tool call, or reply with a message if you are done or need the user."
+
+// Messages the model sees when its tool calls could not run.
+const (
+	interruptedText = "Tool call interrupted: the conversation was paused before it completed."
+	cancelledText   = "Tool call not run: the conversation was paused."
+)
+
+// statsEvery is how many LLM calls may pass between two saves of the
+// conversation's LLM metrics (they are also saved when a run stops).
+const statsEvery = 16
+
+// runner is an Agent bound to one conversation.
+type runner struct {
+	a      *Agent
+	sess   *conversation.Session
+	model  llm.Model
+	tools  []tool.Tool
+	byName map[string]tool.Tool
+	specs  []llm.ToolSpec
+	limit  int
+
+	askOnce  sync.Once
+	askMu    sync.Mutex // guards askModel for saveStats
+	askModel llm.Model
+	askErr   error
+
+	lockMu sync.Mutex
+	locks  map[string]*sync.Mutex
+
+	calls int // LLM calls since metrics were last saved; Step is never concurrent
+}
+
+var _ conversation.Agent = (*Agent)(nil)
+var _ conversation.Verifier = (*Agent)(nil)
+
+// Start implements conversation.Agent: it resolves the tools, makes the
+// LLM and, unless the log already has one, emits the SystemPromptEvent.
+func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversation.Runner, error) {
+	if err := a.Validate(); err != nil {
+		return nil, err
+	}
+	r := &runner{a: a, sess: sess, limit: a.ToolConcurrencyLimit, locks: make(map[string]*sync.Mutex)}
+	tools, err := a.resolveTools(sess)
+	if err != nil {
+		return nil, err
+	}
+	r.tools = tools
+	r.byName = make(map[string]tool.Tool, len(tools))
+	for _, t := range tools {
+		r.byName[t.Name()] = t
+		params, err := tool.ParametersJSON(t)
+		if err != nil {
+			tool.CloseAll(tools)
+			return nil, fmt.Errorf("agent: tool %s: %w", t.Name(), err)
+		}
+		r.specs = append(r.specs, llm.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: params})
+	}
+	r.model = a.Model
+	if r.model == nil {
+		l, err := llm.New(a.LLM, &llm.Options{Logger: sess.Logger()})
+		if err != nil {
+			tool.CloseAll(tools)
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+		if m, ok := sess.Fields().Stats.UsageToMetrics[l.UsageID()]; ok && m != nil {
+			l.RestoreMetrics(*m)
+		}
+		r.model = l
+	}
+	if err := r.initState(); err != nil {
+		tool.CloseAll(tools)
+		return nil, err
+	}
+	return r, nil
+}
+
+// resolveTools materialises the configured tools, the extra tools and the
+// built-ins.
+func (a *Agent) resolveTools(sess *conversation.Session) ([]tool.Tool, error) {
+	tctx := tool.Context{
+		WorkingDir:      sess.WorkingDir(),
+		ConversationDir: sess.Dir(),
+		Secrets:         sess.Secrets().Lookup(context.Background()),
+	}
+	tools, err := tool.ResolveAll(tctx, a.Tools)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	if a.FilterToolsRegex != nil {
+		re, err := regexp.Compile(`^(?:` + *a.FilterToolsRegex + `)`)
+		if err != nil {
+			tool.CloseAll(tools)
+			return nil, fmt.Errorf("agent: filter_tools_regex: %w", err)
+		}
+		var kept, dropped []tool.Tool
+		for _, t := range tools {
+			if re.MatchString(t.Name()) {
+				kept = append(kept, t)
+			} else {
+				dropped = append(dropped, t)
+			}
+		}
+		tool.CloseAll(dropped)
+		tools = kept
+	}
+	tools = append(tools, a.ExtraTools...)
+	var specs []tool.Spec
+	for _, c := range a.IncludeDefaultTools {
+		specs = append(specs, tool.Spec{Name: defaultToolNames[c]})
+	}
+	builtins, err := tool.ResolveAll(tctx, specs)
+	if err != nil {
+		tool.CloseAll(tools)
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	tools = append(tools, builtins...)
+	if err := tool.CheckNames(tools); err != nil {
+		tool.CloseAll(tools)
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	return tools, nil
+}
+
+// initState emits the SystemPromptEvent of a new conversation.
+func (r *runner) initState() error {
+	log := r.sess.State().Events()
+	for i := range min(log.Len(), 3) {
+		en, err := log.Entry(i)
+		if err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		switch {
+		case en.Kind == "SystemPromptEvent":
+			return nil // resumed
+		case en.Kind == "MessageEvent" && en.Source == event.SourceUser:
+			return errors.New("agent: the log has a user message before the system prompt")
+		}
+	}
+	prompt := r.a.SystemPrompt
+	if prompt == "" {
+		prompt = systemPrompt
+		for _, t := range r.tools {
+			if !tool.ReadOnly(t) {
+				prompt += riskPrompt
+				break
+			}
+		}
+	}
+	defs := make([]event.ToolDefinition, 0, len(r.tools))
+	for _, t := range r.tools {
+		defs = append(defs, t.Definition())
+	}
+	dyn := event.Text(dynamicContext(r.sess.WorkingDir(), time.Now(), r.sess.Secrets().Names()))
+	return r.sess.Emit(&event.SystemPromptEvent{
+		Base:           event.NewBase(event.SourceAgent),
+		SystemPrompt:   event.Text(prompt),
+		Tools:          defs,
+		DynamicContext: &dyn,
+	})
+}
+
+// Close implements conversation.Runner: it saves the LLM metrics and
+// closes the tools.
+func (r *runner) Close() error {
+	return errors.Join(r.saveStats(), tool.CloseAll(r.tools))
+}
+
+// saveStats copies the LLMs' metrics into the conversation's stats.
+func (r *runner) saveStats() error {
+	r.calls = 0
+	var ls []*llm.LLM
+	if l, ok := r.model.(*llm.LLM); ok {
+		ls = append(ls, l)
+	}
+	r.askMu.Lock()
+	ask := r.askModel
+	r.askMu.Unlock()
+	if l, ok := ask.(*llm.LLM); ok && l != r.model {
+		ls = append(ls, l)
+	}
+	if len(ls) == 0 {
+		return nil
+	}
+	return r.sess.State().Update(func(f *conversation.Fields) error {
+		m := make(event.Map[string, *llm.Metrics], len(f.Stats.UsageToMetrics)+len(ls))
+		for k, v := range f.Stats.UsageToMetrics {
+			m[k] = v
+		}
+		for _, l := range ls {
+			lm := l.Metrics()
+			m[l.UsageID()] = &lm
+		}
+		f.Stats.UsageToMetrics = m
+		return nil
+	})
+}
+
+// Step implements conversation.Runner (reference-behaviors §1.5).
+func (r *runner) Step(ctx context.Context) error {
+	pending, err := r.sess.Pending()
+	if err != nil {
+		return err
+	}
+	if len(pending) > 0 {
+		return r.execute(ctx, pending, nil)
+	}
+	view, err := r.sess.View()
+	if err != nil {
+		return err
+	}
+	if c := r.a.CondenserImpl; c != nil {
+		cond, err := c.Condense(ctx, view)
+		if err != nil {
+			return fmt.Errorf("agent: condense: %w", err)
+		}
+		if cond != nil {
+			return r.sess.Emit(cond)
+		}
+	}
+	resp, err := r.model.Completion(ctx, event.LLMMessages(view), r.specs, &llm.CallOptions{ConversationID: r.sess.ID()})
+	if err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		switch {
+		case errors.Is(err, llm.ErrFunctionCall):
+			// The model wrote a tool call we could not parse: tell it.
+			return r.sess.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: event.UserMessage(err.Error())})
+		case errors.Is(err, llm.ErrContentPolicy):
+			return r.sess.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: event.UserMessage(
+				"Your last reply was blocked by the provider's content policy. Rephrase it and continue.")})
+		}
+		return fmt.Errorf("agent: llm: %w", err)
+	}
+	if r.calls++; r.calls >= statsEvery {
+		if err := r.saveStats(); err != nil {
+			return err
+		}
+	}
+	msg := resp.Message
+	switch {
+	case len(msg.ToolCalls) > 0:
+		return r.toolCalls(ctx, resp)
+	case strings.TrimSpace(event.TextOf(msg.Content)) != "":
+		err := r.sess.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceAgent), LLMMessage: msg, LLMResponseID: resp.ID})
+		if err != nil {
+			return err
+		}
+		return r.finish()
+	default:
+		// Reasoning only, or nothing: keep what there is and nudge.
+		return r.sess.EmitAll(
+			&event.MessageEvent{Base: event.NewBase(event.SourceAgent), LLMMessage: msg, LLMResponseID: resp.ID},
+			&event.MessageEvent{Base: event.NewBase(event.SourceEnvironment), LLMMessage: event.UserMessage(nudgeText)},
+		)
+	}
+}
+
+// finish ends the run: status finished, metrics saved.
+func (r *runner) finish() error {
+	return errors.Join(r.sess.SetStatus(conversation.StatusFinished), r.saveStats())
+}
+
+// toolCalls turns a reply's tool calls into ActionEvents, then asks for
+// confirmation or executes them (reference-behaviors §1.6–1.8).
+//
+// Unlike the reference, every ActionEvent of the reply is emitted first,
+// and the errors of invalid calls are emitted with the results, in call
+// order: the model's reply stays one assistant message followed by its
+// results. Calls after a valid finish call are dropped before any event
+// is written (the reference writes them and leaves them pending).
+func (r *runner) toolCalls(ctx context.Context, resp *llm.Response) error {
+	msg := resp.Message
+	honourRisk := r.analyzer() != nil
+	var (
+		actions []event.Event
+		valid   []*event.ActionEvent
+		errs    = make(map[string]*event.AgentErrorEvent)
+	)
+	for i, tc := range msg.ToolCalls {
+		ae := &event.ActionEvent{
+			Base:          event.NewBase(event.SourceAgent),
+			ToolName:      tc.Name,
+			ToolCallID:    tc.ID,
+			ToolCall:      tc,
+			LLMResponseID: resp.ID,
+			SecurityRisk:  event.RiskUnknown,
+			Thought:       event.List[event.Content]{},
+		}
+		if i == 0 {
+			for _, c := range msg.Content {
+				if c.Type == event.ContentText {
+					ae.Thought = append(ae.Thought, c)
+				}
+			}
+			ae.ReasoningContent = msg.ReasoningContent
+			ae.ThinkingBlocks = msg.ThinkingBlocks
+			ae.ResponsesItem = msg.ResponsesItem
+		}
+		call, err := tool.PrepareCall(r.tools, tc.Name, tc.Arguments, honourRisk)
+		if err != nil {
+			var ce *tool.CallError
+			name := tc.Name
+			if errors.As(err, &ce) {
+				name = ce.ToolName
+				if ce.Unparseable {
+					b, _ := event.MarshalJSON(map[string]any{"_openhands_malformed_tool_call": true, "error": ce.Err.Error()})
+					ae.ToolCall.Arguments = string(b)
+				}
+			}
+			ae.ToolName = name
+			actions = append(actions, ae)
+			errs[ae.ID] = &event.AgentErrorEvent{
+				Base:     event.NewBase(event.SourceAgent),
+				ToolName: name, ToolCallID: tc.ID, Error: err.Error(),
+				Classification: event.AgentActionError,
+			}
+			continue
+		}
+		ae.ToolName, ae.Action = call.Name, call.Action
+		ae.ToolCall.Name, ae.ToolCall.Arguments = call.Name, call.Arguments
+		ae.SecurityRisk, ae.Summary = call.SecurityRisk, call.Summary
+		actions = append(actions, ae)
+		valid = append(valid, ae)
+		if call.Name == FinishToolName {
+			if n := len(msg.ToolCalls) - i - 1; n > 0 {
+				r.sess.Logger().Info("dropped tool calls after finish", "count", n)
+			}
+			break
+		}
+	}
+	if err := r.sess.EmitAll(actions...); err != nil {
+		return err
+	}
+	if r.needsConfirmation(ctx, valid) {
+		// The invalid calls are answered now; the valid ones wait.
+		var out []event.Event
+		for _, a := range actions {
+			if e, ok := errs[a.EventBase().ID]; ok {
+				out = append(out, e)
+			}
+		}
+		if len(out) > 0 {
+			if err := r.sess.EmitAll(out...); err != nil {
+				return err
+			}
+		}
+		return r.sess.SetStatus(conversation.StatusWaitingForConfirmation)
+	}
+	batch := make([]*event.ActionEvent, 0, len(actions))
+	for _, a := range actions {
+		batch = append(batch, a.(*event.ActionEvent))
+	}
+	return r.execute(ctx, batch, errs)
+}
+
+// analyzer returns the conversation's security analyzer, if it is one this
+// package can use.
+func (r *runner) analyzer() Analyzer {
+	an, _ := r.sess.Fields().SecurityAnalyzer.(Analyzer)
+	return an
+}
+
+// needsConfirmation applies the confirmation policy to the valid actions
+// of a reply (reference-behaviors §1.7).
+func (r *runner) needsConfirmation(ctx context.Context, valid []*event.ActionEvent) bool {
+	if len(valid) == 0 {
+		return false
+	}
+	if len(valid) == 1 && (valid[0].ToolName == FinishToolName || valid[0].ToolName == "think") {
+		return false
+	}
+	policy := r.sess.Fields().Policy()
+	risks := make([]event.SecurityRisk, len(valid))
+	for i := range risks {
+		risks[i] = event.RiskUnknown
+	}
+	if an := r.analyzer(); an != nil {
+		got, err := an.AnalyzeActions(ctx, valid)
+		if err != nil || len(got) != len(valid) {
+			r.sess.Logger().Warn("security analyzer failed; treating actions as high risk", "err", err)
+			for i := range risks {
+				risks[i] = event.RiskHigh
+			}
+		} else {
+			copy(risks, got)
+		}
+	}
+	return slices.ContainsFunc(risks, policy.ShouldConfirm)
+}
+
+// result is the outcome of one action of a batch.
+type result struct {
+	ev   event.Event
+	done chan struct{}
+}
+
+// execute runs a batch of actions and emits their results in the batch's
+// order, each as soon as it and all before it are done. Actions in errs
+// already failed; they get that error as their result. If the batch
+// finished (a finish action ran), the status becomes finished.
+func (r *runner) execute(ctx context.Context, batch []*event.ActionEvent, errs map[string]*event.AgentErrorEvent) error {
+	results := make([]result, len(batch))
+	finished := false
+	var wg sync.WaitGroup
+	var sem chan struct{}
+	parallel := r.limit > 1 && len(batch) > 1
+	if parallel {
+		sem = make(chan struct{}, r.limit)
+	}
+	for i, a := range batch {
+		if e, ok := errs[a.ID]; ok {
+			results[i].ev = e
+			continue
+		}
+		if a.Action == nil {
+			// A pending action always has one; be safe with odd logs.
+			results[i].ev = r.errorEvent(a, "Action could not be parsed.", event.AgentActionError)
+			continue
+		}
+		if a.ToolName == FinishToolName {
+			finished = true
+		}
+		if !parallel {
+			results[i].ev = r.run(ctx, a)
+			continue
+		}
+		results[i].done = make(chan struct{})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(results[i].done)
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i].ev = r.run(ctx, a)
+		}()
+	}
+	var emitErr error
+	for i := range results {
+		if results[i].done != nil {
+			<-results[i].done
+		}
+		if emitErr == nil {
+			emitErr = r.sess.Emit(results[i].ev)
+		}
+	}
+	wg.Wait()
+	if emitErr != nil {
+		return emitErr
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	if finished {
+		return r.finish()
+	}
+	return nil
+}
+
+// run executes one action under its resource locks and returns its result
+// event. It never fails: failures are AgentErrorEvents.
+func (r *runner) run(ctx context.Context, a *event.ActionEvent) (ev event.Event) {
+	t, ok := r.byName[a.ToolName]
+	if !ok {
+		return r.errorEvent(a, fmt.Sprintf("Tool '%s' not found.", a.ToolName), event.AgentActionError)
+	}
+	if ctx.Err() != nil {
+		return r.errorEvent(a, cancelledText, event.AgentActionError)
+	}
+	unlock := r.lock(t, a.Action)
+	defer unlock()
+	if ctx.Err() != nil {
+		return r.errorEvent(a, cancelledText, event.AgentActionError)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			r.sess.Logger().Error("tool panicked", "tool", a.ToolName, "panic", p)
+			ev = r.errorEvent(a, fmt.Sprintf("Error executing tool '%s': %v", a.ToolName, p), internalError)
+		}
+	}()
+	obs, err := t.Execute(ctx, a.Action)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return r.errorEvent(a, interruptedText, event.AgentActionError)
+	case err != nil:
+		return r.errorEvent(a, fmt.Sprintf("Error executing tool '%s': %v", a.ToolName, err), event.AgentActionError)
+	case obs == nil:
+		return r.errorEvent(a, fmt.Sprintf("Error executing tool '%s': no result", a.ToolName), internalError)
+	}
+	return &event.ObservationEvent{
+		Base:        event.NewBase(event.SourceEnvironment),
+		ToolName:    a.ToolName,
+		ToolCallID:  a.ToolCallID,
+		Observation: obs,
+		ActionID:    a.ID,
+	}
+}
+
+// internalError classifies failures of tools themselves.
+var internalError = event.ErrorClassification{Kind: event.ErrorKindInternal, Retryable: false, UserAction: "report"}
+
+func (r *runner) errorEvent(a *event.ActionEvent, msg string, cls event.ErrorClassification) *event.AgentErrorEvent {
+	return &event.AgentErrorEvent{
+		Base:     event.NewBase(event.SourceAgent),
+		ToolName: a.ToolName, ToolCallID: a.ToolCallID, Error: msg, Classification: cls,
+	}
+}
+
+// lock takes the locks of the resources action uses, in sorted order so
+// that two batches never deadlock, and returns their release.
+func (r *runner) lock(t tool.Tool, action event.Action) (unlock func()) {
+	var keys []string
+	if d, ok := t.(ResourceDeclarer); ok {
+		keys = slices.Compact(slices.Sorted(slices.Values(d.Resources(action))))
+	} else {
+		keys = []string{"tool:" + t.Name()}
+	}
+	if len(keys) == 0 || r.limit == 1 {
+		return func() {}
+	}
+	ms := make([]*sync.Mutex, len(keys))
+	r.lockMu.Lock()
+	for i, k := range keys {
+		m, ok := r.locks[k]
+		if !ok {
+			m = new(sync.Mutex)
+			r.locks[k] = m
+		}
+		ms[i] = m
+	}
+	r.lockMu.Unlock()
+	for _, m := range ms {
+		m.Lock()
+	}
+	return func() {
+		for i := len(ms) - 1; i >= 0; i-- {
+			ms[i].Unlock()
+		}
+	}
+}
+
+// askTemplate wraps a side question (reference-behaviors §11, in our own
+// words).
+const askTemplate = `Answer this question about the work so far, in plain text. Do not call any tool: this is a side question, not a new task.
+
+<QUESTION>
+%s
+</QUESTION>`
+
+// Ask implements conversation.Runner: it asks the model a side question
+// about view, with a separate usage id, and emits nothing.
+func (r *runner) Ask(ctx context.Context, view []event.Event, question string) (string, error) {
+	r.askOnce.Do(func() {
+		m := r.a.Model
+		if m == nil {
+			cfg := r.a.LLM
+			cfg.UsageID, cfg.Stream = AskUsageID, false
+			m, r.askErr = llm.New(cfg, &llm.Options{Logger: r.sess.Logger()})
+		}
+		r.askMu.Lock()
+		r.askModel = m
+		r.askMu.Unlock()
+	})
+	if r.askErr != nil {
+		return "", fmt.Errorf("agent: ask: %w", r.askErr)
+	}
+	msgs := append(event.LLMMessages(view), event.UserMessage(fmt.Sprintf(askTemplate, question)))
+	resp, err := r.askModel.Completion(ctx, msgs, r.specs, &llm.CallOptions{ConversationID: r.sess.ID(), NoStream: true})
+	if err != nil {
+		return "", fmt.Errorf("agent: ask: %w", err)
+	}
+	for _, c := range resp.Message.Content {
+		if c.Type == event.ContentText && strings.TrimSpace(c.Text) != "" {
+			return c.Text, nil
+		}
+	}
+	return "", errors.New("agent: ask: the model gave no text answer")
+}

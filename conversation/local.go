@@ -1,0 +1,673 @@
+package conversation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/uuid"
+
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/secret"
+	"github.com/gohands/gohands/security"
+	"github.com/gohands/gohands/workspace"
+)
+
+// LocalConversation is a Conversation whose agent runs in this process,
+// working in a local directory. Make one with New.
+type LocalConversation struct {
+	id      string
+	state   *State
+	agent   Agent
+	sess    *Session
+	secrets *secret.Manager
+	stuck   *StuckDetector // nil when disabled
+	workDir string
+	dir     string // conversation directory, "" in memory
+	maxIter int
+	log     *slog.Logger
+
+	subs atomic.Pointer[[]*subscriber]
+	subM sync.Mutex // serialises changes of subs
+
+	startMu sync.Mutex
+	runner  Runner
+
+	// viewMu guards the model's view and the pending actions, both kept
+	// up to date by onEvent once built (lazily, on first use).
+	viewMu    sync.Mutex
+	view      []event.Event
+	viewOK    bool
+	pending   []*event.ActionEvent
+	pendingOK bool
+
+	runMu    sync.Mutex
+	running  bool
+	runDone  chan struct{}
+	cancel   context.CancelCauseFunc // of the step in progress
+	pauseReq bool
+	closed   bool
+}
+
+type subscriber struct{ fn func(event.Event) }
+
+var _ Conversation = (*LocalConversation)(nil)
+
+// errPaused is the cause of a step context cancelled by Pause.
+var errPaused = errors.New("conversation paused")
+
+// New opens a conversation between agent and the user, working in the
+// local directory workDir (created if missing).
+//
+// With opts.PersistenceDir set and a conversation of id opts.ID stored
+// there, that conversation is resumed (reference-protocol §4.5): its id
+// must match, a non-nil agent must accept the persisted one (see
+// Verifier) and replaces it, and a nil agent means the persisted one. A
+// conversation left running by a process that died is settled first
+// (State.RecoverRunning): the action cut short is answered with an error
+// the model sees, and the actions after it are executed by the next Run.
+func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (*LocalConversation, error) {
+	var o LocalOptions
+	if opts != nil {
+		o = *opts
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	id := o.ID
+	if id == "" {
+		id = uuid.NewString()
+	} else {
+		u, err := uuid.Parse(id)
+		if err != nil {
+			return nil, fmt.Errorf("conversation id %q: %w", id, err)
+		}
+		id = u.String()
+	}
+	if workDir == "" {
+		return nil, errors.New("conversation: empty workspace directory")
+	}
+	workDir, err := filepath.Abs(workDir)
+	if err != nil {
+		return nil, fmt.Errorf("conversation: workspace: %w", err)
+	}
+	if err := os.MkdirAll(workDir, 0o755); err != nil {
+		return nil, fmt.Errorf("conversation: workspace: %w", err)
+	}
+	c := &LocalConversation{id: id, workDir: workDir, log: log.With("conversation", id)}
+	c.sess = &Session{c: c}
+	if o.OnEvent != nil {
+		c.Subscribe(o.OnEvent)
+	}
+
+	var store Store
+	if o.PersistenceDir != "" {
+		c.dir = ConversationDir(o.PersistenceDir, id)
+		fs, err := OpenFileStore(c.dir, o.FileOptions)
+		if err != nil {
+			return nil, fmt.Errorf("conversation: %w", err)
+		}
+		store = fs
+	} else {
+		store = NewMemoryStore()
+	}
+	fail := func(err error) (*LocalConversation, error) {
+		if c.state != nil {
+			c.state.Close()
+		} else {
+			store.Close()
+		}
+		return nil, err
+	}
+	sopts := &Options{Cipher: o.Cipher, OnEvent: c.onEvent}
+	ws := &workspace.LocalWorkspace{WorkingDir: workDir}
+
+	base, err := store.ReadBase()
+	if err != nil {
+		return fail(fmt.Errorf("conversation: %w", err))
+	}
+	if base != nil {
+		if c.state, err = OpenID(store, id, sopts); err != nil {
+			return fail(fmt.Errorf("conversation: %w", err))
+		}
+		persisted := c.state.Fields().Agent
+		if agent == nil {
+			a, ok := persisted.(Agent)
+			if !ok {
+				return fail(fmt.Errorf("%w: persisted agent %T cannot run here", ErrNoAgent, persisted))
+			}
+			agent = a
+		} else if v, ok := agent.(Verifier); ok {
+			if err := v.Verify(persisted); err != nil {
+				return fail(fmt.Errorf("conversation: resume %s: %w", id, err))
+			}
+		}
+		err = c.state.Update(func(f *Fields) error {
+			f.Agent, f.Workspace = agent, ws
+			f.PersistenceDir = c.dir
+			if o.MaxIterations > 0 {
+				f.MaxIterations = o.MaxIterations
+			}
+			if o.DisableStuckDetection {
+				f.StuckDetection = false
+			}
+			if o.ConfirmationPolicy != nil {
+				f.ConfirmationPolicy = o.ConfirmationPolicy
+			}
+			if o.SecurityAnalyzer != nil {
+				f.SecurityAnalyzer = o.SecurityAnalyzer
+			}
+			return nil
+		})
+		if err != nil {
+			return fail(fmt.Errorf("conversation: %w", err))
+		}
+		if c.state.Fields().ExecutionStatus == StatusRunning {
+			if _, err := c.state.RecoverRunning(); err != nil {
+				return fail(fmt.Errorf("conversation: recover: %w", err))
+			}
+		}
+	} else {
+		if agent == nil {
+			return fail(ErrNoAgent)
+		}
+		f := NewFields(id, agent, ws)
+		f.PersistenceDir = c.dir
+		if o.MaxIterations > 0 {
+			f.MaxIterations = o.MaxIterations
+		}
+		f.StuckDetection = !o.DisableStuckDetection
+		f.ConfirmationPolicy = o.ConfirmationPolicy
+		f.SecurityAnalyzer = o.SecurityAnalyzer
+		if c.state, err = Create(store, f, sopts); err != nil {
+			return fail(fmt.Errorf("conversation: %w", err))
+		}
+	}
+	c.agent = agent
+	f := c.state.Fields()
+	c.maxIter = f.MaxIterations
+	if c.maxIter <= 0 {
+		c.maxIter = DefaultMaxIterations
+	}
+	if f.StuckDetection {
+		c.stuck = NewStuckDetector(o.StuckThresholds)
+	}
+	c.secrets = secret.NewManager(f.SecretRegistry, &secret.ManagerOptions{Logger: c.log})
+	if len(o.Secrets) > 0 {
+		if err := c.UpdateSecrets(o.Secrets); err != nil {
+			return fail(err)
+		}
+	}
+	return c, nil
+}
+
+// ID implements Conversation.
+func (c *LocalConversation) ID() string { return c.id }
+
+// State implements Conversation.
+func (c *LocalConversation) State() *State { return c.state }
+
+// Status returns the execution status.
+func (c *LocalConversation) Status() ExecutionStatus { return c.state.Fields().ExecutionStatus }
+
+// Dir returns the conversation's persistence directory, or "" for an
+// in-memory conversation.
+func (c *LocalConversation) Dir() string { return c.dir }
+
+// WorkingDir returns the workspace directory.
+func (c *LocalConversation) WorkingDir() string { return c.workDir }
+
+// Secrets returns the conversation's secret registry.
+func (c *LocalConversation) Secrets() *secret.Manager { return c.secrets }
+
+// Subscribe implements Conversation.
+func (c *LocalConversation) Subscribe(fn func(event.Event)) (unsubscribe func()) {
+	s := &subscriber{fn: fn}
+	c.subM.Lock()
+	defer c.subM.Unlock()
+	var cur []*subscriber
+	if p := c.subs.Load(); p != nil {
+		cur = *p
+	}
+	next := append(slices.Clip(cur), s)
+	c.subs.Store(&next)
+	return func() {
+		c.subM.Lock()
+		defer c.subM.Unlock()
+		cur := *c.subs.Load()
+		next := slices.DeleteFunc(slices.Clone(cur), func(x *subscriber) bool { return x == s })
+		c.subs.Store(&next)
+	}
+}
+
+// onEvent runs for every committed event, in commit order: it keeps the
+// view and the pending actions current, then calls the subscribers.
+func (c *LocalConversation) onEvent(e event.Event) {
+	c.viewMu.Lock()
+	if c.viewOK {
+		c.view = applyToView(c.view, e)
+	}
+	if c.pendingOK {
+		c.pending = applyToPending(c.pending, e)
+	}
+	c.viewMu.Unlock()
+	if p := c.subs.Load(); p != nil {
+		for _, s := range *p {
+			s.fn(e)
+		}
+	}
+}
+
+// start materialises the agent once.
+func (c *LocalConversation) start(ctx context.Context) (Runner, error) {
+	c.startMu.Lock()
+	defer c.startMu.Unlock()
+	if c.runner != nil {
+		return c.runner, nil
+	}
+	r, err := c.agent.Start(ctx, c.sess)
+	if err != nil {
+		return nil, fmt.Errorf("conversation: start agent: %w", err)
+	}
+	c.runner = r
+	return r, nil
+}
+
+func (c *LocalConversation) isClosed() bool {
+	c.runMu.Lock()
+	defer c.runMu.Unlock()
+	return c.closed
+}
+
+// SendMessage implements Conversation. The message's role must be user.
+func (c *LocalConversation) SendMessage(ctx context.Context, msg event.Message) error {
+	if c.isClosed() {
+		return ErrConversationClosed
+	}
+	if msg.Role == "" {
+		msg.Role = event.RoleUser
+	}
+	if msg.Role != event.RoleUser {
+		return fmt.Errorf("conversation: message role %q: only user messages can be sent", msg.Role)
+	}
+	if _, err := c.start(ctx); err != nil {
+		return err
+	}
+	return c.state.Do(func(tx *Tx) error {
+		f := tx.Fields()
+		if f.ExecutionStatus == StatusFinished || f.ExecutionStatus == StatusStuck {
+			f.ExecutionStatus = StatusIdle
+		}
+		_, err := tx.Append(&event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: msg})
+		return err
+	})
+}
+
+// Run implements Conversation; see reference-behaviors §1.4 for the loop.
+func (c *LocalConversation) Run(ctx context.Context) error {
+	runner, err := c.start(ctx)
+	if err != nil {
+		return err
+	}
+	c.runMu.Lock()
+	if c.closed {
+		c.runMu.Unlock()
+		return ErrConversationClosed
+	}
+	if c.running {
+		c.runMu.Unlock()
+		return ErrRunning
+	}
+	c.running, c.pauseReq = true, false
+	c.runDone = make(chan struct{})
+	done := c.runDone
+	c.runMu.Unlock()
+	defer func() {
+		c.runMu.Lock()
+		c.running, c.cancel = false, nil
+		close(done)
+		c.runMu.Unlock()
+	}()
+
+	err = c.state.Update(func(f *Fields) error {
+		switch f.ExecutionStatus {
+		case StatusIdle, StatusPaused, StatusError, StatusStuck:
+			f.ExecutionStatus = StatusRunning
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("conversation: %w", err)
+	}
+	for iter := 0; ; {
+		if c.pauseRequested() || ctx.Err() != nil {
+			return c.pauseAfterRun(ctx)
+		}
+		switch st := c.Status(); st {
+		case StatusPaused, StatusFinished:
+			return nil
+		case StatusStuck, StatusError:
+			return c.runError(st)
+		case StatusWaitingForConfirmation:
+			// Running again approves the pending actions.
+			if err := c.sess.SetStatus(StatusRunning); err != nil {
+				return err
+			}
+		}
+		if c.stuck != nil {
+			if stop, err := c.checkStuck(); err != nil || stop {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		stepCtx, cancel := context.WithCancelCause(ctx)
+		c.runMu.Lock()
+		c.cancel = cancel
+		paused := c.pauseReq
+		c.runMu.Unlock()
+		if paused {
+			cancel(errPaused)
+		}
+		err := c.step(stepCtx, runner)
+		cancel(nil)
+		iter++
+		if c.pauseRequested() || ctx.Err() != nil {
+			return c.pauseAfterRun(ctx)
+		}
+		if err != nil {
+			return c.fail(errorCode(err), err.Error(), err)
+		}
+		st := c.Status()
+		if st == StatusWaitingForConfirmation {
+			return nil
+		}
+		if iter >= c.maxIter && st != StatusFinished {
+			return c.fail(CodeMaxIterations, fmt.Sprintf("Agent reached maximum iterations limit (%d).", c.maxIter), nil)
+		}
+	}
+}
+
+// step runs one step, turning a panic of the agent into an error.
+func (c *LocalConversation) step(ctx context.Context, r Runner) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("agent step panicked", "panic", p)
+			err = fmt.Errorf("agent step panicked: %v", p)
+		}
+	}()
+	return r.Step(ctx)
+}
+
+// checkStuck runs the stuck detector: it may nudge the agent (an
+// environment message) or stop the run with status stuck.
+func (c *LocalConversation) checkStuck() (stop bool, err error) {
+	events := c.stuckWindow()
+	if nudge := c.stuck.ErrorNudge(events); nudge != "" {
+		return false, c.sess.Emit(&event.MessageEvent{
+			Base:       event.NewBase(event.SourceEnvironment),
+			LLMMessage: event.UserMessage(nudge),
+		})
+	}
+	if stuck, reason := c.stuck.Check(events); stuck {
+		err := c.state.Do(func(tx *Tx) error {
+			tx.Fields().ExecutionStatus = StatusStuck
+			_, err := tx.Append(&event.ConversationErrorEvent{Base: event.NewBase(event.SourceEnvironment), Code: CodeStuck, Detail: reason})
+			return err
+		})
+		if err != nil {
+			return true, fmt.Errorf("conversation: %w", err)
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// stuckWindow returns the tail of the model's view the stuck detector
+// looks at. The view holds everything the detector cares about (messages,
+// actions, observations, errors) without reading the store.
+func (c *LocalConversation) stuckWindow() []event.Event {
+	v, err := c.sess.View()
+	if err != nil {
+		c.log.Warn("stuck detection: no view", "err", err)
+		return nil
+	}
+	if len(v) > 2*StuckWindow {
+		v = v[len(v)-2*StuckWindow:]
+	}
+	return v
+}
+
+func (c *LocalConversation) pauseRequested() bool {
+	c.runMu.Lock()
+	defer c.runMu.Unlock()
+	return c.pauseReq
+}
+
+// pauseAfterRun records the pause that ended a run.
+func (c *LocalConversation) pauseAfterRun(ctx context.Context) error {
+	if err := c.writePause(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// writePause sets status paused and writes a PauseEvent, unless the
+// conversation is already paused or ended.
+func (c *LocalConversation) writePause() error {
+	err := c.state.Do(func(tx *Tx) error {
+		f := tx.Fields()
+		switch f.ExecutionStatus {
+		case StatusIdle, StatusRunning, StatusWaitingForConfirmation:
+		default:
+			return nil
+		}
+		f.ExecutionStatus = StatusPaused
+		_, err := tx.Append(&event.PauseEvent{Base: event.NewBase(event.SourceUser)})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("conversation: pause: %w", err)
+	}
+	return nil
+}
+
+// fail ends a run with status error and a ConversationErrorEvent.
+func (c *LocalConversation) fail(code, detail string, cause error) error {
+	cls := event.ClassifyError(code, detail)
+	err := c.state.Do(func(tx *Tx) error {
+		tx.Fields().ExecutionStatus = StatusError
+		_, err := tx.Append(&event.ConversationErrorEvent{
+			Base: event.NewBase(event.SourceEnvironment), Code: code, Detail: detail, Classification: &cls,
+		})
+		return err
+	})
+	if err != nil {
+		return errors.Join(&RunError{Status: StatusError, Code: code, Detail: detail, Err: cause}, err)
+	}
+	return &RunError{Status: StatusError, Code: code, Detail: detail, Err: cause}
+}
+
+// runError is the RunError of a conversation that is already in error or
+// stuck, from its latest ConversationErrorEvent.
+func (c *LocalConversation) runError(st ExecutionStatus) error {
+	re := &RunError{Status: st, Code: string(st)}
+	p, err := c.state.Events().Search(Query{Kind: "ConversationErrorEvent", Descending: true, Limit: 1})
+	if err == nil && len(p.Entries) == 1 {
+		if e, err := c.state.Events().Event(p.Entries[0].Index); err == nil {
+			ce := e.(*event.ConversationErrorEvent)
+			re.Code, re.Detail = ce.Code, ce.Detail
+		}
+	}
+	return re
+}
+
+// errorCode names an error the way the reference names exceptions (its
+// class name), so that event.ClassifyError and Python readers understand
+// it.
+func errorCode(err error) string {
+	var coded interface{ ErrorCode() string }
+	if errors.As(err, &coded) {
+		return coded.ErrorCode()
+	}
+	for _, k := range []struct {
+		err  error
+		code string
+	}{
+		{llm.ErrAuthentication, "AuthenticationError"},
+		{llm.ErrRateLimit, "RateLimitError"},
+		{llm.ErrContextWindowExceeded, "ContextWindowExceededError"},
+		{llm.ErrContentPolicy, "ContentPolicyViolationError"},
+		{llm.ErrMalformedHistory, "BadRequestError"},
+		{llm.ErrBadRequest, "BadRequestError"},
+		{llm.ErrTimeout, "Timeout"},
+		{llm.ErrConnection, "APIConnectionError"},
+		{llm.ErrServer, "InternalServerError"},
+		{llm.ErrNoResponse, "LLMNoResponseError"},
+		{llm.ErrFunctionCall, "FunctionCallValidationError"},
+	} {
+		if errors.Is(err, k.err) {
+			return k.code
+		}
+	}
+	return "AgentError"
+}
+
+// Pause implements Conversation.
+func (c *LocalConversation) Pause() error {
+	c.runMu.Lock()
+	if c.closed {
+		c.runMu.Unlock()
+		return ErrConversationClosed
+	}
+	if c.running {
+		c.pauseReq = true
+		if c.cancel != nil {
+			c.cancel(errPaused)
+		}
+		c.runMu.Unlock()
+		return nil
+	}
+	c.runMu.Unlock()
+	return c.state.Do(func(tx *Tx) error {
+		f := tx.Fields()
+		if f.ExecutionStatus != StatusIdle && f.ExecutionStatus != StatusRunning {
+			return nil
+		}
+		f.ExecutionStatus = StatusPaused
+		_, err := tx.Append(&event.PauseEvent{Base: event.NewBase(event.SourceUser)})
+		return err
+	})
+}
+
+// AskAgent implements Conversation (reference-behaviors §11).
+func (c *LocalConversation) AskAgent(ctx context.Context, question string) (string, error) {
+	if c.isClosed() {
+		return "", ErrConversationClosed
+	}
+	r, err := c.start(ctx)
+	if err != nil {
+		return "", err
+	}
+	view, err := c.sess.View()
+	if err != nil {
+		return "", err
+	}
+	return r.Ask(ctx, view, question)
+}
+
+// SetConfirmationPolicy implements Conversation. nil means NeverConfirm.
+func (c *LocalConversation) SetConfirmationPolicy(p security.ConfirmationPolicy) error {
+	return c.state.Update(func(f *Fields) error {
+		f.ConfirmationPolicy = p
+		return nil
+	})
+}
+
+// RejectPendingActions implements Conversation. It fails with ErrRunning
+// while a step may be executing those actions.
+func (c *LocalConversation) RejectPendingActions(ctx context.Context, reason string) error {
+	c.runMu.Lock()
+	running, closed := c.running, c.closed
+	c.runMu.Unlock()
+	if closed {
+		return ErrConversationClosed
+	}
+	if running && c.Status() != StatusWaitingForConfirmation {
+		return ErrRunning
+	}
+	if reason == "" {
+		reason = event.DefaultRejectionReason
+	}
+	pending, err := c.sess.Pending()
+	if err != nil {
+		return err
+	}
+	return c.state.Do(func(tx *Tx) error {
+		for _, a := range pending {
+			_, err := tx.Append(&event.UserRejectObservation{
+				Base:     event.NewBase(event.SourceUser),
+				ToolName: a.ToolName, ToolCallID: a.ToolCallID, ActionID: a.ID,
+				RejectionReason: reason, RejectionSource: event.RejectedByUser,
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if f := tx.Fields(); f.ExecutionStatus == StatusWaitingForConfirmation {
+			f.ExecutionStatus = StatusIdle
+		}
+		return nil
+	})
+}
+
+// UpdateSecrets implements Conversation. The registry is persisted
+// (redacted unless the conversation has a cipher).
+func (c *LocalConversation) UpdateSecrets(sources map[string]secret.Source) error {
+	if err := c.secrets.Update(sources); err != nil {
+		return fmt.Errorf("conversation: secrets: %w", err)
+	}
+	return c.state.Update(func(f *Fields) error {
+		f.SecretRegistry = c.secrets.Registry()
+		return nil
+	})
+}
+
+// Close implements Conversation. A Run in progress is paused and waited
+// for.
+func (c *LocalConversation) Close() error {
+	c.runMu.Lock()
+	if c.closed {
+		c.runMu.Unlock()
+		return nil
+	}
+	c.closed = true
+	done := c.runDone
+	if c.running {
+		c.pauseReq = true
+		if c.cancel != nil {
+			c.cancel(errPaused)
+		}
+	}
+	c.runMu.Unlock()
+	if done != nil {
+		<-done
+	}
+	var errs []error
+	c.startMu.Lock()
+	if c.runner != nil {
+		errs = append(errs, c.runner.Close())
+	}
+	c.startMu.Unlock()
+	errs = append(errs, c.state.Close())
+	return errors.Join(errs...)
+}

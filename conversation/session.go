@@ -1,0 +1,170 @@
+package conversation
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/secret"
+)
+
+// Session is what a Runner gets from the conversation it works in: read
+// access to the state, the model's view, and the way to emit events and
+// change the status. It is safe for concurrent use.
+type Session struct {
+	c *LocalConversation
+}
+
+// ID returns the conversation id.
+func (s *Session) ID() string { return s.c.id }
+
+// State returns the conversation's state, for reading.
+func (s *Session) State() *State { return s.c.state }
+
+// Fields returns the current fields (an immutable snapshot).
+func (s *Session) Fields() *Fields { return s.c.state.Fields() }
+
+// WorkingDir returns the workspace directory.
+func (s *Session) WorkingDir() string { return s.c.workDir }
+
+// Dir returns the conversation's persistence directory, or "" when it is
+// kept in memory.
+func (s *Session) Dir() string { return s.c.dir }
+
+// Secrets returns the conversation's secret registry.
+func (s *Session) Secrets() *secret.Manager { return s.c.secrets }
+
+// Logger returns the conversation's logger.
+func (s *Session) Logger() *slog.Logger { return s.c.log }
+
+// Emit appends e to the log and delivers it to the subscribers; when it
+// returns, the view and the pending actions include e. Secret values in
+// the text an observation or agent error shows the model are replaced by
+// secret.Hidden first.
+func (s *Session) Emit(e event.Event) error {
+	s.mask(e)
+	if _, err := s.c.state.Append(e); err != nil {
+		return fmt.Errorf("conversation: emit %T: %w", e, err)
+	}
+	return nil
+}
+
+// EmitAll appends events in order, under one lock, so no other change
+// comes between them.
+func (s *Session) EmitAll(events ...event.Event) error {
+	for _, e := range events {
+		s.mask(e)
+	}
+	err := s.c.state.Do(func(tx *Tx) error {
+		for _, e := range events {
+			if _, err := tx.Append(e); err != nil {
+				return fmt.Errorf("emit %T: %w", e, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("conversation: %w", err)
+	}
+	return nil
+}
+
+// mask hides secret values in what the model will read of e.
+func (s *Session) mask(e event.Event) {
+	m := s.c.secrets
+	if m == nil || len(m.Names()) == 0 {
+		return
+	}
+	ctx := context.Background()
+	switch e := e.(type) {
+	case *event.ObservationEvent:
+		if e.Observation == nil {
+			return
+		}
+		b := e.Observation.Obs()
+		for i := range b.Content {
+			if b.Content[i].Type == event.ContentText {
+				b.Content[i].Text = m.MaskContext(ctx, b.Content[i].Text)
+			}
+		}
+	case *event.AgentErrorEvent:
+		e.Error = m.MaskContext(ctx, e.Error)
+	}
+}
+
+// SetStatus sets the execution status.
+func (s *Session) SetStatus(st ExecutionStatus) error {
+	return s.c.state.Update(func(f *Fields) error {
+		f.ExecutionStatus = st
+		return nil
+	})
+}
+
+// View returns the model's view of the conversation: the LLM-visible
+// events of the active branch, oldest first, with condensations applied.
+// Built from the log on first use, it then follows every emitted event.
+//
+// When built from the log (a resumed conversation) the view is made
+// well-formed as the reference's properties require (§1.9): only the
+// first result per tool call is kept, results without their call are
+// dropped, and calls without a result are dropped unless they are still
+// pending (they will be executed before the model is asked again).
+//
+// The returned slice must not be modified; it stays valid (it is never
+// written to) after later events are emitted.
+func (s *Session) View() ([]event.Event, error) {
+	c := s.c
+	c.viewMu.Lock()
+	defer c.viewMu.Unlock()
+	if !c.viewOK {
+		v, err := buildView(c.state)
+		if err != nil {
+			return nil, err
+		}
+		c.view, c.viewOK = v, true
+	}
+	return slices.Clip(c.view), nil
+}
+
+// Pending returns the actions of the active branch nothing has answered
+// yet, oldest first (reference-protocol §4.7).
+func (s *Session) Pending() ([]*event.ActionEvent, error) {
+	c := s.c
+	c.viewMu.Lock()
+	defer c.viewMu.Unlock()
+	if !c.pendingOK {
+		branch, err := c.state.ActiveBranch()
+		if err != nil {
+			return nil, err
+		}
+		var pending []*event.ActionEvent
+		for _, en := range UnmatchedActions(branch) {
+			e, err := c.state.Events().Event(en.Index)
+			if err != nil {
+				return nil, err
+			}
+			pending = append(pending, e.(*event.ActionEvent))
+		}
+		c.pending, c.pendingOK = pending, true
+	}
+	return slices.Clone(c.pending), nil
+}
+
+// applyToPending updates the pending actions with a new event.
+func applyToPending(p []*event.ActionEvent, e event.Event) []*event.ActionEvent {
+	switch e := e.(type) {
+	case *event.ActionEvent:
+		if e.Action != nil {
+			return append(p, e)
+		}
+	case *event.ObservationEvent:
+		return slices.DeleteFunc(p, func(a *event.ActionEvent) bool { return a.ID == e.ActionID })
+	case *event.UserRejectObservation:
+		return slices.DeleteFunc(p, func(a *event.ActionEvent) bool { return a.ID == e.ActionID })
+	case *event.AgentErrorEvent:
+		return slices.DeleteFunc(p, func(a *event.ActionEvent) bool { return a.ToolCallID == e.ToolCallID })
+	}
+	return p
+}

@@ -1,0 +1,144 @@
+package conversation
+
+import (
+	"github.com/gohands/gohands/event"
+)
+
+// inView reports whether events of kind appear in the model's view, or
+// shape it (Condensation).
+func inView(kind string) bool {
+	switch kind {
+	case "SystemPromptEvent", "MessageEvent", "ActionEvent", "ObservationEvent",
+		"UserRejectObservation", "AgentErrorEvent", "Condensation":
+		return true
+	}
+	return false
+}
+
+// applyToView returns view with e taken into account: LLM-visible events
+// are appended, a Condensation forgets events and may insert its summary.
+// view's existing elements are never written to.
+func applyToView(view []event.Event, e event.Event) []event.Event {
+	switch e := e.(type) {
+	case *event.Condensation:
+		return condense(view, e)
+	case *event.SystemPromptEvent, *event.MessageEvent, *event.ActionEvent, *event.ObservationEvent,
+		*event.UserRejectObservation, *event.AgentErrorEvent:
+		return append(view, e)
+	}
+	return view
+}
+
+// condense applies a Condensation to a view, into a new slice.
+func condense(view []event.Event, c *event.Condensation) []event.Event {
+	forget := make(map[string]bool, len(c.ForgottenEventIDs))
+	for _, id := range c.ForgottenEventIDs {
+		forget[id] = true
+	}
+	out := make([]event.Event, 0, len(view)+1)
+	for _, e := range view {
+		if !forget[e.EventBase().ID] {
+			out = append(out, e)
+		}
+	}
+	if c.Summary != nil && c.SummaryOffset != nil {
+		off := min(max(*c.SummaryOffset, 0), len(out))
+		s := &event.CondensationSummaryEvent{
+			Base:    event.Base{ID: c.ID + "-summary", Timestamp: c.Timestamp, Source: event.SourceEnvironment},
+			Summary: *c.Summary,
+		}
+		out = append(out[:off], append([]event.Event{s}, out[off:]...)...)
+	}
+	return out
+}
+
+// buildView builds the model's view from the active branch of s and
+// enforces the pairing of tool calls and results (see Session.View).
+func buildView(s *State) ([]event.Event, error) {
+	branch, err := s.ActiveBranch()
+	if err != nil {
+		return nil, err
+	}
+	var view []event.Event
+	for _, en := range branch {
+		if !inView(en.Kind) {
+			continue
+		}
+		e, err := s.Events().Event(en.Index)
+		if err != nil {
+			return nil, err
+		}
+		view = applyToView(view, e)
+	}
+	pending := make(map[string]bool)
+	for _, en := range UnmatchedActions(branch) {
+		pending[en.ID] = true
+	}
+	return pairCalls(view, pending), nil
+}
+
+// resultCallID returns the tool call id a result answers, or "".
+func resultCallID(e event.Event) string {
+	switch e := e.(type) {
+	case *event.ObservationEvent:
+		return e.ToolCallID
+	case *event.UserRejectObservation:
+		return e.ToolCallID
+	case *event.AgentErrorEvent:
+		return e.ToolCallID
+	}
+	return ""
+}
+
+// pairCalls makes every tool call of view answered by exactly one result
+// that follows it: the first result of a call is kept and later ones
+// dropped, results whose call is not in view are dropped, and calls with
+// no result are dropped unless their action is pending. If a call of a
+// response is dropped, the other calls of that response (and their
+// results) are dropped too, so a response is never half shown.
+func pairCalls(view []event.Event, pending map[string]bool) []event.Event {
+	for {
+		calls := make(map[string]bool)
+		answered := make(map[string]bool)
+		for _, e := range view {
+			if a, ok := e.(*event.ActionEvent); ok {
+				calls[a.ToolCallID] = true
+			} else if id := resultCallID(e); id != "" && calls[id] {
+				answered[id] = true
+			}
+		}
+		dropResp := make(map[string]bool)
+		for _, e := range view {
+			if a, ok := e.(*event.ActionEvent); ok && !answered[a.ToolCallID] && !pending[a.ID] {
+				dropResp[a.LLMResponseID] = true
+			}
+		}
+		dropCall := make(map[string]bool)
+		for _, e := range view {
+			if a, ok := e.(*event.ActionEvent); ok && dropResp[a.LLMResponseID] {
+				dropCall[a.ToolCallID] = true
+			}
+		}
+		out := make([]event.Event, 0, len(view))
+		seen := make(map[string]bool)
+		live := make(map[string]bool)
+		for _, e := range view {
+			if a, ok := e.(*event.ActionEvent); ok {
+				if dropCall[a.ToolCallID] {
+					continue
+				}
+				live[a.ToolCallID] = true
+			} else if id := resultCallID(e); id != "" {
+				if !live[id] || seen[id] {
+					continue
+				}
+				seen[id] = true
+			}
+			out = append(out, e)
+		}
+		if len(out) == len(view) {
+			return out
+		}
+		view = out
+	}
+}
