@@ -355,8 +355,12 @@ func chatResponse(cc *oai.ChatCompletion, streamedReasoning string) (*llm.Respon
 	}
 	ch := cc.Choices[0]
 	msg := event.Message{Role: event.RoleAssistant, Content: event.List[event.Content]{}}
-	if ch.Message.Content != "" {
+	switch {
+	case ch.Message.Content != "":
 		msg.Content = append(msg.Content, event.Text(ch.Message.Content))
+	case ch.Message.Refusal != "":
+		// A refusal is the model's answer; keep it visible.
+		msg.Content = append(msg.Content, event.Text(ch.Message.Refusal))
 	}
 	for _, tc := range ch.Message.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {
