@@ -317,8 +317,8 @@ func streamChat(ctx context.Context, svc oai.ChatCompletionService, req *llm.Req
 				return nil, err
 			}
 		}
-		if d.Content != "" {
-			if err := req.OnDelta(llm.Delta{Text: d.Content}); err != nil {
+		if text := d.Content + d.Refusal; text != "" {
+			if err := req.OnDelta(llm.Delta{Text: text}); err != nil {
 				return nil, err
 			}
 		}
