@@ -500,18 +500,30 @@ func (s *FileStore) Append(e event.Event) (Entry, error) {
 	return ent, nil
 }
 
-// writeIndexLine appends ent to the index cache. A failure only costs a
-// slower next open, so it is logged, not returned.
+// indexFlushBytes is how many bytes of index-cache lines a store buffers
+// before writing them. Lines lost in a crash only mean that the next open
+// reads those events' files.
+const indexFlushBytes = 16 << 10
+
+// writeIndexLine adds ent's line to the index-cache buffer *buf, writing the
+// buffer out when it is full. A failure only costs a slower next open, so
+// it is logged, not returned.
 func (s *FileStore) writeIndexLine(buf *[]byte, ent *Entry) {
 	if s.indexFD < 0 {
 		return
 	}
-	line, ok := appendIndexLine((*buf)[:0], ent)
-	*buf = line
-	if !ok {
+	var ok bool
+	if *buf, ok = appendIndexLine(*buf, ent); ok && len(*buf) >= indexFlushBytes {
+		s.flushIndex(buf)
+	}
+}
+
+// flushIndex writes out the buffered index-cache lines.
+func (s *FileStore) flushIndex(buf *[]byte) {
+	if s.indexFD < 0 || len(*buf) == 0 {
 		return
 	}
-	for rest := line; len(rest) > 0; {
+	for rest := *buf; len(rest) > 0; {
 		n, err := syscall.Write(s.indexFD, rest)
 		if err == syscall.EINTR {
 			continue
@@ -520,10 +532,11 @@ func (s *FileStore) writeIndexLine(buf *[]byte, ent *Entry) {
 			slog.Warn("conversation: event index cache write failed", "err", err)
 			syscall.Close(s.indexFD)
 			s.indexFD = -1
-			return
+			break
 		}
 		rest = rest[n:]
 	}
+	*buf = (*buf)[:0]
 }
 
 // Len implements Store.
@@ -609,6 +622,7 @@ func (s *FileStore) Close() error {
 	s.stopWriteBehind()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	s.flushIndex(&s.line)
 	if s.indexFD >= 0 {
 		syscall.Close(s.indexFD)
 		s.indexFD = -1

@@ -113,12 +113,13 @@ func (s *FileStore) replayJournal(ids []string) []string {
 
 // writeBehind is the state of a write-behind FileStore.
 type writeBehind struct {
-	fd   int    // JournalFile, O_APPEND
-	rec  []byte // reused record buffer, under writeMu
-	line []byte // reused index line buffer of the background writer
-	wake chan struct{}
-	quit chan struct{}
-	done chan struct{}
+	fd      int    // JournalFile, O_APPEND
+	rec     []byte // reused record buffer, under writeMu
+	scratch []byte // reused journal line buffer, under writeMu
+	line    []byte // reused index line buffer of the background writer
+	wake    chan struct{}
+	quit    chan struct{}
+	done    chan struct{}
 
 	mu      sync.Mutex
 	cond    *sync.Cond // signalled when pending empties or err is set
@@ -157,8 +158,8 @@ func (s *FileStore) journalAppend(ent Entry, data []byte) error {
 	if err != nil {
 		return err
 	}
-	line, _ := appendIndexLine(s.line[:0], &ent)
-	s.line = line
+	line, _ := appendIndexLine(w.scratch[:0], &ent)
+	w.scratch = line
 	w.rec = appendJournalRecord(w.rec[:0], line, data)
 	for rest := w.rec; len(rest) > 0; {
 		n, err := syscall.Write(w.fd, rest)
@@ -239,6 +240,7 @@ func (s *FileStore) drain() {
 		w.next++
 		w.mu.Unlock()
 	}
+	s.flushIndex(&w.line)
 	// Empty the journal if no append slipped in; appends hold writeMu.
 	s.writeMu.Lock()
 	w.mu.Lock()
