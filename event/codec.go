@@ -52,8 +52,12 @@ type encodeDefaulter interface {
 }
 
 // prepareEvent returns e, or a copy of it with the reference's defaults
-// filled in where e leaves them empty.
-func prepareEvent(e Event) Event {
+// filled in where e leaves them empty. It reports events the reference
+// could not read back.
+func prepareEvent(e Event) (Event, error) {
+	if o, ok := e.(*ObservationEvent); ok && o.Observation == nil {
+		return nil, fmt.Errorf("event: ObservationEvent %s has no observation", o.ID)
+	}
 	if d, ok := e.(encodeDefaulter); ok {
 		e = d.withDefaults()
 	}
@@ -61,9 +65,12 @@ func prepareEvent(e Event) Event {
 		if s := DefaultSource(e); s != "" {
 			e = cloneEvent(e)
 			e.EventBase().Source = s
+		} else {
+			k, _ := KindOf(e)
+			return nil, fmt.Errorf("event: %s %s has no source", k, e.EventBase().ID)
 		}
 	}
-	return e
+	return e, nil
 }
 
 func cloneEvent[E Event](e E) E {

@@ -133,7 +133,11 @@ func newEncoder(t reflect.Type, allowAddr bool) encFunc {
 				return append(b, "null"...), nil
 			}
 			if e, ok := v.Interface().(Event); ok {
-				v = reflect.ValueOf(prepareEvent(e))
+				e, err := prepareEvent(e)
+				if err != nil {
+					return nil, err
+				}
+				v = reflect.ValueOf(e)
 			}
 			return encoderFor(elem)(b, v.Elem())
 		}

@@ -215,7 +215,11 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("decoded %T, want %T", back, e)
 			}
 			// Decoding fills in what Marshal defaulted; compare with that.
-			if diff := cmp.Diff(prepareEvent(e), back, cmpOpts...); diff != "" {
+			prepared, err := prepareEvent(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(prepared, back, cmpOpts...); diff != "" {
 				t.Errorf("decoded value differs (-want +got):\n%s", diff)
 			}
 		})

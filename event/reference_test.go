@@ -252,3 +252,14 @@ func TestClassifyError(t *testing.T) {
 		}
 	}
 }
+
+func TestMarshalRejectsUnreadableEvents(t *testing.T) {
+	for _, e := range []Event{
+		&ObservationEvent{Base: NewBase(SourceEnvironment), ToolName: "t", ToolCallID: "c", ActionID: "a"},
+		&MessageEvent{Base: Base{ID: "m", Timestamp: "t"}, LLMMessage: UserMessage("hi")},
+	} {
+		if b, err := Marshal(e); err == nil {
+			t.Errorf("Marshal(%T) = %s, want an error", e, b)
+		}
+	}
+}
