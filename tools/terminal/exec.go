@@ -400,6 +400,7 @@ func (t *Terminal) completed(s *session, command, sent string, key bool, note st
 	o.Metadata.PID = p.pid
 	o.Metadata.WorkingDir = p.workingDir
 	o.Metadata.PyInterpreterPath = p.python
+	o.Metadata.present = presentAll
 	// The exit code itself is the status line LLMContent adds; the
 	// reference also repeats it in the suffix, which says nothing new.
 	switch {

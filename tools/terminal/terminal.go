@@ -38,6 +38,7 @@
 package terminal
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -70,6 +71,8 @@ type Metadata struct {
 	PyInterpreterPath string `json:"py_interpreter_path,omitempty"`
 	Prefix            string `json:"prefix"`
 	Suffix            string `json:"suffix"`
+
+	present uint8 // prompt fields written even when empty; see MarshalJSON
 }
 
 // Observation is the result of a terminal call. Content holds the
@@ -88,6 +91,76 @@ type Observation struct {
 	// FullOutputSaveDir is the directory where output too long to show
 	// is saved.
 	FullOutputSaveDir string `json:"full_output_save_dir,omitempty"`
+}
+
+// metadataJSON is Metadata on the wire; the four prompt fields are null
+// when absent and may be present and empty.
+type metadataJSON struct {
+	ExitCode          int     `json:"exit_code"`
+	PID               int     `json:"pid"`
+	Username          *string `json:"username,omitempty"`
+	Hostname          *string `json:"hostname,omitempty"`
+	WorkingDir        *string `json:"working_dir,omitempty"`
+	PyInterpreterPath *string `json:"py_interpreter_path,omitempty"`
+	Prefix            string  `json:"prefix"`
+	Suffix            string  `json:"suffix"`
+}
+
+// Bits of Metadata.present.
+const (
+	presentUsername = 1 << iota
+	presentHostname
+	presentWorkingDir
+	presentPython
+	presentAll = presentUsername | presentHostname | presentWorkingDir | presentPython
+)
+
+// MarshalJSON implements json.Marshaler. An empty prompt field is written
+// as "" when it was read as "" or filled from a prompt (the reference
+// writes py_interpreter_path "" when there is no python), and left out
+// (null) otherwise, so the reference's JSON reads back byte for byte.
+func (m Metadata) MarshalJSON() ([]byte, error) {
+	field := func(v string, bit uint8) *string {
+		if v == "" && m.present&bit == 0 {
+			return nil
+		}
+		return &v
+	}
+	return event.MarshalJSON(metadataJSON{
+		ExitCode:          m.ExitCode,
+		PID:               m.PID,
+		Username:          field(m.Username, presentUsername),
+		Hostname:          field(m.Hostname, presentHostname),
+		WorkingDir:        field(m.WorkingDir, presentWorkingDir),
+		PyInterpreterPath: field(m.PyInterpreterPath, presentPython),
+		Prefix:            m.Prefix,
+		Suffix:            m.Suffix,
+	})
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (m *Metadata) UnmarshalJSON(data []byte) error {
+	j := metadataJSON{ExitCode: -1, PID: -1}
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	*m = Metadata{ExitCode: j.ExitCode, PID: j.PID, Prefix: j.Prefix, Suffix: j.Suffix}
+	for _, f := range []struct {
+		p   *string
+		dst *string
+		bit uint8
+	}{
+		{j.Username, &m.Username, presentUsername},
+		{j.Hostname, &m.Hostname, presentHostname},
+		{j.WorkingDir, &m.WorkingDir, presentWorkingDir},
+		{j.PyInterpreterPath, &m.PyInterpreterPath, presentPython},
+	} {
+		if f.p != nil {
+			*f.dst = *f.p
+			m.present |= f.bit
+		}
+	}
+	return nil
 }
 
 func init() {
