@@ -511,9 +511,9 @@ func (c *LocalConversation) runError(st ExecutionStatus) error {
 	return re
 }
 
-// errorCode names an error the way the reference names exceptions (its
-// class name), so that event.ClassifyError and Python readers understand
-// it.
+// errorCode names an error as the reference names the exception it would
+// raise (the SDK's LLM* exception classes), so that event.ClassifyError
+// and Python readers understand it.
 func errorCode(err error) string {
 	var coded interface{ ErrorCode() string }
 	if errors.As(err, &coded) {
@@ -523,15 +523,15 @@ func errorCode(err error) string {
 		err  error
 		code string
 	}{
-		{llm.ErrAuthentication, "AuthenticationError"},
-		{llm.ErrRateLimit, "RateLimitError"},
-		{llm.ErrContextWindowExceeded, "ContextWindowExceededError"},
-		{llm.ErrContentPolicy, "ContentPolicyViolationError"},
-		{llm.ErrMalformedHistory, "BadRequestError"},
-		{llm.ErrBadRequest, "BadRequestError"},
-		{llm.ErrTimeout, "Timeout"},
-		{llm.ErrConnection, "APIConnectionError"},
-		{llm.ErrServer, "InternalServerError"},
+		{llm.ErrAuthentication, "LLMAuthenticationError"},
+		{llm.ErrRateLimit, "LLMRateLimitError"},
+		{llm.ErrContextWindowExceeded, "LLMContextWindowExceedError"},
+		{llm.ErrMalformedHistory, "LLMMalformedConversationHistoryError"},
+		{llm.ErrContentPolicy, "LLMContentPolicyViolationError"},
+		{llm.ErrBadRequest, "LLMBadRequestError"},
+		{llm.ErrTimeout, "LLMTimeoutError"},
+		{llm.ErrConnection, "LLMServiceUnavailableError"},
+		{llm.ErrServer, "LLMServiceUnavailableError"},
 		{llm.ErrNoResponse, "LLMNoResponseError"},
 		{llm.ErrFunctionCall, "FunctionCallValidationError"},
 	} {
