@@ -43,6 +43,9 @@ func FuzzUnmarshal(f *testing.F) {
 		if diff := cmp.Diff(e, back, fuzzCmpOpts...); diff != "" {
 			t.Fatalf("value changed by a round trip (-first +second):\n%s\ninput: %q\nencoding: %s", diff, data, enc)
 		}
+		if h, err := ReadHeader(enc); err != nil || h != headerOf(e) {
+			t.Fatalf("ReadHeader(%s) = %+v, %v; want %+v", enc, h, err, headerOf(e))
+		}
 		again, err := Marshal(back)
 		if err != nil || !bytes.Equal(again, enc) {
 			t.Fatalf("encoding not stable (%v):\nfirst:  %s\nsecond: %s", err, enc, again)

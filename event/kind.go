@@ -165,21 +165,8 @@ func appendKind(b []byte, name string) ([]byte, error) {
 // writes kind last, which is the fast path; any other position is handled
 // too. Whether data is valid JSON is left to the decoding that follows.
 func findKind(data []byte) (string, error) {
-	d := bytes.TrimRight(data, " \t\r\n")
-	if n := len(d); n > 0 && d[n-1] == '}' {
-		// ...,"kind":"Name"} or {"kind":"Name"}
-		body := d[:n-1]
-		if len(body) > 0 && body[len(body)-1] == '"' {
-			if q := bytes.LastIndexByte(body[:len(body)-1], '"'); q > 0 {
-				name, head := body[q+1:len(body)-1], body[:q]
-				if !bytes.ContainsAny(name, `\"`) && bytes.HasSuffix(head, []byte(`"kind":`)) {
-					head = head[:len(head)-len(`"kind":`)]
-					if bytes.HasSuffix(head, []byte(",")) || bytes.Equal(bytes.TrimLeft(head, " \t\r\n"), []byte("{")) {
-						return string(name), nil
-					}
-				}
-			}
-		}
+	if kind, ok := kindAtEnd(data); ok {
+		return kind, nil
 	}
 	// Slow path: the kind is elsewhere, or spacing differs.
 	st := &decodeState{data: data}
@@ -210,6 +197,33 @@ func findKind(data []byte) (string, error) {
 		return "", errNoKind
 	}
 	return *kind, nil
+}
+
+// kindAtEnd returns the kind of a JSON object that ends with its "kind",
+// as written by the reference: ...,"kind":"Name"} or {"kind":"Name"}.
+func kindAtEnd(data []byte) (string, bool) {
+	d := bytes.TrimRight(data, " \t\r\n")
+	n := len(d)
+	if n == 0 || d[n-1] != '}' {
+		return "", false
+	}
+	body := d[:n-1]
+	if len(body) == 0 || body[len(body)-1] != '"' {
+		return "", false
+	}
+	q := bytes.LastIndexByte(body[:len(body)-1], '"')
+	if q <= 0 {
+		return "", false
+	}
+	name, head := body[q+1:len(body)-1], body[:q]
+	if bytes.ContainsAny(name, `\"`) || !bytes.HasSuffix(head, []byte(`"kind":`)) {
+		return "", false
+	}
+	head = head[:len(head)-len(`"kind":`)]
+	if bytes.HasSuffix(head, []byte(",")) || bytes.Equal(bytes.TrimLeft(head, " \t\r\n"), []byte("{")) {
+		return string(name), true
+	}
+	return "", false
 }
 
 // ErrUnknownKind is returned (wrapped) when a JSON object names a kind that is
