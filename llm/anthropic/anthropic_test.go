@@ -193,6 +193,22 @@ func TestToolCallsAndResults(t *testing.T) {
 	}
 }
 
+func TestToolResultsComeFirstInTheirTurn(t *testing.T) {
+	srv := llmtest.NewAnthropic(t, llmtest.Reply{Text: "ok"})
+	l := newLLM(t, srv, "anthropic/claude-opus-4-1", nil)
+	msgs := append(conversation(),
+		event.Message{Role: event.RoleAssistant, ToolCalls: []event.ToolCall{{ID: "toolu_1", Name: "terminal", Arguments: `{"command":"ls"}`}}},
+		event.UserMessage("Also check the tests."),
+		event.Message{Role: event.RoleTool, ToolCallID: "toolu_1", Name: "terminal", Content: event.List[event.Content]{event.Text("a.txt")}})
+	if _, err := l.Completion(context.Background(), msgs, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	turn := decode(t, srv.LastRequest()).Messages[2]
+	if len(turn.Content) != 2 || turn.Content[0].Type != "tool_result" || turn.Content[1].Text != "Also check the tests." {
+		t.Errorf("turn after the tool call = %+v", turn.Content)
+	}
+}
+
 func TestStreaming(t *testing.T) {
 	srv := llmtest.NewAnthropic(t, llmtest.Reply{
 		Reasoning: "Think first.", Signature: "sig", Text: "Here you go.",

@@ -1,9 +1,11 @@
 package anthropic
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
@@ -196,7 +198,23 @@ func convertMessages(messages []event.Message, vision bool) ([]sdk.TextBlockPara
 			return nil, nil, fmt.Errorf("anthropic: message %d: unknown role %q", i, m.Role)
 		}
 	}
+	// The API wants a turn's tool results ahead of anything else in it (a
+	// user message may have been merged in front of them).
+	for i := range out {
+		if out[i].Role == sdk.MessageParamRoleUser {
+			slices.SortStableFunc(out[i].Content, func(a, b sdk.ContentBlockParamUnion) int {
+				return cmp.Compare(resultRank(a), resultRank(b))
+			})
+		}
+	}
 	return system, out, nil
+}
+
+func resultRank(b sdk.ContentBlockParamUnion) int {
+	if b.OfToolResult != nil {
+		return 0
+	}
+	return 1
 }
 
 // contentBlocks converts user content.
