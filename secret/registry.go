@@ -1,6 +1,7 @@
 package secret
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -334,6 +336,163 @@ func maskValues(text string, values []string) string {
 	}
 	b.WriteString(text[pos:])
 	return b.String()
+}
+
+// MaskEvent returns e with every known secret value replaced by Hidden in
+// all its text: the strings of the event, its action and observation, and
+// JSON kept verbatim. The loop calls it on each event before it is
+// persisted or shown, so no tool, not only the terminal, can leak a secret
+// into the log. It resolves unresolved secrets as MaskContext does.
+//
+// When no value occurs in the event, e itself is returned, so the common
+// case costs one read of its strings and no copy; otherwise a masked copy is, and e is
+// left as it was. An error means e could not be encoded or copied.
+func (m *Manager) MaskEvent(ctx context.Context, e event.Event) (event.Event, error) {
+	for _, name := range m.unresolved() {
+		m.resolve(ctx, name)
+	}
+	vals := m.knownValues()
+	if len(vals) == 0 {
+		return e, nil
+	}
+	escaped := make([]string, 0, len(vals))
+	for _, v := range vals {
+		if q, err := event.MarshalJSON(v); err == nil && len(q) >= 2 {
+			escaped = append(escaped, string(q[1:len(q)-1]))
+		}
+	}
+	if !hasValue(reflect.ValueOf(e), vals, escaped) {
+		return e, nil
+	}
+	data, err := event.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("secret: mask event: %w", err)
+	}
+	cp, err := event.Unmarshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("secret: mask event: copy: %w", err)
+	}
+	maskValue(reflect.ValueOf(cp), vals, escaped)
+	return cp, nil
+}
+
+// hasValue reports whether any string reachable from v contains one of
+// vals, or any JSON kept verbatim one of escaped (the values as they
+// appear inside JSON strings).
+func hasValue(v reflect.Value, vals, escaped []string) bool {
+	switch v.Kind() {
+	case reflect.String:
+		s := v.String()
+		for _, x := range vals {
+			if x != "" && strings.Contains(s, x) {
+				return true
+			}
+		}
+	case reflect.Pointer, reflect.Interface:
+		return !v.IsNil() && hasValue(v.Elem(), vals, escaped)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() && hasValue(v.Field(i), vals, escaped) {
+				return true
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			if v.Kind() == reflect.Slice {
+				b := v.Bytes()
+				for _, x := range escaped {
+					if x != "" && bytes.Contains(b, []byte(x)) {
+						return true
+					}
+				}
+			}
+			return false
+		}
+		for i := range v.Len() {
+			if hasValue(v.Index(i), vals, escaped) {
+				return true
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if hasValue(it.Value(), vals, escaped) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var rawMessageType = reflect.TypeFor[json.RawMessage]()
+
+// maskValue masks every string reachable from v in place. v must be a
+// freshly decoded copy: it is modified. JSON kept verbatim (json.RawMessage)
+// is masked in its encoded form, and replaced whole by a Hidden string if
+// masking would break it.
+func maskValue(v reflect.Value, vals, escaped []string) {
+	switch v.Kind() {
+	case reflect.String:
+		if v.CanSet() {
+			if s := maskValues(v.String(), vals); s != v.String() {
+				v.SetString(s)
+			}
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			maskValue(v.Elem(), vals, escaped)
+		}
+	case reflect.Interface:
+		if v.IsNil() {
+			return
+		}
+		elem := v.Elem()
+		if elem.Kind() == reflect.Pointer {
+			maskValue(elem, vals, escaped)
+			return
+		}
+		if v.CanSet() {
+			c := reflect.New(elem.Type()).Elem()
+			c.Set(elem)
+			maskValue(c, vals, escaped)
+			v.Set(c)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if f := v.Field(i); f.CanSet() {
+				maskValue(f, vals, escaped)
+			}
+		}
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			if !v.CanSet() || v.Len() == 0 {
+				return
+			}
+			raw := string(v.Bytes())
+			masked := maskValues(raw, escaped)
+			if masked == raw {
+				return
+			}
+			if v.Type() == rawMessageType && !json.Valid([]byte(masked)) {
+				masked = `"` + Hidden + `"`
+			}
+			v.SetBytes([]byte(masked))
+			return
+		}
+		for i := range v.Len() {
+			maskValue(v.Index(i), vals, escaped)
+		}
+	case reflect.Array:
+		for i := range v.Len() {
+			maskValue(v.Index(i), vals, escaped)
+		}
+	case reflect.Map:
+		for _, k := range v.MapKeys() {
+			c := reflect.New(v.Type().Elem()).Elem()
+			c.Set(v.MapIndex(k))
+			maskValue(c, vals, escaped)
+			v.SetMapIndex(k, c)
+		}
+	}
 }
 
 // Lookup returns a function that resolves secrets by name with ctx, in the
