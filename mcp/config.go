@@ -1,0 +1,488 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/secret"
+)
+
+// Transport is how a client reaches an MCP server.
+type Transport string
+
+// Transports, spelled as the reference spells them. TransportHTTP and
+// TransportStreamableHTTP are the same protocol (streamable HTTP).
+const (
+	TransportStdio          Transport = "stdio"
+	TransportHTTP           Transport = "http"
+	TransportStreamableHTTP Transport = "streamable-http"
+	TransportSSE            Transport = "sse"
+)
+
+// Config maps server names to servers: the reference's mcp_config, which is
+// the "mcpServers" map of the common MCP client configuration file. It
+// encodes as {} when empty and decodes either the bare map or the
+// {"mcpServers": {...}} wrapper. Decoding validates every server.
+type Config map[string]Server
+
+// Server is one MCP server: a program to start (Command, stdio) or a URL to
+// connect to (SSE or streamable HTTP). The zero value of every field means
+// "not set"; in particular a zero Server is enabled, and Timeout 0 means no
+// per-call limit beyond the caller's context.
+type Server struct {
+	URL       string
+	Transport Transport // empty: inferred, see EffectiveTransport
+	Command   string
+	Args      []string
+	Env       map[string]secret.String
+	Cwd       string
+
+	Description string
+	Icon        string
+
+	// Timeout bounds each tool call (the reference's "timeout", seconds).
+	Timeout time.Duration
+	// SSEReadTimeout is kept for the wire format; the go-sdk has no
+	// separate read timeout, so it is not applied.
+	SSEReadTimeout time.Duration
+	KeepAlive      *bool
+
+	// Headers are sent with every HTTP request to a remote server.
+	Headers map[string]secret.String
+	Auth    *Auth
+
+	// Disabled servers stay configured but are not connected. It encodes
+	// as the reference's "enabled" (default true).
+	Disabled bool
+}
+
+// Auth strategies (Auth.Strategy).
+const (
+	AuthNone   = "none"
+	AuthAPIKey = "api_key"
+	AuthBearer = "bearer"
+	AuthBasic  = "basic"
+	AuthHeader = "header"
+	AuthOAuth2 = "oauth2"
+)
+
+// Auth is a remote server's credential, a union keyed by Strategy:
+// "api_key" uses Value and HeaderName (default: Authorization: Bearer),
+// "bearer" uses Value, "basic" uses Username and Password, "header" uses
+// Headers, "none" nothing. "oauth2" is kept for the wire format (with its
+// "authentication" settings) but cannot be used to connect: the interactive
+// OAuth flow is not implemented, and its token state is not persisted.
+type Auth struct {
+	Strategy   string
+	Value      secret.String
+	HeaderName string
+	Username   string
+	Password   secret.String
+	Headers    map[string]secret.String
+	// OAuth holds the oauth2 strategy's "authentication" object.
+	OAuth *OAuthSettings
+}
+
+// OAuthSettings is the "authentication" object of an oauth2 credential.
+type OAuthSettings struct {
+	Type                     string         `json:"type"`
+	ClientAuthMethod         string         `json:"client_auth_method,omitempty"`
+	Scopes                   any            `json:"scopes,omitempty"` // string or list of strings
+	ClientName               string         `json:"client_name,omitempty"`
+	ClientMetadataURL        string         `json:"client_metadata_url,omitempty"`
+	ClientID                 string         `json:"client_id,omitempty"`
+	ClientSecret             secret.String  `json:"client_secret,omitzero"`
+	AdditionalClientMetadata map[string]any `json:"additional_client_metadata,omitempty"`
+}
+
+// EffectiveTransport returns the transport used to reach s: Transport if
+// set, else stdio when there is a command, else SSE when the URL's path
+// ends in /sse (as FastMCP infers it), else streamable HTTP.
+func (s *Server) EffectiveTransport() Transport {
+	switch {
+	case s.Transport != "":
+		return s.Transport
+	case s.Command != "":
+		return TransportStdio
+	case s.URL != "":
+		if u, err := url.Parse(s.URL); err == nil && strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/sse") {
+			return TransportSSE
+		}
+		return TransportHTTP
+	}
+	return ""
+}
+
+// Validate reports whether s can be connected to, as the reference checks
+// it: stdio needs a command, remote transports a URL, and auth cannot be
+// combined with an explicit Authorization header.
+func (s *Server) Validate() error {
+	switch s.Transport {
+	case "", TransportStdio, TransportHTTP, TransportStreamableHTTP, TransportSSE:
+	default:
+		return fmt.Errorf("transport %q is not one of stdio, http, streamable-http, sse", s.Transport)
+	}
+	switch s.EffectiveTransport() {
+	case TransportStdio:
+		if s.Command == "" {
+			return errors.New("stdio MCP servers require 'command'")
+		}
+	case TransportHTTP, TransportStreamableHTTP, TransportSSE:
+		if s.URL == "" {
+			return errors.New("remote MCP servers require 'url'")
+		}
+		if _, err := url.Parse(s.URL); err != nil {
+			return fmt.Errorf("url: %w", err)
+		}
+	default:
+		return errors.New("an MCP server needs a 'command' or a 'url'")
+	}
+	if s.Auth != nil {
+		for k := range s.Headers {
+			if strings.EqualFold(k, "authorization") {
+				return errors.New("'auth' cannot be combined with an explicit 'Authorization' header; use auth strategy 'header'")
+			}
+		}
+		switch s.Auth.Strategy {
+		case AuthNone, AuthAPIKey, AuthBearer, AuthOAuth2, AuthHeader:
+		case AuthBasic:
+			if s.Auth.Username == "" {
+				return errors.New("auth strategy 'basic' requires 'username'")
+			}
+		default:
+			return fmt.Errorf("auth strategy %q is not one of none, api_key, bearer, basic, header, oauth2", s.Auth.Strategy)
+		}
+	}
+	return nil
+}
+
+// Validate validates every server; the error names the first bad one (in
+// name order).
+func (c Config) Validate() error {
+	for _, name := range slices.Sorted(maps.Keys(c)) {
+		s := c[name]
+		if err := s.Validate(); err != nil {
+			return fmt.Errorf("mcp server %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Enabled returns the servers that are not disabled.
+func (c Config) Enabled() Config {
+	out := make(Config, len(c))
+	for name, s := range c {
+		if !s.Disabled {
+			out[name] = s
+		}
+	}
+	return out
+}
+
+// MarshalJSON implements json.Marshaler: {} when empty.
+func (c Config) MarshalJSON() ([]byte, error) {
+	return event.MarshalJSON(event.Map[string, Server](c))
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It accepts the bare map and
+// the {"mcpServers": {...}} wrapper, and validates every server.
+func (c *Config) UnmarshalJSON(data []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("mcp config: %w", err)
+	}
+	if inner, ok := m["mcpServers"]; ok {
+		m = nil
+		if err := json.Unmarshal(inner, &m); err != nil {
+			return fmt.Errorf("mcp config: mcpServers: %w", err)
+		}
+	}
+	out := make(Config, len(m))
+	for name, raw := range m {
+		var s Server
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return fmt.Errorf("mcp server %q: %w", name, err)
+		}
+		out[name] = s
+	}
+	if err := out.Validate(); err != nil {
+		return err
+	}
+	*c = out
+	return nil
+}
+
+// ParseConfig decodes a configuration in the reference's format (bare map
+// or {"mcpServers": ...} wrapper) and validates it.
+func ParseConfig(data []byte) (Config, error) {
+	var c Config
+	if len(bytes.TrimSpace(data)) == 0 {
+		return Config{}, nil
+	}
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// LoadConfigFile reads and validates a configuration file, such as the
+// .mcp.json or mcp.json files other MCP clients use.
+func LoadConfigFile(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := ParseConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// MapSecrets implements secret.Holder.
+func (c Config) MapSecrets(f func(secret.String) (secret.String, error)) (any, error) {
+	out := make(Config, len(c))
+	for name, s := range c {
+		m, err := s.mapSecrets(f)
+		if err != nil {
+			return nil, fmt.Errorf("mcp server %q: %w", name, err)
+		}
+		out[name] = m
+	}
+	return out, nil
+}
+
+func (s Server) mapSecrets(f func(secret.String) (secret.String, error)) (Server, error) {
+	var err error
+	if s.Env, err = mapSecretMap(s.Env, f); err != nil {
+		return s, err
+	}
+	if s.Headers, err = mapSecretMap(s.Headers, f); err != nil {
+		return s, err
+	}
+	s.Args = slices.Clone(s.Args)
+	if s.Auth != nil {
+		a := *s.Auth
+		if a.Value, err = mapOne(f, a.Value); err != nil {
+			return s, err
+		}
+		if a.Password, err = mapOne(f, a.Password); err != nil {
+			return s, err
+		}
+		if a.Headers, err = mapSecretMap(a.Headers, f); err != nil {
+			return s, err
+		}
+		if a.OAuth != nil {
+			o := *a.OAuth
+			if o.ClientSecret, err = mapOne(f, o.ClientSecret); err != nil {
+				return s, err
+			}
+			a.OAuth = &o
+		}
+		s.Auth = &a
+	}
+	return s, nil
+}
+
+func mapOne(f func(secret.String) (secret.String, error), v secret.String) (secret.String, error) {
+	if v.IsZero() {
+		return v, nil
+	}
+	return f(v)
+}
+
+func mapSecretMap(m map[string]secret.String, f func(secret.String) (secret.String, error)) (map[string]secret.String, error) {
+	if m == nil {
+		return nil, nil
+	}
+	out := make(map[string]secret.String, len(m))
+	for k, v := range m {
+		var err error
+		if out[k], err = mapOne(f, v); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// serverJSON is Server on the wire, fields in the reference's order. Null
+// and empty-object values are dropped, as the reference's serializer does.
+type serverJSON struct {
+	URL            string                   `json:"url,omitempty"`
+	Transport      Transport                `json:"transport,omitempty"`
+	Command        string                   `json:"command,omitempty"`
+	Args           []string                 `json:"args,omitempty"`
+	Env            map[string]secret.String `json:"env,omitempty"`
+	Cwd            string                   `json:"cwd,omitempty"`
+	Description    string                   `json:"description,omitempty"`
+	Icon           string                   `json:"icon,omitempty"`
+	Timeout        *event.Float             `json:"timeout,omitempty"`
+	SSEReadTimeout *event.Float             `json:"sse_read_timeout,omitempty"`
+	KeepAlive      *bool                    `json:"keep_alive,omitempty"`
+	Headers        map[string]secret.String `json:"headers,omitempty"`
+	Auth           *Auth                    `json:"auth,omitempty"`
+	Enabled        bool                     `json:"enabled"`
+}
+
+func seconds(d time.Duration) *event.Float {
+	if d == 0 {
+		return nil
+	}
+	f := event.Float(d.Seconds())
+	return &f
+}
+
+// MarshalJSON implements json.Marshaler. Secret values encode as their
+// secret.String does (redacted unless exposed or encrypted).
+func (s Server) MarshalJSON() ([]byte, error) {
+	j := serverJSON{
+		URL: s.URL, Transport: s.Transport, Command: s.Command, Args: s.Args,
+		Env: s.Env, Cwd: s.Cwd, Description: s.Description, Icon: s.Icon,
+		Timeout: seconds(s.Timeout), SSEReadTimeout: seconds(s.SSEReadTimeout),
+		KeepAlive: s.KeepAlive, Headers: s.Headers, Auth: s.Auth, Enabled: !s.Disabled,
+	}
+	if s.Args != nil && len(s.Args) == 0 {
+		j.Args = nil // omitempty drops it; the reference keeps [] but it means the same
+	}
+	return event.MarshalJSON(j)
+}
+
+// UnmarshalJSON implements json.Unmarshaler. As the reference's loader
+// does, it reads "type" as "transport", "shttp" as "http", ignores unknown
+// fields and drops secret values that are empty or redacted.
+func (s *Server) UnmarshalJSON(data []byte) error {
+	var j struct {
+		serverJSON
+		Type      Transport `json:"type"`
+		Timeout   *float64  `json:"timeout"`
+		SSERead   *float64  `json:"sse_read_timeout"`
+		Enabled   *bool     `json:"enabled"`
+		Transport Transport `json:"transport"`
+	}
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	tr := j.Transport
+	if tr == "" {
+		tr = j.Type
+	}
+	if tr == "shttp" {
+		tr = TransportHTTP
+	}
+	*s = Server{
+		URL: j.URL, Transport: tr, Command: j.Command, Args: j.Args,
+		Env: dropZero(j.Env), Cwd: j.Cwd, Description: j.Description, Icon: j.Icon,
+		KeepAlive: j.KeepAlive, Headers: dropZero(j.Headers), Auth: j.Auth,
+		Disabled: j.Enabled != nil && !*j.Enabled,
+	}
+	var err error
+	if s.Timeout, err = duration("timeout", j.Timeout); err != nil {
+		return err
+	}
+	if s.SSEReadTimeout, err = duration("sse_read_timeout", j.SSERead); err != nil {
+		return err
+	}
+	return nil
+}
+
+func duration(field string, f *float64) (time.Duration, error) {
+	if f == nil {
+		return 0, nil
+	}
+	if *f < 0 || math.IsNaN(*f) || *f > float64(math.MaxInt64/int64(time.Second)) {
+		return 0, fmt.Errorf("%s: %v is not a valid number of seconds", field, *f)
+	}
+	return time.Duration(*f * float64(time.Second)), nil
+}
+
+func dropZero(m map[string]secret.String) map[string]secret.String {
+	for k, v := range m {
+		if v.IsZero() {
+			delete(m, k)
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+type authJSON struct {
+	Strategy   string                   `json:"strategy"`
+	Value      secret.String            `json:"value,omitzero"`
+	HeaderName string                   `json:"header_name,omitempty"`
+	Username   string                   `json:"username,omitempty"`
+	Password   secret.String            `json:"password,omitzero"`
+	Headers    map[string]secret.String `json:"headers,omitempty"`
+	OAuth      *OAuthSettings           `json:"authentication,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler.
+func (a *Auth) MarshalJSON() ([]byte, error) {
+	return event.MarshalJSON(authJSON(*a))
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (a *Auth) UnmarshalJSON(data []byte) error {
+	var j authJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	if j.Strategy == "" {
+		return errors.New("auth: 'strategy' is required")
+	}
+	j.Headers = dropZero(j.Headers)
+	*a = Auth(j)
+	return nil
+}
+
+// headers returns the HTTP headers to send to s: Headers plus those Auth
+// implies.
+func (s *Server) headers() (map[string]string, error) {
+	h := make(map[string]string, len(s.Headers)+1)
+	for k, v := range s.Headers {
+		h[k] = v.Value()
+	}
+	if a := s.Auth; a != nil {
+		switch a.Strategy {
+		case AuthAPIKey:
+			switch {
+			case a.Value.IsZero():
+			case a.HeaderName != "":
+				h[a.HeaderName] = a.Value.Value()
+			default:
+				h["Authorization"] = "Bearer " + a.Value.Value()
+			}
+		case AuthBearer:
+			if !a.Value.IsZero() {
+				h["Authorization"] = "Bearer " + a.Value.Value()
+			}
+		case AuthBasic:
+			if !a.Password.IsZero() {
+				h["Authorization"] = basicAuth(a.Username, a.Password.Value())
+			}
+		case AuthHeader:
+			for k, v := range a.Headers {
+				h[k] = v.Value()
+			}
+		case AuthOAuth2:
+			return nil, errors.New("auth strategy 'oauth2' is not supported by this client")
+		}
+	}
+	return h, nil
+}
+
+func basicAuth(user, password string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
+}
