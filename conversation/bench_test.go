@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,6 +29,43 @@ func (l latencies) report(b *testing.B) {
 	slices.Sort(l)
 	b.ReportMetric(float64(l[len(l)/2].Nanoseconds()), "p50-ns")
 	b.ReportMetric(float64(l[len(l)*95/100].Nanoseconds()), "p95-ns")
+}
+
+// cpuClock measures the process's CPU time (user+system, all threads)
+// over a benchmark loop. On a shared machine wall time includes waiting for
+// other processes; cpu-ns/op is what the work itself costs (background
+// writers and GC included).
+type cpuClock struct {
+	acc, since time.Duration
+	running    bool
+}
+
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func startCPU() *cpuClock { return &cpuClock{since: cpuNow(), running: true} }
+
+// stop and start bracket untimed work, with b.StopTimer and b.StartTimer.
+func (c *cpuClock) stop(b *testing.B) {
+	b.StopTimer()
+	c.acc += cpuNow() - c.since
+	c.running = false
+}
+
+func (c *cpuClock) start(b *testing.B) {
+	c.since, c.running = cpuNow(), true
+	b.StartTimer()
+}
+
+func (c *cpuClock) report(b *testing.B) {
+	if c.running {
+		c.acc += cpuNow() - c.since
+		c.running = false
+	}
+	b.ReportMetric(float64(c.acc.Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 // freshIDs gives each reused event a new id, as a new event would have.
@@ -80,13 +118,13 @@ var persistModes = []struct {
 	{"write-behind", &conversation.FileOptions{WriteBehind: true}},
 }
 
-func settle(b *testing.B, st *conversation.State) {
+func settle(b *testing.B, cpu *cpuClock, st *conversation.State) {
 	if fs, ok := st.Events().(*conversation.FileStore); ok {
-		b.StopTimer()
+		cpu.stop(b)
 		if err := fs.Sync(); err != nil {
 			b.Fatal(err)
 		}
-		b.StartTimer()
+		cpu.start(b)
 	}
 }
 
@@ -100,6 +138,8 @@ func BenchmarkEventPersist(b *testing.B) {
 			lat := make(latencies, 0, b.N)
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := startCPU()
+			defer cpu.report(b)
 			for i := range b.N {
 				e := evs[i%len(evs)]
 				freshID(e, i)
@@ -108,7 +148,7 @@ func BenchmarkEventPersist(b *testing.B) {
 					b.Fatal(err)
 				}
 				lat = append(lat, time.Since(t0))
-				settle(b, st)
+				settle(b, cpu, st)
 			}
 			b.StopTimer()
 			lat.report(b)
@@ -129,6 +169,8 @@ func BenchmarkActionCyclePersist(b *testing.B) {
 			lat := make(latencies, 0, b.N)
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := startCPU()
+			defer cpu.report(b)
 			for i := range b.N {
 				c := cycles[i%len(cycles)]
 				freshID(c[0], 2*i)
@@ -142,7 +184,7 @@ func BenchmarkActionCyclePersist(b *testing.B) {
 					b.Fatal(err)
 				}
 				lat = append(lat, time.Since(t0))
-				settle(b, st)
+				settle(b, cpu, st)
 			}
 			b.StopTimer()
 			lat.report(b)
@@ -157,6 +199,8 @@ func BenchmarkFileCreateFloor(b *testing.B) {
 	dir := benchDir(b)
 	data := make([]byte, 4600)
 	b.ResetTimer()
+	cpu := startCPU()
+	defer cpu.report(b)
 	for i := range b.N {
 		f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("event-%05d-x.json", i)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
@@ -228,6 +272,8 @@ func BenchmarkReplay1000(b *testing.B) {
 		st.Close()
 		b.ReportAllocs()
 		b.ResetTimer()
+		cpu := startCPU()
+		defer cpu.report(b)
 		for range b.N {
 			openState(b, dir).Close()
 		}
@@ -235,15 +281,19 @@ func BenchmarkReplay1000(b *testing.B) {
 	})
 	b.Run("open-no-cache", func(b *testing.B) {
 		b.ReportAllocs()
+		cpu := startCPU()
+		defer cpu.report(b)
 		for range b.N {
-			b.StopTimer()
+			cpu.stop(b)
 			os.Remove(filepath.Join(dir, conversation.IndexFile))
-			b.StartTimer()
+			cpu.start(b)
 			openState(b, dir).Close()
 		}
 	})
 	b.Run("decode-all", func(b *testing.B) {
 		b.ReportAllocs()
+		cpu := startCPU()
+		defer cpu.report(b)
 		for range b.N {
 			st := openState(b, dir)
 			s := st.Events()
@@ -269,6 +319,8 @@ func BenchmarkRecovery1000(b *testing.B) {
 	idx, _ := os.ReadFile(indexPath)
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := startCPU()
+	defer cpu.report(b)
 	for range b.N {
 		st := openState(b, dir)
 		ev, err := st.RecoverRunning()
@@ -276,11 +328,11 @@ func BenchmarkRecovery1000(b *testing.B) {
 			b.Fatalf("recovery: %v, %v", ev, err)
 		}
 		st.Close()
-		b.StopTimer()
+		cpu.stop(b)
 		os.Remove(filepath.Join(dir, conversation.EventsDir, fmt.Sprintf("event-%05d-%s.json", 1000, ev.ID)))
 		os.WriteFile(basePath, base, 0o644)
 		os.WriteFile(indexPath, idx, 0o644)
-		b.StartTimer()
+		cpu.start(b)
 	}
 }
 
@@ -302,6 +354,8 @@ func BenchmarkSearch2000(b *testing.B) {
 	}
 	b.Run("entries", func(b *testing.B) {
 		b.ReportAllocs()
+		cpu := startCPU()
+		defer cpu.report(b)
 		for range b.N {
 			if _, err := s.Search(q); err != nil {
 				b.Fatal(err)
@@ -310,6 +364,8 @@ func BenchmarkSearch2000(b *testing.B) {
 	})
 	b.Run("raw", func(b *testing.B) {
 		b.ReportAllocs()
+		cpu := startCPU()
+		defer cpu.report(b)
 		for range b.N {
 			p, err := s.Search(q)
 			if err != nil {

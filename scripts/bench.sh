@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Runs the persistence benchmarks and prints a table: benchmark, ns/op (and
-# p50 where measured), the target on a 2-core machine, and the Python
-# reference's figure for the same work. Extra arguments go to go test
-# (e.g. -count=3).
+# Runs the persistence benchmarks and prints a table: benchmark, ns/op, p50
+# where measured, CPU time per op (user+system of the whole process: on a
+# busy machine wall time includes waiting for other processes), the target
+# on a 2-core machine, and the Python reference's figure for the same work.
+# BENCHTIME sets -benchtime; GOHANDS_BENCH_DIR puts the conversations
+# elsewhere than the temp dir (e.g. /dev/shm). Extra arguments go to
+# go test (e.g. -count=3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v go >/dev/null || { echo "bench.sh: go is not installed" >&2; exit 1; }
@@ -25,15 +28,16 @@ BEGIN {
   target["BenchmarkRecovery1000"] = "<= 3 ms";               ref["BenchmarkRecovery1000"] = "57.5 ms"
   target["BenchmarkSearch2000/entries"] = "<= 0.5 ms";       ref["BenchmarkSearch2000/entries"] = "7.7 ms"
   target["BenchmarkSearch2000/raw"] = "-";                   ref["BenchmarkSearch2000/raw"] = "7.7 ms"
-  printf "%-36s %14s %12s %14s  %s\n", "benchmark", "ns/op", "p50 ns", "target", "reference"
+  printf "%-42s %12s %12s %12s %14s  %s\n", "benchmark", "ns/op", "p50 ns", "cpu ns/op", "target", "reference"
 }
 /^Benchmark/ {
   name = $1; sub(/-[0-9]+$/, "", name)
-  nsop = ""; p50 = "-"
+  nsop = ""; p50 = "-"; cpu = "-"
   for (i = 2; i <= NF; i++) {
     if ($(i) == "ns/op") nsop = $(i-1)
     if ($(i) == "p50-ns") p50 = $(i-1)
+    if ($(i) == "cpu-ns/op") cpu = $(i-1)
   }
   t = (name in target) ? target[name] : "-"; r = (name in ref) ? ref[name] : "-"
-  printf "%-36s %14s %12s %14s  %s\n", name, nsop, p50, t, r
+  printf "%-42s %12s %12s %12s %14s  %s\n", name, nsop, p50, cpu, t, r
 }'
