@@ -27,8 +27,9 @@ const DefaultNoChangeTimeout = 30 * time.Second
 // maxTimeout bounds the hard timeout, in seconds (a year).
 const maxTimeout = 365 * 24 * 3600
 
-// floodLimit is how much unread output makes a call return early: a
-// command that prints without pause (`yes`) would otherwise never go quiet.
+// floodLimit is how much output arriving during one call makes it return
+// early: a command that prints without pause (`yes`) would otherwise never
+// go quiet.
 const floodLimit = 8 << 20
 
 // interruptGrace is how long a cancelled call waits for the interrupted
@@ -329,6 +330,7 @@ func (t *Terminal) wait(ctx context.Context, s *session, a *Action, command, sen
 		defer soft.Stop()
 		softC = soft.C
 	}
+	from := s.received()
 	for {
 		if done, gone := s.status(); done {
 			return t.completed(s, command, sent, key, "")
@@ -340,7 +342,7 @@ func (t *Terminal) wait(ctx context.Context, s *session, a *Action, command, sen
 			if soft != nil {
 				soft.Reset(t.opts.NoChangeTimeout)
 			}
-			if done, _ := s.status(); !done && s.pending() > floodLimit {
+			if done, _ := s.status(); !done && s.received()-from > floodLimit {
 				o := t.observe(s, command, sent)
 				o.Metadata.Suffix = fmt.Sprintf("\n[The command has printed more than %d MiB without pause and is still running. %s]", floodLimit>>20, continueHint)
 				t.fit(o)

@@ -411,11 +411,11 @@ func (s *session) markShown(off int64) {
 	s.mu.Unlock()
 }
 
-// pending returns how many bytes of output have not been returned.
-func (s *session) pending() int64 {
+// received returns how many bytes of output the session has read in all.
+func (s *session) received() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.end - s.shown
+	return s.end
 }
 
 // running reports whether a command was sent and has not finished.
