@@ -234,7 +234,11 @@ func (m *Manager) resolve(ctx context.Context, name string) (string, error) {
 		return "", fmt.Errorf("secret %s: %w", name, err)
 	}
 	delete(m.failed, name)
-	if v != "" {
+	if v == "" {
+		// Nothing to mask, and worth no retry before the back-off: a lookup
+		// that answers empty would otherwise be fetched on every output.
+		m.failed[name] = m.now()
+	} else {
 		if old, ok := m.values[name]; ok && old != v {
 			// A rotated value (a callback) keeps its old value masked.
 			m.retired[old] = struct{}{}

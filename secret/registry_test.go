@@ -192,6 +192,20 @@ func TestLookupFailureRetriedAfterBackoff(t *testing.T) {
 	}
 }
 
+func TestEmptyLookupBacksOff(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	m := NewManager(Registry{}, quiet)
+	m.Set("EMPTY", &LookupSecret{URL: srv.URL})
+	for range 5 {
+		m.Mask("some output")
+	}
+	if hits.Load() != 1 {
+		t.Errorf("%d lookups for 5 masks of a secret that resolves empty", hits.Load())
+	}
+}
+
 func TestManagerUpdateWhileInUse(t *testing.T) {
 	m := NewManager(Registry{}, nil)
 	ctx := context.Background()
