@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"math"
 	"os"
 	"strings"
@@ -29,7 +30,8 @@ func newLLM(t *testing.T, srv *llmtest.Server, model string, edit func(*llm.Conf
 	if edit != nil {
 		edit(&cfg)
 	}
-	l, err := llm.New(cfg, nil)
+	// Retries are expected here; their warnings would only be noise.
+	l, err := llm.New(cfg, &llm.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

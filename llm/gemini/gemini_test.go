@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"math"
 	"net/http"
 	"os"
@@ -30,7 +31,8 @@ func newLLM(t *testing.T, srv *llmtest.Server, model string, edit func(*llm.Conf
 	if edit != nil {
 		edit(&cfg)
 	}
-	l, err := llm.New(cfg, nil)
+	// Retries are expected here; their warnings would only be noise.
+	l, err := llm.New(cfg, &llm.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
