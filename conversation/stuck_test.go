@@ -252,3 +252,23 @@ func BenchmarkStuckCheck(b *testing.B) {
 		}
 	}
 }
+
+// The run loop asks the detector after each step. At the third identical
+// failure it nudges the agent once; at the fourth the run stops as stuck.
+func ExampleStuckDetector() {
+	d := conversation.NewStuckDetector(nil)
+	var events []event.Event
+	events = append(events, msg(event.SourceUser, "build it"))
+	for i := 1; i <= 4; i++ {
+		events = append(events, act("make"), agentErr("make: *** No targets."))
+		if nudge := d.ErrorNudge(events); nudge != "" {
+			fmt.Println("after", i, "failures: nudge")
+		}
+		if stuck, reason := d.Check(events); stuck {
+			fmt.Println("after", i, "failures: stuck:", reason)
+		}
+	}
+	// Output:
+	// after 3 failures: nudge
+	// after 4 failures: stuck: the agent repeated the same terminal action 4 times in a row and got the same error each time: make: *** No targets.
+}
