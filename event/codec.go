@@ -455,6 +455,82 @@ func unmarshalAs(e kindDecoder, want string, data []byte) error {
 	return e.decodeKind(want, data)
 }
 
+// UnmarshalJSON methods let encoding/json users read events as Unmarshal
+// does, with the reference's defaults and checks; a "kind" key, if present,
+// must name the type.
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (e *SystemPromptEvent) UnmarshalJSON(data []byte) error {
+	return unmarshalAs(e, "SystemPromptEvent", data)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (e *MessageEvent) UnmarshalJSON(data []byte) error { return unmarshalAs(e, "MessageEvent", data) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (e *UserRejectObservation) UnmarshalJSON(data []byte) error {
+	return unmarshalAs(e, "UserRejectObservation", data)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (e *AgentErrorEvent) UnmarshalJSON(data []byte) error {
+	return unmarshalAs(e, "AgentErrorEvent", data)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (e *Condensation) UnmarshalJSON(data []byte) error { return unmarshalAs(e, "Condensation", data) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (e *CondensationRequest) UnmarshalJSON(data []byte) error {
+	return unmarshalAs(e, "CondensationRequest", data)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (e *CondensationSummaryEvent) UnmarshalJSON(data []byte) error {
+	return unmarshalAs(e, "CondensationSummaryEvent", data)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (e *ConversationErrorEvent) UnmarshalJSON(data []byte) error {
+	return unmarshalAs(e, "ConversationErrorEvent", data)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (e *PauseEvent) UnmarshalJSON(data []byte) error { return unmarshalAs(e, "PauseEvent", data) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (e *InterruptEvent) UnmarshalJSON(data []byte) error {
+	return unmarshalAs(e, "InterruptEvent", data)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (e *HookExecutionEvent) UnmarshalJSON(data []byte) error {
+	return unmarshalAs(e, "HookExecutionEvent", data)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (e *LLMCompletionLogEvent) UnmarshalJSON(data []byte) error {
+	return unmarshalAs(e, "LLMCompletionLogEvent", data)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (e *TokenEvent) UnmarshalJSON(data []byte) error { return unmarshalAs(e, "TokenEvent", data) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (e *ACPToolCallEvent) UnmarshalJSON(data []byte) error {
+	return unmarshalAs(e, "ACPToolCallEvent", data)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (e *StreamingDeltaEvent) UnmarshalJSON(data []byte) error {
+	return unmarshalAs(e, "StreamingDeltaEvent", data)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (e *ServerErrorEvent) UnmarshalJSON(data []byte) error {
+	return unmarshalAs(e, "ServerErrorEvent", data)
+}
+
 // MarshalJSON methods let encoding/json users (a server response holding
 // events, say) write events as Marshal does, "kind" included.
 

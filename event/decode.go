@@ -553,7 +553,10 @@ func newDecoder(t reflect.Type) decFunc {
 			return d.message(v.Addr().Interface().(*Message))
 		}
 	}
-	if t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(unmarshalerType) {
+	// Event types implement json.Unmarshaler for encoding/json users by
+	// calling this decoder; decode them field by field here.
+	isEvent := t.Kind() == reflect.Struct && reflect.PointerTo(t).Implements(codecEventType)
+	if !isEvent && t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(unmarshalerType) {
 		return func(d *decodeState, v reflect.Value, _ bool) error {
 			raw, err := d.skip()
 			if err != nil {

@@ -189,3 +189,28 @@ func TestFormatTime(t *testing.T) {
 		}
 	}
 }
+
+// encoding/json users get the same decoding as Unmarshal.
+func TestEncodingJSONUnmarshal(t *testing.T) {
+	var evs []*AgentErrorEvent
+	in := `[{"id":"a","timestamp":"t","tool_name":"x","tool_call_id":"c","error":"e","kind":"AgentErrorEvent"},` +
+		`{"id":"b","timestamp":"t","tool_name":"x","tool_call_id":"c","error":"e"}]`
+	if err := json.Unmarshal([]byte(in), &evs); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		if e.Source != SourceAgent || e.Classification != UnknownError {
+			t.Errorf("defaults not applied: %+v", e)
+		}
+	}
+	var e AgentErrorEvent
+	for _, bad := range []string{
+		`{"id":"a","timestamp":"t","tool_name":"x","tool_call_id":"c","error":"e","kind":"PauseEvent"}`,
+		`{"id":"a","timestamp":"t","tool_name":"x","tool_call_id":"c","error":"e","Error":"E"}`,
+		`{"id":"a","timestamp":"t","tool_name":"x","tool_call_id":"c"}`,
+	} {
+		if err := json.Unmarshal([]byte(bad), &e); err == nil {
+			t.Errorf("json.Unmarshal(%s) succeeded, want an error", bad)
+		}
+	}
+}
