@@ -1,0 +1,86 @@
+// Package preset builds gohands' ready-made agents and registers everything
+// an application needs to run them.
+//
+// Importing preset registers every built-in tool (terminal, file_editor,
+// task_tracker, glob, grep, think, finish) with package tool and every LLM
+// provider (OpenAI, Anthropic, Gemini) with package llm, so that an agent
+// configuration read from JSON (a resumed conversation, a request to the
+// agent server) can be materialised whatever tools and model it names.
+// Libraries that know which tools they use import only those packages.
+package preset
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/gohands/gohands/agent"
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/tool"
+	"github.com/gohands/gohands/tools/fileeditor"
+	"github.com/gohands/gohands/tools/finish"
+	"github.com/gohands/gohands/tools/glob"
+	"github.com/gohands/gohands/tools/grep"
+	"github.com/gohands/gohands/tools/tasktracker"
+	"github.com/gohands/gohands/tools/terminal"
+	"github.com/gohands/gohands/tools/think"
+
+	// Every wire API, for models chosen at run time.
+	_ "github.com/gohands/gohands/llm/providers"
+)
+
+// Options configure DefaultAgent. A nil *Options is the default.
+type Options struct {
+	// FinishResponseSchema, if set, is a JSON schema (an object) the
+	// finish tool's arguments must also carry: the model then ends its run
+	// with a structured result. The finish tool moves from the built-ins
+	// to the agent's tool specs, with the schema as its response_schema
+	// param, as in the reference.
+	FinishResponseSchema map[string]any
+	// ExtraTools are further tool specs, added after the default ones.
+	ExtraTools []tool.Spec
+}
+
+// DefaultTools returns the specs of the default tools: a terminal, the
+// file editor and the task tracker. The built-in think and finish tools
+// come with every agent and are not listed.
+func DefaultTools() []tool.Spec {
+	return []tool.Spec{
+		{Name: terminal.Name},
+		{Name: fileeditor.Name},
+		{Name: tasktracker.Name},
+	}
+}
+
+// DefaultAgent returns the default agent for the model cfg describes: the
+// default tools plus the built-in think and finish tools, like the
+// reference's get_default_agent in CLI mode (no browser).
+//
+// Unlike the reference it configures no condenser: gohands has none yet.
+func DefaultAgent(cfg llm.Config, opts *Options) *agent.Agent {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	specs := append(DefaultTools(), slices.Clone(o.ExtraTools)...)
+	a := agent.New(cfg, specs...)
+	if o.FinishResponseSchema != nil {
+		a.Tools = append(a.Tools, tool.Spec{
+			Name:   finish.Name,
+			Params: event.Map[string, any]{tool.ResponseSchemaParam: maps.Clone(o.FinishResponseSchema)},
+		})
+		a.IncludeDefaultTools = slices.DeleteFunc(a.IncludeDefaultTools, func(c string) bool { return c == "FinishTool" })
+	}
+	return a
+}
+
+// BuiltinTools returns the names of the built-in tools this package
+// registers, sorted.
+func BuiltinTools() []string {
+	names := []string{
+		terminal.Name, fileeditor.Name, tasktracker.Name,
+		glob.Name, grep.Name, think.Name, finish.Name,
+	}
+	slices.Sort(names)
+	return names
+}
