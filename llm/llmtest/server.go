@@ -3,6 +3,7 @@ package llmtest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -282,10 +283,19 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
 	case WireGemini:
 		werr = s.writeGemini(rw, t)
 	}
-	if werr != nil {
+	// A client that goes away mid-reply (a cancelled stream, a timeout)
+	// is not the script's fault.
+	var cw clientWriteError
+	if werr != nil && !errors.As(werr, &cw) {
 		s.errorf("llmtest: request #%d: %v", n, werr)
 	}
 }
+
+// clientWriteError is a failure to write to the client.
+type clientWriteError struct{ err error }
+
+func (e clientWriteError) Error() string { return "writing the reply: " + e.err.Error() }
+func (e clientWriteError) Unwrap() error { return e.err }
 
 // turn is a reply being rendered for one request.
 type turn struct {
@@ -328,8 +338,10 @@ func writeJSON(rw http.ResponseWriter, status int, v any) error {
 	}
 	rw.Header().Set("Content-Type", "application/json")
 	rw.WriteHeader(status)
-	_, err = rw.Write(b)
-	return err
+	if _, err := rw.Write(b); err != nil {
+		return clientWriteError{err}
+	}
+	return nil
 }
 
 // sse writes a server-sent event stream.
@@ -366,10 +378,13 @@ func (e *sse) event(name string, v any) {
 	b.WriteString("data: ")
 	b.Write(data)
 	b.WriteString(e.sep)
-	if _, e.err = e.rw.Write(b.Bytes()); e.err != nil {
+	if _, err := e.rw.Write(b.Bytes()); err != nil {
+		e.err = clientWriteError{err}
 		return
 	}
-	e.err = e.rc.Flush()
+	if err := e.rc.Flush(); err != nil {
+		e.err = clientWriteError{err}
+	}
 }
 
 // chunks splits s into small pieces, as a model streams it: words for

@@ -577,3 +577,18 @@ func TestMidStreamFailure(t *testing.T) {
 		})
 	}
 }
+
+func TestClientLeavingMidStreamIsNotAFailure(t *testing.T) {
+	rec := &recorder{TB: t}
+	srv := llmtest.NewChat(rec, llmtest.Reply{Text: strings.Repeat("word ", 200000)})
+	resp := post(t, srv, "/v1/chat/completions", wires[0].body(true))
+	buf := make([]byte, 512)
+	if _, err := io.ReadFull(resp.Body, buf); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	srv.Close() // waits for the handler
+	if f := rec.failures(); len(f) != 0 {
+		t.Errorf("failures = %q", f)
+	}
+}
