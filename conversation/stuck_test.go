@@ -1,7 +1,10 @@
 package conversation_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -271,4 +274,53 @@ func ExampleStuckDetector() {
 	// Output:
 	// after 3 failures: nudge
 	// after 4 failures: stuck: the agent repeated the same terminal action 4 times in a row and got the same error each time: make: *** No targets.
+}
+
+// TestStuckMatchesReference replays scenarios through which the Python
+// reference's StuckDetector was run (testdata/stuck_reference.py) and
+// compares the verdicts: stuck, and whether the error nudge fires.
+func TestStuckMatchesReference(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "stuck_reference.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fix struct {
+		Scenarios []struct {
+			Name   string            `json:"name"`
+			Stuck  bool              `json:"stuck"`
+			Nudge  bool              `json:"nudge"`
+			Events []json.RawMessage `json:"events"`
+		} `json:"scenarios"`
+	}
+	if err := json.Unmarshal(data, &fix); err != nil {
+		t.Fatal(err)
+	}
+	// Where gohands decides differently on purpose (see sameEvent): two
+	// calls the model got wrong in different ways are not a repetition.
+	diverge := map[string]bool{"unparsed calls, corrected arguments": true}
+	if len(fix.Scenarios) < 20 {
+		t.Fatalf("only %d scenarios in the fixture", len(fix.Scenarios))
+	}
+	for _, sc := range fix.Scenarios {
+		t.Run(sc.Name, func(t *testing.T) {
+			evs := make([]event.Event, len(sc.Events))
+			for i, raw := range sc.Events {
+				if evs[i], err = event.Unmarshal(raw); err != nil {
+					t.Fatalf("event %d: %v", i, err)
+				}
+			}
+			d := conversation.NewStuckDetector(nil)
+			stuck, reason := d.Check(evs)
+			want := sc.Stuck
+			if diverge[sc.Name] {
+				want = !want
+			}
+			if stuck != want {
+				t.Errorf("stuck = %v (%s), reference %v", stuck, reason, sc.Stuck)
+			}
+			if nudge := d.ErrorNudge(evs) != ""; nudge != sc.Nudge {
+				t.Errorf("nudge = %v, reference %v", nudge, sc.Nudge)
+			}
+		})
+	}
 }
