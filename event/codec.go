@@ -10,7 +10,8 @@ import (
 // Marshal encodes e as the reference writes it: compact, null fields
 // omitted, "kind" last. Fields left empty that the reference always fills
 // get its defaults: the kind's default source, security risk UNKNOWN, the
-// default rejection, and a ConversationErrorEvent's derived classification.
+// user as the rejection source, and a ConversationErrorEvent's derived
+// classification.
 func Marshal(e Event) ([]byte, error) { return MarshalKinded(e) }
 
 // Append is Marshal appending to b, for callers that reuse a buffer.
@@ -90,11 +91,11 @@ func (e *ActionEvent) withDefaults() Event {
 }
 
 func (e *UserRejectObservation) withDefaults() Event {
-	if e.RejectionReason != "" && e.RejectionSource != "" {
+	if e.RejectionSource != "" {
 		return e
 	}
 	c := cloneEvent(e)
-	c.SetDefaults()
+	c.RejectionSource = RejectedByUser
 	return c
 }
 

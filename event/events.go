@@ -167,7 +167,7 @@ type UserRejectObservation struct {
 	Base
 	ToolName        string `json:"tool_name" required:"true"`
 	ToolCallID      string `json:"tool_call_id" required:"true"`
-	RejectionReason string `json:"rejection_reason"` // DefaultRejectionReason when empty
+	RejectionReason string `json:"rejection_reason"` // DefaultRejectionReason when absent on load
 	RejectionSource string `json:"rejection_source"` // RejectedByUser when empty
 	ActionID        string `json:"action_id" required:"true"`
 }

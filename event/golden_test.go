@@ -100,6 +100,7 @@ func goldenEvents() map[string]Event {
 		},
 		"UserRejectObservation": &UserRejectObservation{
 			Base: gbase(9, "", -1), ToolName: "terminal", ToolCallID: "c3", ActionID: gid(5),
+			RejectionReason: DefaultRejectionReason,
 		},
 		"UserRejectObservation_hook": &UserRejectObservation{
 			Base: gbase(10, SourceHook, -1), ToolName: "terminal", ToolCallID: "c4", ActionID: gid(5),
