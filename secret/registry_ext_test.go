@@ -102,3 +102,35 @@ func BenchmarkMaskEvent(b *testing.B) {
 		}
 	}
 }
+
+// TestManagerWithRealTerminal drives a real bash through the Manager's
+// terminal hooks: a command gets only the secrets it names, and what it
+// prints comes back masked.
+func TestManagerWithRealTerminal(t *testing.T) {
+	m := secret.NewManager(secret.Registry{}, nil)
+	m.SetValue("GH_TOKEN", "ghp_live_1234567890")
+	m.SetFunc("DB_PASSWORD", func(context.Context) (string, error) { return "pa$$ 'word'", nil })
+	ctx := context.Background()
+	env, mask := m.TerminalHooks(ctx)
+	term := terminal.New(&terminal.Options{WorkingDir: t.TempDir(), Env: env, Mask: mask})
+	defer term.Close()
+	run := func(cmd string) string {
+		t.Helper()
+		o, err := term.Run(ctx, &terminal.Action{Command: cmd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.Text()
+	}
+	// Only the named secret is exported: DB_PASSWORD is not in the shell.
+	if got := run(`echo "token=$GH_TOKEN"; env | grep -c '^DB_PASSW'`); got != "token="+secret.Hidden+"\n0" {
+		t.Errorf("output = %q", got)
+	}
+	if got := run(`echo "[$DB_PASSWORD]"; env | grep -c '^DB_PASSW'`); got != "["+secret.Hidden+"]\n1" {
+		t.Errorf("output = %q", got)
+	}
+	// A value printed without its name (read from a file) is masked too.
+	if got := run(`printf '%s' 'pa$$ '"'word'" > f; cat f`); got != secret.Hidden {
+		t.Errorf("cat = %q", got)
+	}
+}
