@@ -221,7 +221,7 @@ func (s *FileStore) load() error {
 	ids = s.replayJournal(ids[:n])
 	n = len(ids)
 
-	entries := make([]Entry, n)
+	entries := make([]Entry, n, n+64) // room for appends before the first copy
 	have := make([]bool, n)
 	cached := s.readIndexFile(ids, entries, have)
 	for i := 0; i < n; i++ {
@@ -245,10 +245,8 @@ func (s *FileStore) load() error {
 			return fmt.Errorf("conversation: event %d (%s): %w", i, eventFileName(i, ids[i]), err)
 		}
 	}
-	s.idx = newIndex(n + 64)
-	for _, e := range entries {
-		s.idx.addLocked(e)
-	}
+	s.idx = newIndex(0)
+	s.idx.adopt(entries)
 	if cached != n {
 		if err := s.rewriteIndexFile(entries); err != nil {
 			slog.Warn("conversation: cannot write event index cache", "err", err)

@@ -34,6 +34,17 @@ func newIndex(capacity int) *index {
 	}
 }
 
+// adopt takes entries, in log order, as the index's first entries.
+func (x *index) adopt(entries []Entry) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.entries = entries[:0]
+	x.byID = make(map[string]int32, len(entries))
+	for _, e := range entries {
+		x.addLocked(e)
+	}
+}
+
 // add publishes ent, which must be at index len(entries). Duplicate ids keep
 // the first occurrence, as the reference's reader does.
 func (x *index) add(ent Entry) {
