@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -330,9 +332,39 @@ func hangUp(rw http.ResponseWriter) {
 	conn.Close()
 }
 
+// marshal encodes v as JSON. Maps put their "type" key first, as the
+// providers do, and the other keys in sorted order.
+func marshal(v any) ([]byte, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return json.Marshal(v)
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	if i := slices.Index(keys, "type"); i > 0 {
+		keys = append([]string{"type"}, slices.Delete(keys, i, i+1)...)
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		vb, err := marshal(m[k])
+		if err != nil {
+			return nil, err
+		}
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
 // writeJSON writes v as a JSON response with the given status.
 func writeJSON(rw http.ResponseWriter, status int, v any) error {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		return err
 	}
@@ -368,7 +400,7 @@ func (e *sse) event(name string, v any) {
 	var data []byte
 	if s, ok := v.(string); ok {
 		data = []byte(s)
-	} else if data, e.err = json.Marshal(v); e.err != nil {
+	} else if data, e.err = marshal(v); e.err != nil {
 		return
 	}
 	var b bytes.Buffer
