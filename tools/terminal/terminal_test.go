@@ -34,8 +34,12 @@ func need(t testing.TB, prog string) {
 	}
 }
 
+// quiet is the no-output timeout of tests that wait for it; the others
+// keep the default, so a slow machine cannot make them time out.
+const quiet = time.Second
+
 // newTerminal returns a Terminal in a fresh directory, closed when the
-// test ends. The no-output timeout is short unless opts says otherwise.
+// test ends.
 func newTerminal(t testing.TB, opts *Options) *Terminal {
 	t.Helper()
 	need(t, "bash")
@@ -45,9 +49,6 @@ func newTerminal(t testing.TB, opts *Options) *Terminal {
 	}
 	if o.WorkingDir == "" {
 		o.WorkingDir = t.TempDir()
-	}
-	if o.NoChangeTimeout == 0 {
-		o.NoChangeTimeout = time.Second
 	}
 	term := New(&o)
 	t.Cleanup(func() { term.Close() })
@@ -230,7 +231,7 @@ func TestPromptSurvives(t *testing.T) {
 // reading it is not run by the shell afterwards, and a key without Enter
 // is not glued to the next command.
 func TestUnreadInputDiscarded(t *testing.T) {
-	term := newTerminal(t, nil)
+	term := newTerminal(t, &Options{NoChangeTimeout: quiet})
 	junk := filepath.Join(term.opts.WorkingDir, "junk")
 	gate := filepath.Join(term.opts.WorkingDir, "gate")
 	wait := "while [ ! -e " + gate + " ]; do sleep 0.05; done"
@@ -307,7 +308,7 @@ func TestPythonREPL(t *testing.T) {
 }
 
 func TestSoftTimeoutReadInterrupt(t *testing.T) {
-	term := newTerminal(t, nil)
+	term := newTerminal(t, &Options{NoChangeTimeout: quiet})
 	o := run(t, term, Action{Command: "echo first; sleep 3; echo second; sleep 60"})
 	if exitCode(o) != -1 || !o.Timeout || o.Text() != "first" || o.Metadata.Prefix != "" {
 		t.Fatalf("first read: exit %d, timeout %v, output %q, prefix %q", exitCode(o), o.Timeout, o.Text(), o.Metadata.Prefix)
@@ -349,7 +350,7 @@ func TestSoftTimeoutReadInterrupt(t *testing.T) {
 // TestPreviousResult: a command that timed out and finished before the
 // next command still reports its exit code and its last output.
 func TestPreviousResult(t *testing.T) {
-	term := newTerminal(t, nil)
+	term := newTerminal(t, &Options{NoChangeTimeout: quiet})
 	o := run(t, term, Action{Command: "while [ ! -e go ]; do sleep 0.05; done; echo late; (exit 7)"})
 	if exitCode(o) != -1 {
 		t.Fatalf("exit %d", exitCode(o))
@@ -509,7 +510,7 @@ func TestExitStartsFreshShell(t *testing.T) {
 }
 
 func TestReset(t *testing.T) {
-	term := newTerminal(t, nil)
+	term := newTerminal(t, &Options{NoChangeTimeout: quiet})
 	run(t, term, Action{Command: "export KEEP=1"})
 	o := run(t, term, Action{Command: "echo ${KEEP:-unset}", Reset: true})
 	if exitCode(o) != 0 || *o.Command != "[RESET] echo ${KEEP:-unset}" || o.Text() != "unset" || !strings.HasPrefix(o.LLMContent()[0].Text, "The terminal was reset") {
@@ -640,7 +641,7 @@ func alive(needle string) []string {
 }
 
 func TestCloseKillsEverything(t *testing.T) {
-	term := newTerminal(t, nil)
+	term := newTerminal(t, &Options{NoChangeTimeout: quiet})
 	run(t, term, Action{Command: "sleep 1234567 & nohup sleep 1234568 >/dev/null 2>&1 & disown"})
 	o := run(t, term, Action{Command: "sleep 1234569"})
 	if exitCode(o) != -1 {
