@@ -475,14 +475,24 @@ func TestErrorsNotRetried(t *testing.T) {
 }
 
 func TestTimeout(t *testing.T) {
-	srv := llmtest.NewAnthropic(t, llmtest.Reply{Text: "too late", Delay: time.Minute})
-	l := newLLM(t, srv, "anthropic/claude-opus-4-1", func(c *llm.Config) {
-		c.Timeout = 0.1
-		c.NumRetries = 1
-	})
-	_, err := l.Completion(context.Background(), conversation(), nil, nil)
-	if !errors.Is(err, llm.ErrTimeout) {
-		t.Errorf("err = %v, want ErrTimeout", err)
+	opts := &llm.CallOptions{OnDelta: func(llm.Delta) error { return nil }}
+	for _, stream := range []bool{false, true} {
+		edit := func(retries int) func(*llm.Config) {
+			return func(c *llm.Config) { c.Timeout, c.NumRetries, c.Stream = 0.1, retries, stream }
+		}
+		srv := llmtest.NewAnthropic(t, llmtest.Reply{Text: "too late", Delay: time.Minute})
+		l := newLLM(t, srv, "anthropic/claude-opus-4-1", edit(1))
+		if _, err := l.Completion(context.Background(), conversation(), nil, opts); !errors.Is(err, llm.ErrTimeout) {
+			t.Errorf("stream=%v: err = %v, want ErrTimeout", stream, err)
+		}
+
+		// With retries left, a timed-out attempt is tried again.
+		srv = llmtest.NewAnthropic(t, llmtest.Reply{Text: "too late", Delay: time.Minute}, llmtest.Reply{Text: "second try"})
+		l = newLLM(t, srv, "anthropic/claude-opus-4-1", edit(2))
+		r, err := l.Completion(context.Background(), conversation(), nil, opts)
+		if err != nil || event.TextOf(r.Message.Content) != "second try" {
+			t.Errorf("stream=%v: after a timeout: %v, %+v", stream, err, r)
+		}
 	}
 }
 
