@@ -10,3 +10,6 @@ func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
+
+// termWidth is unknown outside Linux.
+func termWidth(*os.File) int { return 0 }

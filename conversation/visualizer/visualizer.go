@@ -21,6 +21,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -54,7 +55,8 @@ const (
 type Options struct {
 	// Color says when to colour; the zero value is ColorAuto.
 	Color ColorMode
-	// Width is the width of the title rules; 0 means DefaultWidth.
+	// Width is the width of the title rules; 0 means the terminal's width
+	// (at most 120) when writing to one, else DefaultWidth.
 	Width int
 	// MaxLines is how many lines of tool output and system prompt are shown
 	// before the middle is cut (its head and tail are kept); 0 means
@@ -84,6 +86,12 @@ func New(w io.Writer, opts *Options) *Visualizer {
 	v := &Visualizer{w: w}
 	if opts != nil {
 		v.opts = *opts
+	}
+	if f, ok := w.(*os.File); ok && v.opts.Width <= 0 && isTerminal(f) {
+		// Rules span the terminal, up to a width that stays readable.
+		if n := termWidth(f); n > 0 {
+			v.opts.Width = min(n, 120)
+		}
 	}
 	if v.opts.Width <= 0 {
 		v.opts.Width = DefaultWidth
@@ -217,7 +225,7 @@ func (v *Visualizer) block(e event.Event) *text {
 		if e.LLMMessage.ReasoningContent != "" {
 			c.section(colorThought, "Reasoning:", e.LLMMessage.ReasoningContent)
 		}
-		c.WriteString(contentText(e.LLMMessage.Content))
+		c.WriteString(v.markdownBold(contentText(e.LLMMessage.Content)))
 		if ext := event.TextOf(e.ExtendedContent); ext != "" {
 			c.WriteString("\n\n")
 			c.section("", "Prompt extension:", ext)
@@ -330,6 +338,18 @@ func (v *Visualizer) block(e event.Event) *text {
 	}
 	out.WriteByte('\n')
 	return out
+}
+
+// boldSpan matches **text** within a line.
+var boldSpan = regexp.MustCompile(`\*\*[^*\n]+\*\*`)
+
+// markdownBold makes **text** bold when colouring, as the reference
+// highlights it; the asterisks stay, so nothing the model wrote is lost.
+func (v *Visualizer) markdownBold(s string) string {
+	if !v.color {
+		return s
+	}
+	return boldSpan.ReplaceAllStringFunc(s, func(m string) string { return "\x1b[1m" + m + "\x1b[22m" })
 }
 
 // paint returns s styled, for a value built before it is written.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"github.com/creack/pty"
 	"github.com/gohands/gohands/conversation/visualizer"
@@ -227,6 +229,26 @@ func TestColorAuto(t *testing.T) {
 	}
 	if v := visualizer.New(tty, &visualizer.Options{Color: visualizer.ColorAlways}); !v.Colored() {
 		t.Error("ColorAlways ignored")
+	}
+	// Rules span the terminal.
+	if err := pty.Setsize(tty, &pty.Winsize{Rows: 24, Cols: 50}); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 4096)
+		n, _ := ptmx.Read(buf)
+		lines <- strings.SplitN(string(buf[:n]), "\n", 2)[0]
+	}()
+	visualizer.New(tty, nil).OnEvent(&event.PauseEvent{Base: base(1, event.SourceUser)})
+	var rule string
+	select {
+	case rule = <-lines:
+	case <-time.After(5 * time.Second):
+		t.Fatal("nothing read from the terminal")
+	}
+	if n := utf8.RuneCountInString(strings.TrimRight(rule, "\r")); n != 50 {
+		t.Errorf("rule of %d columns on a 50-column terminal: %q", n, rule)
 	}
 }
 
