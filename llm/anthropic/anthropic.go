@@ -14,6 +14,12 @@
 //
 // The client is always configured explicitly: no ANTHROPIC_* environment
 // variable and no profile file is read.
+//
+// Not supported yet: Claude on Bedrock or Vertex AI (their auth), the
+// is_error flag of tool results (the event model has no such flag),
+// document and PDF blocks, Anthropic's server tools (web search, code
+// execution), citations, pause_turn continuations and the Batches, Files
+// and token-counting endpoints.
 package anthropic
 
 import (

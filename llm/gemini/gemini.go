@@ -13,6 +13,13 @@
 // The client is always configured explicitly: GEMINI_API_KEY,
 // GOOGLE_API_KEY, GOOGLE_GEMINI_BASE_URL and the Vertex variables are
 // never used, and only the config's key is sent.
+//
+// Not supported yet: the Vertex AI backend, images in tool results
+// (Gemini 3 takes them inside function responses), explicit context
+// caching, safety settings, Google's built-in tools (search grounding,
+// code execution, URL context). Thought signatures on replies without
+// function calls are dropped, as the reference drops them; http(s) image
+// URLs are passed by reference, which Gemini fetches only for some hosts.
 package gemini
 
 import (

@@ -133,8 +133,8 @@ func (s *Server) Close() {
 	s.srv.Close()
 }
 
-// Client returns an HTTP client for the server (it is http.DefaultClient
-// configured for the test server's transport).
+// Client returns an HTTP client for the server, one that is closed with
+// it.
 func (s *Server) Client() *http.Client { return s.srv.Client() }
 
 // Add appends replies to the script.
