@@ -460,6 +460,7 @@ func TestErrorsNotRetried(t *testing.T) {
 		{llmtest.ContextWindowExceeded(), llm.ErrContextWindowExceeded},
 		{llmtest.Fail(401, "invalid x-api-key"), llm.ErrAuthentication},
 		{llmtest.Fail(400, "messages: roles must alternate"), llm.ErrBadRequest},
+		{llmtest.Fail(400, "messages.2: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01. Each `tool_use` block must have a corresponding `tool_result` block in the next message."), llm.ErrMalformedHistory},
 	}
 	for _, c := range cases {
 		srv := llmtest.NewAnthropic(t, c.reply)
