@@ -11,11 +11,13 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/gohands/gohands/event"
+	"golang.org/x/sync/singleflight"
 )
 
 // Hidden replaces secret values in tool output and persisted events.
@@ -70,6 +72,8 @@ type ManagerOptions struct {
 type Manager struct {
 	log *slog.Logger
 	now func() time.Time
+
+	flight singleflight.Group
 
 	mu      sync.Mutex
 	sources map[string]Source
@@ -217,7 +221,12 @@ func (m *Manager) resolve(ctx context.Context, name string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%w: %s", ErrNotFound, name)
 	}
-	v, err := src.Resolve(ctx)
+	// Callers resolving the same source at once (parallel tool calls
+	// masking their output) share one resolution: one HTTP request.
+	r, err, _ := m.flight.Do(name+"\x00"+strconv.FormatUint(gen, 10), func() (any, error) {
+		return src.Resolve(ctx)
+	})
+	v, _ := r.(string)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.gen[name] != gen {

@@ -192,6 +192,30 @@ func TestLookupFailureRetriedAfterBackoff(t *testing.T) {
 	}
 }
 
+func TestConcurrentMasksShareOneLookup(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		time.Sleep(100 * time.Millisecond)
+		fmt.Fprint(w, "slow-secret")
+	}))
+	defer srv.Close()
+	m := NewManager(Registry{}, nil)
+	m.Set("SLOW", &LookupSecret{URL: srv.URL})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if got := m.Mask("x slow-secret"); got != "x "+Hidden {
+				t.Errorf("Mask = %q", got)
+			}
+		})
+	}
+	wg.Wait()
+	if hits.Load() != 1 {
+		t.Errorf("%d lookups for 8 concurrent masks", hits.Load())
+	}
+}
+
 func TestEmptyLookupBacksOff(t *testing.T) {
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
