@@ -100,11 +100,19 @@ func newEncoder(t reflect.Type, allowAddr bool) encFunc {
 		return encodeRaw
 	case contentType:
 		return func(b []byte, v reflect.Value) ([]byte, error) {
-			return appendContent(b, v.Interface().(Content))
+			if v.CanAddr() { // no copy into an interface
+				return appendContent(b, v.Addr().Interface().(*Content))
+			}
+			c := v.Interface().(Content)
+			return appendContent(b, &c)
 		}
 	case thinkingType:
 		return func(b []byte, v reflect.Value) ([]byte, error) {
-			return appendThinking(b, v.Interface().(ThinkingBlock)), nil
+			if v.CanAddr() {
+				return appendThinking(b, v.Addr().Interface().(*ThinkingBlock)), nil
+			}
+			t := v.Interface().(ThinkingBlock)
+			return appendThinking(b, &t), nil
 		}
 	}
 	if t.Implements(emptyAsType) {
@@ -431,6 +439,7 @@ type field struct {
 	index     []int
 	omitEmpty bool
 	omitZero  bool
+	zeroer    bool // the type has an IsZero method
 	required  bool // decoding: the key must be present (tag required:"true")
 	tagged    bool
 	typ       reflect.Type
@@ -452,7 +461,7 @@ func newStructEncoder(t reflect.Type) encFunc {
 			if !ok {
 				continue
 			}
-			if f.omitEmpty && isEmptyValue(fv) || f.omitZero && isZeroValue(fv) {
+			if f.omitEmpty && isEmptyValue(fv) || f.omitZero && isZeroValue(fv, f.zeroer) {
 				continue
 			}
 			if !first {
@@ -504,12 +513,17 @@ func isEmptyValue(v reflect.Value) bool {
 
 type isZeroer interface{ IsZero() bool }
 
-func isZeroValue(v reflect.Value) bool {
-	if z, ok := v.Interface().(isZeroer); ok {
+var isZeroerType = reflect.TypeFor[isZeroer]()
+
+// isZeroValue is omitzero's test; zeroer says whether v's type has an
+// IsZero method, known when the encoder is built, so that other values are
+// not boxed into an interface to find out.
+func isZeroValue(v reflect.Value, zeroer bool) bool {
+	if zeroer {
 		if v.Kind() == reflect.Pointer && v.IsNil() {
 			return true
 		}
-		return z.IsZero()
+		return v.Interface().(isZeroer).IsZero()
 	}
 	return v.IsZero()
 }
@@ -559,6 +573,7 @@ func structFields(t reflect.Type) []field {
 				name: name, index: idx, tagged: tagged, typ: sf.Type,
 				omitEmpty: hasOpt(opts, "omitempty"), omitZero: hasOpt(opts, "omitzero"),
 				required: sf.Tag.Get("required") == "true",
+				zeroer:   sf.Type.Implements(isZeroerType),
 			}
 			f.key = append(appendString(nil, name), ':')
 			all = append(all, cand{f, depth})

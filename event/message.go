@@ -33,7 +33,7 @@ func Image(urls ...string) Content { return Content{Type: ContentImage, ImageURL
 
 // appendContent appends c as the reference writes TextContent or
 // ImageContent.
-func appendContent(b []byte, c Content) ([]byte, error) {
+func appendContent(b []byte, c *Content) ([]byte, error) {
 	b = append(b, `{"cache_prompt":`...)
 	b = strconv.AppendBool(b, c.CachePrompt)
 	switch c.Type {
@@ -56,7 +56,7 @@ func appendContent(b []byte, c Content) ([]byte, error) {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (c Content) MarshalJSON() ([]byte, error) { return appendContent(nil, c) }
+func (c Content) MarshalJSON() ([]byte, error) { return appendContent(nil, &c) }
 
 // UnmarshalJSON implements json.Unmarshaler. As in the reference, text
 // content is strict (only the deprecated enable_truncation key is tolerated)
@@ -86,7 +86,7 @@ type ThinkingBlock struct {
 
 // appendThinking appends b as the reference writes ThinkingBlock or
 // RedactedThinkingBlock (signature omitted when nil).
-func appendThinking(b []byte, t ThinkingBlock) []byte {
+func appendThinking(b []byte, t *ThinkingBlock) []byte {
 	if t.Redacted {
 		b = append(b, `{"type":"redacted_thinking","data":`...)
 		b = appendString(b, t.Data)
@@ -102,7 +102,7 @@ func appendThinking(b []byte, t ThinkingBlock) []byte {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (b ThinkingBlock) MarshalJSON() ([]byte, error) { return appendThinking(nil, b), nil }
+func (b ThinkingBlock) MarshalJSON() ([]byte, error) { return appendThinking(nil, &b), nil }
 
 // UnmarshalJSON implements json.Unmarshaler. Unknown keys are ignored, as in
 // the reference; a block without "type" is a redacted one when it has data
