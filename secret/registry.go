@@ -238,7 +238,9 @@ func (m *Manager) resolve(ctx context.Context, name string) (string, error) {
 		return v, err
 	}
 	if err != nil {
-		m.failed[name] = m.now()
+		if ctx.Err() == nil { // a cancelled caller says nothing about the source
+			m.failed[name] = m.now()
+		}
 		m.log.Warn("secret: cannot resolve", "name", name, "error", err)
 		return "", fmt.Errorf("secret %s: %w", name, err)
 	}
