@@ -352,3 +352,12 @@ func Example() {
 	// $ ls -la
 	//
 }
+
+// JSONL writes every event on one line, as it is stored: what
+// `gohands run --json` prints.
+func ExampleJSONL() {
+	j := visualizer.NewJSONL(os.Stdout)
+	j.OnEvent(&event.PauseEvent{Base: base(1, event.SourceUser)})
+	// Output:
+	// {"id":"00000000-0000-4000-8000-000000000001","timestamp":"2026-01-02T03:04:01","source":"user","kind":"PauseEvent"}
+}
