@@ -57,8 +57,9 @@ type Options struct {
 	// a temporary directory made when first needed and removed by Close.
 	SaveDir string
 	// Env, if set, returns variables to export into the session before a
-	// command runs (secrets the command refers to). Values never appear in
-	// the command text or the output the shell echoes.
+	// command runs (secrets the command refers to). They reach the shell
+	// through a private file that is removed when the command ends, never
+	// through the terminal.
 	Env func(command string) map[string]string
 	// Mask, if set, is applied to all output before it is returned or
 	// saved (it replaces secret values).
@@ -212,7 +213,7 @@ func (t *Terminal) saveDir() (string, error) {
 
 // Run executes one action. Failures the model can act on are error
 // observations; the error is non-nil only when the shell cannot be
-// started or the Terminal is closed.
+// started, the Terminal is closed, or ctx ends before the call starts.
 //
 // Cancelling ctx interrupts the running command (Ctrl-C) and returns
 // promptly with the output read so far; the session lives on.
@@ -449,7 +450,7 @@ func (t *Terminal) exited(s *session, command string, cause error) *Observation 
 
 // previousResult reports the end of a command that was still running when
 // a call last returned and has finished since: its exit code and the
-// output not yet shown (the tail, if long). It is "" otherwise.
+// output not yet shown (its middle cut, if long). It is "" otherwise.
 func (t *Terminal) previousResult(s *session) string {
 	if !s.unfinished {
 		return ""
@@ -459,6 +460,7 @@ func (t *Terminal) previousResult(s *session) string {
 	if snap.done == nil {
 		return ""
 	}
+	s.finish()
 	text := strings.TrimRight(clean(snap.out), " \t\n")
 	if t.opts.Mask != nil {
 		text = t.opts.Mask(text)
