@@ -16,14 +16,14 @@ import (
 )
 
 // newAgent returns an agent driven by a scripted in-process model.
+// t may be nil (in a child process).
 func newAgent(t testing.TB, replies ...llmtest.Reply) (*agent.Agent, *llmtest.Provider) {
-	t.Helper()
 	p := llmtest.NewProvider(t, replies...)
 	cfg := llm.DefaultConfig("openai/gpt-4o")
 	cfg.RetryMinWait, cfg.RetryMaxWait, cfg.RetryMultiplier = 0, 0, 0
 	l, err := llm.New(cfg, &llm.Options{Provider: p})
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
 	a := agent.New(cfg)
 	a.Model = l
