@@ -104,7 +104,7 @@ func (s *Server) writeAnthropic(rw http.ResponseWriter, t *turn) error {
 		return writeJSON(rw, http.StatusOK, msg)
 	}
 
-	e := newSSE(rw, "\n\n")
+	e := newSSE(rw, "\n\n", t)
 	start := msg
 	start.Content, start.StopReason = []antBlock{}, nil
 	start.Usage.OutputTokens = 1

@@ -100,7 +100,7 @@ func (s *Server) writeChat(rw http.ResponseWriter, t *turn) error {
 		})
 	}
 
-	e := newSSE(rw, "\n\n")
+	e := newSSE(rw, "\n\n", t)
 	chunk := func(d chatDelta, finish *string) {
 		e.event("", chatCompletion{
 			ID: id, Object: "chat.completion.chunk", Created: created, Model: t.model,

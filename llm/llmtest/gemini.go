@@ -133,7 +133,7 @@ func (s *Server) writeGemini(rw http.ResponseWriter, t *turn) error {
 			pieces = append(pieces, []gemPart{{Text: &c, Thought: p.Thought}})
 		}
 	}
-	e := newSSE(rw, "\r\n\r\n")
+	e := newSSE(rw, "\r\n\r\n", t)
 	for i, ps := range pieces {
 		c := gemCandidate{Content: gemContent{Parts: ps, Role: "model"}}
 		u := gemUsage{PromptTokenCount: t.Usage.PromptTokens, TotalTokenCount: t.Usage.PromptTokens}

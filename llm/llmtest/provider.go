@@ -129,7 +129,7 @@ func (p *Provider) Complete(ctx context.Context, req *llm.Request) (*llm.Respons
 	}
 
 	if req.OnDelta != nil {
-		if err := streamDeltas(req.OnDelta, &msg); err != nil {
+		if err := streamDeltas(ctx, req.OnDelta, &msg, r.ChunkDelay); err != nil {
 			return nil, err
 		}
 		if r.Fail != nil {
@@ -153,26 +153,33 @@ func (p *Provider) Complete(ctx context.Context, req *llm.Request) (*llm.Respons
 }
 
 // streamDeltas delivers msg to onDelta in fragments, as a streaming
-// provider would.
-func streamDeltas(onDelta func(llm.Delta) error, msg *event.Message) error {
+// provider would, pausing delay between fragments.
+func streamDeltas(ctx context.Context, onDelta func(llm.Delta) error, msg *event.Message, delay time.Duration) error {
+	var ds []llm.Delta
 	for _, p := range chunks(msg.ReasoningContent, 16) {
-		if err := onDelta(llm.Delta{Reasoning: p}); err != nil {
-			return err
-		}
+		ds = append(ds, llm.Delta{Reasoning: p})
 	}
 	for _, p := range chunks(event.TextOf(msg.Content), 16) {
-		if err := onDelta(llm.Delta{Text: p}); err != nil {
-			return err
-		}
+		ds = append(ds, llm.Delta{Text: p})
 	}
 	for i, c := range msg.ToolCalls {
-		if err := onDelta(llm.Delta{ToolCall: &llm.ToolCallDelta{Index: i, ID: c.ID, Name: c.Name}}); err != nil {
-			return err
-		}
+		ds = append(ds, llm.Delta{ToolCall: &llm.ToolCallDelta{Index: i, ID: c.ID, Name: c.Name}})
 		for _, p := range chunks(c.Arguments, 8) {
-			if err := onDelta(llm.Delta{ToolCall: &llm.ToolCallDelta{Index: i, Arguments: p}}); err != nil {
-				return err
+			ds = append(ds, llm.Delta{ToolCall: &llm.ToolCallDelta{Index: i, Arguments: p}})
+		}
+	}
+	for i, d := range ds {
+		if i > 0 && delay > 0 {
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
 			}
+		}
+		if err := onDelta(d); err != nil {
+			return err
 		}
 	}
 	return nil

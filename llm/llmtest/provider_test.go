@@ -116,6 +116,21 @@ func TestProviderMidStreamFailure(t *testing.T) {
 	}
 }
 
+func TestProviderChunkDelay(t *testing.T) {
+	l := newLLM(t, llmtest.NewProvider(t, llmtest.Reply{Text: "one two three four", ChunkDelay: time.Hour}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var got []string
+	_, err := l.Completion(ctx, []event.Message{event.UserMessage("hi")}, nil, &llm.CallOptions{OnDelta: func(d llm.Delta) error {
+		got = append(got, d.Text)
+		cancel() // interrupt after the first fragment
+		return nil
+	}})
+	if !errors.Is(err, context.Canceled) || len(got) != 1 || got[0] != "one " {
+		t.Errorf("err = %v after fragments %q", err, got)
+	}
+}
+
 func TestProviderDelayHonoursContext(t *testing.T) {
 	l := newLLM(t, llmtest.NewProvider(t, llmtest.Reply{Delay: time.Hour}))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)

@@ -123,7 +123,7 @@ func (s *Server) writeResponses(rw http.ResponseWriter, t *turn) error {
 		return writeJSON(rw, http.StatusOK, full)
 	}
 
-	e := newSSE(rw, "\n\n")
+	e := newSSE(rw, "\n\n", t)
 	seq := 0
 	emit := func(typ string, fields map[string]any) {
 		fields["type"] = typ

@@ -46,6 +46,10 @@ type Reply struct {
 	// Delay holds the answer back this long (to test timeouts). The wait
 	// ends early if the client goes away.
 	Delay time.Duration
+	// ChunkDelay paces a streamed answer: the server waits this long
+	// between events (to test interrupting a stream, or a stream that
+	// stalls). The in-process Provider waits between deltas.
+	ChunkDelay time.Duration
 	// Fail, if set, makes the server answer with this HTTP error.
 	Fail *Failure
 	// Disconnect makes the server close the connection without answering,

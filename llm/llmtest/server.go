@@ -2,6 +2,7 @@ package llmtest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -273,7 +274,7 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model, _ = rec.Body["model"].(string)
 	}
-	t := &turn{Reply: reply, n: n, model: model, req: &rec}
+	t := &turn{Reply: reply, n: n, model: model, req: &rec, ctx: r.Context()}
 	var werr error
 	switch wire {
 	case WireChat:
@@ -305,6 +306,7 @@ type turn struct {
 	n     int    // 1-based request number, used in made-up ids
 	model string // model named by the request
 	req   *Request
+	ctx   context.Context
 }
 
 // id returns the reply's id, or a made-up one with the given prefix.
@@ -378,17 +380,20 @@ func writeJSON(rw http.ResponseWriter, status int, v any) error {
 
 // sse writes a server-sent event stream.
 type sse struct {
-	rw  http.ResponseWriter
-	rc  *http.ResponseController
-	sep string // event terminator
-	err error
+	rw    http.ResponseWriter
+	rc    *http.ResponseController
+	sep   string // event terminator
+	ctx   context.Context
+	delay time.Duration // before each event after the first
+	sent  int
+	err   error
 }
 
-func newSSE(rw http.ResponseWriter, sep string) *sse {
+func newSSE(rw http.ResponseWriter, sep string, t *turn) *sse {
 	rw.Header().Set("Content-Type", "text/event-stream")
 	rw.Header().Set("Cache-Control", "no-cache")
 	rw.WriteHeader(http.StatusOK)
-	return &sse{rw: rw, rc: http.NewResponseController(rw), sep: sep}
+	return &sse{rw: rw, rc: http.NewResponseController(rw), sep: sep, ctx: t.ctx, delay: t.ChunkDelay}
 }
 
 // event writes one event: an "event:" line if name is set, then one
@@ -396,6 +401,16 @@ func newSSE(rw http.ResponseWriter, sep string) *sse {
 func (e *sse) event(name string, v any) {
 	if e.err != nil {
 		return
+	}
+	if e.sent++; e.sent > 1 && e.delay > 0 {
+		t := time.NewTimer(e.delay)
+		select {
+		case <-t.C:
+		case <-e.ctx.Done():
+			t.Stop()
+			e.err = clientWriteError{e.ctx.Err()}
+			return
+		}
 	}
 	var data []byte
 	if s, ok := v.(string); ok {

@@ -592,3 +592,20 @@ func TestClientLeavingMidStreamIsNotAFailure(t *testing.T) {
 		t.Errorf("failures = %q", f)
 	}
 }
+
+func TestChunkDelayPacesTheStream(t *testing.T) {
+	rec := &recorder{TB: t}
+	srv := llmtest.NewAnthropic(rec, llmtest.Reply{Text: "one two three four five six", ChunkDelay: time.Hour})
+	resp := post(t, srv, "/v1/messages", wires[2].body(true))
+	// The first event arrives at once; the next is an hour away, so the
+	// client gives up, and the server must let go.
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || line != "event: message_start\n" {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	resp.Body.Close()
+	srv.Close()
+	if f := rec.failures(); len(f) != 0 {
+		t.Errorf("failures = %q", f)
+	}
+}
