@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 
 	"github.com/gohands/gohands/event"
@@ -97,7 +98,7 @@ func (d *StuckDetector) Check(events []event.Event) (stuck bool, reason string) 
 	actions, obs := lastActionsAndObservations(events, need, isObservationLike)
 
 	if streak := errorStreak(actions, obs); streak > th.ActionError {
-		return true, fmt.Sprintf("the agent repeated the same %s action %d times in a row and got the same error each time: %s", toolName(actions[0]), streak, obs[0].(*event.AgentErrorEvent).Error)
+		return true, fmt.Sprintf("the agent repeated the same %s action %d times in a row and got the same error each time: %s", toolName(actions[0]), streak, preview(obs[0].(*event.AgentErrorEvent).Error))
 	}
 	if n := th.ActionObservation; len(actions) >= n && len(obs) >= n &&
 		allEqual(actions[:n]) && allEqual(obs[:n]) {
@@ -275,6 +276,16 @@ func alternating(es []event.Event) bool {
 		}
 	}
 	return true
+}
+
+// preview shortens an error for a one-line reason.
+func preview(s string) string {
+	const n = 200
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
 }
 
 func toolName(e event.Event) string {

@@ -162,6 +162,18 @@ func TestStuckDetectorPatterns(t *testing.T) {
 	}
 }
 
+func TestStuckReasonIsOneShortLine(t *testing.T) {
+	long := strings.Repeat("x", 5000)
+	evs := seq("U")
+	for range 4 {
+		evs = append(evs, act("make"), agentErr("line one\nline two "+long))
+	}
+	stuck, reason := conversation.NewStuckDetector(nil).Check(evs)
+	if !stuck || strings.Contains(reason, "\n") || len(reason) > 400 || !strings.Contains(reason, "line one line two") {
+		t.Errorf("stuck = %v, reason (%d bytes) = %q", stuck, len(reason), reason)
+	}
+}
+
 func TestStuckDetectorThresholds(t *testing.T) {
 	d := conversation.NewStuckDetector(&conversation.StuckThresholds{ActionObservation: 2})
 	if got := d.Thresholds(); got != (conversation.StuckThresholds{ActionObservation: 2, ActionError: 3, Monologue: 3, AlternatingPattern: 6}) {
