@@ -1,0 +1,104 @@
+package agent_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm/llmtest"
+	"github.com/gohands/gohands/secret"
+	"github.com/gohands/gohands/tool"
+	"github.com/gohands/gohands/tools/terminal"
+)
+
+func TestSecretsMaskedInObservationsAndOnDisk(t *testing.T) {
+	const value = "tok-5f8a9c2e7d1b"
+	a, p := newAgent(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "terminal", Arguments: `{"command":"cat token.txt"}`}}},
+		llmtest.Reply{Text: "Read it."},
+	)
+	a.Tools = append(a.Tools, tool.Spec{Name: terminal.Name})
+	dir, work := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "token.txt"), []byte(value+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{
+		PersistenceDir: dir,
+		Secrets:        map[string]secret.Source{"API_TOKEN": &secret.StaticSecret{Value: secret.New(value)}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SendMessage(ctx, event.UserMessage("read the token"))
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var seen bool
+	for _, e := range logEvents(t, c) {
+		if o, ok := e.(*event.ObservationEvent); ok {
+			text := event.TextOf(event.ObservationContent(o.Observation))
+			if strings.Contains(text, value) || !strings.Contains(text, secret.Hidden) {
+				t.Fatalf("observation not masked: %q", text)
+			}
+			seen = true
+		}
+	}
+	if !seen {
+		t.Fatal("no observation")
+	}
+	for _, r := range p.Requests() {
+		for _, m := range r.Messages {
+			if strings.Contains(event.TextOf(m.Content), value) {
+				t.Fatal("the model was sent the secret")
+			}
+		}
+	}
+	c.State().Flush()
+	err = filepath.WalkDir(c.Dir(), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), value) {
+			t.Errorf("%s holds the secret", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStuckLoopStops(t *testing.T) {
+	same := llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "think", Arguments: `{"thought":"again"}`}}}
+	a, p := newAgent(t, same, same, same, same, same, same)
+	c, _ := newConv(t, a, nil)
+	c.SendMessage(ctx, event.UserMessage("go"))
+	err := c.Run(ctx)
+	var re *conversation.RunError
+	if !errors.As(err, &re) || re.Status != conversation.StatusStuck || re.Detail == "" {
+		t.Fatalf("Run: %v", err)
+	}
+	if c.Status() != conversation.StatusStuck {
+		t.Fatalf("status %s", c.Status())
+	}
+	log := logEvents(t, c)
+	if ce, ok := log[len(log)-1].(*event.ConversationErrorEvent); !ok || ce.Code != conversation.CodeStuck {
+		t.Fatalf("last event %#v", log[len(log)-1])
+	}
+	t.Logf("stuck after %d LLM calls: %s", len(p.Requests()), re.Detail)
+	// A new message makes it runnable again.
+	p.Add(llmtest.Reply{Text: "Trying something else."})
+	c.SendMessage(ctx, event.UserMessage("try something else"))
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,71 @@
+package conversation
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/gohands/gohands/event"
+)
+
+func action(id, call, resp string) *event.ActionEvent {
+	return &event.ActionEvent{Base: event.Base{ID: id}, ToolCallID: call, LLMResponseID: resp, Action: struct{}{}}
+}
+
+func obs(id, call, action string) *event.ObservationEvent {
+	return &event.ObservationEvent{Base: event.Base{ID: id}, ToolCallID: call, ActionID: action}
+}
+
+func ids(view []event.Event) []string {
+	var out []string
+	for _, e := range view {
+		out = append(out, e.EventBase().ID)
+	}
+	return out
+}
+
+func TestPairCalls(t *testing.T) {
+	user := &event.MessageEvent{Base: event.Base{ID: "u"}, LLMMessage: event.UserMessage("hi")}
+	for _, tc := range []struct {
+		name    string
+		view    []event.Event
+		pending []string
+		want    []string
+	}{
+		{"paired", []event.Event{user, action("a1", "c1", "r1"), obs("o1", "c1", "a1")}, nil, []string{"u", "a1", "o1"}},
+		{"duplicate result", []event.Event{action("a1", "c1", "r1"), obs("o1", "c1", "a1"),
+			&event.AgentErrorEvent{Base: event.Base{ID: "e1"}, ToolCallID: "c1"}}, nil, []string{"a1", "o1"}},
+		{"orphan result", []event.Event{user, obs("o1", "c9", "a9")}, nil, []string{"u"}},
+		{"result before call", []event.Event{obs("o1", "c1", "a1"), action("a1", "c1", "r1")}, nil, nil},
+		{"unanswered call drops its response", []event.Event{user,
+			action("a1", "c1", "r1"), action("a2", "c2", "r1"), obs("o1", "c1", "a1"),
+			action("a3", "c3", "r2"), obs("o3", "c3", "a3")}, nil, []string{"u", "a3", "o3"}},
+		{"pending call kept", []event.Event{user, action("a1", "c1", "r1")}, []string{"a1"}, []string{"u", "a1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pending := map[string]bool{}
+			for _, p := range tc.pending {
+				pending[p] = true
+			}
+			if got := ids(pairCalls(tc.view, pending)); !slices.Equal(got, tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCondense(t *testing.T) {
+	summary, off := "what happened", 1
+	view := []event.Event{
+		&event.MessageEvent{Base: event.Base{ID: "u"}},
+		action("a1", "c1", "r1"), obs("o1", "c1", "a1"),
+		action("a2", "c2", "r2"), obs("o2", "c2", "a2"),
+	}
+	c := &event.Condensation{Base: event.Base{ID: "k"}, ForgottenEventIDs: event.List[string]{"a1", "o1"}, Summary: &summary, SummaryOffset: &off}
+	got := applyToView(view, c)
+	if want := []string{"u", "k-summary", "a2", "o2"}; !slices.Equal(ids(got), want) {
+		t.Fatalf("got %v, want %v", ids(got), want)
+	}
+	if len(view) != 5 || view[1].EventBase().ID != "a1" {
+		t.Fatal("condensing changed the old view")
+	}
+}
