@@ -53,6 +53,48 @@ type runner struct {
 	locks  map[string]*sync.Mutex
 
 	calls int // LLM calls since metrics were last saved; Step is never concurrent
+	msgs  msgCache
+}
+
+// msgCache keeps the messages of a prefix of the view, so that a step
+// projects only the events added since the previous one. Only Step uses
+// it (Ask projects on its own, as it may run concurrently).
+type msgCache struct {
+	events []event.Event   // the prefix projected
+	msgs   []event.Message // its messages
+}
+
+// messages returns the model's input for view, reusing the projection of
+// the part of view seen by the previous step.
+func (r *runner) messages(view []event.Event) []event.Message {
+	c := &r.msgs
+	if len(c.events) > len(view) || !slices.Equal(c.events, view[:len(c.events)]) {
+		c.events, c.msgs = nil, nil // the view was condensed
+	}
+	// Only a prefix ending where no later event can join the last message
+	// is cached: later actions of one response join their batch, and
+	// consecutive user messages are merged.
+	k := len(view)
+	for k > len(c.events) && !closesMessage(view[k-1]) {
+		k--
+	}
+	if k > len(c.events) {
+		c.msgs = append(c.msgs, event.LLMMessages(view[len(c.events):k])...)
+		c.events = view[:k:k]
+	}
+	return append(slices.Clip(c.msgs), event.LLMMessages(view[k:])...)
+}
+
+// closesMessage reports whether no event after e can be joined to the
+// message e ends.
+func closesMessage(e event.Event) bool {
+	switch e := e.(type) {
+	case *event.ObservationEvent, *event.AgentErrorEvent, *event.UserRejectObservation, *event.SystemPromptEvent:
+		return true
+	case *event.MessageEvent:
+		return e.LLMMessage.Role != event.RoleUser
+	}
+	return false
 }
 
 var _ conversation.Agent = (*Agent)(nil)
@@ -242,7 +284,7 @@ func (r *runner) Step(ctx context.Context) error {
 			return r.sess.Emit(cond)
 		}
 	}
-	resp, err := r.model.Completion(ctx, event.LLMMessages(view), r.specs, &llm.CallOptions{ConversationID: r.sess.ID()})
+	resp, err := r.model.Completion(ctx, r.messages(view), r.specs, &llm.CallOptions{ConversationID: r.sess.ID()})
 	if err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
