@@ -32,6 +32,11 @@ type Context struct {
 	ConversationDir string
 	// Secrets looks up secrets by name; nil means there are none.
 	Secrets SecretLookup
+	// SecretEnv returns the secrets a shell command mentions, as the
+	// environment variables to export before it runs; nil means none.
+	SecretEnv func(command string) map[string]string
+	// Mask hides secret values in tool output; nil means no masking.
+	Mask func(text string) string
 }
 
 // Factory makes the tools of one spec. params is the spec's params object

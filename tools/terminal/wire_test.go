@@ -184,3 +184,37 @@ func TestResolveSpec(t *testing.T) {
 		t.Error("missing working directory accepted")
 	}
 }
+
+// TestResolveSpecSecretHooks checks that a terminal built from a spec takes
+// the conversation's secret hooks from tool.Context: a mentioned secret is
+// exported and its value never comes back in the output.
+func TestResolveSpecSecretHooks(t *testing.T) {
+	const value = "s3cr3t-Value-42"
+	ctx := tool.Context{
+		WorkingDir: t.TempDir(),
+		SecretEnv: func(command string) map[string]string {
+			if strings.Contains(strings.ToLower(command), "api_token") {
+				return map[string]string{"API_TOKEN": value}
+			}
+			return nil
+		},
+		Mask: func(s string) string { return strings.ReplaceAll(s, value, "<secret-hidden>") },
+	}
+	tools, err := tool.Resolve(ctx, tool.Spec{Name: "terminal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := tools[0].(*tool.Typed[Action, *Observation])
+	defer tl.Close()
+	obs, err := tl.Run(t.Context(), &Action{Command: `echo "len=${#API_TOKEN} v=$API_TOKEN"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := event.TextOf(obs.Content)
+	if strings.Contains(out, value) {
+		t.Fatalf("secret leaked: %q", out)
+	}
+	if !strings.Contains(out, "len=15 v=<secret-hidden>") {
+		t.Fatalf("secret not exported or not masked: %q", out)
+	}
+}
