@@ -1,0 +1,261 @@
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gohands/gohands/conversation"
+)
+
+func (a *app) lsCmd() *cobra.Command {
+	var dir string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ls",
+		Short: "List stored conversations",
+		Long: `List the conversations stored in the persistence directory, most recently
+updated first: id, status, when created and last updated, total model cost and
+the first user message. Conversations being run are listed too: ls only reads.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			base, err := a.persistenceDir(dir)
+			if err != nil {
+				return err
+			}
+			infos, err := listConversations(base, func(path string, err error) {
+				fmt.Fprintf(a.stderr, "gohands: skipping %s: %v\n", path, err)
+			})
+			if err != nil {
+				return &exitErr{code: exitError, msg: err.Error()}
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				if infos == nil {
+					infos = []convInfo{}
+				}
+				return enc.Encode(infos)
+			}
+			if len(infos) == 0 {
+				fmt.Fprintf(a.stderr, "gohands: no conversations in %s\n", base)
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSTATUS\tCREATED\tUPDATED\tCOST\tTASK")
+			for _, c := range infos {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t$%.4f\t%s\n", c.ID, c.Status,
+					shortTime(c.CreatedAt), shortTime(c.UpdatedAt), c.Cost, clip(c.FirstMessage, 60))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&dir, "persistence-dir", "", "`directory` conversations are stored in (default $XDG_DATA_HOME/gohands/conversations)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	return cmd
+}
+
+// convInfo is what ls shows of a stored conversation.
+type convInfo struct {
+	ID           string  `json:"id"`
+	Status       string  `json:"status"`
+	Model        string  `json:"model,omitempty"`
+	CreatedAt    string  `json:"created_at"`
+	UpdatedAt    string  `json:"updated_at"`
+	Events       int     `json:"events"`
+	Cost         float64 `json:"accumulated_cost"`
+	FirstMessage string  `json:"first_message"`
+	Dir          string  `json:"dir"`
+}
+
+// baseState is the part of base_state.json ls reads.
+type baseState struct {
+	ID              string `json:"id"`
+	ExecutionStatus string `json:"execution_status"`
+	Agent           struct {
+		LLM struct {
+			Model string `json:"model"`
+		} `json:"llm"`
+	} `json:"agent"`
+	Stats struct {
+		UsageToMetrics map[string]struct {
+			AccumulatedCost float64 `json:"accumulated_cost"`
+		} `json:"usage_to_metrics"`
+	} `json:"stats"`
+}
+
+// eventHead is the part of an event ls reads.
+type eventHead struct {
+	Kind       string `json:"kind"`
+	Source     string `json:"source"`
+	Timestamp  string `json:"timestamp"`
+	LLMMessage *struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"llm_message"`
+}
+
+// eventFile matches the reference's event file names.
+var eventFile = regexp.MustCompile(`^event-(\d{5,})-.+\.json$`)
+
+// maxScan bounds how many events ls reads looking for the first user
+// message.
+const maxScan = 50
+
+// listConversations reads the conversations under base without locking
+// them, most recently updated first. Unreadable ones are reported to skip
+// and left out.
+func listConversations(base string, skip func(path string, err error)) ([]convInfo, error) {
+	entries, err := os.ReadDir(base)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []convInfo
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(base, e.Name())
+		data, err := os.ReadFile(filepath.Join(dir, conversation.BaseStateFile))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // not a conversation
+		}
+		if err != nil {
+			skip(dir, err)
+			continue
+		}
+		info, err := readConversation(dir, data)
+		if err != nil {
+			skip(dir, err)
+			continue
+		}
+		out = append(out, info)
+	}
+	slices.SortStableFunc(out, func(a, b convInfo) int {
+		return cmp.Or(strings.Compare(b.UpdatedAt, a.UpdatedAt), strings.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+func readConversation(dir string, base []byte) (convInfo, error) {
+	var bs baseState
+	if err := json.Unmarshal(base, &bs); err != nil {
+		return convInfo{}, fmt.Errorf("%s: %w", conversation.BaseStateFile, err)
+	}
+	info := convInfo{ID: bs.ID, Status: bs.ExecutionStatus, Model: bs.Agent.LLM.Model, Dir: dir}
+	for _, m := range bs.Stats.UsageToMetrics {
+		info.Cost += m.AccumulatedCost
+	}
+	names, err := eventFiles(filepath.Join(dir, conversation.EventsDir))
+	if err != nil {
+		return info, err
+	}
+	info.Events = len(names)
+	read := func(name string) (eventHead, error) {
+		var h eventHead
+		b, err := os.ReadFile(filepath.Join(dir, conversation.EventsDir, name))
+		if err == nil {
+			err = json.Unmarshal(b, &h)
+		}
+		return h, err
+	}
+	for i, name := range names {
+		if i == maxScan {
+			break
+		}
+		h, err := read(name)
+		if err != nil {
+			continue // a torn file; the store sets it aside when opened
+		}
+		if info.CreatedAt == "" {
+			info.CreatedAt = h.Timestamp
+		}
+		if h.Kind == "MessageEvent" && h.Source == "user" && h.LLMMessage != nil {
+			for _, c := range h.LLMMessage.Content {
+				if c.Type == "text" {
+					info.FirstMessage = c.Text
+					break
+				}
+			}
+			break
+		}
+	}
+	for i := len(names) - 1; i >= 0 && info.UpdatedAt == ""; i-- {
+		if h, err := read(names[i]); err == nil {
+			info.UpdatedAt = h.Timestamp
+		}
+	}
+	return info, nil
+}
+
+// eventFiles returns the event file names of an events directory in log
+// order.
+func eventFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	type file struct {
+		idx  int
+		name string
+	}
+	var files []file
+	for _, e := range entries {
+		m := eventFile.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		idx, err := strconv.Atoi(m[1])
+		if err != nil {
+			continue
+		}
+		files = append(files, file{idx, e.Name()})
+	}
+	slices.SortFunc(files, func(a, b file) int { return cmp.Compare(a.idx, b.idx) })
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.name
+	}
+	return names, nil
+}
+
+// shortTime shows an event timestamp to the minute.
+func shortTime(ts string) string {
+	if len(ts) >= 16 {
+		return strings.Replace(ts[:16], "T", " ", 1)
+	}
+	if ts == "" {
+		return "-"
+	}
+	return ts
+}
+
+// clip shortens s to one line of at most n characters.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,48 @@
+// Command gohands runs a software-engineering agent in a directory.
+//
+//	gohands run [flags] TASK    run the agent on TASK until it finishes
+//	gohands ls [flags]          list stored conversations
+//
+// The model is chosen with --model (or LLM_MODEL), e.g.
+// anthropic/claude-sonnet-4-5 or openai/gpt-5.5, its key with --api-key (or
+// LLM_API_KEY), and an OpenAI-compatible server with --base-url (or
+// LLM_BASE_URL). Conversations are stored under --persistence-dir
+// (default $XDG_DATA_HOME/gohands/conversations) in the OpenHands layout,
+// and a paused or interrupted one continues with --conversation-id.
+//
+// Exit status: 0 when the agent finished; otherwise 1 (error), 2 (bad
+// usage or configuration), 3 (stuck), 4 (maximum iterations reached), 5
+// (waiting for confirmation) or 130 (paused by Ctrl-C or SIGTERM), with
+// a one-line reason on standard error.
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	a := &app{
+		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
+		getenv: os.Getenv, setenv: os.Setenv, signals: sig, exit: os.Exit,
+	}
+	os.Exit(a.main(context.Background(), os.Args[1:]))
+}
+
+// app is the command line program with its surroundings, so tests can run
+// it in process.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	setenv         func(key, value string) error
+	// signals delivers interrupts: the first pauses the run, the second
+	// ends the process through exit. nil means none.
+	signals <-chan os.Signal
+	exit    func(code int)
+}

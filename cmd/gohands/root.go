@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses.
+const (
+	exitOK           = 0
+	exitError        = 1
+	exitUsage        = 2
+	exitStuck        = 3
+	exitMaxIter      = 4
+	exitConfirmation = 5
+	exitPaused       = 130 // 128 + SIGINT, as shells report an interrupted command
+)
+
+// exitErr ends the program with a status and a one-line reason.
+type exitErr struct {
+	code int
+	msg  string
+}
+
+func (e *exitErr) Error() string { return e.msg }
+
+func usageErr(format string, args ...any) error {
+	return &exitErr{code: exitUsage, msg: fmt.Sprintf(format, args...)}
+}
+
+// main runs the command line args and returns the exit status.
+func (a *app) main(ctx context.Context, args []string) int {
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitErr
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintf(a.stderr, "gohands: %s\n", ee.msg)
+		}
+		return ee.code
+	}
+	// Cobra's own errors (unknown flags or commands) are usage errors.
+	fmt.Fprintf(a.stderr, "gohands: %v\nRun 'gohands --help' for usage.\n", err)
+	return exitUsage
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "gohands",
+		Short: "A software-engineering agent that works in a directory",
+		Long: `gohands runs an AI agent that reads, edits and runs code in a directory,
+with a terminal, a file editor and a task list.
+
+Configure the model with --model or LLM_MODEL (for example
+anthropic/claude-sonnet-4-5 or openai/gpt-5.5), its key with --api-key or
+LLM_API_KEY, and, for an OpenAI-compatible server, --base-url or
+LLM_BASE_URL.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.CompletionOptions.HiddenDefaultCmd = true
+	root.AddCommand(a.runCmd(), a.lsCmd())
+	return root
+}
+
+// defaultPersistenceDir is where conversations are stored unless
+// --persistence-dir says otherwise: $XDG_DATA_HOME/gohands/conversations,
+// or the platform's data directory (~/.local/share on Linux and BSD, the
+// user configuration directory on macOS and Windows).
+func (a *app) defaultPersistenceDir() (string, error) {
+	if d := a.getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "gohands", "conversations"), nil
+	}
+	var base string
+	switch runtime.GOOS {
+	case "darwin", "windows", "ios", "plan9":
+		d, err := os.UserConfigDir()
+		if err != nil {
+			return "", err
+		}
+		base = d
+	default:
+		home := a.getenv("HOME")
+		if home == "" {
+			return "", errors.New("neither $XDG_DATA_HOME nor $HOME is set")
+		}
+		base = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(base, "gohands", "conversations"), nil
+}
+
+// persistenceDir returns the --persistence-dir value or the default.
+func (a *app) persistenceDir(flag string) (string, error) {
+	if flag != "" {
+		return filepath.Abs(flag)
+	}
+	d, err := a.defaultPersistenceDir()
+	if err != nil {
+		return "", usageErr("no persistence directory: %v; set --persistence-dir", err)
+	}
+	return d, nil
+}
