@@ -111,6 +111,8 @@ func (a *Agent) SetDefaults() {
 	a.SystemPromptFilename = DefaultSystemPromptFilename
 	a.SecurityPolicyFilename = DefaultSecurityPolicyFilename
 	a.ToolConcurrencyLimit = 1
+	// The reference always sets this template argument.
+	a.SystemPromptKwargs = event.Map[string, any]{"llm_security_analyzer": true}
 }
 
 // MapSecrets implements secret.Holder: the LLM config holds the API key.
