@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -214,5 +215,51 @@ func TestRunWhileRunning(t *testing.T) {
 	close(w.release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestCancelledContextPauses(t *testing.T) {
+	w := &waitTool{started: make(chan string, 1), release: make(chan struct{})}
+	a, _ := newAgent(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "wait", Arguments: `{"name":"x","sleep_ms":0}`}}})
+	a.ExtraTools = []tool.Tool{w.tool()}
+	c, _ := newConv(t, a, nil)
+	c.SendMessage(ctx, event.UserMessage("go"))
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(runCtx) }()
+	<-w.started
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v", err)
+	}
+	if c.Status() != conversation.StatusPaused {
+		t.Fatalf("status %s", c.Status())
+	}
+	log := logEvents(t, c)
+	if e, ok := log[len(log)-2].(*event.AgentErrorEvent); !ok || !strings.Contains(e.Error, "interrupted") {
+		t.Fatalf("interrupted call answered by %#v", log[len(log)-2])
+	}
+}
+
+func TestCloseDuringRun(t *testing.T) {
+	w := &waitTool{started: make(chan string, 1), release: make(chan struct{})}
+	a, _ := newAgent(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "wait", Arguments: `{"name":"x","sleep_ms":0}`}}})
+	a.ExtraTools = []tool.Tool{w.tool()}
+	c, err := conversation.New(ctx, a, t.TempDir(), &conversation.LocalOptions{PersistenceDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SendMessage(ctx, event.UserMessage("go"))
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	<-w.started
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if err := c.SendMessage(ctx, event.UserMessage("more")); !errors.Is(err, conversation.ErrConversationClosed) {
+		t.Fatalf("SendMessage after Close: %v", err)
 	}
 }
