@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,8 @@ func TestSecretsMaskedInObservationsAndOnDisk(t *testing.T) {
 	const value = "tok-5f8a9c2e7d1b"
 	a, p := newAgent(t,
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "terminal", Arguments: `{"command":"cat token.txt"}`}}},
+		// The terminal exports a secret to a command that names it.
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "terminal", Arguments: `{"command":"echo \"len=${#API_TOKEN} $API_TOKEN\""}`}}},
 		llmtest.Reply{Text: "Read it."},
 	)
 	a.Tools = append(a.Tools, tool.Spec{Name: terminal.Name})
@@ -38,18 +41,21 @@ func TestSecretsMaskedInObservationsAndOnDisk(t *testing.T) {
 	if err := c.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var seen bool
+	var seen int
 	for _, e := range logEvents(t, c) {
 		if o, ok := e.(*event.ObservationEvent); ok {
 			text := event.TextOf(event.ObservationContent(o.Observation))
 			if strings.Contains(text, value) || !strings.Contains(text, secret.Hidden) {
 				t.Fatalf("observation not masked: %q", text)
 			}
-			seen = true
+			if seen == 1 && !strings.Contains(text, fmt.Sprintf("len=%d", len(value))) {
+				t.Fatalf("the command did not get the secret: %q", text)
+			}
+			seen++
 		}
 	}
-	if !seen {
-		t.Fatal("no observation")
+	if seen != 2 {
+		t.Fatalf("%d observations", seen)
 	}
 	for _, r := range p.Requests() {
 		for _, m := range r.Messages {

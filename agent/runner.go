@@ -144,10 +144,14 @@ func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversa
 // resolveTools materialises the configured tools, the extra tools and the
 // built-ins.
 func (a *Agent) resolveTools(sess *conversation.Session) ([]tool.Tool, error) {
+	// Tools live as long as the conversation, not as Start's ctx.
+	env, mask := sess.Secrets().TerminalHooks(context.Background())
 	tctx := tool.Context{
 		WorkingDir:      sess.WorkingDir(),
 		ConversationDir: sess.Dir(),
 		Secrets:         sess.Secrets().Lookup(context.Background()),
+		SecretEnv:       env,
+		Mask:            mask,
 	}
 	tools, err := tool.ResolveAll(tctx, a.Tools)
 	if err != nil {
