@@ -12,6 +12,7 @@ import (
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm/llmtest"
 	"github.com/gohands/gohands/secret"
+	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tools/terminal"
 )
@@ -106,5 +107,38 @@ func TestStuckLoopStops(t *testing.T) {
 	c.SendMessage(ctx, event.UserMessage("try something else"))
 	if err := c.Run(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestAnalyzerRisksDriveConfirmation(t *testing.T) {
+	a, _ := newAgent(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "terminal", Arguments: `{"command":"echo safe","security_risk":"LOW"}`}}},
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "terminal", Arguments: `{"command":"echo risky","security_risk":"HIGH"}`}}},
+	)
+	a.Tools = append(a.Tools, tool.Spec{Name: terminal.Name})
+	c, _ := newConv(t, a, &conversation.LocalOptions{
+		ConfirmationPolicy: security.NewConfirmRisky(),
+		SecurityAnalyzer:   &security.LLMAnalyzer{},
+	})
+	c.SendMessage(ctx, event.UserMessage("go"))
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c.Status() != conversation.StatusWaitingForConfirmation {
+		t.Fatalf("status %s", c.Status())
+	}
+	log := logEvents(t, c)
+	last := log[len(log)-1].(*event.ActionEvent)
+	if last.SecurityRisk != event.RiskHigh {
+		t.Fatalf("waiting action has risk %s", last.SecurityRisk)
+	}
+	var ran bool
+	for _, e := range log {
+		if o, ok := e.(*event.ObservationEvent); ok && strings.Contains(event.TextOf(event.ObservationContent(o.Observation)), "safe") {
+			ran = true
+		}
+	}
+	if !ran {
+		t.Fatal("the LOW risk action did not run without confirmation")
 	}
 }
