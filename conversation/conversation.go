@@ -96,7 +96,9 @@ type Runner interface {
 	// A nil error means the step is done, whatever happened to the
 	// tools (their failures are events the model sees). An error means
 	// the step could not be done (the LLM failed): the run loop records
-	// it as a ConversationErrorEvent and stops with status error. When ctx
+	// it as a ConversationErrorEvent and stops with status error; the
+	// event's code is the error's ErrorCode() string if it has that
+	// method, else derived from the llm error kinds. When ctx
 	// is cancelled Step returns promptly with ctx's error, after
 	// answering the actions it interrupted.
 	Step(ctx context.Context) error
