@@ -316,3 +316,20 @@ func TestCancelled(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestEventsAdapter(t *testing.T) {
+	l, _ := scripted(t, llmtest.Reply{Text: "S"})
+	c := NewLLMSummarizing(l.Config(), l)
+	b := (&builder{}).system().user("task")
+	for range 5 {
+		b.batch(1, "o", false)
+	}
+	a := Events{Condenser: c}
+	if cond, err := a.Condense(t.Context(), b.events); cond != nil || err != nil {
+		t.Fatalf("Condense = %v, %v", cond, err)
+	}
+	cond, err := a.Condense(t.Context(), append(b.events, &event.CondensationRequest{Base: event.NewBase(event.SourceEnvironment)}))
+	if cond == nil || err != nil {
+		t.Fatalf("request not seen: %v, %v", cond, err)
+	}
+}

@@ -1,0 +1,131 @@
+package condenser
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/llm/llmtest"
+)
+
+// TestLongConversation simulates 1,000 agent steps without the agent loop:
+// each step appends a tool-call batch and its results to the log, lets the
+// condenser run when it must, and builds the request the model would get.
+// Every request stays under the token limit and is well-formed.
+func TestLongConversation(t *testing.T) {
+	const steps, limit = 1000, 6000
+	p := llmtest.NewProvider(t)
+	for i := range steps {
+		p.Add(llmtest.Reply{ID: fmt.Sprintf("sum-%d", i), Text: fmt.Sprintf("summary %d: %s", i, strings.Repeat("s", 400))})
+	}
+	cfg := llm.DefaultConfig("openai/gpt-4o")
+	cfg.NumRetries = 1
+	l, err := llm.New(cfg, &llm.Options{Provider: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewLLMSummarizing(cfg, l)
+	c.MaxSize, c.KeepFirst, c.MaxTokens = 80, 4, limit
+	r := rand.New(rand.NewPCG(7, 8))
+
+	b := (&builder{}).system().user("do the task")
+	log := b.events
+	condensations := 0
+	for step := range steps {
+		b.events = nil
+		if r.IntN(20) == 0 {
+			b.user("a remark")
+		}
+		b.batch(1+r.IntN(3), strings.Repeat("o", r.IntN(3000)), r.IntN(10) == 0)
+		log = append(log, b.events...)
+		v := NewView(log)
+		cond, err := c.Condense(t.Context(), v, nil)
+		if err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		if cond != nil {
+			condensations++
+			// Round-trip it as it would be stored.
+			data, err := event.Marshal(cond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := event.Unmarshal(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			log = append(log, back)
+			v = NewView(log)
+		}
+		msgs := event.LLMMessages(v.Events)
+		if n := viewTokens(CharCounter{}, v.Events); n > limit {
+			t.Fatalf("step %d: request of %d tokens, limit %d", step, n, limit)
+		}
+		if v.Len() > c.MaxSize+4 {
+			t.Fatalf("step %d: view of %d events", step, v.Len())
+		}
+		if msgs[0].Role != event.RoleSystem {
+			t.Fatalf("step %d: first message is %s", step, msgs[0].Role)
+		}
+		checkWellFormed(t, msgs)
+	}
+	if condensations < 50 {
+		t.Fatalf("only %d condensations in %d steps", condensations, steps)
+	}
+	t.Logf("%d steps, %d condensations, %d events in the log", steps, condensations, len(log))
+}
+
+func TestJSON(t *testing.T) {
+	cfg := llm.DefaultConfig("openai/gpt-4o")
+	p := &Pipeline{Condensers: List{NoOp{}, NewLLMSummarizing(cfg, nil)}}
+	data, err := event.MarshalKinded(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(data)
+	for _, want := range []string{`"kind":"PipelineCondenser"`, `{"kind":"NoOpCondenser"}`, `"max_size":240`, `"keep_first":2`,
+		`"minimum_progress":0.1`, `"hard_context_reset_max_retries":5`, `"hard_context_reset_context_scaling":0.8`, `"kind":"LLMSummarizingCondenser"`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("%s lacks %s", s, want)
+		}
+	}
+	back, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp := back.(*Pipeline)
+	if len(bp.Condensers) != 2 || !bp.HandlesRequests() {
+		t.Fatalf("decoded %#v", bp)
+	}
+	again, _ := event.MarshalKinded(bp)
+	if string(again) != s {
+		t.Fatalf("round trip changed:\n%s\n%s", s, again)
+	}
+
+	// Absent keys take the reference's defaults.
+	llmJSON, _ := json.Marshal(cfg)
+	got, err := Decode([]byte(`{"kind":"LLMSummarizingCondenser","llm":` + string(llmJSON) + `,"max_size":80,"keep_first":4}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := got.(*LLMSummarizing); s.MaxSize != 80 || s.KeepFirst != 4 || s.MinimumProgress != 0.1 || s.HardContextResetMaxRetries != 5 {
+		t.Fatalf("decoded %+v", s)
+	}
+	for _, bad := range []string{
+		`{"kind":"LLMSummarizingCondenser","llm":` + string(llmJSON) + `,"max_size":6,"keep_first":2}`,
+		`{"kind":"LLMSummarizingCondenser","llm":` + string(llmJSON) + `,"max_size":0}`,
+		`{"kind":"LLMSummarizingCondenser","llm":` + string(llmJSON) + `,"bogus":1}`,
+		`{"kind":"NoSuchCondenser"}`,
+	} {
+		if _, err := Decode([]byte(bad)); err == nil {
+			t.Errorf("Decode(%s) succeeded", bad)
+		}
+	}
+	if NoOp.HandlesRequests(NoOp{}) || (&Pipeline{Condensers: List{NoOp{}}}).HandlesRequests() {
+		t.Fatal("NoOp handles requests")
+	}
+}
