@@ -21,6 +21,7 @@ How to work:
 
 // riskPrompt is added when tools take the security_risk argument.
 const riskPrompt = `
+
 Rate every action's security_risk: LOW for reading and harmless changes inside the workspace, MEDIUM for changes that are hard to undo or reach outside the workspace, HIGH for destructive or dangerous actions (deleting data, sending secrets or data elsewhere, changing the system).`
 
 // dynamicContext is the part of the prompt that depends on where and when

@@ -1,0 +1,90 @@
+package agent_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gohands/gohands/agent"
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/llm/llmtest"
+	_ "github.com/gohands/gohands/llm/providers"
+	"github.com/gohands/gohands/secret"
+	"github.com/gohands/gohands/tool"
+	"github.com/gohands/gohands/tools/fileeditor"
+	"github.com/gohands/gohands/tools/terminal"
+)
+
+// The loop over real HTTP in each provider's wire format: one reply
+// creates a file and runs it, the next one reads the results and ends.
+func TestRealToolsOverEveryWire(t *testing.T) {
+	for _, tc := range []struct {
+		model string
+		wire  llmtest.Wire
+	}{
+		{"openai/gpt-4o", llmtest.WireChat},
+		{"openai/gpt-5-mini", llmtest.WireResponses},
+		{"anthropic/claude-sonnet-4-5", llmtest.WireAnthropic},
+		{"gemini/gemini-2.5-flash", llmtest.WireGemini},
+	} {
+		t.Run(string(tc.wire), func(t *testing.T) {
+			work := t.TempDir()
+			script := filepath.Join(work, "hello.sh")
+			srv := llmtest.New(t,
+				llmtest.Reply{Text: "Creating and running it.", ToolCalls: []llmtest.ToolCall{
+					{ID: "call_1", Name: "file_editor", Arguments: fmt.Sprintf(`{"command":"create","path":%q,"file_text":"echo hello from $0\n"}`, script)},
+					{ID: "call_2", Name: "terminal", Arguments: `{"command":"bash hello.sh"}`},
+				}},
+				llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_3", Name: "finish", Arguments: `{"message":"It prints hello."}`}}},
+			)
+			cfg := llm.DefaultConfig(tc.model)
+			cfg.APIKey = secret.New("test-key")
+			cfg.BaseURL = srv.URL
+			if tc.wire == llmtest.WireChat || tc.wire == llmtest.WireResponses {
+				cfg.BaseURL += "/v1"
+			}
+			cfg.RetryMinWait, cfg.RetryMaxWait = 0, 0
+			l, err := llm.New(cfg, &llm.Options{HTTPClient: srv.Client()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := agent.New(cfg, tool.Spec{Name: terminal.Name}, tool.Spec{Name: fileeditor.Name})
+			a.Model = l
+			c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{PersistenceDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SendMessage(ctx, event.UserMessage("write a hello script and run it"))
+			if err := c.Run(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if c.Status() != conversation.StatusFinished {
+				t.Fatalf("status %s", c.Status())
+			}
+			if b, err := os.ReadFile(script); err != nil || !strings.Contains(string(b), "echo hello") {
+				t.Fatalf("script: %q, %v", b, err)
+			}
+			// The second request carried both results, in order, in the
+			// provider's format.
+			reqs := srv.Requests()
+			if len(reqs) != 2 || reqs[1].Wire != tc.wire {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			body := string(reqs[1].RawBody)
+			// Gemini has no call ids on the wire: results go by order.
+			first, second := "call_1", "call_2"
+			if tc.wire == llmtest.WireGemini {
+				first, second = `"functionResponse":{"name":"file_editor"`, `"functionResponse":{"name":"terminal"`
+			}
+			i1, i2 := strings.LastIndex(body, first), strings.LastIndex(body, second)
+			if i1 < 0 || i2 < i1 || !strings.Contains(body, "hello from hello.sh") {
+				t.Fatalf("second request lacks the results in order:\n%s", body)
+			}
+		})
+	}
+}
