@@ -16,7 +16,6 @@ import (
 	"github.com/gohands/gohands/tools/terminal"
 )
 
-var ctx = context.Background()
 
 func TestTextReplyFinishes(t *testing.T) {
 	a, p := newAgent(t, llmtest.Reply{Text: "Hello there."})
@@ -315,5 +314,47 @@ func TestPauseInterruptsLongCommand(t *testing.T) {
 	}
 	if c.Status() != conversation.StatusFinished {
 		t.Fatalf("status %s", c.Status())
+	}
+}
+
+// boomAction drives the "boom" test tool, which fails or panics.
+type boomAction struct {
+	Mode string `json:"mode" desc:"error or panic"`
+}
+
+func init() { event.RegisterKind[boomAction]("BoomAction") }
+
+func boomTool() tool.Tool {
+	return tool.New("boom", "Fail.", func(ctx context.Context, a *boomAction) (*waitObservation, error) {
+		if a.Mode == "panic" {
+			panic("kaboom")
+		}
+		return nil, errors.New("disk on fire")
+	}, nil)
+}
+
+func TestToolFailuresAreErrorsTheModelSees(t *testing.T) {
+	a, p := newAgent(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{
+			{ID: "e", Name: "boom", Arguments: `{"mode":"error"}`},
+			{ID: "p", Name: "boom", Arguments: `{"mode":"panic"}`},
+		}},
+		llmtest.Reply{Text: "Both failed."},
+	)
+	a.ExtraTools = []tool.Tool{boomTool()}
+	c, _ := newConv(t, a, nil)
+	c.SendMessage(ctx, event.UserMessage("go"))
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	log := logEvents(t, c)
+	e1, ok1 := log[4].(*event.AgentErrorEvent)
+	e2, ok2 := log[5].(*event.AgentErrorEvent)
+	if !ok1 || !ok2 || e1.Error != "Error executing tool 'boom': disk on fire" || !strings.Contains(e2.Error, "kaboom") ||
+		e2.Classification.Kind != event.ErrorKindInternal {
+		t.Fatalf("results %#v %#v", log[4], log[5])
+	}
+	if p.Remaining() != 0 || c.Status() != conversation.StatusFinished {
+		t.Fatalf("the run did not recover: %s", c.Status())
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/gohands/gohands/tool"
 )
 
+var ctx = context.Background()
+
 // newAgent returns an agent driven by a scripted in-process model.
 // t may be nil (in a child process).
 func newAgent(t testing.TB, replies ...llmtest.Reply) (*agent.Agent, *llmtest.Provider) {

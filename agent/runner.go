@@ -568,7 +568,7 @@ func (r *runner) run(ctx context.Context, a *event.ActionEvent) (ev event.Event)
 }
 
 // internalError classifies failures of tools themselves.
-var internalError = event.ErrorClassification{Kind: event.ErrorKindInternal, Retryable: false, UserAction: "report"}
+var internalError = event.ErrorClassification{Kind: event.ErrorKindInternal, UserAction: event.UserActionNone}
 
 func (r *runner) errorEvent(a *event.ActionEvent, msg string, cls event.ErrorClassification) *event.AgentErrorEvent {
 	return &event.AgentErrorEvent{
