@@ -16,7 +16,6 @@ import (
 	"github.com/gohands/gohands/tools/terminal"
 )
 
-
 func TestTextReplyFinishes(t *testing.T) {
 	a, p := newAgent(t, llmtest.Reply{Text: "Hello there."})
 	c, rec := newConv(t, a, nil)
