@@ -6,7 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/gohands/gohands/llm/llmtest"
 )
 
 // inProcess runs the command line in this process with the given
@@ -124,4 +128,70 @@ func writeFile(t *testing.T, path, s string) {
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// The first interrupt pauses; a second one quits at once.
+func TestSecondInterruptQuits(t *testing.T) {
+	srv := llmtest.NewChat(t, llmtest.Reply{Delay: 10 * time.Second, Text: "too late"})
+	sig := make(chan os.Signal, 2)
+	exited := make(chan int, 1)
+	var out, errb syncBuffer
+	a := &app{
+		stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
+		getenv: env{"LLM_MODEL": "openai/gpt-4o", "LLM_BASE_URL": srv.URL + "/v1", "LLM_API_KEY": "k"}.get,
+		setenv:  func(string, string) error { return nil },
+		signals: sig,
+		exit:    func(code int) { exited <- code },
+	}
+	done := make(chan int, 1)
+	go func() {
+		done <- a.main(context.Background(), []string{"run", "--persistence-dir", t.TempDir(), "--workspace", t.TempDir(), "wait"})
+	}()
+	// Wait until the model is being asked, then interrupt twice.
+	for len(srv.Requests()) == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	sig <- os.Interrupt
+	sig <- os.Interrupt
+	select {
+	case code := <-exited:
+		if code != exitPaused {
+			t.Errorf("exit(%d), want %d", code, exitPaused)
+		}
+	case code := <-done:
+		// The pause won the race with the second interrupt.
+		t.Log("the run ended before the second interrupt was handled")
+		if code != exitPaused {
+			t.Errorf("exit status %d, want %d", code, exitPaused)
+		}
+		return
+	case <-time.After(30 * time.Second):
+		t.Fatal("the second interrupt did not end the program")
+	}
+	if !strings.Contains(errb.String(), "quitting") {
+		t.Errorf("stderr:\n%s", errb.String())
+	}
+	<-done
+}
+
+type env map[string]string
+
+func (e env) get(k string) string { return e[k] }
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
