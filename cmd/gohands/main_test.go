@@ -138,7 +138,7 @@ func TestSecondInterruptQuits(t *testing.T) {
 	var out, errb syncBuffer
 	a := &app{
 		stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
-		getenv: env{"LLM_MODEL": "openai/gpt-4o", "LLM_BASE_URL": srv.URL + "/v1", "LLM_API_KEY": "k"}.get,
+		getenv:  env{"LLM_MODEL": "openai/gpt-4o", "LLM_BASE_URL": srv.URL + "/v1", "LLM_API_KEY": "k"}.get,
 		setenv:  func(string, string) error { return nil },
 		signals: sig,
 		exit:    func(code int) { exited <- code },
