@@ -73,7 +73,7 @@ func TestConfirmationApproveAndReject(t *testing.T) {
 
 func TestAskAgentDuringRun(t *testing.T) {
 	w := &waitTool{started: make(chan string, 1), release: make(chan struct{})}
-	a, _ := newAgent(t,
+	a, p := newAgent(t,
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "wait", Arguments: `{"name":"x","sleep_ms":0}`}}},
 		llmtest.Reply{Text: "I am waiting for x."}, // the side answer
 		llmtest.Reply{Text: "Done."},
@@ -94,6 +94,13 @@ func TestAskAgentDuringRun(t *testing.T) {
 	}
 	if after := c.State().Events().Len(); after != before {
 		t.Fatalf("AskAgent appended %d events", after-before)
+	}
+	// The running call has no result yet, so the question was asked
+	// without it.
+	for _, m := range p.Requests()[1].Messages {
+		if len(m.ToolCalls) > 0 {
+			t.Fatalf("side question sent an unanswered tool call: %+v", m)
+		}
 	}
 	close(w.release)
 	if err := <-done; err != nil {

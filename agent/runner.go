@@ -635,7 +635,9 @@ func (r *runner) Ask(ctx context.Context, view []event.Event, question string) (
 	if r.askErr != nil {
 		return "", fmt.Errorf("agent: ask: %w", r.askErr)
 	}
-	msgs := append(event.LLMMessages(view), event.UserMessage(fmt.Sprintf(askTemplate, question)))
+	// Actions may be running or waiting for confirmation: leave out the
+	// calls that have no result yet.
+	msgs := append(event.LLMMessages(conversation.Paired(view)), event.UserMessage(fmt.Sprintf(askTemplate, question)))
 	resp, err := r.askModel.Completion(ctx, msgs, r.specs, &llm.CallOptions{ConversationID: r.sess.ID(), NoStream: true})
 	if err != nil {
 		return "", fmt.Errorf("agent: ask: %w", err)

@@ -1,6 +1,8 @@
 package conversation
 
 import (
+	"slices"
+
 	"github.com/gohands/gohands/event"
 )
 
@@ -75,6 +77,14 @@ func buildView(s *State) ([]event.Event, error) {
 		pending[en.ID] = true
 	}
 	return pairCalls(view, pending), nil
+}
+
+// Paired returns view without the tool calls that have no result yet
+// (with the other calls of their response and those calls' results), so
+// that it can be sent to a model while actions are pending or running:
+// providers reject a tool call without its result. view is not modified.
+func Paired(view []event.Event) []event.Event {
+	return pairCalls(slices.Clip(view), nil)
 }
 
 // resultCallID returns the tool call id a result answers, or "".
