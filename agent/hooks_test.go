@@ -142,3 +142,27 @@ func TestAnalyzerRisksDriveConfirmation(t *testing.T) {
 		t.Fatal("the LOW risk action did not run without confirmation")
 	}
 }
+
+func TestRepeatedErrorsGetANudge(t *testing.T) {
+	bad := llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "boom", Arguments: `{"mode":"error"}`}}}
+	a, p := newAgent(t, bad, bad, bad, llmtest.Reply{Text: "Giving up on boom."})
+	a.ExtraTools = []tool.Tool{boomTool()}
+	c, _ := newConv(t, a, nil)
+	c.SendMessage(ctx, event.UserMessage("go"))
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var nudges int
+	for _, e := range logEvents(t, c) {
+		if m, ok := e.(*event.MessageEvent); ok && m.Source == event.SourceEnvironment {
+			nudges++
+		}
+	}
+	if nudges != 1 {
+		t.Fatalf("%d nudges", nudges)
+	}
+	msgs := p.Requests()[3].Messages
+	if last := msgs[len(msgs)-1]; last.Role != event.RoleUser {
+		t.Fatalf("the model was not nudged before its 4th reply: %+v", last)
+	}
+}
