@@ -1,9 +1,11 @@
 package condenser
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -128,4 +130,60 @@ func TestJSON(t *testing.T) {
 	if NoOp.HandlesRequests(NoOp{}) || (&Pipeline{Condensers: List{NoOp{}}}).HandlesRequests() {
 		t.Fatal("NoOp handles requests")
 	}
+}
+
+// TestReferenceJSON reads a pipeline written by the Python reference
+// (testdata/reference_pipeline.json) and writes it back byte for byte.
+func TestReferenceJSON(t *testing.T) {
+	data, err := os.ReadFile("testdata/reference_pipeline.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.TrimSpace(data)
+	c, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.(*Pipeline)
+	s := p.Condensers[1].(*LLMSummarizing)
+	if s.MaxSize != 80 || s.KeepFirst != 4 || s.MaxTokens != 100000 || s.LLM.UsageID != "condenser" || s.LLM.Model != "openai/gpt-4o" {
+		t.Fatalf("decoded %+v", s)
+	}
+	out, err := event.MarshalKinded(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The LLM config is the llm package's to encode (it writes nulls
+	// where the reference omits them, which both sides read); the
+	// condenser's own fields, their order and the kinds must match.
+	tail := func(b []byte) string { return string(b[bytes.Index(b, []byte(`,"max_size"`)):]) }
+	head := func(b []byte) string { return string(b[:bytes.Index(b, []byte(`{"llm"`))]) }
+	if tail(out) != tail(data) || head(out) != head(data) {
+		t.Fatalf("re-encoded differently:\n got %s\nwant %s", out, data)
+	}
+	var a, b map[string]any
+	if err := json.Unmarshal(data, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(out, &b); err != nil {
+		t.Fatal(err)
+	}
+	refLLM := a["condensers"].([]any)[1].(map[string]any)["llm"].(map[string]any)
+	ourLLM := b["condensers"].([]any)[1].(map[string]any)["llm"].(map[string]any)
+	for k, v := range refLLM {
+		if k == "modify_params" {
+			continue // not modelled by llm.Config
+		}
+		if w, _ := json.Marshal(v); string(w) != mustJSON(ourLLM[k]) {
+			t.Errorf("llm.%s = %s, reference %s", k, mustJSON(ourLLM[k]), w)
+		}
+	}
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }

@@ -119,3 +119,33 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("bad file: %v", err)
 	}
 }
+
+// TestReferenceFixtures checks our JSON against files the Python reference
+// wrote: a hook input (byte for byte) and a saved hook config.
+func TestReferenceFixtures(t *testing.T) {
+	want, err := os.ReadFile("testdata/reference_hook_event.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := Input{EventType: PreToolUse, ToolName: "terminal", ToolInput: json.RawMessage(`{"command":"ls"}`), SessionID: "s", WorkingDir: "/w"}
+	got, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != strings.TrimSpace(string(want)) {
+		t.Fatalf("input JSON\n got %s\nwant %s", got, want)
+	}
+	data, err := os.ReadFile("testdata/reference_hook_config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre := c.Hooks(PreToolUse, "terminal")
+	stop := c.Hooks(Stop, "")
+	if len(pre) != 1 || pre[0].Command != "a.sh" || !pre[0].Async || len(stop) != 1 || stop[0].Type != TypePrompt || stop[0].Timeout != 5 || stop[0].Prompt != "check" {
+		t.Fatalf("parsed %+v %+v", pre, stop)
+	}
+}
