@@ -88,3 +88,44 @@ func TestRealToolsOverEveryWire(t *testing.T) {
 		})
 	}
 }
+
+// An agent without a Model makes its LLM from its config; its metrics are
+// saved in the conversation's stats and carried on after a resume.
+func TestMetricsPersistAcrossResume(t *testing.T) {
+	srv := llmtest.NewChat(t,
+		llmtest.Reply{Text: "one", Usage: llmtest.Usage{PromptTokens: 100, CompletionTokens: 10}},
+		llmtest.Reply{Text: "two", Usage: llmtest.Usage{PromptTokens: 200, CompletionTokens: 20}},
+	)
+	cfg := llm.DefaultConfig("openai/gpt-4o")
+	cfg.APIKey = secret.New("test-key")
+	cfg.BaseURL = srv.URL + "/v1"
+	dir, work := t.TempDir(), t.TempDir()
+	open := func() *conversation.LocalConversation {
+		c, err := conversation.New(ctx, agent.New(cfg), work, &conversation.LocalOptions{PersistenceDir: dir, ID: "0b5e0c1e-7c6a-4f53-9d5e-2a7c1f3e8d90"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c := open()
+	c.SendMessage(ctx, event.UserMessage("first"))
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	c = open()
+	defer c.Close()
+	c.SendMessage(ctx, event.UserMessage("second"))
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stats := c.State().Fields().Stats.UsageToMetrics
+	if len(stats) != 1 {
+		t.Fatalf("stats %v", stats)
+	}
+	for id, m := range stats {
+		if u := m.AccumulatedTokenUsage; u == nil || u.PromptTokens != 300 || u.CompletionTokens != 30 {
+			t.Fatalf("%s: accumulated %+v", id, m.AccumulatedTokenUsage)
+		}
+	}
+}
