@@ -1,0 +1,363 @@
+// Package skill holds skills and the agent context: knowledge loaded from
+// a repository's instruction files and skill folders, put into the system
+// prompt (always-on skills) or into a user message when one of its keywords
+// appears (triggered skills).
+//
+// The JSON forms of Skill and AgentContext are the Python reference's
+// (reference-protocol §5.5).
+package skill
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Trigger types.
+const (
+	TriggerKeyword = "keyword"
+	TriggerTask    = "task"
+	TriggerPath    = "path"
+)
+
+// Trigger says when a skill's content is injected. A nil *Trigger means the
+// skill is always on.
+type Trigger struct {
+	// Type is TriggerKeyword, TriggerTask or TriggerPath.
+	Type string
+	// Words are the keywords (keyword triggers) or the triggers (task
+	// triggers).
+	Words []string
+	// Paths are gitignore-style globs (path triggers).
+	Paths []string
+}
+
+// MarshalJSON writes the reference's form, e.g.
+// {"type":"keyword","keywords":["git"]}.
+func (t Trigger) MarshalJSON() ([]byte, error) {
+	list := t.Words
+	key := "keywords"
+	switch t.Type {
+	case TriggerKeyword:
+	case TriggerTask:
+		key = "triggers"
+	case TriggerPath:
+		key, list = "paths", t.Paths
+	default:
+		return nil, fmt.Errorf("skill: unknown trigger type %q", t.Type)
+	}
+	if list == nil {
+		list = []string{}
+	}
+	l, err := json.Marshal(list)
+	if err != nil {
+		return nil, err
+	}
+	// "type" first, as the reference writes it.
+	return fmt.Appendf(nil, `{"type":%q,%q:%s}`, t.Type, key, l), nil
+}
+
+// UnmarshalJSON reads the reference's form; the list a type needs must be
+// present.
+func (t *Trigger) UnmarshalJSON(data []byte) error {
+	var m struct {
+		Type     string    `json:"type"`
+		Keywords *[]string `json:"keywords"`
+		Triggers *[]string `json:"triggers"`
+		Paths    *[]string `json:"paths"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	var list *[]string
+	switch m.Type {
+	case TriggerKeyword:
+		list = m.Keywords
+	case TriggerTask:
+		list = m.Triggers
+	case TriggerPath:
+		list = m.Paths
+	default:
+		return fmt.Errorf("skill: unknown trigger type %q", m.Type)
+	}
+	if list == nil {
+		return fmt.Errorf("skill: %s trigger without its list", m.Type)
+	}
+	*t = Trigger{Type: m.Type}
+	if m.Type == TriggerPath {
+		t.Paths = *list
+	} else {
+		t.Words = *list
+	}
+	return nil
+}
+
+// Input is a variable a task skill asks the user for.
+type Input struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// Resources lists the files of an AgentSkills skill directory.
+type Resources struct {
+	SkillRoot  string   `json:"skill_root"`
+	Scripts    []string `json:"scripts"`
+	References []string `json:"references"`
+	Assets     []string `json:"assets"`
+}
+
+// DefaultVersion is the version of a skill that states none.
+const DefaultVersion = "1.0.0"
+
+// MaxDescription is the longest description kept; longer ones are cut.
+const MaxDescription = 1024
+
+// Skill is one piece of knowledge for the agent.
+type Skill struct {
+	Name    string
+	Content string
+	// Trigger is nil for always-on skills.
+	Trigger *Trigger
+	// Source is the file the skill came from; "" for skills made in code.
+	Source string
+	// MCPTools is the skill's MCP server configuration, kept as JSON.
+	MCPTools            json.RawMessage
+	Inputs              []Input
+	IsAgentSkillsFormat bool
+	// Version is DefaultVersion when empty.
+	Version       string
+	Description   string
+	License       string
+	Compatibility string
+	Metadata      map[string]string
+	// AllowedTools is nil when the skill does not restrict tools.
+	AllowedTools           []string
+	DisableModelInvocation bool
+	Resources              *Resources
+}
+
+// skillJSON is Skill in the reference's field order, with nulls.
+type skillJSON struct {
+	Name                   string            `json:"name"`
+	Content                string            `json:"content"`
+	Trigger                *Trigger          `json:"trigger"`
+	Source                 *string           `json:"source"`
+	MCPTools               json.RawMessage   `json:"mcp_tools"`
+	Inputs                 []Input           `json:"inputs"`
+	IsAgentSkillsFormat    bool              `json:"is_agentskills_format"`
+	Version                string            `json:"version"`
+	Description            *string           `json:"description"`
+	License                *string           `json:"license"`
+	Compatibility          *string           `json:"compatibility"`
+	Metadata               map[string]string `json:"metadata"`
+	AllowedTools           []string          `json:"allowed_tools"`
+	DisableModelInvocation bool              `json:"disable_model_invocation"`
+	Resources              *Resources        `json:"resources"`
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// MarshalJSON writes the reference's form: every field, null when unset.
+func (s Skill) MarshalJSON() ([]byte, error) {
+	m := skillJSON{
+		Name: s.Name, Content: s.Content, Trigger: s.Trigger, Source: nullable(s.Source),
+		MCPTools: s.MCPTools, Inputs: s.Inputs, IsAgentSkillsFormat: s.IsAgentSkillsFormat,
+		Version: s.Version, Description: nullable(s.Description), License: nullable(s.License),
+		Compatibility: nullable(s.Compatibility), Metadata: s.Metadata, AllowedTools: s.AllowedTools,
+		DisableModelInvocation: s.DisableModelInvocation, Resources: s.Resources,
+	}
+	if m.Inputs == nil {
+		m.Inputs = []Input{}
+	}
+	if m.Version == "" {
+		m.Version = DefaultVersion
+	}
+	if len(m.MCPTools) == 0 {
+		m.MCPTools = json.RawMessage("null")
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads the reference's form. name and content are required.
+func (s *Skill) UnmarshalJSON(data []byte) error {
+	var m struct {
+		skillJSON
+		Name    *string `json:"name"`
+		Content *string `json:"content"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	if m.Name == nil || m.Content == nil {
+		return fmt.Errorf("skill: name and content are required")
+	}
+	if string(m.MCPTools) == "null" {
+		m.MCPTools = nil
+	}
+	*s = Skill{
+		Name: *m.Name, Content: *m.Content, Trigger: m.Trigger, Source: deref(m.skillJSON.Source),
+		MCPTools: m.MCPTools, Inputs: m.Inputs, IsAgentSkillsFormat: m.IsAgentSkillsFormat,
+		Version: m.Version, Description: deref(m.skillJSON.Description), License: deref(m.skillJSON.License),
+		Compatibility: deref(m.skillJSON.Compatibility), Metadata: m.Metadata, AllowedTools: m.AllowedTools,
+		DisableModelInvocation: m.DisableModelInvocation, Resources: m.Resources,
+	}
+	if s.Version == "" {
+		s.Version = DefaultVersion
+	}
+	if s.Trigger != nil && s.Trigger.Type == TriggerPath {
+		s.DisableModelInvocation = true
+	}
+	return nil
+}
+
+// Normalize applies the rules the reference enforces when a skill is made:
+// the default version, path rules are never model-invocable, descriptions
+// longer than MaxDescription are cut, and task skills with inputs or
+// ${variables} end with a request to ask the user for missing values. The
+// loaders call it; call it for skills built in code. Decoding JSON does
+// not, since stored skills were normalised when made.
+func (s *Skill) Normalize() {
+	if s.Version == "" {
+		s.Version = DefaultVersion
+	}
+	if s.Trigger != nil && s.Trigger.Type == TriggerPath {
+		s.DisableModelInvocation = true
+	}
+	if r := []rune(s.Description); len(r) > MaxDescription {
+		where := "its source"
+		if s.Source != "" {
+			where = s.Source
+		}
+		s.Description = string(r[:MaxDescription]) + fmt.Sprintf(" [description cut; the whole skill is in %s]", where)
+	}
+	if s.Trigger != nil && s.Trigger.Type == TriggerTask && (len(s.Inputs) > 0 || taskVariable.MatchString(s.Content)) {
+		if s.Content != "" && !strings.HasSuffix(s.Content, askForInputs) {
+			s.Content += askForInputs
+		}
+	}
+}
+
+var taskVariable = regexp.MustCompile(`\$\{[a-zA-Z_][a-zA-Z0-9_]*\}`)
+
+// askForInputs is appended to task skills that need values from the user.
+const askForInputs = "\n\nBefore starting, ask the user for any of these values they have not given."
+
+// Keywords returns the words that trigger the skill (keyword and task
+// triggers), or nil.
+func (s *Skill) Keywords() []string {
+	if s.Trigger == nil || s.Trigger.Type == TriggerPath {
+		return nil
+	}
+	return s.Trigger.Words
+}
+
+// AlwaysOn reports whether the skill's content belongs in the system
+// prompt: a skill without a trigger that is not in the AgentSkills format
+// (those are listed by name and read on demand instead).
+func (s *Skill) AlwaysOn() bool {
+	return s.Trigger == nil && !s.IsAgentSkillsFormat
+}
+
+// AgentContext is what an agent knows beyond its tools: skills and prompt
+// additions. It is stored on the agent as "agent_context".
+type AgentContext struct {
+	Skills              []Skill
+	SystemMessageSuffix string
+	UserMessageSuffix   string
+	LoadUserSkills      bool
+	LoadPublicSkills    bool
+	// MarketplacePath is DefaultMarketplacePath when empty.
+	MarketplacePath        string
+	RegisteredMarketplaces []json.RawMessage
+	LoadProjectSkills      bool
+	LoadMemory             bool
+	DisabledSkills         []string
+	// Secrets are kept as the JSON the reference wrote (strings or secret
+	// sources); the secret package interprets them.
+	Secrets map[string]json.RawMessage
+	// CurrentDatetime is the date and time shown to the model, as text
+	// ("2026-01-02T03:04"); "" for none.
+	CurrentDatetime string
+}
+
+// DefaultMarketplacePath is the reference's default marketplace file.
+const DefaultMarketplacePath = "marketplaces/default.json"
+
+type contextJSON struct {
+	Skills                 []Skill                    `json:"skills"`
+	SystemMessageSuffix    *string                    `json:"system_message_suffix"`
+	UserMessageSuffix      *string                    `json:"user_message_suffix"`
+	LoadUserSkills         bool                       `json:"load_user_skills"`
+	LoadPublicSkills       bool                       `json:"load_public_skills"`
+	MarketplacePath        string                     `json:"marketplace_path"`
+	RegisteredMarketplaces []json.RawMessage          `json:"registered_marketplaces"`
+	LoadProjectSkills      bool                       `json:"load_project_skills"`
+	LoadMemory             bool                       `json:"load_memory"`
+	DisabledSkills         []string                   `json:"disabled_skills"`
+	Secrets                map[string]json.RawMessage `json:"secrets"`
+	CurrentDatetime        *string                    `json:"current_datetime"`
+}
+
+// MarshalJSON writes the reference's form.
+func (c AgentContext) MarshalJSON() ([]byte, error) {
+	m := contextJSON{
+		Skills: c.Skills, SystemMessageSuffix: nullable(c.SystemMessageSuffix),
+		UserMessageSuffix: nullable(c.UserMessageSuffix), LoadUserSkills: c.LoadUserSkills,
+		LoadPublicSkills: c.LoadPublicSkills, MarketplacePath: c.MarketplacePath,
+		RegisteredMarketplaces: c.RegisteredMarketplaces, LoadProjectSkills: c.LoadProjectSkills,
+		LoadMemory: c.LoadMemory, DisabledSkills: c.DisabledSkills, Secrets: c.Secrets,
+		CurrentDatetime: nullable(c.CurrentDatetime),
+	}
+	if m.Skills == nil {
+		m.Skills = []Skill{}
+	}
+	if m.MarketplacePath == "" {
+		m.MarketplacePath = DefaultMarketplacePath
+	}
+	if m.RegisteredMarketplaces == nil {
+		m.RegisteredMarketplaces = []json.RawMessage{}
+	}
+	if m.DisabledSkills == nil {
+		m.DisabledSkills = []string{}
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads the reference's form. Fields this type does not hold
+// (memory_context) are ignored. Duplicate skill names are an error, as in
+// the reference.
+func (c *AgentContext) UnmarshalJSON(data []byte) error {
+	var m contextJSON
+	if err := json.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, s := range m.Skills {
+		if seen[s.Name] {
+			return fmt.Errorf("skill: duplicate skill name %q in agent_context", s.Name)
+		}
+		seen[s.Name] = true
+	}
+	*c = AgentContext{
+		Skills: m.Skills, SystemMessageSuffix: deref(m.SystemMessageSuffix),
+		UserMessageSuffix: deref(m.UserMessageSuffix), LoadUserSkills: m.LoadUserSkills,
+		LoadPublicSkills: m.LoadPublicSkills, MarketplacePath: m.MarketplacePath,
+		RegisteredMarketplaces: m.RegisteredMarketplaces, LoadProjectSkills: m.LoadProjectSkills,
+		LoadMemory: m.LoadMemory, DisabledSkills: m.DisabledSkills, Secrets: m.Secrets,
+		CurrentDatetime: deref(m.CurrentDatetime),
+	}
+	return nil
+}
