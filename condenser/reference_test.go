@@ -19,8 +19,10 @@ func TestReferenceIndices(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cases []struct {
-		Events  []string `json:"events"`
-		Indices []int    `json:"indices"`
+		Events       []string `json:"events"`
+		Indices      []int    `json:"indices"`
+		EventsRange  []int    `json:"events_range"`
+		RequestRange []int    `json:"request_range"`
 	}
 	if err := json.Unmarshal(data, &cases); err != nil {
 		t.Fatal(err)
@@ -35,6 +37,23 @@ func TestReferenceIndices(t *testing.T) {
 		}
 		if got := ManipulationIndices(events); !slices.Equal(got, c.Indices) {
 			t.Errorf("case %d %v: indices %v, reference %v", i, c.Events, got, c.Indices)
+		}
+		cond := &LLMSummarizing{MaxSize: 8, KeepFirst: 2, MinimumProgress: DefaultMinimumProgress}
+		for _, rc := range []struct {
+			request bool
+			want    []int
+		}{{false, c.EventsRange}, {true, c.RequestRange}} {
+			v := &View{Events: events, UnhandledRequest: rc.request}
+			r := cond.reasons(v, nil)
+			var got []int
+			if r.any() {
+				if start, end, err := cond.forgetRange(v, r); err == nil {
+					got = []int{start, end}
+				}
+			}
+			if !slices.Equal(got, rc.want) {
+				t.Errorf("case %d %v request=%v: forget %v, reference %v", i, c.Events, rc.request, got, rc.want)
+			}
 		}
 	}
 }

@@ -192,7 +192,7 @@ func (c *LLMSummarizing) forgetRange(view *View, r reasons) (start, end int, err
 	}
 	idx := ManipulationIndices(view.Events)
 	start, ok1 := nextIndex(idx, c.KeepFirst)
-	end, ok2 := nextIndex(idx, n-max(tail, 0))
+	end, ok2 := nextIndex(idx, n-tail) // a negative tail finds no index, as in the reference
 	if !ok1 || !ok2 {
 		return 0, 0, fmt.Errorf("%w: no cut point in the view", ErrNoCondensation)
 	}

@@ -5,6 +5,8 @@
 # T:<resp>:<call> action with thinking blocks, O:<call> observation,
 # R:<call> user rejection, E:<call> agent error.
 import json, random
+from openhands.sdk import LLM
+from openhands.sdk.context.condenser import LLMSummarizingCondenser
 from openhands.sdk.context.view import View
 from openhands.sdk.event import ActionEvent, AgentErrorEvent, MessageEvent, ObservationEvent, SystemPromptEvent, UserRejectObservation
 from openhands.sdk.llm import Message, MessageToolCall, TextContent, ThinkingBlock
@@ -27,6 +29,7 @@ def make(tok):
     if k == "E":
         return AgentErrorEvent(tool_name="think", tool_call_id=a[0], error="e")
 
+cond = LLMSummarizingCondenser(llm=LLM(model="openai/gpt-4o", usage_id="condenser"), max_size=8, keep_first=2)
 rng = random.Random(42)
 cases = []
 for n in range(200):
@@ -48,5 +51,19 @@ for n in range(200):
         for c in calls:
             seq.append(rng.choice(["O", "O", "O", "R", "E"]) + ":" + c)
     v = View(events=[make(t) for t in seq])
-    cases.append({"events": seq, "indices": sorted(v.manipulation_indices)})
+    case = {"events": seq, "indices": sorted(v.manipulation_indices)}
+    # The forgetting range for max_size 8 (events) and for a request, with
+    # keep_first 2: [start, end), or null when the reference finds none.
+    for key, request in (("events_range", False), ("request_range", True)):
+        view = View(events=v.events, unhandled_condensation_request=request)
+        try:
+            if not cond.get_condensation_reasons(view):
+                raise ValueError("no reason")
+            forgotten, start = cond._get_forgotten_events(view)
+            if not forgotten or len(forgotten) < len(view) * cond.minimum_progress:
+                raise ValueError("too little")
+            case[key] = [start, start + len(forgotten)]
+        except ValueError:
+            case[key] = None
+    cases.append(case)
 open("condenser/testdata/reference_indices.json", "w").write(json.dumps(cases) + "\n")
