@@ -357,3 +357,36 @@ func TestToolFailuresAreErrorsTheModelSees(t *testing.T) {
 		t.Fatalf("the run did not recover: %s", c.Status())
 	}
 }
+
+func TestOnlyFirstActionCarriesThoughtAndReasoning(t *testing.T) {
+	a, p := newAgent(t,
+		llmtest.Reply{Text: "Two thoughts.", Reasoning: "I should think twice.", Signature: "sig", ToolCalls: []llmtest.ToolCall{
+			{Name: "think", Arguments: `{"thought":"one"}`},
+			{Name: "think", Arguments: `{"thought":"two"}`},
+		}},
+		llmtest.Reply{Text: "Done."},
+	)
+	c, _ := newConv(t, a, nil)
+	c.SendMessage(ctx, event.UserMessage("go"))
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var acts []*event.ActionEvent
+	for _, e := range logEvents(t, c) {
+		if a, ok := e.(*event.ActionEvent); ok {
+			acts = append(acts, a)
+		}
+	}
+	if len(acts) != 2 || event.TextOf(acts[0].Thought) != "Two thoughts." || acts[0].ReasoningContent != "I should think twice." ||
+		len(acts[0].ThinkingBlocks) != 1 || acts[0].Summary == "" {
+		t.Fatalf("first action %+v", acts[0])
+	}
+	if len(acts[1].Thought) != 0 || acts[1].ReasoningContent != "" || len(acts[1].ThinkingBlocks) != 0 || acts[0].LLMResponseID != acts[1].LLMResponseID {
+		t.Fatalf("second action %+v", acts[1])
+	}
+	// Replayed as one assistant message with the reasoning of the first.
+	msgs := p.Requests()[1].Messages
+	if m := msgs[2]; m.Role != event.RoleAssistant || len(m.ToolCalls) != 2 || m.ReasoningContent != "I should think twice." {
+		t.Fatalf("replayed %+v", m)
+	}
+}
