@@ -288,6 +288,10 @@ func TestE2EKillAndResume(t *testing.T) {
 	)
 	p := e.start(e.args("--json", "do two things")...)
 	p.waitFile(filepath.Join(e.work, "started"), time.Minute)
+	// ls reads a conversation that is running without waiting for it.
+	if r := e.mustRun(0, "ls", "--persistence-dir", e.data); !strings.Contains(r.stdout, e.id+"  running") {
+		t.Errorf("ls during the run:\n%s", r.stdout)
+	}
 	if err := p.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
