@@ -21,7 +21,6 @@ func inProcess(t *testing.T, env map[string]string, args ...string) (code int, s
 	a := &app{
 		stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
 		getenv: func(k string) string { return env[k] },
-		setenv: func(k, v string) error { env[k] = v; return nil },
 		exit:   func(code int) { t.Fatalf("exit(%d) called", code) },
 	}
 	code = a.main(context.Background(), args)
@@ -139,7 +138,6 @@ func TestSecondInterruptQuits(t *testing.T) {
 	a := &app{
 		stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
 		getenv:  env{"LLM_MODEL": "openai/gpt-4o", "LLM_BASE_URL": srv.URL + "/v1", "LLM_API_KEY": "k"}.get,
-		setenv:  func(string, string) error { return nil },
 		signals: sig,
 		exit:    func(code int) { exited <- code },
 	}

@@ -120,15 +120,6 @@ func (a *app) parseSecrets(specs []string) (map[string]secret.Source, error) {
 			return nil, usageErr("--secret %s: empty value", name)
 		}
 		out[name] = &secret.StaticSecret{Value: secret.New(value)}
-		if hasValue {
-			// The terminal tool does not yet export the secrets a command
-			// names (the library's hook is missing), so a secret given by
-			// value joins the environment every command inherits, as one
-			// given by name already is. It stays masked everywhere.
-			if err := a.setenv(name, value); err != nil {
-				return nil, usageErr("--secret %s: %v", name, err)
-			}
-		}
 	}
 	return out, nil
 }

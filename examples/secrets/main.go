@@ -1,10 +1,11 @@
 // Command secrets gives a conversation secrets: a static value, and a
 // late-bound one whose value a Go function supplies when it is needed (a
 // rotating token, a keychain entry), added while the conversation runs.
-// The model is told the secrets' names, never their values: wherever a
-// value shows up in tool output it is replaced by <secret-hidden>, before
-// the model, the callbacks or the disk see it, and base_state.json keeps
-// the secrets redacted (or encrypted, with a cipher).
+// The model is told the secrets' names, never their values. A terminal
+// command that names a secret ($DB_PASSWORD) gets it as an environment
+// variable; wherever a value shows up in tool output it is replaced by
+// <secret-hidden> before the model, the callbacks or the disk see it; and
+// base_state.json keeps the secrets redacted (or encrypted, with a cipher).
 //
 //	LLM_MODEL=anthropic/claude-sonnet-4-5 LLM_API_KEY=... go run ./examples/secrets
 package main
@@ -104,7 +105,7 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 
-	task := "Show me service.env with cat, then finish."
+	task := "Check the length of the database password with printf '%s' \"$DB_PASSWORD\" | wc -c, show me service.env with cat, then finish."
 	if err := conv.SendMessage(ctx, event.UserMessage(task)); err != nil {
 		return err
 	}

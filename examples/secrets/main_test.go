@@ -13,6 +13,7 @@ import (
 
 func TestRun(t *testing.T) {
 	srv := llmtest.NewChat(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "terminal", Arguments: `{"command": "printf '%s' \"$DB_PASSWORD\" | wc -c"}`}}},
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "terminal", Arguments: `{"command": "cat service.env"}`}}},
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message": "Shown."}`}}},
 	)
@@ -25,7 +26,9 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := out.String()
-	for _, want := range []string{"API_TOKEN=<secret-hidden>", "DB_PASSWORD=<secret-hidden>", "stored files holding a secret value: 0"} {
+	// The late-bound password reached the command that named it: 28
+	// characters.
+	for _, want := range []string{"terminal output, as everyone but the command sees it:\n28\n", "API_TOKEN=<secret-hidden>", "DB_PASSWORD=<secret-hidden>", "stored files holding a secret value: 0"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
