@@ -335,3 +335,37 @@ func TestPromptHook(t *testing.T) {
 		t.Fatalf("agent: %+v", res)
 	}
 }
+
+func TestManagerHelpers(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := Parse([]byte(`{
+		"PreToolUse": [{"matcher": "terminal", "hooks": [{"command": "exit 2"}]}],
+		"Stop": [{"hooks": [{"command": "cat > stop.json; echo '{\"decision\":\"deny\",\"additionalContext\":\"run the tests first\"}'"}]}],
+		"SessionEnd": [{"hooks": [{"command": "touch ended"}]}]
+	}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewManager(cfg, &Runner{WorkDir: dir})
+	if out := m.PreToolUse(t.Context(), "terminal", json.RawMessage(`{}`), "a1"); !out.Blocked || out.Reason != "blocked by hook exit 2" || out.Events[0].ActionID != "a1" {
+		t.Fatalf("pre: %+v", out)
+	}
+	if out := m.PreToolUse(t.Context(), "file_editor", json.RawMessage(`{}`), "a2"); out.Blocked || len(out.Results) != 0 {
+		t.Fatalf("unmatched tool: %+v", out)
+	}
+	out := m.Stop(t.Context(), "agent_finished")
+	if fb := out.StopFeedback(); fb != "[Stop hook feedback] run the tests first" {
+		t.Fatalf("feedback %q", fb)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "stop.json"))
+	if !strings.Contains(string(data), `"metadata":{"reason":"agent_finished"}`) {
+		t.Fatalf("stop input %s", data)
+	}
+	if out := m.UserPromptSubmit(t.Context(), "hi", "m1"); out.Blocked || out.StopFeedback() != "" {
+		t.Fatalf("prompt: %+v", out)
+	}
+	m.SessionEnd(t.Context())
+	if _, err := os.Stat(filepath.Join(dir, "ended")); err != nil {
+		t.Fatal(err)
+	}
+}

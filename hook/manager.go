@@ -130,3 +130,67 @@ func capLog(s string) string {
 	}
 	return string(r[:MaxLogChars-len(mark)]) + mark
 }
+
+// StopFeedbackPrefix starts the message that tells the model why a Stop
+// hook kept it running.
+const StopFeedbackPrefix = "[Stop hook feedback]"
+
+// StopFeedback returns the text of the message to give the model when Stop
+// hooks blocked: the prefix, then the hooks' additional context or else
+// the block reason. It is "" when the hooks did not block.
+func (o *Outcome) StopFeedback() string {
+	if !o.Blocked {
+		return ""
+	}
+	fb := o.AdditionalContext
+	if fb == "" {
+		fb = o.Reason
+	}
+	return StopFeedbackPrefix + " " + fb
+}
+
+// PreToolUse runs the PreToolUse hooks of a tool call about to run;
+// toolInput is the call's JSON arguments object. A blocked outcome means
+// the action must not run (answer it with a UserRejectObservation from
+// the hook, giving Reason).
+func (m *Manager) PreToolUse(ctx context.Context, toolName string, toolInput json.RawMessage, actionID string) Outcome {
+	return m.Fire(ctx, Input{EventType: PreToolUse, ToolName: toolName, ToolInput: toolInput}, Ref{ActionID: actionID})
+}
+
+// PostToolUse runs the PostToolUse hooks of a finished tool call;
+// toolResponse is a JSON object describing the observation. It never
+// blocks.
+func (m *Manager) PostToolUse(ctx context.Context, toolName string, toolInput, toolResponse json.RawMessage, actionID string) Outcome {
+	return m.Fire(ctx, Input{EventType: PostToolUse, ToolName: toolName, ToolInput: toolInput, ToolResponse: toolResponse}, Ref{ActionID: actionID})
+}
+
+// UserPromptSubmit runs the hooks of a user message. A blocked outcome
+// means the message must not reach the model; AdditionalContext is to be
+// appended to the message's extended content.
+func (m *Manager) UserPromptSubmit(ctx context.Context, message, messageID string) Outcome {
+	return m.Fire(ctx, Input{EventType: UserPromptSubmit, Message: message}, Ref{MessageID: messageID})
+}
+
+// Stop runs the Stop hooks when the agent wants to finish (reason, e.g.
+// "agent_finished", goes into the input's metadata). A blocked outcome
+// means the agent keeps running, told StopFeedback.
+func (m *Manager) Stop(ctx context.Context, reason string) Outcome {
+	in := Input{EventType: Stop}
+	if reason != "" {
+		in.Metadata = map[string]any{"reason": reason}
+	}
+	return m.Fire(ctx, in, Ref{})
+}
+
+// SessionStart runs the SessionStart hooks.
+func (m *Manager) SessionStart(ctx context.Context) Outcome {
+	return m.Fire(ctx, Input{EventType: SessionStart}, Ref{})
+}
+
+// SessionEnd runs the SessionEnd hooks, then stops the background hooks
+// still running.
+func (m *Manager) SessionEnd(ctx context.Context) Outcome {
+	out := m.Fire(ctx, Input{EventType: SessionEnd}, Ref{})
+	m.Runner.Close()
+	return out
+}

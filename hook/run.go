@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/gohands/gohands/event"
@@ -158,7 +157,7 @@ func (r *Runner) Run(ctx context.Context, d *Definition, in Input) Result {
 	cmd.Env = r.env(in)
 	cmd.Stdin = bytes.NewReader(stdin)
 	// A group of its own, so a timeout kills whatever the hook started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	timeout := time.Duration(d.Timeout) * time.Second
 	if d.Async {
 		return r.startAsync(cmd, timeout)
@@ -281,13 +280,6 @@ func (r *Runner) env(in Input) []string {
 		env = append(env, k+"="+v)
 	}
 	return env
-}
-
-// killGroup kills the process group of a started command.
-func killGroup(cmd *exec.Cmd) {
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
 }
 
 // startAsync starts a background hook, killed after timeout or at Close.

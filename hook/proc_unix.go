@@ -1,0 +1,20 @@
+//go:build unix
+
+package hook
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// ownGroup makes cmd the leader of a new process group.
+func ownGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// killGroup kills the process group of a started command.
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
