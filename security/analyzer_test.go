@@ -369,3 +369,32 @@ func BenchmarkRuleAnalyzer(b *testing.B) {
 		}
 	}
 }
+
+// batchAnalyzer is the interface the agent loop (agent.Analyzer) uses; the
+// analyzers must satisfy it.
+type batchAnalyzer interface {
+	AnalyzeActions(ctx context.Context, actions []*event.ActionEvent) ([]event.SecurityRisk, error)
+}
+
+var (
+	_ batchAnalyzer = LLMAnalyzer{}
+	_ batchAnalyzer = (*RuleAnalyzer)(nil)
+	_ batchAnalyzer = (*Ensemble)(nil)
+)
+
+// FuzzRuleAnalyzer checks that no command makes the analyzer fail or
+// return anything but a concrete risk.
+func FuzzRuleAnalyzer(f *testing.F) {
+	for _, tc := range commandTable {
+		f.Add(tc.cmd)
+	}
+	f.Add("$(`(<(>(")
+	f.Add("'unterminated \"quote\\")
+	a := &RuleAnalyzer{WorkDir: "/w", SecretNames: []string{"X"}}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		got, err := a.SecurityRisk(context.Background(), terminalAction(cmd))
+		if err != nil || (got != L && got != M && got != H) {
+			t.Fatalf("%q: %s, %v", cmd, got, err)
+		}
+	})
+}

@@ -384,8 +384,8 @@ var DefaultRules = []Rule{
 	},
 	{
 		ID: "role-override", Risk: event.RiskMedium,
-		Description: "text trying to switch the model's role: \"you are now in … mode\", \"pretend you are/to be …\"",
-		Text:        regexp.MustCompile(`(?i)\byou\s+are\s+now\s+(in\s+)?\w+(\s+\w+)?\s+mode\b|\bpretend\s+(that\s+)?(you\s+are|to\s+be)\b`),
+		Description: "text trying to switch the model's role: \"you are now in … mode\", \"pretend you are/to be (a) different …\"",
+		Text:        regexp.MustCompile(`(?i)\byou\s+are\s+now\s+(in\s+)?(\w+\s+)?mode\b|\bpretend\s+(you\s+are|to\s+be)\s+(a\s+)?different\b`),
 	},
 }
 
