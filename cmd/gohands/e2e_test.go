@@ -336,8 +336,13 @@ func TestE2ESecretNeverLeaks(t *testing.T) {
 	for _, jsonMode := range []bool{false, true} {
 		t.Run(map[bool]string{false: "transcript", true: "json"}[jsonMode], func(t *testing.T) {
 			e := newE2E(t,
+				// A command naming no secret gets none, nor the model's key.
+				// (Once exported, secrets stay in the persistent shell.)
 				llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("call_1", "terminal", map[string]any{
-					"command": `echo "a=$DEPLOY_TOKEN b=$API_PASSWORD" > out.txt && cat out.txt && env | grep -c SECRET`,
+					"command": `echo "count=$(env | grep -c -e tok-9f8e -e pw-1a2b -e sk-e2e) key=[$LLM_API_KEY]"`,
+				})}},
+				llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("call_2", "terminal", map[string]any{
+					"command": `echo "a=$DEPLOY_TOKEN b=$API_PASSWORD" > out.txt && cat out.txt`,
 				})}},
 				finishReply("Used the secrets."),
 			)
@@ -362,6 +367,9 @@ func TestE2ESecretNeverLeaks(t *testing.T) {
 						t.Errorf("%s contains the secret %q", where, v)
 					}
 				}
+			}
+			if !strings.Contains(r.stdout, "count=0 key=[]") {
+				t.Errorf("a command naming no secret got secrets or the model's key:\n%s", r.stdout)
 			}
 			check("stdout", r.stdout)
 			check("stderr", r.stderr)

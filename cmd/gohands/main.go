@@ -29,7 +29,7 @@ func main() {
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	a := &app{
 		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
-		getenv: os.Getenv, signals: sig, exit: os.Exit,
+		getenv: os.Getenv, unsetenv: os.Unsetenv, signals: sig, exit: os.Exit,
 	}
 	os.Exit(a.main(context.Background(), os.Args[1:]))
 }
@@ -40,6 +40,9 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// unsetenv removes a variable from the environment the agent's
+	// commands inherit.
+	unsetenv func(string) error
 	// signals delivers interrupts: the first pauses the run, the second
 	// ends the process through exit. nil means none.
 	signals <-chan os.Signal

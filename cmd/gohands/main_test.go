@@ -20,8 +20,9 @@ func inProcess(t *testing.T, env map[string]string, args ...string) (code int, s
 	var out, errb bytes.Buffer
 	a := &app{
 		stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
-		getenv: func(k string) string { return env[k] },
-		exit:   func(code int) { t.Fatalf("exit(%d) called", code) },
+		getenv:   func(k string) string { return env[k] },
+		unsetenv: func(k string) error { delete(env, k); return nil },
+		exit:     func(code int) { t.Fatalf("exit(%d) called", code) },
 	}
 	code = a.main(context.Background(), args)
 	return code, out.String(), errb.String()
@@ -137,9 +138,10 @@ func TestSecondInterruptQuits(t *testing.T) {
 	var out, errb syncBuffer
 	a := &app{
 		stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
-		getenv:  env{"LLM_MODEL": "openai/gpt-4o", "LLM_BASE_URL": srv.URL + "/v1", "LLM_API_KEY": "k"}.get,
-		signals: sig,
-		exit:    func(code int) { exited <- code },
+		getenv:   env{"LLM_MODEL": "openai/gpt-4o", "LLM_BASE_URL": srv.URL + "/v1", "LLM_API_KEY": "k"}.get,
+		unsetenv: func(string) error { return nil },
+		signals:  sig,
+		exit:     func(code int) { exited <- code },
 	}
 	done := make(chan int, 1)
 	go func() {

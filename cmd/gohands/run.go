@@ -182,6 +182,18 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The agent's commands inherit this process's environment: keep the
+	// model's key out of it, and the secrets too, which the terminal
+	// exports only to the commands that name them.
+	hide := []string{envAPIKey}
+	for name := range sources {
+		hide = append(hide, name)
+	}
+	for _, name := range hide {
+		if err := a.unsetenv(name); err != nil {
+			return &exitErr{code: exitError, msg: fmt.Sprintf("unsetting $%s: %v", name, err)}
+		}
+	}
 	if f.maxIterations < 0 {
 		return usageErr("--max-iterations %d: must not be negative", f.maxIterations)
 	}
