@@ -1,0 +1,7 @@
+package mcp
+
+import "syscall"
+
+// setDeathSignal makes the kernel kill the server if the thread that
+// started it dies, so a crashed agent leaves no server behind.
+func setDeathSignal(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }

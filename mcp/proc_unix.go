@@ -1,0 +1,21 @@
+//go:build unix
+
+package mcp
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+func setProcAttr(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	setDeathSignal(cmd.SysProcAttr)
+}
+
+func killGroup(cmd *exec.Cmd) {
+	// The group id is the leader's pid (Setpgid with Pgid 0).
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}
