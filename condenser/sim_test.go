@@ -2,7 +2,9 @@ package condenser
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -186,4 +188,85 @@ func mustJSON(v any) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// TestContextWindowRecovery follows the reference's recovery sequence
+// without the agent loop: the agent's model reports a context-window
+// error, a CondensationRequest is appended, the condenser answers it, and
+// the next call goes through with a shorter history.
+func TestContextWindowRecovery(t *testing.T) {
+	agent := llmtest.NewProvider(t, llmtest.ContextWindowExceeded(), llmtest.Reply{Text: "done"})
+	cfg := llm.DefaultConfig("openai/gpt-4o")
+	cfg.NumRetries = 1
+	agentLLM, err := llm.New(cfg, &llm.Options{Provider: agent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sumLLM, _ := scripted(t, llmtest.Reply{Text: "what happened so far"})
+	c := NewLLMSummarizing(sumLLM.Config(), sumLLM)
+	if !c.HandlesRequests() {
+		t.Fatal("summarizing condenser must handle requests")
+	}
+	b := (&builder{}).system().user("task")
+	for range 10 {
+		b.batch(1, "output", false)
+	}
+	log := b.events
+	call := func() error {
+		v := NewView(log)
+		if cond, err := c.Condense(t.Context(), v, agentLLM); err != nil {
+			t.Fatal(err)
+		} else if cond != nil {
+			log = append(log, cond)
+			v = NewView(log)
+		}
+		_, err := agentLLM.Completion(t.Context(), event.LLMMessages(v.Events), nil, nil)
+		return err
+	}
+	err = call()
+	if !errors.Is(err, llm.ErrContextWindowExceeded) {
+		t.Fatalf("first call: %v", err)
+	}
+	log = append(log, &event.CondensationRequest{Base: event.NewBase(event.SourceEnvironment)})
+	if err := call(); err != nil {
+		t.Fatalf("after condensing: %v", err)
+	}
+	reqs := agent.Requests()
+	if n0, n1 := len(reqs[0].Messages), len(reqs[1].Messages); n1 >= n0 {
+		t.Fatalf("second request has %d messages, first %d", n1, n0)
+	}
+	if _, ok := log[len(log)-1].(*event.Condensation); !ok {
+		t.Fatal("no condensation in the log")
+	}
+}
+
+// BenchmarkCondenseCheck measures the per-step cost of asking the
+// condenser whether a 200-event view needs condensing (it does not).
+func BenchmarkCondenseCheck(b *testing.B) {
+	bl := (&builder{}).system().user("task")
+	for range 99 {
+		bl.batch(1, strings.Repeat("o", 400), false)
+	}
+	c := NewLLMSummarizing(llm.DefaultConfig("openai/gpt-4o"), nil)
+	c.MaxTokens = 1 << 30
+	v := NewView(bl.events)
+	b.ReportAllocs()
+	for b.Loop() {
+		if cond, err := c.Condense(context.Background(), v, nil); cond != nil || err != nil {
+			b.Fatal(cond, err)
+		}
+	}
+}
+
+// BenchmarkManipulationIndices measures finding the cut points of a
+// 200-event view.
+func BenchmarkManipulationIndices(b *testing.B) {
+	bl := (&builder{}).system().user("task")
+	for range 66 {
+		bl.batch(1+len(bl.events)%3, "o", false)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ManipulationIndices(bl.events)
+	}
 }

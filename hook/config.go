@@ -23,6 +23,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/gohands/gohands/event"
 )
 
 // Event types, as the reference names them.
@@ -59,8 +61,8 @@ type Definition struct {
 	// Prompt is a prompt hook's policy.
 	Prompt string `json:"prompt,omitempty"`
 	// SystemPrompt and Tools configure an agent hook.
-	SystemPrompt string   `json:"system_prompt,omitempty"`
-	Tools        []string `json:"tools"`
+	SystemPrompt string             `json:"system_prompt,omitempty"`
+	Tools        event.List[string] `json:"tools"`
 	// Timeout is the time limit in seconds.
 	Timeout       int `json:"timeout"`
 	MaxIterations int `json:"max_iterations"`
@@ -86,7 +88,7 @@ func (d *Definition) UnmarshalJSON(data []byte) error {
 		v.Async = *aux.Async2
 	}
 	if v.Tools == nil {
-		v.Tools = []string{}
+		v.Tools = event.List[string]{}
 	}
 	if err := v.Validate(); err != nil {
 		return err

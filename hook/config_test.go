@@ -149,3 +149,18 @@ func TestReferenceFixtures(t *testing.T) {
 		t.Fatalf("parsed %+v %+v", pre, stop)
 	}
 }
+
+func TestDefinitionJSON(t *testing.T) {
+	d := Definition{Type: TypeCommand, Command: "x.sh", Timeout: 60, MaxIterations: 3}
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"type":"command","command":"x.sh","tools":[],"timeout":60,"max_iterations":3,"async":false}`; string(b) != want {
+		t.Fatalf("got  %s\nwant %s", b, want)
+	}
+	var back Definition
+	if err := json.Unmarshal(b, &back); err != nil || back.Command != "x.sh" || back.Tools == nil {
+		t.Fatalf("%+v %v", back, err)
+	}
+}
