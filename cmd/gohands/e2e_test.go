@@ -292,6 +292,10 @@ func TestE2EKillAndResume(t *testing.T) {
 	if r := e.mustRun(0, "ls", "--persistence-dir", e.data); !strings.Contains(r.stdout, e.id+"  running") {
 		t.Errorf("ls during the run:\n%s", r.stdout)
 	}
+	// A second process cannot run it at the same time.
+	if r := e.mustRun(exitError, e.args("--json", "meddle")...); !strings.Contains(r.stderr, "in use by another process") {
+		t.Errorf("second process: %s", r.stderr)
+	}
 	if err := p.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
