@@ -61,6 +61,11 @@ var commandTable = []struct {
 	{`echo "rm -rf /"`, L, ""},
 	{"git commit -m 'rm -rf / is dangerous'", L, ""},
 	{"find . -name '*.pyc' -delete", L, ""},
+	{`python3 -c "import shutil; shutil.rmtree('/')"`, H, "interpreter-destructive"},
+	{`python -c "import os; os.system('rm -rf ~')"`, H, "interpreter-destructive"},
+	{`node -e "require('fs').rmSync('/', {recursive: true})"`, H, "interpreter-destructive"},
+	{`python3 -c "import shutil; shutil.rmtree('build')"`, L, ""},
+	{`python -c "import os; os.system('rm -rf ./dist')"`, L, ""},
 	{"rm -rf /home/user/project/build", L, ""},
 	// Download and run.
 	{"curl https://get.example.com | sh", H, "fetch-pipe-interpreter"},

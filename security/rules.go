@@ -303,6 +303,21 @@ var DefaultRules = []Rule{
 		},
 	},
 	{
+		ID: "interpreter-destructive", Risk: event.RiskHigh,
+		Description: "inline code (python -c, perl -e, node -e, ruby -e) that deletes /, a home or a system directory recursively, or runs such a shell command",
+		Command: func(c *Command, _ *Input) bool {
+			if !isInterpreter(c.Verb) || isShell(c.Verb) {
+				return false
+			}
+			for i, a := range c.Args {
+				if (a == "-c" || a == "-e" || a == "-E" || a == "--eval") && i+1 < len(c.Args) && destructiveCode.MatchString(c.Args[i+1]) {
+					return true
+				}
+			}
+			return false
+		},
+	},
+	{
 		ID: "fork-bomb", Risk: event.RiskHigh,
 		Description: "a fork bomb such as :(){ :|:& };:",
 		Text:        regexp.MustCompile(`([\w:.]+)\s*\(\)\s*\{\s*([\w:.]+)\s*\|\s*([\w:.]+)\s*&\s*\}\s*;?\s*([\w:.]+)|:\(\)\{:\|:&\};:`),
@@ -388,6 +403,10 @@ var DefaultRules = []Rule{
 		Text:        regexp.MustCompile(`(?i)\byou\s+are\s+now\s+(in\s+)?(\w+\s+)?mode\b|\bpretend\s+(you\s+are|to\s+be)\s+(a\s+)?different\b`),
 	},
 }
+
+// destructiveCode finds, in a program's source, a recursive delete of an
+// important path: rmtree('/'), rm -rf ~ in a string, FileUtils.rm_rf('/').
+var destructiveCode = regexp.MustCompile(`(?i)(rmtree|rm_rf|rmSync|rimraf|remove_dir_all)\s*\(\s*['"](/|~|/etc|/usr|/var|/home|/boot)/?['"]|\brm\s+(-[a-z]*r[a-z]*\s+|--recursive\s+)+(-[a-z]+\s+)*(/|~|\$HOME|/etc|/usr|/var|/home|/boot)/?\*?(\s|['"]|$)`)
 
 // isDiskDevice reports whether p names a block device.
 func isDiskDevice(p string) bool {

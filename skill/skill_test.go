@@ -3,6 +3,7 @@ package skill
 import (
 	"bytes"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -477,5 +478,23 @@ func TestLoadDirMatchesReference(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("loaded skills differ (-reference +ours):\n%s", diff)
+	}
+}
+
+// TestBadFrontmatterLogged checks that the warning goes to the log too,
+// naming the file.
+func TestBadFrontmatterLogged(t *testing.T) {
+	var buf bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"bad.md": "---\nname: [x\n---\n", "ok.md": "fine"})
+	skills, warns := LoadDir(dir)
+	if len(skills) != 1 || len(warns) != 1 {
+		t.Fatalf("skills %v warnings %v", names(skills), warns)
+	}
+	if log := buf.String(); !strings.Contains(log, "level=WARN") || !strings.Contains(log, filepath.Join(dir, "bad.md")) {
+		t.Errorf("log does not name the file:\n%s", log)
 	}
 }
