@@ -369,3 +369,29 @@ func TestManagerHelpers(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A hook that exits but leaves a child holding its output open is done
+// when it exits: the child does not hold the caller, and is killed.
+func TestLeftoverChild(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	m := manager(t, dir, PreToolUse, cmdHook("sleep 300 & echo $! > "+pidFile+"; echo '{\"decision\":\"deny\",\"reason\":\"r\"}'"))
+	start := time.Now()
+	out := m.Fire(t.Context(), preTool("terminal"), Ref{})
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("took %v", d)
+	}
+	if r := out.Results[0]; !r.Success || r.Error != "" || !out.Blocked || out.Reason != "r" {
+		t.Fatalf("result %+v", r)
+	}
+	data, _ := os.ReadFile(pidFile)
+	var pid int
+	fmt.Sscan(strings.TrimSpace(string(data)), &pid)
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("child %d still running", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

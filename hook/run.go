@@ -193,7 +193,7 @@ func (r *Runner) Run(ctx context.Context, d *Definition, in Input) Result {
 	killGroup(cmd)
 	res := Result{ExitCode: cmd.ProcessState.ExitCode(), Stdout: stdout.String(), Stderr: stderr.String()}
 	var ee *exec.ExitError
-	if waitErr != nil && !errors.As(waitErr, &ee) {
+	if waitErr != nil && !errors.As(waitErr, &ee) && !errors.Is(waitErr, exec.ErrWaitDelay) {
 		res.Error = fmt.Sprintf("hook failed: %v", waitErr)
 	}
 	if res.ExitCode == -1 {
@@ -207,7 +207,7 @@ func (r *Runner) Run(ctx context.Context, d *Definition, in Input) Result {
 
 // waitDelay is how long output of a finished hook's leftover children is
 // still read.
-const waitDelay = 2 * time.Second
+const waitDelay = time.Second
 
 // parseOutput applies the JSON object a command hook printed, if any.
 func parseOutput(res *Result) {
