@@ -601,3 +601,27 @@ func mcpServers(data []byte) (json.RawMessage, error) {
 	}
 	return f.MCPServers, nil
 }
+
+// LoadSkills adds the skills the context asks for to its explicit ones:
+// with LoadUserSkills, the user's (home is the user's home directory); with
+// LoadProjectSkills, the workspace's (workDir). Precedence on a name clash,
+// as in the reference: project skills, then explicit ones, then the user's.
+// DisabledSkills are dropped last. Empty workDir or home skip that source.
+// Public skills (LoadPublicSkills) need a network checkout and are not
+// loaded here.
+func (c *AgentContext) LoadSkills(workDir, home string) []Warning {
+	var warns []Warning
+	skills := c.Skills
+	if c.LoadUserSkills && home != "" {
+		user, w := LoadUser(home)
+		warns = append(warns, w...)
+		skills = Merge(nil, skills, user)
+	}
+	if c.LoadProjectSkills && workDir != "" {
+		project, w := LoadProject(workDir)
+		warns = append(warns, w...)
+		skills = Merge(nil, project, skills)
+	}
+	c.Skills = Merge(c.DisabledSkills, skills)
+	return warns
+}

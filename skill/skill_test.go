@@ -498,3 +498,39 @@ func TestBadFrontmatterLogged(t *testing.T) {
 		t.Errorf("log does not name the file:\n%s", log)
 	}
 }
+
+func TestAgentContextLoadSkills(t *testing.T) {
+	home, work := t.TempDir(), t.TempDir()
+	write(t, home, map[string]string{
+		".openhands/skills/u.md":    "user U",
+		".openhands/skills/both.md": "user both",
+		".openhands/skills/off.md":  "disabled",
+	})
+	write(t, work, map[string]string{
+		"AGENTS.md":                 "project agents",
+		".openhands/skills/both.md": "project both",
+	})
+	c := &AgentContext{
+		Skills:            []Skill{{Name: "both", Content: "explicit both"}, {Name: "agents", Content: "explicit agents"}, {Name: "e", Content: "E"}},
+		LoadUserSkills:    true,
+		LoadProjectSkills: true,
+		DisabledSkills:    []string{"off"},
+	}
+	if warns := c.LoadSkills(work, home); len(warns) != 0 {
+		t.Fatal(warns)
+	}
+	got := map[string]string{}
+	for _, s := range c.Skills {
+		got[s.Name] = s.Content
+	}
+	want := map[string]string{"agents": "project agents", "both": "project both", "e": "E", "u": "user U"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("skills (-want +got):\n%s", diff)
+	}
+	// Flags off: nothing is loaded.
+	c = &AgentContext{Skills: []Skill{{Name: "e", Content: "E"}}}
+	c.LoadSkills(work, home)
+	if len(c.Skills) != 1 {
+		t.Errorf("loaded without flags: %v", names(c.Skills))
+	}
+}
