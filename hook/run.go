@@ -93,8 +93,10 @@ type Result struct {
 // Continue reports whether the operation may go on.
 func (r *Result) Continue() bool { return !r.Blocked && r.Decision != Deny }
 
-// Runner runs hooks for one session. It is safe for concurrent use. Close
-// it at the end of the session to stop background hooks.
+// Runner runs hooks for one session: command hooks with /bin/sh -c in
+// WorkDir, each in a process group of its own, prompt hooks with Model.
+// It is safe for concurrent use. Close it at the end of the session to
+// stop background hooks.
 type Runner struct {
 	// WorkDir is where commands run (OPENHANDS_PROJECT_DIR); "" means the
 	// process's working directory.
