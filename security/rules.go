@@ -262,6 +262,37 @@ var DefaultRules = []Rule{
 		},
 	},
 	{
+		ID: "fetch-then-run", Risk: event.RiskHigh,
+		Description: "a script downloaded to a file and run later in the same command: curl -o i.sh URL && sh i.sh",
+		Action: func(in *Input) bool {
+			saved := map[string]bool{}
+			for _, c := range in.Commands {
+				if isFetcher(c.Verb) {
+					for i, a := range c.Args {
+						if (a == "-o" || a == "-O" || a == "--output" || a == "--output-document") && i+1 < len(c.Args) && c.Args[i+1] != "-" {
+							saved[path.Clean(c.Args[i+1])] = true
+						} else if v, ok := strings.CutPrefix(a, "--output-document="); ok && v != "-" {
+							saved[path.Clean(v)] = true
+						}
+					}
+					for i, w := range c.Words {
+						if strings.HasPrefix(w, ">") && i+1 < len(c.Words) {
+							saved[path.Clean(c.Words[i+1])] = true
+						}
+					}
+					continue
+				}
+				if len(saved) == 0 || len(c.Words) == 0 {
+					continue
+				}
+				if saved[path.Clean(c.Words[0])] || (isInterpreter(c.Verb) || c.Verb == "source" || c.Verb == ".") && slices.ContainsFunc(operands(c.Args), func(a string) bool { return saved[path.Clean(a)] }) {
+					return true
+				}
+			}
+			return false
+		},
+	},
+	{
 		ID: "chmod-chown-system", Risk: event.RiskHigh,
 		Description: "recursive chmod/chown/chgrp of /, a home or a system directory, or world-writable permissions (777) on one of them",
 		Command: func(c *Command, _ *Input) bool {
@@ -343,19 +374,30 @@ var DefaultRules = []Rule{
 	},
 	{
 		ID: "write-system-file", Risk: event.RiskHigh,
-		Description: "file_editor writing inside a system directory (/etc, /usr, /bin, /boot, /root, …) or a credentials file, or a shell redirection/tee into one",
+		Description: "file_editor writing inside a system directory (/etc, /usr, /bin, /boot, /root, …) or to a credentials or key file (~/.ssh/…, .env, …); in the shell, a redirection, tee, cp, mv, install or ln onto one",
 		Action: func(in *Input) bool {
 			if p, ok := editorWritePath(in); ok {
 				return inSystemDir(p) || secretFile.MatchString(p)
 			}
+			sensitive := func(p string) bool {
+				return inSystemDir(p) && !isHarmlessDevice(p) || secretFile.MatchString(p)
+			}
 			for _, c := range in.Commands {
 				for i, w := range c.Words {
-					if strings.HasPrefix(w, ">") && i+1 < len(c.Words) && inSystemDir(c.Words[i+1]) && !isHarmlessDevice(c.Words[i+1]) {
+					if strings.HasPrefix(w, ">") && i+1 < len(c.Words) && sensitive(c.Words[i+1]) {
 						return true
 					}
 				}
-				if c.Verb == "tee" && slices.ContainsFunc(operands(c.Args), inSystemDir) {
-					return true
+				ops := operands(c.Args)
+				switch c.Verb {
+				case "tee":
+					if slices.ContainsFunc(ops, sensitive) {
+						return true
+					}
+				case "cp", "mv", "install", "ln":
+					if len(ops) >= 2 && sensitive(ops[len(ops)-1]) {
+						return true
+					}
 				}
 			}
 			return false
