@@ -343,6 +343,15 @@ func TestAnalyzerKinds(t *testing.T) {
 	if r, ok := got.Analyzers[1].(*RuleAnalyzer); !ok || r.WorkDir != "/w" {
 		t.Errorf("member 1: %#v", got.Analyzers[1])
 	}
+	// Exactly as the reference writes an ensemble (model_dump_json).
+	ref := `{"analyzers":[{"kind":"LLMSecurityAnalyzer"}],"propagate_unknown":false,"kind":"EnsembleSecurityAnalyzer"}`
+	v, err = event.DecodeKinded[any]([]byte(ref))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := event.MarshalKinded(v); err != nil || string(b) != ref {
+		t.Errorf("reference ensemble re-encoded as %s, %v", b, err)
+	}
 	// The reference's form of the LLM analyzer.
 	v, err = event.DecodeKinded[any]([]byte(`{"kind":"LLMSecurityAnalyzer"}`))
 	if _, ok := v.(Analyzer); err != nil || !ok {
