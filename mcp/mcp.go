@@ -240,6 +240,8 @@ type server struct {
 	spec Server
 	opts *Options
 
+	reconnect sync.Mutex // held while replacing a dead session
+
 	mu      sync.Mutex
 	session *sdk.ClientSession
 	proc    *process           // stdio only
@@ -438,6 +440,16 @@ func (s *server) live(ctx context.Context) (*sdk.ClientSession, error) {
 	if closed {
 		return nil, errClosed
 	}
+	if cs != nil {
+		return cs, nil
+	}
+	// One reconnection at a time: concurrent calls wait for it and share
+	// the new session.
+	s.reconnect.Lock()
+	defer s.reconnect.Unlock()
+	s.mu.Lock()
+	cs = s.session
+	s.mu.Unlock()
 	if cs != nil {
 		return cs, nil
 	}

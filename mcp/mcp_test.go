@@ -1,13 +1,17 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -386,4 +390,63 @@ func TestObservationJSON(t *testing.T) {
 	if string(b) != `{"data":{},"kind":"MCPToolAction"}` {
 		t.Errorf("empty action: %s", b)
 	}
+}
+
+func TestConcurrentCalls(t *testing.T) {
+	set := connect(t, Config{"everything": everythingStdio(t)}, nil)
+	echo := findTool(t, set, "echo")
+	round := func() (errs int) {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for i := range 16 {
+			wg.Go(func() {
+				msg := fmt.Sprintf("m%d", i)
+				o := call(t, echo, `{"message": "`+msg+`"}`)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case o.IsError:
+					errs++
+				case !strings.Contains(text(o), "Echo: "+msg):
+					t.Errorf("call %d got %s", i, text(o))
+				}
+			})
+		}
+		wg.Wait()
+		return errs
+	}
+	if n := round(); n != 0 {
+		t.Fatalf("%d errors", n)
+	}
+	pid := pidOf(t, set, "everything")
+	syscall.Kill(pid, syscall.SIGKILL)
+	round() // some calls see the crash, the others reconnect
+	if n := round(); n != 0 {
+		t.Fatalf("%d errors after the restart", n)
+	}
+	// One server process, not one per racing call.
+	if pid2 := pidOf(t, set, "everything"); pid2 == pid {
+		t.Error("not restarted")
+	}
+	if left := childCount(); left != 1 {
+		t.Errorf("%d child processes, want 1", left)
+	}
+}
+
+// childCount counts the live (non-zombie) children of this process.
+func childCount() int {
+	me := strconv.Itoa(os.Getpid())
+	n := 0
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) > 1 && f[1] == me && f[0] != "Z" {
+			n++
+		}
+	}
+	return n
 }
