@@ -2,6 +2,7 @@ package skill
 
 import (
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -128,4 +129,18 @@ func Names(acts []Activation) []string {
 		names[i] = a.Skill.Name
 	}
 	return names
+}
+
+// RelPath turns the path argument of a tool action into the
+// workspace-relative, slash-separated form path rules match against. It
+// reports false for paths outside workDir, which no rule matches.
+func RelPath(workDir, p string) (string, bool) {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(workDir, p)
+	}
+	rel, err := filepath.Rel(workDir, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
 }

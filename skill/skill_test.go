@@ -534,3 +534,23 @@ func TestAgentContextLoadSkills(t *testing.T) {
 		t.Errorf("loaded without flags: %v", names(c.Skills))
 	}
 }
+
+func TestRelPath(t *testing.T) {
+	for _, tc := range []struct {
+		p, want string
+		ok      bool
+	}{
+		{"/w/a/b.go", "a/b.go", true},
+		{"a/b.go", "a/b.go", true},
+		{"/w", ".", true},
+		{"/other/x.go", "", false},
+		{"/w/../x", "", false},
+		{"/w2/x", "", false},
+		{"/w/..x/y", "..x/y", true},
+	} {
+		got, ok := RelPath("/w", tc.p)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("RelPath(/w, %s) = %q %v, want %q %v", tc.p, got, ok, tc.want, tc.ok)
+		}
+	}
+}
