@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v rg >/dev/null || need_apt+=(ripgrep)
 command -v bash >/dev/null || need_apt+=(bash)
+command -v python3 >/dev/null || need_apt+=(python3)
+command -v stty >/dev/null || need_apt+=(coreutils)
 if ((${#need_apt[@]})); then
   echo "== apt-get install ${need_apt[*]}"
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
