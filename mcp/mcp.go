@@ -51,6 +51,15 @@ type Options struct {
 	// Implementation is how the client introduces itself to servers; nil
 	// means gohands.
 	Implementation *sdk.Implementation
+	// Secrets, if set, resolves references to secrets ($NAME, ${NAME},
+	// ${NAME:-default}) in the string arguments of each call, as the
+	// reference does with the conversation's secrets. The action keeps
+	// the references; only the server sees the values. A conversation
+	// passes its secret.Manager's Lookup.
+	Secrets func(name string) (value string, ok bool)
+	// Mask, if set, is applied to the text of every observation, so that
+	// secrets a server echoes do not reach the model (secret.Manager.Mask).
+	Mask func(text string) string
 }
 
 // Rename records an MCP tool that got another name than its own because

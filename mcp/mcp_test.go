@@ -450,3 +450,33 @@ func childCount() int {
 	}
 	return n
 }
+
+func TestSecretsExpandedAndMasked(t *testing.T) {
+	opts := &Options{
+		Secrets: func(name string) (string, bool) {
+			if name == "API_TOKEN" {
+				return "tok-123", true
+			}
+			return "", false
+		},
+		Mask: func(s string) string { return strings.ReplaceAll(s, "tok-123", "<secret-hidden>") },
+	}
+	set := connect(t, Config{"everything": everythingStdio(t)}, opts)
+	echo := findTool(t, set, "echo")
+	a, err := echo.ParseAction(json.RawMessage(`{"message": "token=${API_TOKEN} other=$OTHER"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := echo.Execute(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server saw the value (it echoes it back, masked for the model),
+	// the action still holds the reference.
+	if got := text(o.(*Observation)); !strings.Contains(got, "Echo: token=<secret-hidden> other=$OTHER") {
+		t.Errorf("observation %q", got)
+	}
+	if string(a.(*Action).Data) != `{"message":"token=${API_TOKEN} other=$OTHER"}` {
+		t.Errorf("action changed: %s", a.(*Action).Data)
+	}
+}

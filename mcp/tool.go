@@ -243,13 +243,27 @@ func (t *Tool) Execute(ctx context.Context, action event.Action) (event.Observat
 	}
 	var args any = map[string]any{}
 	if len(bytes.TrimSpace(a.Data)) > 0 {
-		args = a.Data
+		data, err := expandSecrets(a.Data, t.srv.opts.Secrets)
+		if err != nil {
+			return nil, fmt.Errorf("mcp tool %s: %w", t.name, err)
+		}
+		args = data
 	}
 	res, err := t.srv.call(ctx, t.mcp.Name, args)
+	var o *Observation
 	if err != nil {
-		return t.errorObservation(ctx, err), nil
+		o = t.errorObservation(ctx, err)
+	} else {
+		o = t.observation(res)
 	}
-	return t.observation(res), nil
+	if mask := t.srv.opts.Mask; mask != nil {
+		for i, c := range o.Content {
+			if c.Type == event.ContentText {
+				o.Content[i].Text = mask(c.Text)
+			}
+		}
+	}
+	return o, nil
 }
 
 func (t *Tool) errorObservation(ctx context.Context, err error) *Observation {
