@@ -146,7 +146,7 @@ func TestAnnotations(t *testing.T) {
 	if a == nil || !a.ReadOnlyHint || a.DestructiveHint || !a.IdempotentHint || a.OpenWorldHint {
 		t.Errorf("get-env annotations %+v", a)
 	}
-	if d := findTool(t, set, "get-env").Definition(); d.Title != "Print Environment Tool" {
+	if d := findTool(t, set, "get-env").Definition(); d.Title != "get-env" || d.Annotations == nil || !d.Annotations.ReadOnlyHint {
 		t.Errorf("title %q", d.Title)
 	}
 	if !tool.ReadOnly(findTool(t, set, "get-env")) {

@@ -133,16 +133,15 @@ func (t *Tool) Annotations() *event.ToolAnnotations {
 // Definition implements tool.Tool.
 //
 // The reference also serialises the MCP tool itself (an "mcp_tool" field);
-// event.ToolDefinition has no such field, so it is not written.
+// event.ToolDefinition has no such field, so it is not written. Unlike the
+// reference, whose conversion loses them, the server's annotations are
+// kept.
 func (t *Tool) Definition() event.ToolDefinition {
-	// The MCP spec's display-name precedence: the tool's title, then the
-	// annotations' title, then the name.
-	title := t.mcp.Title
-	if title == "" && t.ann != nil {
+	// As for every other tool: the annotations' title, else the name (the
+	// reference writes the name).
+	title := t.name
+	if t.ann != nil && t.ann.Title != "" {
 		title = t.ann.Title
-	}
-	if title == "" {
-		title = t.name
 	}
 	return event.ToolDefinition{
 		Description:     t.Description(),
