@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the persistence benchmarks and prints a table: benchmark, ns/op, p50
+# Runs the persistence, terminal and agent-loop benchmarks and prints a table: benchmark, ns/op, p50
 # where measured, CPU time per op (user+system of the whole process: on a
 # busy machine wall time includes waiting for other processes), the target
 # on a 2-core machine, and the Python reference's figure for the same work.
@@ -13,6 +13,10 @@ command -v go >/dev/null || { echo "bench.sh: go is not installed" >&2; exit 1; 
 out=$(go test -run '^$' -benchmem -benchtime "${BENCHTIME:-1s}" \
   -bench '^(BenchmarkEventPersist|BenchmarkActionCyclePersist|BenchmarkReplay1000|BenchmarkRecovery1000|BenchmarkSearch2000|BenchmarkFileCreateFloor)$' \
   "$@" ./conversation/)
+# The terminal round trip and the agent loop (issues 3 and 5).
+out+=$'\n'$(go test -run '^$' -benchtime 2000x -bench '^BenchmarkTerminalEcho$' "$@" ./tools/terminal/)
+out+=$'\n'$(go test -run '^$' -benchmem -benchtime 3000x -bench '^BenchmarkAgentStep$' "$@" ./agent/)
+out+=$'\n'$(go test -run '^$' -benchtime 1x -bench '^BenchmarkIdleConversationMemory$' "$@" ./agent/)
 echo "$out" >&2
 
 echo "$out" | awk '
@@ -28,7 +32,12 @@ BEGIN {
   target["BenchmarkRecovery1000"] = "<= 3 ms";               ref["BenchmarkRecovery1000"] = "57.5 ms"
   target["BenchmarkSearch2000/entries"] = "<= 0.5 ms";       ref["BenchmarkSearch2000/entries"] = "7.7 ms"
   target["BenchmarkSearch2000/raw"] = "-";                   ref["BenchmarkSearch2000/raw"] = "7.7 ms"
-  printf "%-42s %12s %12s %12s %14s  %s\n", "benchmark", "ns/op", "p50 ns", "cpu ns/op", "target", "reference"
+  target["BenchmarkTerminalEcho"] = "p50 <= 2 ms";           ref["BenchmarkTerminalEcho"] = "-"
+  target["BenchmarkAgentStep/files"] = "<= 200 us/step";     ref["BenchmarkAgentStep/files"] = "~100 steps/s"
+  target["BenchmarkAgentStep/write-behind"] = "<= 200 us/step"; ref["BenchmarkAgentStep/write-behind"] = "~100 steps/s"
+  target["BenchmarkAgentStep/memory"] = "-";                 ref["BenchmarkAgentStep/memory"] = "~100 steps/s"
+  target["BenchmarkIdleConversationMemory"] = "extra <= 0.5 MB"; ref["BenchmarkIdleConversationMemory"] = "~22 MB/conv"
+  printf "%-42s %12s %12s %12s %14s  %s\n", "benchmark", "ns/op", "p50 ns|extra", "cpu ns/op", "target", "reference"
 }
 /^Benchmark/ {
   name = $1; sub(/-[0-9]+$/, "", name)
@@ -36,7 +45,8 @@ BEGIN {
   for (i = 2; i <= NF; i++) {
     if ($(i) == "ns/op") nsop = $(i-1)
     if ($(i) == "p50-ns") p50 = $(i-1)
-    if ($(i) == "cpu-ns/op") cpu = $(i-1)
+    if ($(i) == "cpu-ns/op" || $(i) == "cpu-ns/step") cpu = $(i-1)
+    if ($(i) == "extra-B") p50 = $(i-1) " extra-B"
   }
   t = (name in target) ? target[name] : "-"; r = (name in ref) ? ref[name] : "-"
   printf "%-42s %12s %12s %12s %14s  %s\n", name, nsop, p50, cpu, t, r
