@@ -338,9 +338,13 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, cancel)
 	cs, err := client.Connect(life, transport, nil)
-	if !stop() && err == nil {
-		cs.Close()
-		err = ctx.Err()
+	if !stop() {
+		// ctx ended during the handshake: report that, not the
+		// cancellation it caused.
+		if err == nil {
+			cs.Close()
+		}
+		err = fmt.Errorf("connecting: %w", ctx.Err())
 	}
 	if err != nil {
 		cancel()

@@ -6,6 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -478,5 +482,46 @@ func TestSecretsExpandedAndMasked(t *testing.T) {
 	}
 	if string(a.(*Action).Data) != `{"message":"token=${API_TOKEN} other=$OTHER"}` {
 		t.Errorf("action changed: %s", a.(*Action).Data)
+	}
+}
+
+func TestConnectTimeout(t *testing.T) {
+	// A program that never speaks MCP: Connect gives up and kills it.
+	start := time.Now()
+	set, err := Connect(context.Background(), Config{"silent": {Command: "sleep", Args: []string{"60"}}}, &Options{ConnectTimeout: time.Second})
+	t.Cleanup(func() { set.Close() })
+	if err == nil || !strings.Contains(err.Error(), `mcp server "silent"`) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v", err)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("Connect took %v", d)
+	}
+}
+
+func TestRemoteHeadersAndAuth(t *testing.T) {
+	base := startHTTPServer(t, "streamableHttp")
+	target, _ := url.Parse(base)
+	var mu sync.Mutex
+	seen := map[string]string{}
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen["Authorization"] = r.Header.Get("Authorization")
+		seen["X-Team"] = r.Header.Get("X-Team")
+		mu.Unlock()
+		httputil.NewSingleHostReverseProxy(target).ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { proxy.CloseClientConnections(); proxy.Close() }) // after the set's Close
+	set := connect(t, Config{"remote": {
+		URL:     proxy.URL + "/mcp",
+		Headers: map[string]secret.String{"X-Team": secret.New("blue")},
+		Auth:    &Auth{Strategy: AuthBearer, Value: secret.New("tok-9")},
+	}}, nil)
+	if o := call(t, findTool(t, set, "echo"), `{"message": "via proxy"}`); o.IsError {
+		t.Fatalf("echo: %+v", o)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if seen["Authorization"] != "Bearer tok-9" || seen["X-Team"] != "blue" {
+		t.Errorf("headers seen by the server: %v", seen)
 	}
 }
