@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // npmDir holds the pinned MCP servers, installed by scripts/deps.sh
@@ -21,6 +24,15 @@ const npmDir = "testdata/npm"
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if code == 0 {
+		http.DefaultClient.CloseIdleConnections()
+		http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+		// opencensus (imported by a provider SDK) starts a worker at init.
+		if err := goleak.Find(goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start")); err != nil {
+			fmt.Fprintf(os.Stderr, "mcp tests leaked goroutines: %v\n", err)
+			code = 1
+		}
+	}
 	if code == 0 {
 		if left := leftovers(); len(left) > 0 {
 			fmt.Fprintf(os.Stderr, "mcp tests left processes behind:\n%s\n", strings.Join(left, "\n"))
