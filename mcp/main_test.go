@@ -117,8 +117,15 @@ func freePort(t testing.TB) int {
 // end of the test.
 func startHTTPServer(t testing.TB, mode string) string {
 	t.Helper()
+	url, _ := startHTTPServerOn(t, mode, freePort(t))
+	return url
+}
+
+// startHTTPServerOn is startHTTPServer on a given port; kill stops the
+// server early.
+func startHTTPServerOn(t testing.TB, mode string, port int) (url string, kill func()) {
+	t.Helper()
 	script := serverScript(t, "server-everything")
-	port := freePort(t)
 	cmd := exec.Command("node", script, mode)
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -129,17 +136,18 @@ func startHTTPServer(t testing.TB, mode string) string {
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
+	kill = func() {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
-	})
+	}
+	t.Cleanup(kill)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			c.Close()
-			return "http://" + addr
+			return "http://" + addr, kill
 		}
 		select {
 		case <-done:

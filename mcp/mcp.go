@@ -538,6 +538,9 @@ func (s *server) isDead(cs *sdk.ClientSession) bool {
 	return false
 }
 
+// close ends the session and stops a stdio server's processes. It
+// returns nil: an error of the session's own shutdown (a server already
+// gone) leaves nothing to clean up, and is only logged.
 func (s *server) close() error {
 	s.mu.Lock()
 	s.closed = true
@@ -552,11 +555,11 @@ func (s *server) close() error {
 		cancel()
 	}
 	s.reap()
-	if err != nil && s.spec.EffectiveTransport() == TransportStdio {
+	if err != nil {
 		// A stdio server ended by a signal reports that as the close
-		// error; what matters is that it is gone.
+		// error, and a remote one that is already gone fails the session
+		// DELETE; either way nothing is left on our side.
 		s.opts.Logger.Debug("mcp: server closed", "server", s.name, "err", err)
-		return nil
 	}
-	return err
+	return nil
 }

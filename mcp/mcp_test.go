@@ -525,3 +525,23 @@ func TestRemoteHeadersAndAuth(t *testing.T) {
 		t.Errorf("headers seen by the server: %v", seen)
 	}
 }
+
+func TestRemoteServerRestarted(t *testing.T) {
+	port := freePort(t)
+	base, kill := startHTTPServerOn(t, "streamableHttp", port)
+	set := connect(t, Config{"remote": {URL: base + "/mcp"}}, &Options{CallTimeout: 10 * time.Second})
+	echo := findTool(t, set, "echo")
+	if o := call(t, echo, `{"message": "one"}`); o.IsError {
+		t.Fatalf("first call: %+v", o)
+	}
+	kill()
+	startHTTPServerOn(t, "streamableHttp", port) // a new server: the old session is unknown to it
+	o := call(t, echo, `{"message": "two"}`)
+	if !o.IsError {
+		t.Logf("the call after the restart succeeded: %s", text(o))
+	}
+	o = call(t, echo, `{"message": "three"}`)
+	if o.IsError || !strings.Contains(text(o), "Echo: three") {
+		t.Errorf("call after reconnect: %s", text(o))
+	}
+}
