@@ -71,6 +71,7 @@ type e2e struct {
 	id     string // conversation id
 	env    []string
 	config string // --llm-config file with fast retries
+	stdin  string // the binary's standard input (empty: none)
 }
 
 func newE2E(t *testing.T, replies ...llmtest.Reply) *e2e {
@@ -138,6 +139,9 @@ func (e *e2e) start(args ...string) *proc {
 	cmd := exec.Command(binPath, args...)
 	cmd.Env = e.env
 	cmd.Dir = e.work
+	if e.stdin != "" {
+		cmd.Stdin = strings.NewReader(e.stdin)
+	}
 	p := &proc{t: e.t, cmd: cmd, done: make(chan struct{}), cond: make(chan struct{}, 1)}
 	cmd.Stderr = &p.stderr
 	out, err := cmd.StdoutPipe()

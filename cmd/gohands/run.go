@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,6 +54,8 @@ type runFlags struct {
 	json                   bool
 	secrets                []string
 	verbose                bool
+	mcpConfig              string
+	confirm                string
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -92,6 +95,8 @@ confirmation, 130 when paused by an interrupt.`,
 	fl.IntVar(&f.maxIterations, "max-iterations", 0, "maximum agent steps per run (default: the conversation's, 500 for a new one)")
 	fl.BoolVar(&f.json, "json", false, "print events as JSON lines, exactly as stored")
 	fl.StringArrayVar(&f.secrets, "secret", nil, "make a secret available to commands as an environment variable: `NAME=VALUE`, or NAME to take the value of $NAME; its value is hidden from the model and the stored events (repeatable)")
+	fl.StringVar(&f.mcpConfig, "mcp-config", "", "JSON `file` of MCP servers ({\"mcpServers\": {...}}) whose tools the agent gets")
+	fl.StringVar(&f.confirm, "confirm", "never", "which actions wait for a y/n answer on standard input: `never`, always, or risky (HIGH or unknown risk by the rule-based analyzer)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log diagnostics to standard error")
 	return cmd
 }
@@ -201,6 +206,14 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	secretNames := make([]string, 0, len(sources))
+	for name := range sources {
+		secretNames = append(secretNames, name)
+	}
+	policy, analyzer, err := confirmPolicy(f.confirm, "", nil)
+	if err != nil {
+		return err
+	}
 	workDir := f.workspace
 	if workDir == "" {
 		if workDir, err = os.Getwd(); err != nil {
@@ -249,8 +262,18 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	if err != nil {
 		return usageErr("model %q: %v", cfg.Model, err)
 	}
+	if analyzer != nil {
+		policy, analyzer, _ = confirmPolicy(f.confirm, workDir, secretNames)
+	}
 	ag := preset.DefaultAgent(cfg, nil)
 	ag.Model = model
+	mcpSet, err := a.connectMCP(ctx, f.mcpConfig, ag, llmLog)
+	if mcpSet != nil {
+		defer mcpSet.Close() // stops the servers' processes
+	}
+	if err != nil {
+		return err
+	}
 
 	var onEvent func(event.Event)
 	var vErr func() error
@@ -264,6 +287,17 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		}})
 		onEvent, vErr = v.OnEvent, v.Err
 	}
+	pending := &pendingActions{}
+	show := onEvent
+	onEvent = func(e event.Event) {
+		pending.observe(e)
+		show(e)
+	}
+	prompt := a.stdout
+	if f.json {
+		prompt = a.stderr
+	}
+	ask := &asker{in: bufio.NewReader(a.stdin), out: prompt}
 
 	// The first interrupt cancels runCtx, which pauses the conversation
 	// (even before Run has started); the second quits at once.
@@ -300,6 +334,9 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		Secrets:        sources,
 		OnEvent:        onEvent,
 		Logger:         logger,
+
+		ConfirmationPolicy: policy,
+		SecurityAnalyzer:   analyzer,
 	})
 	if err != nil {
 		if errors.Is(err, conversation.ErrLocked) {
@@ -323,7 +360,26 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 				return err
 			}
 		}
-		return conv.Run(runCtx)
+		for {
+			if err := conv.Run(runCtx); err != nil {
+				return err
+			}
+			if conv.Status() != conversation.StatusWaitingForConfirmation || f.confirm == "never" {
+				return nil
+			}
+			ok, err := ask.ask(runCtx, pending.list())
+			if err != nil {
+				if errors.Is(err, errNoAnswer) {
+					return nil // the status tells: waiting for confirmation
+				}
+				return err
+			}
+			if !ok {
+				if err := conv.RejectPendingActions(runCtx, ""); err != nil {
+					return err
+				}
+			}
+		}
 	}()
 	status := conv.Status()
 	closeErr := conv.Close()

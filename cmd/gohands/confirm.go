@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/security"
+)
+
+// confirmPolicy turns a --confirm value into the conversation's policy and
+// analyzer (nil analyzer: keep the conversation's).
+func confirmPolicy(mode, workDir string, secretNames []string) (security.ConfirmationPolicy, any, error) {
+	switch mode {
+	case "", "never":
+		return security.NeverConfirm{}, nil, nil
+	case "always":
+		return security.AlwaysConfirm{}, nil, nil
+	case "risky":
+		return security.NewConfirmRisky(), &security.RuleAnalyzer{WorkDir: workDir, SecretNames: secretNames}, nil
+	}
+	return nil, nil, usageErr("--confirm %q: want never, always or risky", mode)
+}
+
+// pendingActions follows the events to know which actions have no result
+// yet: those are the ones a run waiting for confirmation asks about.
+type pendingActions struct {
+	mu      sync.Mutex
+	actions []*event.ActionEvent
+}
+
+// observe is called with every event of the conversation.
+func (p *pendingActions) observe(e event.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var done string
+	switch e := e.(type) {
+	case *event.ActionEvent:
+		p.actions = append(p.actions, e)
+		return
+	case *event.ObservationEvent:
+		done = e.ToolCallID
+	case *event.UserRejectObservation:
+		done = e.ToolCallID
+	case *event.AgentErrorEvent:
+		done = e.ToolCallID
+	default:
+		return
+	}
+	for i, a := range p.actions {
+		if a.ToolCallID == done {
+			p.actions = append(p.actions[:i], p.actions[i+1:]...)
+			break
+		}
+	}
+}
+
+func (p *pendingActions) list() []*event.ActionEvent {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]*event.ActionEvent(nil), p.actions...)
+}
+
+// errNoAnswer means standard input ended before an answer was given.
+var errNoAnswer = errors.New("no answer on standard input")
+
+// asker shows pending actions and reads y/n answers, one a line.
+type asker struct {
+	in  *bufio.Reader
+	out io.Writer
+}
+
+// ask shows the actions and returns whether the user approves them all.
+func (k *asker) ask(ctx context.Context, actions []*event.ActionEvent) (bool, error) {
+	if len(actions) == 0 {
+		fmt.Fprintln(k.out, "Actions are waiting for confirmation.")
+	}
+	for _, a := range actions {
+		fmt.Fprintf(k.out, "\nConfirm action %s (risk %s)\n", a.ToolName, risk(a.SecurityRisk))
+		if a.Summary != "" {
+			fmt.Fprintf(k.out, "  %s\n", oneLine(a.Summary))
+		}
+		fmt.Fprintf(k.out, "  arguments: %s\n", a.ToolCall.Arguments)
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		fmt.Fprint(k.out, "Run these actions? [y/n] ")
+		line, err := k.in.ReadString('\n')
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			return true, nil
+		case "n", "no":
+			return false, nil
+		}
+		if err != nil {
+			fmt.Fprintln(k.out)
+			return false, errNoAnswer
+		}
+		fmt.Fprintln(k.out, "Please answer y or n.")
+	}
+}
+
+func risk(r event.SecurityRisk) string {
+	if r == "" {
+		return "UNKNOWN"
+	}
+	return string(r)
+}
