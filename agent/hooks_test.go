@@ -14,6 +14,7 @@ import (
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/tool"
+	"github.com/gohands/gohands/tools/fileeditor"
 	"github.com/gohands/gohands/tools/terminal"
 )
 
@@ -164,5 +165,71 @@ func TestRepeatedErrorsGetANudge(t *testing.T) {
 	msgs := p.Requests()[3].Messages
 	if last := msgs[len(msgs)-1]; last.Role != event.RoleUser {
 		t.Fatalf("the model was not nudged before its 4th reply: %+v", last)
+	}
+}
+
+// An edit's observation carries the whole file before and after in
+// old_content and new_content, outside its text: those strings must be
+// masked in the log too.
+func TestSecretsMaskedInFileEditorObservation(t *testing.T) {
+	const value = "sk-live-93c1e0aa7b"
+	dir, work := t.TempDir(), t.TempDir()
+	cfg := filepath.Join(work, "config.env")
+	a, _ := newAgent(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: fileeditor.Name, Arguments: fmt.Sprintf(`{"command":"str_replace","path":%q,"old_str":"DEBUG=0","new_str":"DEBUG=1"}`, cfg)}}},
+		llmtest.Reply{Text: "Done."},
+	)
+	a.Tools = append(a.Tools, tool.Spec{Name: fileeditor.Name})
+	if err := os.WriteFile(cfg, []byte("KEY="+value+"\nDEBUG=0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{
+		PersistenceDir: dir,
+		Secrets:        map[string]secret.Source{"KEY": &secret.StaticSecret{Value: secret.New(value)}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SendMessage(ctx, event.UserMessage("turn debug on"))
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The edit itself used the real file.
+	if b, err := os.ReadFile(cfg); err != nil || string(b) != "KEY="+value+"\nDEBUG=1\n" {
+		t.Fatalf("file after the edit: %q, %v", b, err)
+	}
+	var obs *fileeditor.Observation
+	for _, e := range logEvents(t, c) {
+		if o, ok := e.(*event.ObservationEvent); ok {
+			if fo, ok := o.Observation.(*fileeditor.Observation); ok {
+				obs = fo
+			}
+		}
+	}
+	if obs == nil || obs.OldContent == nil || obs.NewContent == nil {
+		t.Fatalf("no file_editor observation with contents: %+v", obs)
+	}
+	for _, s := range []string{*obs.OldContent, *obs.NewContent} {
+		if strings.Contains(s, value) || !strings.Contains(s, "KEY="+secret.Hidden) {
+			t.Fatalf("content not masked: %q", s)
+		}
+	}
+	c.State().Flush()
+	err = filepath.WalkDir(c.Dir(), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), value) {
+			t.Errorf("%s holds the secret", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -21,4 +21,10 @@
 // file is set aside, the event tree's HEAD is brought up to date, and
 // [State.RecoverRunning] settles a conversation that was running when its
 // process died, as the reference's agent server does.
+//
+// On top of the State, [Conversation] is what applications use: send a
+// message, run the agent, pause, confirm or reject actions, close. [New]
+// builds one running in this process, a [LocalConversation], which drives
+// a [Runner] (the agent) step by step through a [Session], masks secrets
+// in every event before it is persisted, and watches for a stuck agent.
 package conversation

@@ -432,17 +432,14 @@ func (c *LocalConversation) checkStuck() (stop bool, err error) {
 	return false, nil
 }
 
-// stuckWindow returns the tail of the model's view the stuck detector
-// looks at. The view holds everything the detector cares about (messages,
-// actions, observations, errors) without reading the store.
+// stuckWindow returns the events the stuck detector looks at: the last
+// StuckWindow events of the active branch, pauses and state changes
+// included, as the reference's window is.
 func (c *LocalConversation) stuckWindow() []event.Event {
-	v, err := c.sess.View()
+	v, err := StuckWindowEvents(c.state)
 	if err != nil {
-		c.log.Warn("stuck detection: no view", "err", err)
+		c.log.Warn("stuck detection: no window", "err", err)
 		return nil
-	}
-	if len(v) > 2*StuckWindow {
-		v = v[len(v)-2*StuckWindow:]
 	}
 	return v
 }

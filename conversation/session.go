@@ -41,10 +41,13 @@ func (s *Session) Logger() *slog.Logger { return s.c.log }
 
 // Emit appends e to the log and delivers it to the subscribers; when it
 // returns, the view and the pending actions include e. Secret values in
-// the text an observation or agent error shows the model are replaced by
-// secret.Hidden first.
+// any of its strings are replaced by secret.Hidden first (a masked copy is
+// persisted; e itself is not changed).
 func (s *Session) Emit(e event.Event) error {
-	s.mask(e)
+	e, err := s.mask(e)
+	if err != nil {
+		return err
+	}
 	if _, err := s.c.state.Append(e); err != nil {
 		return fmt.Errorf("conversation: emit %T: %w", e, err)
 	}
@@ -54,9 +57,15 @@ func (s *Session) Emit(e event.Event) error {
 // EmitAll appends events in order, under one lock, so no other change
 // comes between them.
 func (s *Session) EmitAll(events ...event.Event) error {
-	for _, e := range events {
-		s.mask(e)
+	masked := make([]event.Event, len(events))
+	for i, e := range events {
+		m, err := s.mask(e)
+		if err != nil {
+			return err
+		}
+		masked[i] = m
 	}
+	events = masked
 	err := s.c.state.Do(func(tx *Tx) error {
 		for _, e := range events {
 			if _, err := tx.Append(e); err != nil {
@@ -71,27 +80,20 @@ func (s *Session) EmitAll(events ...event.Event) error {
 	return nil
 }
 
-// mask hides secret values in what the model will read of e.
-func (s *Session) mask(e event.Event) {
+// mask returns e with every known secret value in its strings (message,
+// action, observation, error, raw JSON) replaced by secret.Hidden, so no
+// tool can leak a secret into the log. e itself is returned when it holds
+// none; otherwise a masked copy is, and e is left as it was.
+func (s *Session) mask(e event.Event) (event.Event, error) {
 	m := s.c.secrets
 	if m == nil || len(m.Names()) == 0 {
-		return
+		return e, nil
 	}
-	ctx := context.Background()
-	switch e := e.(type) {
-	case *event.ObservationEvent:
-		if e.Observation == nil {
-			return
-		}
-		b := e.Observation.Obs()
-		for i := range b.Content {
-			if b.Content[i].Type == event.ContentText {
-				b.Content[i].Text = m.MaskContext(ctx, b.Content[i].Text)
-			}
-		}
-	case *event.AgentErrorEvent:
-		e.Error = m.MaskContext(ctx, e.Error)
+	masked, err := m.MaskEvent(context.Background(), e)
+	if err != nil {
+		return nil, fmt.Errorf("conversation: mask %T: %w", e, err)
 	}
+	return masked, nil
 }
 
 // SetStatus sets the execution status.
