@@ -92,7 +92,9 @@ type Agent struct {
 	Model llm.Model `json:"-"`
 	// ExtraTools are tools added as they are, without the registry.
 	ExtraTools []tool.Tool `json:"-"`
-	// CondenserImpl, if set, may condense the view before each LLM call.
+	// CondenserImpl, if set, may condense the view before each LLM call,
+	// in place of the one decoded from Condenser (package condenser; wrap a
+	// condenser.Condenser in condenser.Events).
 	CondenserImpl Condenser `json:"-"`
 }
 
@@ -189,7 +191,10 @@ func (a *Agent) Verify(persisted any) error {
 	return nil
 }
 
-// Condenser shortens the model's view (issue 6 provides implementations).
+// Condenser shortens the model's view; condenser.Events adapts package
+// condenser's implementations. When it also has a HandlesRequests method
+// returning true (condenser.Events of one that does), a context window
+// error makes the agent emit a CondensationRequest instead of failing.
 // Condense returns a Condensation to emit instead of calling the model,
 // or nil to leave the view as it is.
 type Condenser interface {

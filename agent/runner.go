@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gohands/gohands/condenser"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
@@ -54,6 +56,12 @@ type runner struct {
 
 	calls int // LLM calls since metrics were last saved; Step is never concurrent
 	msgs  msgCache
+
+	// cond condenses the view before each LLM call (nil: never);
+	// condRequests is true when it acts on CondensationRequests, so the
+	// agent may ask for one when the model's context overflows.
+	cond         Condenser
+	condRequests bool
 }
 
 // msgCache keeps the messages of a prefix of the view, so that a step
@@ -134,11 +142,59 @@ func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversa
 		}
 		r.model = l
 	}
+	if err := r.initCondenser(); err != nil {
+		tool.CloseAll(tools)
+		return nil, err
+	}
 	if err := r.initState(); err != nil {
 		tool.CloseAll(tools)
 		return nil, err
 	}
 	return r, nil
+}
+
+// initCondenser sets the condenser: CondenserImpl, or else the agent's
+// kind-tagged condenser configuration decoded by package condenser.
+func (r *runner) initCondenser() error {
+	if c := r.a.CondenserImpl; c != nil {
+		r.cond = c
+		if e, ok := c.(condenser.Events); ok {
+			r.condRequests = e.Condenser != nil && e.Condenser.HandlesRequests()
+		} else if h, ok := c.(interface{ HandlesRequests() bool }); ok {
+			r.condRequests = h.HandlesRequests()
+		}
+		return nil
+	}
+	raw := bytes.TrimSpace(r.a.Condenser)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil
+	}
+	c, err := condenser.Decode(raw)
+	if err != nil {
+		return fmt.Errorf("agent: condenser: %w", err)
+	}
+	r.cond = condenser.Events{Condenser: c, AgentLLM: r.model}
+	r.condRequests = c.HandlesRequests()
+	return nil
+}
+
+// unhandledRequest reports whether a CondensationRequest of the active
+// branch came after its last Condensation. It reads the entries only, not
+// the events.
+func (r *runner) unhandledRequest() (bool, error) {
+	branch, err := r.sess.State().ActiveBranch()
+	if err != nil {
+		return false, err
+	}
+	for i := len(branch) - 1; i >= 0; i-- {
+		switch branch[i].Kind {
+		case "Condensation":
+			return false, nil
+		case "CondensationRequest":
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // resolveTools materialises the configured tools, the extra tools and the
@@ -279,8 +335,20 @@ func (r *runner) Step(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if c := r.a.CondenserImpl; c != nil {
-		cond, err := c.Condense(ctx, view)
+	if r.cond != nil {
+		cview := view
+		if r.condRequests {
+			req, err := r.unhandledRequest()
+			if err != nil {
+				return err
+			}
+			if req {
+				// The session's view has condensations applied but drops
+				// requests: a trailing one tells the condenser it must act.
+				cview = append(slices.Clip(view), &event.CondensationRequest{})
+			}
+		}
+		cond, err := r.cond.Condense(ctx, cview)
 		if err != nil {
 			return fmt.Errorf("agent: condense: %w", err)
 		}
@@ -294,6 +362,10 @@ func (r *runner) Step(ctx context.Context) error {
 			return context.Cause(ctx)
 		}
 		switch {
+		case r.condRequests && (errors.Is(err, llm.ErrContextWindowExceeded) || errors.Is(err, llm.ErrMalformedHistory)):
+			// The condenser shortens the view at the next step.
+			r.sess.Logger().Warn("agent: asking for a condensation", "err", err)
+			return r.sess.Emit(&event.CondensationRequest{Base: event.NewBase(event.SourceEnvironment)})
 		case errors.Is(err, llm.ErrFunctionCall):
 			// The model wrote a tool call we could not parse: tell it.
 			return r.sess.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: event.UserMessage(err.Error())})
