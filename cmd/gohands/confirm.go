@@ -73,6 +73,9 @@ var errNoAnswer = errors.New("no answer on standard input")
 type asker struct {
 	in  *bufio.Reader
 	out io.Writer
+	// analyzer, if set, rates the actions shown: the agent loop decides
+	// with it but does not record its rating on the action events.
+	analyzer security.Analyzer
 }
 
 // ask shows the actions and returns whether the user approves them all.
@@ -81,7 +84,11 @@ func (k *asker) ask(ctx context.Context, actions []*event.ActionEvent) (bool, er
 		fmt.Fprintln(k.out, "Actions are waiting for confirmation.")
 	}
 	for _, a := range actions {
-		fmt.Fprintf(k.out, "\nConfirm action %s (risk %s)\n", a.ToolName, risk(a.SecurityRisk))
+		r := a.SecurityRisk
+		if k.analyzer != nil {
+			r = security.AnalyzeAll(ctx, k.analyzer, []*event.ActionEvent{a})[0]
+		}
+		fmt.Fprintf(k.out, "\nConfirm action %s (risk %s)\n", a.ToolName, risk(r))
 		if a.Summary != "" {
 			fmt.Fprintf(k.out, "  %s\n", oneLine(a.Summary))
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/secret"
+	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/tools/preset"
 )
 
@@ -73,13 +74,19 @@ Interrupt (Ctrl-C) pauses the conversation, which can then be continued with
 --conversation-id; a second interrupt quits at once. Events are shown as a
 readable transcript, or with --json as JSON lines exactly as stored.
 
+With --confirm always or risky, actions wait for an answer: each is shown
+with its risk and "y" on standard input runs them, "n" rejects them (the
+agent is told and continues). The prompt goes to standard error with
+--json. --mcp-config adds the tools of MCP servers, started for the run.
+
 Exit status: 0 when the agent finished; 1 on error, 2 on bad usage, 3 when the
 agent is stuck, 4 when it reached --max-iterations, 5 when actions wait for
 confirmation, 130 when paused by an interrupt.`,
 		Example: `  gohands run "add a --verbose flag to main.go and test it"
   gohands run --workspace ~/src/app --json "fix the failing test" > events.jsonl
   gohands run --conversation-id 2b1c... "now update the README"
-  gohands run --secret GITHUB_TOKEN "open an issue for the bug you found"`,
+  gohands run --secret GITHUB_TOKEN "open an issue for the bug you found"
+  gohands run --confirm risky --mcp-config mcp.json "tidy the repository"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.run(cmd.Context(), &f, args)
 		},
@@ -298,6 +305,7 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		prompt = a.stderr
 	}
 	ask := &asker{in: bufio.NewReader(a.stdin), out: prompt}
+	ask.analyzer, _ = analyzer.(security.Analyzer)
 
 	// The first interrupt cancels runCtx, which pauses the conversation
 	// (even before Run has started); the second quits at once.
