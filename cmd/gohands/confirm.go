@@ -71,8 +71,11 @@ var errNoAnswer = errors.New("no answer on standard input")
 
 // asker shows pending actions and reads y/n answers, one a line.
 type asker struct {
-	in  *bufio.Reader
-	out io.Writer
+	in    io.Reader
+	once  sync.Once
+	lines chan line
+	done  chan struct{} // closed by close
+	out   io.Writer
 	// analyzer, if set, rates the actions shown: the agent loop decides
 	// with it but does not record its rating on the action events.
 	analyzer security.Analyzer
@@ -99,20 +102,59 @@ func (k *asker) ask(ctx context.Context, actions []*event.ActionEvent) (bool, er
 			return false, err
 		}
 		fmt.Fprint(k.out, "Run these actions? [y/n] ")
-		line, err := k.in.ReadString('\n')
-		switch strings.ToLower(strings.TrimSpace(line)) {
+		var l line
+		select {
+		case l = <-k.readLines():
+		case <-ctx.Done():
+			fmt.Fprintln(k.out)
+			return false, ctx.Err()
+		}
+		switch strings.ToLower(strings.TrimSpace(l.text)) {
 		case "y", "yes":
 			return true, nil
 		case "n", "no":
 			return false, nil
 		}
-		if err != nil {
+		if l.err != nil {
 			fmt.Fprintln(k.out)
 			return false, errNoAnswer
 		}
 		fmt.Fprintln(k.out, "Please answer y or n.")
 	}
 }
+
+// line is one line of input, or the error that ended it.
+type line struct {
+	text string
+	err  error
+}
+
+// readLines reads the input in the background, so that an interrupt is
+// not held up by a prompt. The reader lives until the input ends: a
+// terminal cannot be read with a deadline.
+func (k *asker) readLines() <-chan line {
+	k.once.Do(func() {
+		k.lines = make(chan line)
+		go func() {
+			r := bufio.NewReader(k.in)
+			for {
+				s, err := r.ReadString('\n')
+				select {
+				case k.lines <- line{s, err}:
+				case <-k.done:
+					return
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	})
+	return k.lines
+}
+
+// close lets the reader end once its pending read returns.
+func (k *asker) close() { close(k.done) }
 
 func risk(r event.SecurityRisk) string {
 	if r == "" {

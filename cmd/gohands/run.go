@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -304,7 +303,8 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	if f.json {
 		prompt = a.stderr
 	}
-	ask := &asker{in: bufio.NewReader(a.stdin), out: prompt}
+	ask := &asker{in: a.stdin, out: prompt, done: make(chan struct{})}
+	defer ask.close()
 	ask.analyzer, _ = analyzer.(security.Analyzer)
 
 	// The first interrupt cancels runCtx, which pauses the conversation

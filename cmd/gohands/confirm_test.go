@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/security"
+)
+
+func testAction(cmd string) *event.ActionEvent {
+	return &event.ActionEvent{
+		ToolName: "terminal", ToolCallID: "c1", SecurityRisk: event.RiskUnknown,
+		ToolCall: event.ToolCall{ID: "c1", Name: "terminal", Arguments: `{"command": "` + cmd + `"}`},
+	}
+}
+
+func TestAskAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+		err  error
+	}{
+		{"y\n", true, nil},
+		{"YES\n", true, nil},
+		{"n\n", false, nil},
+		{"maybe\n\nno\n", false, nil},
+		{"y", true, nil}, // no final newline
+		{"", false, errNoAnswer},
+		{"maybe\n", false, errNoAnswer},
+	} {
+		var out strings.Builder
+		k := &asker{in: strings.NewReader(tc.in), out: &out, done: make(chan struct{})}
+		got, err := k.ask(context.Background(), []*event.ActionEvent{testAction("ls")})
+		k.close()
+		if got != tc.want || !errors.Is(err, tc.err) {
+			t.Errorf("answer %q: got %v, %v; want %v, %v", tc.in, got, err, tc.want, tc.err)
+		}
+		if !strings.Contains(out.String(), `arguments: {"command": "ls"}`) {
+			t.Errorf("answer %q: the prompt lacks the arguments:\n%s", tc.in, out.String())
+		}
+		if strings.HasPrefix(tc.in, "maybe") && !strings.Contains(out.String(), "Please answer y or n.") {
+			t.Errorf("answer %q: no hint after a bad answer:\n%s", tc.in, out.String())
+		}
+	}
+}
+
+// The prompt shows the analyzer's rating, which the action events lack.
+func TestAskShowsAnalyzerRisk(t *testing.T) {
+	var out strings.Builder
+	k := &asker{in: strings.NewReader("n\n"), out: &out, done: make(chan struct{}), analyzer: &security.RuleAnalyzer{}}
+	defer k.close()
+	if _, err := k.ask(context.Background(), []*event.ActionEvent{testAction("rm -rf /")}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "(risk HIGH)") {
+		t.Errorf("prompt:\n%s", out.String())
+	}
+}
+
+// An interrupt ends the question even though the input stays silent.
+func TestAskInterrupted(t *testing.T) {
+	r, w := io.Pipe()
+	defer w.Close()
+	k := &asker{in: r, out: io.Discard, done: make(chan struct{})}
+	defer k.close()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	if _, err := k.ask(ctx, []*event.ActionEvent{testAction("ls")}); !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestPendingActions(t *testing.T) {
+	var p pendingActions
+	a1, a2 := testAction("a"), testAction("b")
+	a2.ToolCallID = "c2"
+	p.observe(a1)
+	p.observe(a2)
+	p.observe(&event.UserRejectObservation{ToolCallID: "c1"})
+	got := p.list()
+	if len(got) != 1 || got[0] != a2 {
+		t.Fatalf("pending = %v, want the second action", got)
+	}
+	p.observe(&event.ObservationEvent{ToolCallID: "c2"})
+	if got := p.list(); len(got) != 0 {
+		t.Errorf("pending = %v, want none", got)
+	}
+}
