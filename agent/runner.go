@@ -15,6 +15,7 @@ import (
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/tool"
 )
 
@@ -499,8 +500,46 @@ func (r *runner) toolCalls(ctx context.Context, resp *llm.Response) error {
 
 // analyzer returns the conversation's security analyzer, if it is one this
 // package can use.
+// A RuleAnalyzer (alone or in an Ensemble) that does not name its
+// workspace or secrets gets the conversation's, so that writes outside the
+// workspace and sending a secret's variable are rated.
 func (r *runner) analyzer() Analyzer {
-	an, _ := r.sess.Fields().SecurityAnalyzer.(Analyzer)
+	an, _ := r.bindAnalyzer(r.sess.Fields().SecurityAnalyzer).(Analyzer)
+	return an
+}
+
+// bindAnalyzer returns an with the conversation's workspace and secret
+// names filled in where it leaves them empty; an itself, shared by the
+// persisted state, is not changed.
+func (r *runner) bindAnalyzer(an any) any {
+	switch a := an.(type) {
+	case *security.RuleAnalyzer:
+		if a == nil {
+			return an
+		}
+		b := *a
+		if b.WorkDir == "" {
+			b.WorkDir = r.sess.WorkingDir()
+		}
+		if len(b.SecretNames) == 0 && r.sess.Secrets() != nil {
+			b.SecretNames = r.sess.Secrets().Names()
+		}
+		return &b
+	case *security.Ensemble:
+		if a == nil {
+			return an
+		}
+		b := *a
+		b.Analyzers = make([]security.Analyzer, len(a.Analyzers))
+		for i, x := range a.Analyzers {
+			if bx, ok := r.bindAnalyzer(x).(security.Analyzer); ok {
+				b.Analyzers[i] = bx
+			} else {
+				b.Analyzers[i] = x
+			}
+		}
+		return &b
+	}
 	return an
 }
 
