@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"github.com/gohands/gohands/condenser"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/hook"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/tool"
@@ -63,6 +65,10 @@ type runner struct {
 	// agent may ask for one when the model's context overflows.
 	cond         Condenser
 	condRequests bool
+
+	// hooks runs the workspace's hooks (.openhands/hooks.json); nil when
+	// none are configured.
+	hooks *hook.Manager
 }
 
 // msgCache keeps the messages of a prefix of the view, so that a step
@@ -147,6 +153,10 @@ func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversa
 		tool.CloseAll(tools)
 		return nil, err
 	}
+	if err := r.initHooks(); err != nil {
+		tool.CloseAll(tools)
+		return nil, err
+	}
 	if err := r.initState(); err != nil {
 		tool.CloseAll(tools)
 		return nil, err
@@ -177,6 +187,53 @@ func (r *runner) initCondenser() error {
 	r.cond = condenser.Events{Condenser: c, AgentLLM: r.model}
 	r.condRequests = c.HandlesRequests()
 	return nil
+}
+
+// initHooks loads the hooks of the workspace (or of the user's home). An
+// invalid hooks file is an error: silently running without the user's
+// guards would be worse.
+func (r *runner) initHooks() error {
+	cfg, path, err := hook.Load(r.sess.WorkingDir())
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	if cfg == nil || cfg.IsEmpty() {
+		return nil
+	}
+	r.sess.Logger().Debug("agent: hooks loaded", "path", path)
+	r.hooks = hook.NewManager(cfg, &hook.Runner{
+		WorkDir:   r.sess.WorkingDir(),
+		SessionID: r.sess.ID(),
+		Model:     r.model,
+		Logger:    r.sess.Logger(),
+	})
+	return nil
+}
+
+// preToolUse runs the PreToolUse hooks of a, recording their runs, and
+// returns the rejection to answer a with when a hook blocks it (nil: run
+// it).
+func (r *runner) preToolUse(ctx context.Context, a *event.ActionEvent) (*event.UserRejectObservation, error) {
+	if r.hooks == nil {
+		return nil, nil
+	}
+	out := r.hooks.PreToolUse(ctx, a.ToolName, json.RawMessage(a.ToolCall.Arguments), a.ID)
+	for _, e := range out.Events {
+		if err := r.sess.Emit(e); err != nil {
+			return nil, err
+		}
+	}
+	if !out.Blocked {
+		return nil, nil
+	}
+	return &event.UserRejectObservation{
+		Base:            event.NewBase(event.SourceEnvironment),
+		ToolName:        a.ToolName,
+		ToolCallID:      a.ToolCallID,
+		RejectionReason: out.Reason,
+		RejectionSource: event.RejectedByHook,
+		ActionID:        a.ID,
+	}, nil
 }
 
 // unhandledRequest reports whether a CondensationRequest of the active
@@ -290,7 +347,11 @@ func (r *runner) initState() error {
 // Close implements conversation.Runner: it saves the LLM metrics and
 // closes the tools.
 func (r *runner) Close() error {
-	return errors.Join(r.saveStats(), tool.CloseAll(r.tools))
+	var hookErr error
+	if r.hooks != nil {
+		hookErr = r.hooks.Runner.Close()
+	}
+	return errors.Join(r.saveStats(), tool.CloseAll(r.tools), hookErr)
 }
 
 // saveStats copies the LLMs' metrics into the conversation's stats.
@@ -598,6 +659,15 @@ func (r *runner) execute(ctx context.Context, batch []*event.ActionEvent, errs m
 		if a.Action == nil {
 			// A pending action always has one; be safe with odd logs.
 			results[i].ev = r.errorEvent(a, "Action could not be parsed.", event.AgentActionError)
+			continue
+		}
+		rej, err := r.preToolUse(ctx, a)
+		if err != nil {
+			wg.Wait()
+			return err
+		}
+		if rej != nil {
+			results[i].ev = rej
 			continue
 		}
 		if a.ToolName == FinishToolName {

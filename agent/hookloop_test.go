@@ -1,0 +1,82 @@
+package agent_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm/llmtest"
+	"github.com/gohands/gohands/tool"
+	"github.com/gohands/gohands/tools/terminal"
+)
+
+// A PreToolUse hook of the workspace that exits 2 for commands containing
+// "forbidden" blocks them: the command never runs, the model reads the
+// hook's reason, and allowed commands run.
+func TestPreToolUseHookBlocksCommand(t *testing.T) {
+	work := t.TempDir()
+	t.Setenv("HOME", t.TempDir()) // no user-level hooks
+	if err := os.MkdirAll(filepath.Join(work, ".openhands"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(work, ".openhands", "guard.sh")
+	guard := "#!/bin/sh\nif grep -q forbidden; then echo 'forbidden commands are not allowed here' >&2; exit 2; fi\nexit 0\n"
+	if err := os.WriteFile(script, []byte(guard), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`{"hooks":{"PreToolUse":[{"matcher":"terminal","hooks":[{"type":"command","command":%q}]}]}}`, script)
+	if err := os.WriteFile(filepath.Join(work, ".openhands", "hooks.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	blocked := filepath.Join(work, "forbidden-ran")
+	allowed := filepath.Join(work, "allowed-ran")
+	call := func(cmd string) llmtest.Reply {
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: terminal.Name, Arguments: fmt.Sprintf(`{"command":%q}`, cmd)}}}
+	}
+	a, p := newAgent(t, call("touch "+blocked+" # forbidden"), call("touch "+allowed), llmtest.Reply{Text: "Done."})
+	a.Tools = append(a.Tools, tool.Spec{Name: terminal.Name})
+	c2, err := conversation.New(ctx, a, work, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	c2.SendMessage(ctx, event.UserMessage("go"))
+	if err := c2.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(blocked); !os.IsNotExist(err) {
+		t.Fatalf("the blocked command ran: %v", err)
+	}
+	if _, err := os.Stat(allowed); err != nil {
+		t.Fatalf("the allowed command did not run: %v", err)
+	}
+	var hookEvents, rejections int
+	for _, e := range logEvents(t, c2) {
+		switch e := e.(type) {
+		case *event.HookExecutionEvent:
+			hookEvents++
+		case *event.UserRejectObservation:
+			rejections++
+			if e.RejectionSource != event.RejectedByHook {
+				t.Fatalf("rejection source %q", e.RejectionSource)
+			}
+		}
+	}
+	if hookEvents != 2 || rejections != 1 {
+		t.Fatalf("%d hook events, %d rejections", hookEvents, rejections)
+	}
+	rs := p.Requests()
+	var saw bool
+	for _, m := range rs[1].Messages {
+		if strings.Contains(event.TextOf(m.Content), "forbidden commands are not allowed here") {
+			saw = true
+		}
+	}
+	if !saw {
+		t.Fatalf("the model did not see the reason: %+v", rs[1].Messages)
+	}
+}
