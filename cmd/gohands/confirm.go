@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/security"
 )
@@ -27,43 +28,24 @@ func confirmPolicy(mode, workDir string, secretNames []string) (security.Confirm
 	return nil, nil, usageErr("--confirm %q: want never, always or risky", mode)
 }
 
-// pendingActions follows the events to know which actions have no result
-// yet: those are the ones a run waiting for confirmation asks about.
-type pendingActions struct {
-	mu      sync.Mutex
-	actions []*event.ActionEvent
-}
-
-// observe is called with every event of the conversation.
-func (p *pendingActions) observe(e event.Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var done string
-	switch e := e.(type) {
-	case *event.ActionEvent:
-		p.actions = append(p.actions, e)
-		return
-	case *event.ObservationEvent:
-		done = e.ToolCallID
-	case *event.UserRejectObservation:
-		done = e.ToolCallID
-	case *event.AgentErrorEvent:
-		done = e.ToolCallID
-	default:
-		return
+// pendingActions returns the actions of the conversation that have no
+// result yet: those a run waiting for confirmation asks about.
+func pendingActions(st *conversation.State) ([]*event.ActionEvent, error) {
+	branch, err := st.ActiveBranch()
+	if err != nil {
+		return nil, err
 	}
-	for i, a := range p.actions {
-		if a.ToolCallID == done {
-			p.actions = append(p.actions[:i], p.actions[i+1:]...)
-			break
+	var out []*event.ActionEvent
+	for _, en := range conversation.UnmatchedActions(branch) {
+		e, err := st.Events().Event(en.Index)
+		if err != nil {
+			return nil, err
+		}
+		if a, ok := e.(*event.ActionEvent); ok {
+			out = append(out, a)
 		}
 	}
-}
-
-func (p *pendingActions) list() []*event.ActionEvent {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]*event.ActionEvent(nil), p.actions...)
+	return out, nil
 }
 
 // errNoAnswer means standard input ended before an answer was given.

@@ -74,20 +74,3 @@ func TestAskInterrupted(t *testing.T) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
 }
-
-func TestPendingActions(t *testing.T) {
-	var p pendingActions
-	a1, a2 := testAction("a"), testAction("b")
-	a2.ToolCallID = "c2"
-	p.observe(a1)
-	p.observe(a2)
-	p.observe(&event.UserRejectObservation{ToolCallID: "c1"})
-	got := p.list()
-	if len(got) != 1 || got[0] != a2 {
-		t.Fatalf("pending = %v, want the second action", got)
-	}
-	p.observe(&event.ObservationEvent{ToolCallID: "c2"})
-	if got := p.list(); len(got) != 0 {
-		t.Errorf("pending = %v, want none", got)
-	}
-}

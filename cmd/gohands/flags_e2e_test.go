@@ -222,3 +222,28 @@ func TestE2EConfirmBadValue(t *testing.T) {
 		t.Errorf("stderr does not name the flag:\n%s", r.stderr)
 	}
 }
+
+// A conversation left waiting is asked about first when resumed: running
+// it would approve the actions unasked.
+func TestE2EConfirmResumeAsksFirst(t *testing.T) {
+	e := newE2E(t)
+	marker := filepath.Join(e.work, "marker")
+	e.srv.Add(touchReplies(marker)...)
+	e.mustRun(exitConfirmation, e.args("--confirm", "always", "touch the marker")...)
+
+	e.stdin = "n\n"
+	r := e.mustRun(0, e.args("--confirm", "always")...)
+	if !strings.Contains(r.stdout, "Run these actions? [y/n]") || !strings.Contains(r.stdout, "touch "+marker) {
+		t.Errorf("the resumed run did not ask about the pending command:\n%s", r.stdout)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the rejected command ran")
+	}
+	reqs := e.srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	if _, texts := toolResults(t, reqs[1]); len(texts) != 1 || !strings.Contains(texts[0], event.DefaultRejectionReason) {
+		t.Errorf("second request's tool results = %q, want the rejection", texts)
+	}
+}

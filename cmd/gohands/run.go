@@ -293,12 +293,6 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		}})
 		onEvent, vErr = v.OnEvent, v.Err
 	}
-	pending := &pendingActions{}
-	show := onEvent
-	onEvent = func(e event.Event) {
-		pending.observe(e)
-		show(e)
-	}
 	prompt := a.stdout
 	if f.json {
 		prompt = a.stderr
@@ -368,14 +362,24 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 				return err
 			}
 		}
+		// A resumed conversation may already wait: ask before running,
+		// since running approves.
+		asking := f.confirm != "never" && conv.Status() == conversation.StatusWaitingForConfirmation
 		for {
-			if err := conv.Run(runCtx); err != nil {
+			if !asking {
+				if err := conv.Run(runCtx); err != nil {
+					return err
+				}
+				if conv.Status() != conversation.StatusWaitingForConfirmation || f.confirm == "never" {
+					return nil
+				}
+			}
+			asking = false
+			pending, err := pendingActions(conv.State())
+			if err != nil {
 				return err
 			}
-			if conv.Status() != conversation.StatusWaitingForConfirmation || f.confirm == "never" {
-				return nil
-			}
-			ok, err := ask.ask(runCtx, pending.list())
+			ok, err := ask.ask(runCtx, pending)
 			if err != nil {
 				if errors.Is(err, errNoAnswer) {
 					return nil // the status tells: waiting for confirmation
