@@ -80,3 +80,44 @@ func TestPreToolUseHookBlocksCommand(t *testing.T) {
 		t.Fatalf("the model did not see the reason: %+v", rs[1].Messages)
 	}
 }
+
+// A Stop hook that blocks the first finish keeps the agent running with
+// the hook's feedback; the second finish is allowed.
+func TestStopHookKeepsAgentRunningOnce(t *testing.T) {
+	work := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	if err := os.MkdirAll(filepath.Join(work, ".openhands"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	flag := filepath.Join(work, "stopped-once")
+	script := filepath.Join(work, ".openhands", "stop.sh")
+	body := fmt.Sprintf("#!/bin/sh\nif [ ! -e %s ]; then touch %s; echo 'run the tests first' >&2; exit 2; fi\nexit 0\n", flag, flag)
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`{"Stop":[{"hooks":[{"command":%q}]}]}`, script)
+	if err := os.WriteFile(filepath.Join(work, ".openhands", "hooks.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, p := newAgent(t, llmtest.Reply{Text: "Done."}, llmtest.Reply{Text: "Tests pass. Done."})
+	c, err := conversation.New(ctx, a, work, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SendMessage(ctx, event.UserMessage("go"))
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c.Status() != conversation.StatusFinished {
+		t.Fatalf("status %s", c.Status())
+	}
+	rs := p.Requests()
+	if len(rs) != 2 {
+		t.Fatalf("%d requests", len(rs))
+	}
+	last := rs[1].Messages[len(rs[1].Messages)-1]
+	if got := event.TextOf(last.Content); !strings.Contains(got, "run the tests first") {
+		t.Fatalf("the model was told %q", got)
+	}
+}

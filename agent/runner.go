@@ -451,7 +451,7 @@ func (r *runner) Step(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		return r.finish()
+		return r.finish(ctx)
 	default:
 		// Reasoning only, or nothing: keep what there is and nudge.
 		return r.sess.EmitAll(
@@ -462,7 +462,21 @@ func (r *runner) Step(ctx context.Context) error {
 }
 
 // finish ends the run: status finished, metrics saved.
-func (r *runner) finish() error {
+//
+// Stop hooks run first: one that blocks keeps the agent running, told why
+// in a user message.
+func (r *runner) finish(ctx context.Context) error {
+	if r.hooks != nil {
+		out := r.hooks.Stop(ctx, "agent_finished")
+		for _, e := range out.Events {
+			if err := r.sess.Emit(e); err != nil {
+				return err
+			}
+		}
+		if out.Blocked {
+			return r.sess.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: event.UserMessage(out.StopFeedback())})
+		}
+	}
 	return errors.Join(r.sess.SetStatus(conversation.StatusFinished), r.saveStats())
 }
 
@@ -704,7 +718,7 @@ func (r *runner) execute(ctx context.Context, batch []*event.ActionEvent, errs m
 		return context.Cause(ctx)
 	}
 	if finished {
-		return r.finish()
+		return r.finish(ctx)
 	}
 	return nil
 }
