@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/gohands/gohands/hook"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/security"
+	"github.com/gohands/gohands/skill"
 	"github.com/gohands/gohands/tool"
 )
 
@@ -65,6 +67,14 @@ type runner struct {
 	// agent may ask for one when the model's context overflows.
 	cond         Condenser
 	condRequests bool
+
+	// skills is the agent's context with its skills loaded; nil when the
+	// agent has none. activated names the keyword skills already injected
+	// in this conversation (guarded by skillMu: SendMessage may run during
+	// a step).
+	skills    *skill.AgentContext
+	skillMu   sync.Mutex
+	activated []string
 
 	// hooks runs the workspace's hooks (.openhands/hooks.json); nil when
 	// none are configured.
@@ -157,6 +167,10 @@ func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversa
 		tool.CloseAll(tools)
 		return nil, err
 	}
+	if err := r.initSkills(); err != nil {
+		tool.CloseAll(tools)
+		return nil, err
+	}
 	if err := r.initState(); err != nil {
 		tool.CloseAll(tools)
 		return nil, err
@@ -186,6 +200,63 @@ func (r *runner) initCondenser() error {
 	}
 	r.cond = condenser.Events{Condenser: c, AgentLLM: r.model}
 	r.condRequests = c.HandlesRequests()
+	return nil
+}
+
+// initSkills decodes the agent's context and loads its skills (the
+// workspace's and the user's, as the context asks), once per runner. It
+// also recovers the keyword skills earlier user messages activated, so a
+// resumed conversation does not inject them again.
+func (r *runner) initSkills() error {
+	raw := bytes.TrimSpace(r.a.AgentContext)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil
+	}
+	var ac skill.AgentContext
+	if err := json.Unmarshal(raw, &ac); err != nil {
+		return fmt.Errorf("agent: agent_context: %w", err)
+	}
+	home, _ := os.UserHomeDir()
+	for _, w := range ac.LoadSkills(r.sess.WorkingDir(), home) {
+		r.sess.Logger().Warn("agent: skill not loaded", "path", w.Path, "err", w.Err)
+	}
+	r.skills = &ac
+	log := r.sess.State().Events()
+	for i := range log.Len() {
+		en, err := log.Entry(i)
+		if err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		if en.Kind != "MessageEvent" || en.Source != event.SourceUser {
+			continue
+		}
+		e, err := log.Event(i)
+		if err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		if m, ok := e.(*event.MessageEvent); ok {
+			r.activated = append(r.activated, m.ActivatedSkills...)
+		}
+	}
+	return nil
+}
+
+// PrepareMessage implements conversation.MessagePreparer: the keyword
+// skills a user message triggers (each once per conversation) and the
+// context's user message suffix go into its extended content, and the
+// skills into its activated_skills.
+func (r *runner) PrepareMessage(_ context.Context, m *event.MessageEvent) error {
+	if r.skills == nil {
+		return nil
+	}
+	r.skillMu.Lock()
+	defer r.skillMu.Unlock()
+	extra, names := r.skills.UserMessageExtra(event.TextOf(m.LLMMessage.Content), r.activated)
+	if extra != "" {
+		m.ExtendedContent = append(m.ExtendedContent, event.Text(extra))
+	}
+	m.ActivatedSkills = append(m.ActivatedSkills, names...)
+	r.activated = append(r.activated, names...)
 	return nil
 }
 
@@ -335,7 +406,11 @@ func (r *runner) initState() error {
 	for _, t := range r.tools {
 		defs = append(defs, t.Definition())
 	}
-	dyn := event.Text(dynamicContext(r.sess.WorkingDir(), time.Now(), r.sess.Secrets().Names()))
+	dynText := dynamicContext(r.sess.WorkingDir(), time.Now(), r.sess.Secrets().Names())
+	if suffix := r.skills.SystemSuffix(&skill.PromptOptions{Model: r.a.LLM.Model}); suffix != "" {
+		dynText += "\n\n" + suffix
+	}
+	dyn := event.Text(dynText)
 	return r.sess.Emit(&event.SystemPromptEvent{
 		Base:           event.NewBase(event.SourceAgent),
 		SystemPrompt:   event.Text(prompt),

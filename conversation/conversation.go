@@ -86,6 +86,14 @@ type Verifier interface {
 	Verify(persisted any) error
 }
 
+// MessagePreparer is implemented by Runners that add to a user message
+// before it is logged, such as the skills its words trigger (in its
+// extended content and activated skills). SendMessage calls it; an error
+// means the message is not sent.
+type MessagePreparer interface {
+	PrepareMessage(ctx context.Context, m *event.MessageEvent) error
+}
+
 // Runner is an Agent bound to one conversation.
 type Runner interface {
 	// Step does one step of the agent loop: it executes pending actions,

@@ -298,15 +298,22 @@ func (c *LocalConversation) SendMessage(ctx context.Context, msg event.Message) 
 	if msg.Role != event.RoleUser {
 		return fmt.Errorf("conversation: message role %q: only user messages can be sent", msg.Role)
 	}
-	if _, err := c.start(ctx); err != nil {
+	runner, err := c.start(ctx)
+	if err != nil {
 		return err
+	}
+	ev := &event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: msg}
+	if p, ok := runner.(MessagePreparer); ok {
+		if err := p.PrepareMessage(ctx, ev); err != nil {
+			return fmt.Errorf("conversation: prepare message: %w", err)
+		}
 	}
 	return c.state.Do(func(tx *Tx) error {
 		f := tx.Fields()
 		if f.ExecutionStatus == StatusFinished || f.ExecutionStatus == StatusStuck {
 			f.ExecutionStatus = StatusIdle
 		}
-		_, err := tx.Append(&event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: msg})
+		_, err := tx.Append(ev)
 		return err
 	})
 }
