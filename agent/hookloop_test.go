@@ -1,12 +1,14 @@
 package agent_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm/llmtest"
@@ -119,5 +121,65 @@ func TestStopHookKeepsAgentRunningOnce(t *testing.T) {
 	last := rs[1].Messages[len(rs[1].Messages)-1]
 	if got := event.TextOf(last.Content); !strings.Contains(got, "run the tests first") {
 		t.Fatalf("the model was told %q", got)
+	}
+}
+
+// UserPromptSubmit hooks can keep a message out of the conversation or add
+// context to it; SessionStart and SessionEnd hooks run and are recorded.
+func TestUserPromptAndSessionHooks(t *testing.T) {
+	work := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	if err := os.MkdirAll(filepath.Join(work, ".openhands"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(work, ".openhands", "prompt.sh")
+	body := "#!/bin/sh\nif grep -q 'secret-plan'; then echo 'no secret plans' >&2; exit 2; fi\necho '{\"additionalContext\": \"ctx-from-hook-9\"}'\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ends := filepath.Join(work, "session-ends")
+	cfg := fmt.Sprintf(`{"UserPromptSubmit":[{"hooks":[{"command":%q}]}],"SessionStart":[{"hooks":[{"command":"true"}]}],"SessionEnd":[{"hooks":[{"command":"echo end >> %s"}]}]}`, script, ends)
+	if err := os.WriteFile(filepath.Join(work, ".openhands", "hooks.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, p := newAgent(t, llmtest.Reply{Text: "Hello."})
+	c, err := conversation.New(ctx, a, work, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.SendMessage(ctx, event.UserMessage("here is the secret-plan"))
+	if !errors.Is(err, agent.ErrMessageBlocked) || !strings.Contains(err.Error(), "no secret plans") {
+		t.Fatalf("blocked message: %v", err)
+	}
+	if err := c.SendMessage(ctx, event.UserMessage("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rs := p.Requests()
+	var users []string
+	for _, m := range rs[0].Messages {
+		if m.Role == event.RoleUser {
+			users = append(users, event.TextOf(m.Content))
+		}
+	}
+	if len(users) != 1 || !strings.Contains(users[0], "hi") || !strings.Contains(users[0], "ctx-from-hook-9") {
+		t.Fatalf("user messages the model saw: %q", users)
+	}
+	kinds := map[string]int{}
+	for _, e := range logEvents(t, c) {
+		if h, ok := e.(*event.HookExecutionEvent); ok {
+			kinds[h.HookEventType]++
+		}
+	}
+	if kinds["SessionStart"] != 1 || kinds["UserPromptSubmit"] != 2 {
+		t.Fatalf("hook events %v", kinds)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(ends); err != nil || string(b) != "end\n" {
+		t.Fatalf("SessionEnd hook: %q, %v", b, err)
 	}
 }

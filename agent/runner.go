@@ -175,6 +175,13 @@ func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversa
 		tool.CloseAll(tools)
 		return nil, err
 	}
+	if r.hooks != nil {
+		// SessionStart hooks cannot block; their runs are recorded.
+		if err := r.emitHookEvents(r.hooks.SessionStart(context.Background())); err != nil {
+			tool.CloseAll(tools)
+			return nil, err
+		}
+	}
 	return r, nil
 }
 
@@ -241,22 +248,51 @@ func (r *runner) initSkills() error {
 	return nil
 }
 
-// PrepareMessage implements conversation.MessagePreparer: the keyword
-// skills a user message triggers (each once per conversation) and the
-// context's user message suffix go into its extended content, and the
-// skills into its activated_skills.
-func (r *runner) PrepareMessage(_ context.Context, m *event.MessageEvent) error {
+// PrepareMessage implements conversation.MessagePreparer. The
+// UserPromptSubmit hooks run first: one that blocks keeps the message out
+// of the conversation (the error gives its reason), and the context they
+// add goes into the message's extended content. Then the keyword skills
+// the message triggers (each once per conversation) and the context's user
+// message suffix are added, and the skills recorded in activated_skills.
+func (r *runner) PrepareMessage(ctx context.Context, m *event.MessageEvent) error {
+	text := event.TextOf(m.LLMMessage.Content)
+	if r.hooks != nil {
+		out := r.hooks.UserPromptSubmit(ctx, text, m.ID)
+		if err := r.emitHookEvents(out); err != nil {
+			return err
+		}
+		if out.Blocked {
+			return fmt.Errorf("%w: %s", ErrMessageBlocked, out.Reason)
+		}
+		if out.AdditionalContext != "" {
+			m.ExtendedContent = append(m.ExtendedContent, event.Text(out.AdditionalContext))
+		}
+	}
 	if r.skills == nil {
 		return nil
 	}
 	r.skillMu.Lock()
 	defer r.skillMu.Unlock()
-	extra, names := r.skills.UserMessageExtra(event.TextOf(m.LLMMessage.Content), r.activated)
+	extra, names := r.skills.UserMessageExtra(text, r.activated)
 	if extra != "" {
 		m.ExtendedContent = append(m.ExtendedContent, event.Text(extra))
 	}
 	m.ActivatedSkills = append(m.ActivatedSkills, names...)
 	r.activated = append(r.activated, names...)
+	return nil
+}
+
+// ErrMessageBlocked means a UserPromptSubmit hook kept a user message out
+// of the conversation.
+var ErrMessageBlocked = errors.New("agent: message blocked by a hook")
+
+// emitHookEvents records the hook runs of out.
+func (r *runner) emitHookEvents(out hook.Outcome) error {
+	for _, e := range out.Events {
+		if err := r.sess.Emit(e); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -289,10 +325,8 @@ func (r *runner) preToolUse(ctx context.Context, a *event.ActionEvent) (*event.U
 		return nil, nil
 	}
 	out := r.hooks.PreToolUse(ctx, a.ToolName, json.RawMessage(a.ToolCall.Arguments), a.ID)
-	for _, e := range out.Events {
-		if err := r.sess.Emit(e); err != nil {
-			return nil, err
-		}
+	if err := r.emitHookEvents(out); err != nil {
+		return nil, err
 	}
 	if !out.Blocked {
 		return nil, nil
@@ -424,7 +458,8 @@ func (r *runner) initState() error {
 func (r *runner) Close() error {
 	var hookErr error
 	if r.hooks != nil {
-		hookErr = r.hooks.Runner.Close()
+		// SessionEnd also stops the background hooks still running.
+		hookErr = r.emitHookEvents(r.hooks.SessionEnd(context.Background()))
 	}
 	return errors.Join(r.saveStats(), tool.CloseAll(r.tools), hookErr)
 }
@@ -543,10 +578,8 @@ func (r *runner) Step(ctx context.Context) error {
 func (r *runner) finish(ctx context.Context) error {
 	if r.hooks != nil {
 		out := r.hooks.Stop(ctx, "agent_finished")
-		for _, e := range out.Events {
-			if err := r.sess.Emit(e); err != nil {
-				return err
-			}
+		if err := r.emitHookEvents(out); err != nil {
+			return err
 		}
 		if out.Blocked {
 			return r.sess.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: event.UserMessage(out.StopFeedback())})
