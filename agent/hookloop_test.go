@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -181,5 +182,43 @@ func TestUserPromptAndSessionHooks(t *testing.T) {
 	}
 	if b, err := os.ReadFile(ends); err != nil || string(b) != "end\n" {
 		t.Fatalf("SessionEnd hook: %q, %v", b, err)
+	}
+}
+
+// The conversation's hook_config is used instead of the workspace's files.
+func TestHookConfigOption(t *testing.T) {
+	work := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	ran := filepath.Join(work, "ran")
+	a, p := newAgent(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: terminal.Name, Arguments: fmt.Sprintf(`{"command":"touch %s"}`, ran)}}},
+		llmtest.Reply{Text: "Blocked."})
+	a.Tools = append(a.Tools, tool.Spec{Name: terminal.Name})
+	cfg := `{"PreToolUse":[{"matcher":"terminal","hooks":[{"command":"echo 'terminal is off today' >&2; exit 2"}]}]}`
+	c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{HookConfig: json.RawMessage(cfg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SendMessage(ctx, event.UserMessage("go"))
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ran); !os.IsNotExist(err) {
+		t.Fatalf("the blocked command ran: %v", err)
+	}
+	msgs := p.Requests()[1].Messages
+	if got := event.TextOf(msgs[len(msgs)-1].Content); !strings.Contains(got, "terminal is off today") {
+		t.Fatalf("the model saw %q", got)
+	}
+	// A bad hook_config is an error, not silently no hooks.
+	a2, _ := newAgent(t, llmtest.Reply{Text: "x"})
+	c2, err := conversation.New(ctx, a2, t.TempDir(), &conversation.LocalOptions{HookConfig: json.RawMessage(`{"NoSuchEvent":[]}`)})
+	if err == nil {
+		defer c2.Close()
+		err = c2.SendMessage(ctx, event.UserMessage("go"))
+	}
+	if err == nil {
+		t.Fatal("a bad hook_config was accepted")
 	}
 }

@@ -299,8 +299,19 @@ func (r *runner) emitHookEvents(out hook.Outcome) error {
 // initHooks loads the hooks of the workspace (or of the user's home). An
 // invalid hooks file is an error: silently running without the user's
 // guards would be worse.
+//
+// The conversation's hook_config, when set, is used instead of the files.
 func (r *runner) initHooks() error {
-	cfg, path, err := hook.Load(r.sess.WorkingDir())
+	var (
+		cfg  *hook.Config
+		path = "hook_config"
+		err  error
+	)
+	if raw := bytes.TrimSpace(r.sess.Fields().HookConfig); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		cfg, err = hook.Parse(raw)
+	} else {
+		cfg, path, err = hook.Load(r.sess.WorkingDir())
+	}
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}

@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -178,6 +179,10 @@ type LocalOptions struct {
 	StuckThresholds *StuckThresholds
 	// ConfirmationPolicy, if set, replaces the persisted policy.
 	ConfirmationPolicy security.ConfirmationPolicy
+	// HookConfig, if set, replaces the persisted hook configuration
+	// (hook_config: the JSON of a hook.Config). Without one the agent reads
+	// the workspace's .openhands/hooks.json.
+	HookConfig json.RawMessage
 	// SecurityAnalyzer, if set, replaces the persisted analyzer. It must
 	// be a value of a registered kind; the agent uses it if it implements
 	// the agent's analyzer interface.

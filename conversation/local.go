@@ -165,6 +165,9 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 			if o.SecurityAnalyzer != nil {
 				f.SecurityAnalyzer = o.SecurityAnalyzer
 			}
+			if o.HookConfig != nil {
+				f.HookConfig = o.HookConfig
+			}
 			return nil
 		})
 		if err != nil {
@@ -187,6 +190,7 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 		f.StuckDetection = !o.DisableStuckDetection
 		f.ConfirmationPolicy = o.ConfirmationPolicy
 		f.SecurityAnalyzer = o.SecurityAnalyzer
+		f.HookConfig = o.HookConfig
 		if c.state, err = Create(store, f, sopts); err != nil {
 			return fail(fmt.Errorf("conversation: %w", err))
 		}
