@@ -31,7 +31,8 @@ func TestPreToolUseHookBlocksCommand(t *testing.T) {
 	if err := os.WriteFile(script, []byte(guard), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fmt.Sprintf(`{"hooks":{"PreToolUse":[{"matcher":"terminal","hooks":[{"type":"command","command":%q}]}]}}`, script)
+	post := filepath.Join(work, "post-input.json")
+	cfg := fmt.Sprintf(`{"hooks":{"PreToolUse":[{"matcher":"terminal","hooks":[{"type":"command","command":%q}]}],"PostToolUse":[{"matcher":"*","hooks":[{"command":"cat > %s"}]}]}}`, script, post)
 	if err := os.WriteFile(filepath.Join(work, ".openhands", "hooks.json"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -57,6 +58,10 @@ func TestPreToolUseHookBlocksCommand(t *testing.T) {
 	if _, err := os.Stat(allowed); err != nil {
 		t.Fatalf("the allowed command did not run: %v", err)
 	}
+	// PostToolUse ran once, for the allowed command, and got its result.
+	if b, err := os.ReadFile(post); err != nil || !strings.Contains(string(b), "tool_response") || !strings.Contains(string(b), "allowed-ran") {
+		t.Fatalf("PostToolUse input: %s, %v", b, err)
+	}
 	var hookEvents, rejections int
 	for _, e := range logEvents(t, c2) {
 		switch e := e.(type) {
@@ -69,7 +74,7 @@ func TestPreToolUseHookBlocksCommand(t *testing.T) {
 			}
 		}
 	}
-	if hookEvents != 2 || rejections != 1 {
+	if hookEvents != 2+1 || rejections != 1 { // 2 PreToolUse, 1 PostToolUse
 		t.Fatalf("%d hook events, %d rejections", hookEvents, rejections)
 	}
 	rs := p.Requests()

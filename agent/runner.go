@@ -352,6 +352,20 @@ func (r *runner) preToolUse(ctx context.Context, a *event.ActionEvent) (*event.U
 	}, nil
 }
 
+// postToolUse runs the PostToolUse hooks of an action that ran, giving
+// them its observation, and records their runs. They cannot block.
+func (r *runner) postToolUse(ctx context.Context, a *event.ActionEvent, ev event.Event) error {
+	o, ok := ev.(*event.ObservationEvent)
+	if r.hooks == nil || !ok || o.Observation == nil {
+		return nil
+	}
+	resp, err := event.MarshalKinded(o.Observation)
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	return r.emitHookEvents(r.hooks.PostToolUse(ctx, a.ToolName, json.RawMessage(a.ToolCall.Arguments), resp, a.ID))
+}
+
 // unhandledRequest reports whether a CondensationRequest of the active
 // branch came after its last Condensation. It reads the entries only, not
 // the events.
@@ -827,6 +841,9 @@ func (r *runner) execute(ctx context.Context, batch []*event.ActionEvent, errs m
 		}
 		if emitErr == nil {
 			emitErr = r.sess.Emit(results[i].ev)
+		}
+		if emitErr == nil {
+			emitErr = r.postToolUse(ctx, batch[i], results[i].ev)
 		}
 	}
 	wg.Wait()
