@@ -17,7 +17,18 @@
 //
 // Mistakes of the model (unknown tools, bad arguments) and failures of
 // tools become events the model sees, so the run recovers; only a failing
-// LLM ends a step with an error.
+// LLM ends a step with an error, except a context window overflow, which
+// asks the condenser for a condensation when it handles requests.
+//
+// Start also wires the rest of the configuration: the condenser decoded
+// from the agent's condenser field (package condenser); the agent context
+// (package skill), whose skills are loaded once and shown in the system
+// prompt's dynamic context, keyword skills going into the user messages
+// that trigger them; the conversation's security analyzer, a
+// security.RuleAnalyzer getting the workspace and secret names; and hooks
+// (package hook) from the conversation's hook_config or the workspace's
+// .openhands/hooks.json, run at session start and end, on user messages,
+// around each tool call and before the agent finishes.
 package agent
 
 import (
