@@ -72,8 +72,10 @@ type Agent struct {
 	LLM llm.Config `json:"llm"`
 	// Tools are the tools to resolve from the tool registry.
 	Tools event.List[tool.Spec] `json:"tools"`
-	// MCPConfig maps MCP server names to their configuration (kept as
-	// JSON; MCP tools are not materialised by this package yet).
+	// MCPConfig is the MCP servers' configuration in the reference's
+	// format: server name → server, or the {"mcpServers": {...}} wrapper.
+	// Start connects these servers and offers their tools, unless
+	// MCPConnected says the caller already did.
 	MCPConfig event.Map[string, json.RawMessage] `json:"mcp_config"`
 	// FilterToolsRegex, if set, keeps only the resolved tools whose name
 	// matches it at the start (built-in tools are never filtered).
@@ -103,6 +105,10 @@ type Agent struct {
 	Model llm.Model `json:"-"`
 	// ExtraTools are tools added as they are, without the registry.
 	ExtraTools []tool.Tool `json:"-"`
+	// MCPConnected says the caller has connected the servers of MCPConfig
+	// itself (and passed their tools in ExtraTools), so Start must not
+	// connect them again.
+	MCPConnected bool `json:"-"`
 	// CondenserImpl, if set, may condense the view before each LLM call,
 	// in place of the one decoded from Condenser (package condenser; wrap a
 	// condenser.Condenser in condenser.Events).

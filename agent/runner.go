@@ -18,6 +18,7 @@ import (
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/hook"
 	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/mcp"
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/skill"
 	"github.com/gohands/gohands/tool"
@@ -67,6 +68,9 @@ type runner struct {
 	// agent may ask for one when the model's context overflows.
 	cond         Condenser
 	condRequests bool
+
+	// mcp holds the MCP servers connected from mcp_config (nil: none).
+	mcp *mcp.Set
 
 	// skills is the agent's context with its skills loaded; nil when the
 	// agent has none. activated names the keyword skills already injected
@@ -136,13 +140,20 @@ func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversa
 	if err != nil {
 		return nil, err
 	}
+	if err := r.connectMCP(ctx, tools); err != nil {
+		tool.CloseAll(tools)
+		return nil, err
+	}
+	if r.mcp != nil {
+		tools = append(tools, r.mcp.Tools()...)
+	}
 	r.tools = tools
 	r.byName = make(map[string]tool.Tool, len(tools))
 	for _, t := range tools {
 		r.byName[t.Name()] = t
 		params, err := tool.ParametersJSON(t)
 		if err != nil {
-			tool.CloseAll(tools)
+			r.closeTools()
 			return nil, fmt.Errorf("agent: tool %s: %w", t.Name(), err)
 		}
 		r.specs = append(r.specs, llm.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: params})
@@ -151,7 +162,7 @@ func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversa
 	if r.model == nil {
 		l, err := llm.New(a.LLM, &llm.Options{Logger: sess.Logger()})
 		if err != nil {
-			tool.CloseAll(tools)
+			r.closeTools()
 			return nil, fmt.Errorf("agent: %w", err)
 		}
 		if m, ok := sess.Fields().Stats.UsageToMetrics[l.UsageID()]; ok && m != nil {
@@ -160,25 +171,25 @@ func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversa
 		r.model = l
 	}
 	if err := r.initCondenser(); err != nil {
-		tool.CloseAll(tools)
+		r.closeTools()
 		return nil, err
 	}
 	if err := r.initHooks(); err != nil {
-		tool.CloseAll(tools)
+		r.closeTools()
 		return nil, err
 	}
 	if err := r.initSkills(); err != nil {
-		tool.CloseAll(tools)
+		r.closeTools()
 		return nil, err
 	}
 	if err := r.initState(); err != nil {
-		tool.CloseAll(tools)
+		r.closeTools()
 		return nil, err
 	}
 	if r.hooks != nil {
 		// SessionStart hooks cannot block; their runs are recorded.
 		if err := r.emitHookEvents(r.hooks.SessionStart(context.Background())); err != nil {
-			tool.CloseAll(tools)
+			r.closeTools()
 			return nil, err
 		}
 	}
@@ -486,7 +497,54 @@ func (r *runner) Close() error {
 		// SessionEnd also stops the background hooks still running.
 		hookErr = r.emitHookEvents(r.hooks.SessionEnd(context.Background()))
 	}
-	return errors.Join(r.saveStats(), tool.CloseAll(r.tools), hookErr)
+	return errors.Join(r.saveStats(), r.closeTools(), hookErr)
+}
+
+// closeTools closes the tools and stops the MCP servers behind them.
+func (r *runner) closeTools() error {
+	err := tool.CloseAll(r.tools)
+	if r.mcp != nil {
+		err = errors.Join(err, r.mcp.Close())
+	}
+	return err
+}
+
+// connectMCP connects the servers of the agent's mcp_config (unless the
+// caller did) and keeps the set in r.mcp, whose tools Start offers. A
+// server that fails to start is logged and left out; the others load.
+func (r *runner) connectMCP(ctx context.Context, resolved []tool.Tool) error {
+	a := r.a
+	if a.MCPConnected || len(a.MCPConfig) == 0 {
+		return nil
+	}
+	raw, err := json.Marshal(a.MCPConfig)
+	if err != nil {
+		return fmt.Errorf("agent: mcp_config: %w", err)
+	}
+	cfg, err := mcp.ParseConfig(raw)
+	if err != nil {
+		return fmt.Errorf("agent: mcp_config: %w", err)
+	}
+	reserved := make([]string, 0, len(resolved))
+	for _, t := range resolved {
+		reserved = append(reserved, t.Name())
+	}
+	secrets := r.sess.Secrets()
+	set, err := mcp.Connect(ctx, cfg, &mcp.Options{
+		Reserved: reserved,
+		Logger:   r.sess.Logger(),
+		Secrets:  secrets.Lookup(context.Background()),
+		Mask:     secrets.Mask,
+	})
+	for _, se := range set.Errors() {
+		r.sess.Logger().Warn("MCP server did not start", "server", se.Server, "err", se.Err)
+	}
+	if err != nil && len(set.Errors()) == 0 {
+		set.Close()
+		return fmt.Errorf("agent: mcp: %w", err)
+	}
+	r.mcp = set
+	return nil
 }
 
 // saveStats copies the LLMs' metrics into the conversation's stats.

@@ -1,7 +1,11 @@
-package mcp
+package mcp_test
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,12 +15,34 @@ import (
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/llm/llmtest"
 	_ "github.com/gohands/gohands/llm/providers"
+	"github.com/gohands/gohands/mcp"
 	"github.com/gohands/gohands/secret"
 )
 
-// A scripted model calls an MCP tool through the default agent; the tool's
-// result reaches the model's next request, and the log holds the
-// reference's action and observation kinds.
+// everythingScript is the path of the pinned server-everything that
+// scripts/deps.sh installs; a missing server fails the test in CI.
+func everythingScript(t *testing.T) string {
+	t.Helper()
+	p, _ := filepath.Abs("testdata/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	_, err := os.Stat(p)
+	if _, lerr := exec.LookPath("node"); lerr != nil {
+		err = lerr
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("server-everything not installed (%v); run scripts/deps.sh", err)
+		}
+		t.Skipf("server-everything not installed (%v); run scripts/deps.sh", err)
+	}
+	return p
+}
+
+// A scripted model calls an MCP tool through the default agent, which
+// starts the server from its own mcp_config (the reference's
+// {"mcpServers": ...} form); the tool's result reaches the model's next
+// request, the log holds the reference's action and observation kinds,
+// and closing the conversation stops the server (TestMain checks that no
+// process is left).
 func TestAgentCallsMCPTool(t *testing.T) {
 	ctx := context.Background()
 	srv := llmtest.NewChat(t,
@@ -28,8 +54,13 @@ func TestAgentCallsMCPTool(t *testing.T) {
 	cfg.BaseURL = srv.URL + "/v1"
 	a := agent.New(cfg)
 
-	set := connect(t, Config{"everything": everythingStdio(t)}, &Options{Reserved: a.ToolNames()})
-	a.ExtraTools = set.Tools()
+	servers, err := json.Marshal(map[string]any{"everything": map[string]any{
+		"command": "node", "args": []string{everythingScript(t), "stdio"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.MCPConfig = map[string]json.RawMessage{"mcpServers": servers}
 
 	c, err := conversation.New(ctx, a, t.TempDir(), &conversation.LocalOptions{PersistenceDir: t.TempDir()})
 	if err != nil {
@@ -68,11 +99,11 @@ func TestAgentCallsMCPTool(t *testing.T) {
 		}
 		switch e := e.(type) {
 		case *event.ActionEvent:
-			if act, ok := e.Action.(*Action); ok && strings.Contains(string(raw), `"action":{"data":{"a":19,"b":23},"kind":"MCPToolAction"}`) {
+			if act, ok := e.Action.(*mcp.Action); ok && strings.Contains(string(raw), `"action":{"data":{"a":19,"b":23},"kind":"MCPToolAction"}`) {
 				sawAction = string(act.Data) == `{"a":19,"b":23}`
 			}
 		case *event.ObservationEvent:
-			if o, ok := e.Observation.(*Observation); ok && o.ToolName == "get-sum" && !o.IsError && strings.Contains(string(raw), `"kind":"MCPToolObservation"`) {
+			if o, ok := e.Observation.(*mcp.Observation); ok && o.ToolName == "get-sum" && !o.IsError && strings.Contains(string(raw), `"kind":"MCPToolObservation"`) {
 				sawObs = true
 			}
 		}

@@ -42,5 +42,6 @@ func (a *app) connectMCP(ctx context.Context, path string, ag *agent.Agent, logg
 		}
 	}
 	ag.ExtraTools = append(ag.ExtraTools, set.Tools()...)
+	ag.MCPConnected = true // the servers are ours; the agent must not start them again
 	return set, nil
 }
