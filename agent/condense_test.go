@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gohands/gohands/condenser"
+	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/llm/llmtest"
@@ -120,10 +121,10 @@ func TestContextWindowErrorWithoutCondenserFails(t *testing.T) {
 	}
 }
 
-// A long run under an event-count condenser: no request the model gets
-// exceeds the configured size, and every one is well-formed.
+// A 1,000-step run under an event-count condenser: no request the model
+// gets exceeds the configured size, and every one is well-formed.
 func TestLongRunStaysUnderLimit(t *testing.T) {
-	const steps, maxSize = 400, 40
+	const steps, maxSize = 1000, 40
 	var replies []llmtest.Reply
 	for i := range steps {
 		replies = append(replies, think(i))
@@ -131,7 +132,7 @@ func TestLongRunStaysUnderLimit(t *testing.T) {
 	replies = append(replies, llmtest.Reply{Text: "Done."})
 	a, p := newAgent(t, replies...)
 	a.CondenserImpl = condenser.Events{Condenser: summarizer(t, maxSize, 2, steps), AgentLLM: a.Model}
-	conv, _ := newConv(t, a, nil)
+	conv, _ := newConv(t, a, &conversation.LocalOptions{MaxIterations: 2 * steps})
 	conv.SendMessage(ctx, event.UserMessage("think a lot"))
 	if err := conv.Run(ctx); err != nil {
 		t.Fatal(err)
