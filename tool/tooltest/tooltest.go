@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/tool"
 )
@@ -95,4 +97,53 @@ func Golden(t testing.TB, file string, got []byte) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from the golden file (run go test with -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
+}
+
+// ReferenceParameters checks that the parameters the model sees for tl
+// have the Python reference's shape — the same names, types, enums and
+// required lists — by comparing them, descriptions left out (ours are our
+// own), with testdata/reference_parameters.json: the reference's schema
+// with its descriptions removed.
+func ReferenceParameters(t testing.TB, tl tool.Tool) {
+	t.Helper()
+	data, err := event.MarshalJSON(tool.Parameters(tl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got any
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join("testdata", "reference_parameters.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want any
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, withoutDescriptions(got)); diff != "" {
+		t.Errorf("parameters differ from the reference's (-want +got):\n%s", diff)
+	}
+}
+
+// withoutDescriptions returns v with every "description" key removed.
+func withoutDescriptions(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if k != "description" {
+				out[k] = withoutDescriptions(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = withoutDescriptions(e)
+		}
+		return out
+	}
+	return v
 }

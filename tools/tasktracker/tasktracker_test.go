@@ -353,43 +353,5 @@ func Example() {
 // (testdata/reference_parameters.json is the reference's schema with the
 // descriptions removed; ours are our own).
 func TestReferenceParameters(t *testing.T) {
-	data, err := event.MarshalJSON(tool.ChatCompletionsFormat(tasktracker.New(nil))["function"].(map[string]any)["parameters"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got any
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile(filepath.Join("testdata", "reference_parameters.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want any
-	if err := json.Unmarshal(raw, &want); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want, withoutDescriptions(got)); diff != "" {
-		t.Errorf("parameters differ from the reference's (-want +got):\n%s", diff)
-	}
-}
-
-func withoutDescriptions(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			if k != "description" {
-				out[k] = withoutDescriptions(e)
-			}
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = withoutDescriptions(e)
-		}
-		return out
-	}
-	return v
+	tooltest.ReferenceParameters(t, tasktracker.New(nil))
 }
