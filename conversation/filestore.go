@@ -68,6 +68,7 @@ type FileStore struct {
 	lock    *os.File
 	indexFD int    // IndexFile, opened for appending; -1 if unavailable
 	line    []byte // reused index line buffer, under writeMu
+	buf     []byte // reused encoding buffer, under writeMu
 	wb      *writeBehind
 	closed  atomic.Bool
 }
@@ -474,18 +475,21 @@ func (s *FileStore) Append(e event.Event) (Entry, error) {
 	if !ok {
 		return Entry{}, fmt.Errorf("conversation: %T has no registered kind", e)
 	}
-	data, err := event.Marshal(e)
-	if err != nil {
-		return Entry{}, fmt.Errorf("conversation: encoding event %s: %w", b.ID, err)
-	}
 	i := s.idx.len()
 	if s.wb != nil {
-		ent := entryOf(i, e, kind, len(data))
-		if err := s.journalAppend(ent, data); err != nil {
+		ent, err := s.journalAppend(i, e, kind)
+		if err != nil {
 			return Entry{}, fmt.Errorf("conversation: appending event %d: %w", i, err)
 		}
 		s.idx.add(ent)
 		return ent, nil
+	}
+	data, err := event.Append(s.buf[:0], e)
+	if err != nil {
+		return Entry{}, fmt.Errorf("conversation: encoding event %s: %w", b.ID, err)
+	}
+	if cap(data) <= maxReusedBuf {
+		s.buf = data
 	}
 	if err := writeNew(filepath.Join(s.eventsDir, eventFileName(i, b.ID)), data, s.opts.Durable, false); err != nil {
 		return Entry{}, fmt.Errorf("conversation: appending event %d: %w", i, err)
@@ -500,6 +504,9 @@ func (s *FileStore) Append(e event.Event) (Entry, error) {
 	s.idx.add(ent)
 	return ent, nil
 }
+
+// maxReusedBuf is the largest encoding buffer an append keeps for the next.
+const maxReusedBuf = 1 << 20
 
 // indexFlushBytes is how many bytes of index-cache lines a store buffers
 // before writing them. Lines lost in a crash only mean that the next open

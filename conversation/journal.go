@@ -3,36 +3,52 @@
 package conversation
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
+
+	"github.com/gohands/gohands/event"
 )
 
 // JournalFile is the write-behind journal of a FileStore opened with
 // FileOptions.WriteBehind, kept next to base_state.json. It holds events
-// that are committed but whose event files may not be written yet; it is
-// empty whenever the store is idle.
+// that are committed but whose event files may not be written yet. When the
+// background writer catches up, the next record is written at offset 0 again:
+// overwriting pages the file already has costs a fraction of extending it
+// (no block allocation, no truncation), so the bytes after the live records
+// are stale ones with older indexes, which the reader tells apart. A closed
+// store leaves the journal empty.
 const JournalFile = ".event_journal"
 
-// Journal records: "GJ", line length, data length (uint32 little endian),
-// CRC-32C of line and data, the index-cache line, the event JSON.
-const journalHeader = 2 + 4 + 4 + 4
+// Journal records: "GW", the event's index (uint64), the length of its
+// JSON (uint32), CRC-32C of index and JSON (uint32), all little endian,
+// then the JSON.
+const journalHeader = 2 + 8 + 4 + 4
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-func appendJournalRecord(b, line, data []byte) []byte {
-	b = append(b, 'G', 'J')
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(line)))
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(data)))
-	crc := crc32.Update(crc32.Checksum(line, crcTable), crcTable, data)
-	b = binary.LittleEndian.AppendUint32(b, crc)
-	b = append(b, line...)
-	return append(b, data...)
+// appendJournalRecord appends the record of event idx, encoding it in
+// place, and returns the extended buffer and the event's JSON within it.
+func appendJournalRecord(b []byte, idx int, e event.Event) ([]byte, []byte, error) {
+	start := len(b)
+	b = append(b, 'G', 'W')
+	b = binary.LittleEndian.AppendUint64(b, uint64(idx))
+	b = append(b, 0, 0, 0, 0, 0, 0, 0, 0) // length and CRC, filled below
+	b, err := event.Append(b, e)
+	if err != nil {
+		return b[:start], nil, err
+	}
+	h, data := b[start:start+journalHeader], b[start+journalHeader:]
+	binary.LittleEndian.PutUint32(h[10:], uint32(len(data)))
+	binary.LittleEndian.PutUint32(h[14:], crc32.Update(crc32.Checksum(h[2:10], crcTable), crcTable, data))
+	return b, data, nil
 }
 
 // journalRecord is one parsed record.
@@ -43,30 +59,29 @@ type journalRecord struct {
 }
 
 // parseJournal returns the complete, intact records of a journal, stopping
-// at the first torn or damaged one.
+// at the first torn or damaged one, or at the first whose index does not
+// follow the previous one's: the stale tail left by a rewind.
 func parseJournal(b []byte) []journalRecord {
 	var out []journalRecord
-	for len(b) >= journalHeader && b[0] == 'G' && b[1] == 'J' {
-		ll := int(binary.LittleEndian.Uint32(b[2:]))
-		dl := int(binary.LittleEndian.Uint32(b[6:]))
-		crc := binary.LittleEndian.Uint32(b[10:])
-		if ll < 0 || dl < 0 || len(b)-journalHeader < ll+dl {
+	for len(b) >= journalHeader && b[0] == 'G' && b[1] == 'W' {
+		idx := binary.LittleEndian.Uint64(b[2:])
+		n := uint64(binary.LittleEndian.Uint32(b[10:]))
+		if n > uint64(len(b)-journalHeader) || idx > math.MaxInt32 {
 			break
 		}
-		line, data := b[journalHeader:journalHeader+ll], b[journalHeader+ll:journalHeader+ll+dl]
-		if crc32.Update(crc32.Checksum(line, crcTable), crcTable, data) != crc {
+		data := b[journalHeader : journalHeader+n]
+		if crc32.Update(crc32.Checksum(b[2:10], crcTable), crcTable, data) != binary.LittleEndian.Uint32(b[14:]) {
 			break
 		}
-		ent, err := scanEntry(0, data)
+		if len(out) > 0 && int(idx) != out[len(out)-1].idx+1 {
+			break
+		}
+		ent, err := scanEntry(int(idx), data)
 		if err != nil {
 			break
 		}
-		var idx int
-		if _, err := fmt.Sscanf(string(line), "%d\t", &idx); err != nil {
-			break
-		}
-		out = append(out, journalRecord{idx: idx, id: ent.ID, data: data})
-		b = b[journalHeader+ll+dl:]
+		out = append(out, journalRecord{idx: int(idx), id: ent.ID, data: data})
+		b = b[journalHeader+n:]
 	}
 	return out
 }
@@ -113,13 +128,16 @@ func (s *FileStore) replayJournal(ids []string) []string {
 
 // writeBehind is the state of a write-behind FileStore.
 type writeBehind struct {
-	fd      int    // JournalFile, O_APPEND
-	rec     []byte // reused record buffer, under writeMu
-	scratch []byte // reused journal line buffer, under writeMu
-	line    []byte // reused index line buffer of the background writer
-	wake    chan struct{}
-	quit    chan struct{}
-	done    chan struct{}
+	fd int // JournalFile
+	// buf mirrors the journal since its last rewind: buf[k] is the byte at
+	// offset k. Events are encoded straight into it, and pending events'
+	// JSON are slices of it, valid until the next rewind, which waits for
+	// every pending file to be written. Under writeMu.
+	buf  []byte
+	line []byte // reused index line buffer of the background writer
+	wake chan struct{}
+	quit chan struct{}
+	done chan struct{}
 
 	mu      sync.Mutex
 	cond    *sync.Cond // signalled when pending empties or err is set
@@ -128,13 +146,16 @@ type writeBehind struct {
 	err     error
 }
 
+// maxJournalBuf is the largest buffer a rewind keeps for reuse.
+const maxJournalBuf = 4 << 20
+
 type pendingEvent struct {
 	ent  Entry
 	data []byte
 }
 
 func (s *FileStore) startWriteBehind(next int) error {
-	fd, err := syscall.Open(filepath.Join(s.dir, JournalFile), syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
+	fd, err := syscall.Open(filepath.Join(s.dir, JournalFile), syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
 		return fmt.Errorf("conversation: opening journal: %w", err)
 	}
@@ -148,45 +169,51 @@ func (s *FileStore) startWriteBehind(next int) error {
 	return nil
 }
 
-// journalAppend commits data to the journal with one write and queues its
-// event file. Called with writeMu held.
-func (s *FileStore) journalAppend(ent Entry, data []byte) error {
+// journalAppend encodes e as event i into the journal with one pwrite and
+// queues its event file. Called with writeMu held.
+func (s *FileStore) journalAppend(i int, e event.Event, kind string) (Entry, error) {
 	w := s.wb
 	w.mu.Lock()
 	err := w.err
 	w.mu.Unlock()
 	if err != nil {
-		return err
+		return Entry{}, err
 	}
-	line, _ := appendIndexLine(w.scratch[:0], &ent)
-	w.scratch = line
-	w.rec = appendJournalRecord(w.rec[:0], line, data)
-	for rest := w.rec; len(rest) > 0; {
-		n, err := syscall.Write(w.fd, rest)
+	off := len(w.buf)
+	b, data, err := appendJournalRecord(w.buf, i, e)
+	if err != nil {
+		return Entry{}, fmt.Errorf("conversation: encoding event %s: %w", e.EventBase().ID, err)
+	}
+	for rest, at := b[off:], int64(off); len(rest) > 0; {
+		n, err := syscall.Pwrite(w.fd, rest, at)
 		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {
-			return &os.PathError{Op: "write", Path: filepath.Join(s.dir, JournalFile), Err: err}
+			// Nothing is committed: the next record overwrites this one.
+			return Entry{}, &os.PathError{Op: "write", Path: filepath.Join(s.dir, JournalFile), Err: err}
 		}
-		rest = rest[n:]
+		rest, at = rest[n:], at+int64(n)
 	}
 	if s.opts.Durable {
-		if err := syscall.Fsync(w.fd); err != nil {
-			return &os.PathError{Op: "fsync", Path: filepath.Join(s.dir, JournalFile), Err: err}
+		if err := syscall.Fdatasync(w.fd); err != nil {
+			return Entry{}, &os.PathError{Op: "fsync", Path: filepath.Join(s.dir, JournalFile), Err: err}
 		}
 	}
+	w.buf = b
+	ent := entryOf(i, e, kind, len(data))
 	w.mu.Lock()
-	w.pending[ent.Index] = pendingEvent{ent, data}
+	w.pending[i] = pendingEvent{ent, data}
 	w.mu.Unlock()
 	select {
 	case w.wake <- struct{}{}:
 	default:
 	}
-	return nil
+	return ent, nil
 }
 
-// pendingData returns the JSON of event i if its file is not written yet.
+// pendingData returns a copy of the JSON of event i if its file is not
+// written yet.
 func (s *FileStore) pendingData(i int) ([]byte, bool) {
 	if s.wb == nil {
 		return nil, false
@@ -194,10 +221,10 @@ func (s *FileStore) pendingData(i int) ([]byte, bool) {
 	s.wb.mu.Lock()
 	defer s.wb.mu.Unlock()
 	p, ok := s.wb.pending[i]
-	return p.data, ok
+	return bytes.Clone(p.data), ok
 }
 
-// writeLoop writes queued event files in log order, then empties the
+// writeLoop writes queued event files in log order, then rewinds the
 // journal once nothing is pending.
 func (s *FileStore) writeLoop() {
 	w := s.wb
@@ -241,12 +268,13 @@ func (s *FileStore) drain() {
 		w.mu.Unlock()
 	}
 	s.flushIndex(&w.line)
-	// Empty the journal if no append slipped in; appends hold writeMu.
+	// Rewind the journal if no append slipped in; appends hold writeMu.
 	s.writeMu.Lock()
 	w.mu.Lock()
 	if len(w.pending) == 0 {
-		if err := syscall.Ftruncate(w.fd, 0); err != nil {
-			slog.Warn("conversation: cannot empty the journal", "err", err)
+		w.buf = w.buf[:0]
+		if cap(w.buf) > maxJournalBuf {
+			w.buf = nil
 		}
 		w.cond.Broadcast()
 	}
@@ -275,5 +303,11 @@ func (s *FileStore) stopWriteBehind() {
 	}
 	close(s.wb.quit)
 	<-s.wb.done
+	if s.wb.err == nil {
+		// Every record has its file: a clean close leaves no journal to replay.
+		if err := syscall.Ftruncate(s.wb.fd, 0); err != nil {
+			slog.Warn("conversation: cannot empty the journal", "err", err)
+		}
+	}
 	syscall.Close(s.wb.fd)
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/bits"
 	"reflect"
 	"slices"
 	"strconv"
@@ -644,46 +645,64 @@ func hasOpt(opts, name string) bool {
 // quote, backslash and control characters only. Invalid UTF-8 becomes
 // U+FFFD.
 func appendString(b []byte, s string) []byte {
+	if !utf8.ValidString(s) {
+		return appendInvalidString(b, s)
+	}
 	b = append(b, '"')
-	for i := 0; i < len(s); {
-		// Copy a run of text that needs no escaping at once.
-		j := i
-		for j+8 <= len(s) && stringWord(binary.LittleEndian.Uint64([]byte(s[j:j+8]))) {
-			j += 8
-		}
-		for j < len(s) && s[j] >= 0x20 && s[j] != '"' && s[j] != '\\' {
-			j++
-		}
-		if run := s[i:j]; utf8.ValidString(run) {
-			b = append(b, run...)
-		} else {
-			for _, r := range run { // invalid bytes come out as U+FFFD
-				b = utf8.AppendRune(b, r)
+	i := 0 // s[i:j] needs no escaping
+	for j := 0; j < len(s); {
+		// Eight bytes at a time; the lowest flagged byte is the first special one.
+		if j+8 <= len(s) {
+			m := specialBytes(binary.LittleEndian.Uint64([]byte(s[j : j+8])))
+			if m == 0 {
+				j += 8
+				continue
 			}
+			j += bits.TrailingZeros64(m) / 8
+		} else if c := s[j]; c >= 0x20 && c != '"' && c != '\\' {
+			j++
+			continue
 		}
-		if j == len(s) {
-			break
+		b = append(b, s[i:j]...)
+		b = appendEscape(b, s[j])
+		j++
+		i = j
+	}
+	b = append(b, s[i:]...)
+	return append(b, '"')
+}
+
+// appendInvalidString is appendString for text with invalid UTF-8, whose
+// bad bytes come out as U+FFFD.
+func appendInvalidString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for _, r := range s {
+		if r < 0x20 || r == '"' || r == '\\' {
+			b = appendEscape(b, byte(r))
+		} else {
+			b = utf8.AppendRune(b, r)
 		}
-		switch c := s[j]; c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		default:
-			const hex = "0123456789abcdef"
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		i = j + 1
 	}
 	return append(b, '"')
+}
+
+func appendEscape(b []byte, c byte) []byte {
+	switch c {
+	case '"', '\\':
+		return append(b, '\\', c)
+	case '\n':
+		return append(b, '\\', 'n')
+	case '\r':
+		return append(b, '\\', 'r')
+	case '\t':
+		return append(b, '\\', 't')
+	case '\b':
+		return append(b, '\\', 'b')
+	case '\f':
+		return append(b, '\\', 'f')
+	}
+	const hex = "0123456789abcdef"
+	return append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 }
 
 const (
@@ -691,16 +710,17 @@ const (
 	msb = 0x8080808080808080
 )
 
-// stringWord reports whether none of the eight bytes of w ends or escapes
-// a JSON string or is a control character: no '"', '\\' or byte < 0x20.
-// Bytes >= 0x80 are allowed.
-func stringWord(w uint64) bool {
+// specialBytes flags (with its high bit) each byte of w that ends or
+// escapes a JSON string or is a control character: '"', '\\' or a byte <
+// 0x20. Bytes >= 0x80 are not flagged. A flag can be spurious only above a
+// true one, so the lowest flag is exact.
+func specialBytes(w uint64) uint64 {
 	hasLess20 := (w - lsb*0x20) & ^w
 	q := w ^ (lsb * '"')
 	hasQuote := (q - lsb) & ^q
 	bs := w ^ (lsb * '\\')
 	hasBackslash := (bs - lsb) & ^bs
-	return (hasLess20|hasQuote|hasBackslash)&msb == 0
+	return (hasLess20 | hasQuote | hasBackslash) & msb
 }
 
 // appendFloat appends f as Pydantic writes a float: the shortest
@@ -755,3 +775,7 @@ type Float float64
 
 // MarshalJSON implements json.Marshaler.
 func (f Float) MarshalJSON() ([]byte, error) { return appendFloat(nil, float64(f), 64), nil }
+
+// stringWord reports whether none of the eight bytes of w is special in a
+// JSON string (see specialBytes).
+func stringWord(w uint64) bool { return specialBytes(w) == 0 }
