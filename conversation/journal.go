@@ -12,7 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/gohands/gohands/event"
 )
@@ -136,14 +138,32 @@ type writeBehind struct {
 	buf  []byte
 	line []byte // reused index line buffer of the background writer
 	wake chan struct{}
-	quit chan struct{}
-	done chan struct{}
+	// An append does not wake the writer itself: waking a parked goroutine
+	// costs the appender a thread wake-up (a few µs, more in a VM), while
+	// resetting a timer costs a fraction of that. The timer fires after
+	// writeBehindDelay and kicks wake; Sync and Close kick it at once.
+	timer *time.Timer
+	armed atomic.Bool // timer set and not yet seen by writeLoop
+	quit  chan struct{}
+	done  chan struct{}
 
 	mu      sync.Mutex
 	cond    *sync.Cond // signalled when pending empties or err is set
 	pending map[int]pendingEvent
 	next    int // index of the next event file to write
 	err     error
+}
+
+// writeBehindDelay is how long after an append its file is written at the
+// earliest (timer resolution makes it up to a millisecond or so).
+const writeBehindDelay = 100 * time.Microsecond
+
+// kick wakes the writer if it is not already due to wake.
+func (w *writeBehind) kick() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
 }
 
 // maxJournalBuf is the largest buffer a rewind keeps for reuse.
@@ -164,6 +184,8 @@ func (s *FileStore) startWriteBehind(next int) error {
 		pending: make(map[int]pendingEvent), next: next,
 	}
 	w.cond = sync.NewCond(&w.mu)
+	w.timer = time.AfterFunc(time.Hour, w.kick)
+	w.timer.Stop()
 	s.wb = w
 	go s.writeLoop()
 	return nil
@@ -205,9 +227,8 @@ func (s *FileStore) journalAppend(i int, e event.Event, kind string) (Entry, err
 	w.mu.Lock()
 	w.pending[i] = pendingEvent{ent, data}
 	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
+	if !w.armed.Swap(true) {
+		w.timer.Reset(writeBehindDelay)
 	}
 	return ent, nil
 }
@@ -232,6 +253,7 @@ func (s *FileStore) writeLoop() {
 	for {
 		select {
 		case <-w.wake:
+			w.armed.Store(false)
 		case <-w.quit:
 			s.drain()
 			return
@@ -289,6 +311,7 @@ func (s *FileStore) Sync() error {
 		return nil
 	}
 	w := s.wb
+	w.kick()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for len(w.pending) > 0 && w.err == nil {
@@ -301,6 +324,7 @@ func (s *FileStore) stopWriteBehind() {
 	if s.wb == nil {
 		return
 	}
+	s.wb.timer.Stop()
 	close(s.wb.quit)
 	<-s.wb.done
 	if s.wb.err == nil {
