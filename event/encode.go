@@ -715,12 +715,10 @@ const (
 // 0x20. Bytes >= 0x80 are not flagged. A flag can be spurious only above a
 // true one, so the lowest flag is exact.
 func specialBytes(w uint64) uint64 {
-	hasLess20 := (w - lsb*0x20) & ^w
-	q := w ^ (lsb * '"')
-	hasQuote := (q - lsb) & ^q
-	bs := w ^ (lsb * '\\')
-	hasBackslash := (bs - lsb) & ^bs
-	return (hasLess20 | hasQuote | hasBackslash) & msb
+	// Each term underflows in the bytes that are < 0x20, equal to '"', or
+	// equal to '\\'; masking with ^w drops bytes >= 0x80 (the three
+	// targets are all < 0x80, so x^'"' and x^'\\' keep x's high bit).
+	return ((w - lsb*0x20) | ((w ^ lsb*'"') - lsb) | ((w ^ lsb*'\\') - lsb)) & ^w & msb
 }
 
 // appendFloat appends f as Pydantic writes a float: the shortest
