@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -200,14 +201,14 @@ func newEncoder(t reflect.Type, allowAddr bool) encFunc {
 	case reflect.String:
 		return func(b []byte, v reflect.Value) ([]byte, error) { return appendString(b, v.String()), nil }
 	case reflect.Interface:
-		return encodeInterface
+		return newInterfaceEncoder()
 	case reflect.Pointer:
-		elem := t.Elem()
+		enc := encoderFor(t.Elem())
 		return func(b []byte, v reflect.Value) ([]byte, error) {
 			if v.IsNil() {
 				return append(b, "null"...), nil
 			}
-			return encoderFor(elem)(b, v.Elem())
+			return enc(b, v.Elem())
 		}
 	case reflect.Struct:
 		return newStructEncoder(t)
@@ -309,20 +310,35 @@ func textEncoder(b []byte, v reflect.Value) ([]byte, error) {
 
 func addrTextEncoder(b []byte, v reflect.Value) ([]byte, error) { return textEncoder(b, v.Addr()) }
 
-// encodeInterface encodes the dynamic value. Values reached through an
-// interface are not addressable; a registered kind held as a pointer (the
-// usual case: an Action or Observation) is encoded through the pointer so
-// pointer-receiver methods apply.
-func encodeInterface(b []byte, v reflect.Value) ([]byte, error) {
-	if v.IsNil() {
-		return append(b, "null"...), nil
+// newInterfaceEncoder returns an encoder of the dynamic value. Values
+// reached through an interface are not addressable; a registered kind held
+// as a pointer (the usual case: an Action or Observation) is encoded through
+// the pointer so pointer-receiver methods apply. Each interface field
+// remembers the last dynamic type it saw, which is nearly always the next
+// one's, to skip the encoder cache.
+func newInterfaceEncoder() encFunc {
+	type typed struct {
+		t reflect.Type
+		f encFunc
 	}
-	e := v.Elem()
-	if e.Kind() == reflect.Float64 {
-		// Generic JSON decoded into any: keep integers integers.
-		return appendAnyFloat(b, e.Float()), nil
+	var last atomic.Pointer[typed]
+	return func(b []byte, v reflect.Value) ([]byte, error) {
+		if v.IsNil() {
+			return append(b, "null"...), nil
+		}
+		e := v.Elem()
+		if e.Kind() == reflect.Float64 {
+			// Generic JSON decoded into any: keep integers integers.
+			return appendAnyFloat(b, e.Float()), nil
+		}
+		t := e.Type()
+		if l := last.Load(); l != nil && l.t == t {
+			return l.f(b, e)
+		}
+		f := encoderFor(t)
+		last.Store(&typed{t, f})
+		return f(b, e)
 	}
-	return encoderFor(e.Type())(b, e)
 }
 
 func newSliceEncoder(t reflect.Type) encFunc {
@@ -453,6 +469,12 @@ func newStructEncoder(t reflect.Type) encFunc {
 	if isKind {
 		kindTail = appendString([]byte(`"kind":`), kind)
 	}
+	// Field encoders are looked up once, as encoding/json does; a recursive
+	// type gets the indirect encoder encoderFor publishes first.
+	encs := make([]encFunc, len(fields))
+	for i := range fields {
+		encs[i] = encoderFor(fields[i].typ)
+	}
 	return func(b []byte, v reflect.Value) ([]byte, error) {
 		b = append(b, '{')
 		first := true
@@ -471,7 +493,7 @@ func newStructEncoder(t reflect.Type) encFunc {
 			first = false
 			b = append(b, f.key...)
 			var err error
-			if b, err = encoderFor(f.typ)(b, fv); err != nil {
+			if b, err = encs[i](b, fv); err != nil {
 				return nil, fmt.Errorf("%s: %w", f.name, err)
 			}
 		}
