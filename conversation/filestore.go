@@ -42,11 +42,13 @@ type FileOptions struct {
 	// the directory) before returning, so they survive a power loss. Off by
 	// default, like the reference: a killed process loses nothing either way.
 	Durable bool
-	// WriteBehind commits each append to a journal with one write and
-	// writes the event's own file from a background goroutine, so an append
-	// does not wait for a file creation. A killed process loses nothing:
-	// the next open writes journaled events to their files. Until then, a
-	// reader that ignores the journal (the reference) does not see them.
+	// WriteBehind commits each append to a journal (JournalFile) and
+	// writes the event's own file from a background goroutine a moment
+	// later, so an append does not wait for a file creation (the slow part
+	// of an append: 0.05–1 ms on ext4, against ~10 µs for the journal). A
+	// killed process loses nothing: the next open writes journaled events
+	// to their files. Until then, a reader that ignores the journal (the
+	// reference) does not see them. Sync waits for the files.
 	WriteBehind bool
 	// LockTimeout is how long OpenFileStore waits for a lock held by another
 	// process before failing with ErrLocked (default 1s; the reference's

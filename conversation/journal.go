@@ -11,21 +11,25 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/gohands/gohands/event"
 )
 
 // JournalFile is the write-behind journal of a FileStore opened with
 // FileOptions.WriteBehind, kept next to base_state.json. It holds events
-// that are committed but whose event files may not be written yet. When the
-// background writer catches up, the next record is written at offset 0 again:
-// overwriting pages the file already has costs a fraction of extending it
-// (no block allocation, no truncation), so the bytes after the live records
-// are stale ones with older indexes, which the reader tells apart. A closed
+// that are committed but whose event files may not be written yet. On Linux
+// its first journalMapSize bytes are mapped into memory and events are
+// encoded straight into them; a killed process loses nothing, since the
+// pages belong to the kernel. When the background writer catches up, the
+// next record goes to offset 0 again: rewriting pages the file already has
+// costs a fraction of extending it, so the bytes after the live records are
+// stale ones with older indexes, which the reader tells apart. A closed
 // store leaves the journal empty.
 const JournalFile = ".event_journal"
 
@@ -135,9 +139,14 @@ type writeBehind struct {
 	// offset k. Events are encoded straight into it, and pending events'
 	// JSON are slices of it, valid until the next rewind, which waits for
 	// every pending file to be written. Under writeMu.
-	buf  []byte
-	line []byte // reused index line buffer of the background writer
-	wake chan struct{}
+	buf []byte
+	// mapped, when set, is the start of the journal mapped into memory
+	// (mapJournal); buf is a slice of it unless a record did not fit, so
+	// an append copies into the page cache without a system call.
+	mapped []byte
+	useMap bool   // false once the mapping faulted
+	line   []byte // reused index line buffer of the background writer
+	wake   chan struct{}
 	// An append does not wake the writer itself: waking a parked goroutine
 	// costs the appender a thread wake-up (a few µs, more in a VM), while
 	// resetting a timer costs a fraction of that. The timer fires after
@@ -148,7 +157,7 @@ type writeBehind struct {
 	done  chan struct{}
 
 	mu      sync.Mutex
-	cond    *sync.Cond // signalled when pending empties or err is set
+	cond    *sync.Cond // signalled when pending empties or falls to maxBacklog/2, or err is set
 	pending map[int]pendingEvent
 	next    int // index of the next event file to write
 	err     error
@@ -169,19 +178,35 @@ func (w *writeBehind) kick() {
 // maxJournalBuf is the largest buffer a rewind keeps for reuse.
 const maxJournalBuf = 4 << 20
 
+// maxBacklog is how many events may wait for their files before an append
+// waits for the writer.
+const maxBacklog = 1024
+
+// journalMapSize is how much of the journal is mapped: room for the usual
+// backlog of a few events; a record that does not fit is written with
+// pwrite.
+const journalMapSize = 256 << 10
+
 type pendingEvent struct {
 	ent  Entry
 	data []byte
 }
 
 func (s *FileStore) startWriteBehind(next int) error {
-	fd, err := syscall.Open(filepath.Join(s.dir, JournalFile), syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
+	fd, err := syscall.Open(filepath.Join(s.dir, JournalFile), syscall.O_RDWR|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
 		return fmt.Errorf("conversation: opening journal: %w", err)
 	}
 	w := &writeBehind{
 		fd: fd, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
 		pending: make(map[int]pendingEvent), next: next,
+	}
+	if !s.opts.Durable { // durable appends fdatasync a pwrite instead
+		if m, err := mapJournal(fd, journalMapSize); err == nil {
+			w.mapped, w.buf, w.useMap = m, m[:0], true
+		} else {
+			slog.Debug("conversation: journal not mapped; appends use pwrite", "err", err)
+		}
 	}
 	w.cond = sync.NewCond(&w.mu)
 	w.timer = time.AfterFunc(time.Hour, w.kick)
@@ -196,17 +221,28 @@ func (s *FileStore) startWriteBehind(next int) error {
 func (s *FileStore) journalAppend(i int, e event.Event, kind string) (Entry, error) {
 	w := s.wb
 	w.mu.Lock()
+	for len(w.pending) >= maxBacklog && w.err == nil {
+		// An appender faster than file creation waits rather than let the
+		// backlog (and its memory) grow without bound.
+		w.kick()
+		w.cond.Wait()
+	}
 	err := w.err
 	w.mu.Unlock()
 	if err != nil {
 		return Entry{}, err
 	}
 	off := len(w.buf)
-	b, data, err := appendJournalRecord(w.buf, i, e)
+	var b, data []byte
+	if w.useMap && w.inMap(w.buf) {
+		b, data, err = w.appendMapped(i, e)
+	} else {
+		b, data, err = appendJournalRecord(w.buf, i, e)
+	}
 	if err != nil {
 		return Entry{}, fmt.Errorf("conversation: encoding event %s: %w", e.EventBase().ID, err)
 	}
-	for rest, at := b[off:], int64(off); len(rest) > 0; {
+	for rest, at := b[off:], int64(off); len(rest) > 0 && !w.inMap(b); {
 		n, err := syscall.Pwrite(w.fd, rest, at)
 		if err == syscall.EINTR {
 			continue
@@ -231,6 +267,30 @@ func (s *FileStore) journalAppend(i int, e event.Event, kind string) (Entry, err
 		w.timer.Reset(writeBehindDelay)
 	}
 	return ent, nil
+}
+
+// inMap reports whether b is a slice of the mapped journal.
+func (w *writeBehind) inMap(b []byte) bool {
+	return w.mapped != nil && cap(b) > 0 && unsafe.SliceData(b) == unsafe.SliceData(w.mapped)
+}
+
+// appendMapped is appendJournalRecord into the mapped journal. A page the
+// kernel cannot provide (the file was truncated behind our back, or an
+// I/O error) arrives as a fault: it fails this append, and later ones use
+// pwrite.
+func (w *writeBehind) appendMapped(i int, e event.Event) (b, data []byte, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			// debug.SetPanicOnFault: a memory fault's error has an Addr method.
+			if _, ok := r.(interface{ Addr() uintptr }); !ok {
+				panic(r)
+			}
+			w.buf, w.useMap = nil, false // the mapping stays for pending events' data
+			b, data, err = nil, nil, fmt.Errorf("writing the mapped journal: %v", r)
+		}
+	}()
+	return appendJournalRecord(w.buf, i, e)
 }
 
 // pendingData returns a copy of the JSON of event i if its file is not
@@ -287,6 +347,9 @@ func (s *FileStore) drain() {
 		w.mu.Lock()
 		delete(w.pending, w.next)
 		w.next++
+		if len(w.pending) == maxBacklog/2 {
+			w.cond.Broadcast()
+		}
 		w.mu.Unlock()
 	}
 	s.flushIndex(&w.line)
@@ -294,9 +357,13 @@ func (s *FileStore) drain() {
 	s.writeMu.Lock()
 	w.mu.Lock()
 	if len(w.pending) == 0 {
-		w.buf = w.buf[:0]
-		if cap(w.buf) > maxJournalBuf {
+		switch {
+		case w.useMap:
+			w.buf = w.mapped[:0]
+		case cap(w.buf) > maxJournalBuf:
 			w.buf = nil
+		default:
+			w.buf = w.buf[:0]
 		}
 		w.cond.Broadcast()
 	}
@@ -327,6 +394,10 @@ func (s *FileStore) stopWriteBehind() {
 	s.wb.timer.Stop()
 	close(s.wb.quit)
 	<-s.wb.done
+	if s.wb.mapped != nil {
+		syscall.Munmap(s.wb.mapped)
+		s.wb.mapped = nil
+	}
 	if s.wb.err == nil {
 		// Every record has its file: a clean close leaves no journal to replay.
 		if err := syscall.Ftruncate(s.wb.fd, 0); err != nil {

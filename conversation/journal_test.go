@@ -3,9 +3,11 @@
 package conversation
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gohands/gohands/event"
@@ -161,4 +163,81 @@ func TestWriteBehindRewind(t *testing.T) {
 			t.Fatalf("journal grew to %d bytes after %d idle appends of %d bytes each", fi.Size(), i+1, size)
 		}
 	}
+}
+
+// TestWriteBehindLargeEvent: a record larger than the mapped part of the
+// journal goes through pwrite; later ones use the mapping again.
+func TestWriteBehindLargeEvent(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenFileStore(dir, &FileOptions{WriteBehind: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := &event.MessageEvent{
+		Base:       event.Base{ID: "00000000-0000-4000-8000-0000000000b1", Timestamp: event.Now(), Source: event.SourceUser},
+		LLMMessage: event.UserMessage(strings.Repeat("0123456789abcdef\n", 2*journalMapSize/17)),
+	}
+	want, _ := event.Marshal(big)
+	evs := []event.Event{journalTestEvent(0), big, journalTestEvent(2)}
+	for _, e := range evs {
+		if _, err := s.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if raw, err := s.Raw(1); err != nil || !bytes.Equal(raw, want) {
+		t.Fatalf("Raw(1) before its file is written: %d bytes, %v", len(raw), err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if s.wb.mapped != nil && !s.wb.inMap(s.wb.buf) {
+		t.Error("after a rewind the journal buffer is not the mapping again")
+	}
+	if _, err := s.Append(journalTestEvent(3)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	got, err := os.ReadFile(filepath.Join(dir, EventsDir, eventFileName(1, big.ID)))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("event file of the large event: %d bytes, %v", len(got), err)
+	}
+	s = openTestStore(t, dir)
+	if s.Len() != 4 {
+		t.Errorf("Len = %d after reopening, want 4", s.Len())
+	}
+}
+
+// TestWriteBehindBacklogBounded: an appender faster than file creation
+// waits for the writer instead of growing the backlog without bound.
+func TestWriteBehindBacklogBounded(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenFileStore(dir, &FileOptions{WriteBehind: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 3 * maxBacklog {
+		if _, err := s.Append(journalTestEvent(i)); err != nil {
+			t.Fatal(err)
+		}
+		s.wb.mu.Lock()
+		n := len(s.wb.pending)
+		s.wb.mu.Unlock()
+		if n > maxBacklog {
+			t.Fatalf("%d events pending after append %d", n, i)
+		}
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func openTestStore(t *testing.T, dir string) *FileStore {
+	t.Helper()
+	s, err := OpenFileStore(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

@@ -1,0 +1,8 @@
+//go:build unix && !linux
+
+package conversation
+
+import "errors"
+
+// mapJournal is only implemented on Linux; elsewhere appends use pwrite.
+func mapJournal(fd, size int) ([]byte, error) { return nil, errors.ErrUnsupported }
