@@ -22,10 +22,10 @@ const stepsPerRun = 100
 // with no latency asks for the think tool at every step, events are
 // persisted to files, stuck detection is on. One op is one step.
 //
-// Sub-benchmarks choose the persistence: "files" writes each event's file
-// before the append returns, "write-behind" commits events to a journal
-// and creates their files in the background (conversation.FileOptions),
-// "memory" persists nothing. Set GOHANDS_BENCH_DIR (e.g. /dev/shm) to keep
+// Sub-benchmarks choose the persistence (conversation.FileOptions): "files"
+// (WriteThrough) writes each event's file before the append returns,
+// "write-behind" (the default) commits events to a journal and creates
+// their files in the background, "memory" persists nothing. Set GOHANDS_BENCH_DIR (e.g. /dev/shm) to keep
 // the disk's latency out of the figures.
 func BenchmarkAgentStep(b *testing.B) {
 	for _, bc := range []struct {
@@ -33,8 +33,8 @@ func BenchmarkAgentStep(b *testing.B) {
 		opts *conversation.FileOptions
 		mem  bool
 	}{
-		{"files", nil, false},
-		{"write-behind", &conversation.FileOptions{WriteBehind: true}, false},
+		{"files", &conversation.FileOptions{WriteThrough: true}, false},
+		{"write-behind", nil, false},
 		{"memory", nil, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

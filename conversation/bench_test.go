@@ -105,17 +105,18 @@ func newBenchState(b *testing.B, opts *conversation.FileOptions) *conversation.S
 }
 
 // persistModes are the two ways a FileStore persists an append: "sync"
-// creates the event's file before returning (the reference's way and the
-// default); "write-behind" commits it to a journal with one write and
-// creates the file in the background. Between write-behind appends the
+// (FileOptions.WriteThrough) creates the event's file before returning, as
+// the reference does; "write-behind" (the default) commits it to the
+// journal and creates the file in the background. After every append the
 // benchmark waits, untimed, for the background writer to finish, as an
-// agent's pace (an LLM call between events) lets it.
+// agent's pace (an LLM call between events) lets it, so each append finds
+// the store idle.
 var persistModes = []struct {
 	name string
 	opts *conversation.FileOptions
 }{
-	{"sync", nil},
-	{"write-behind", &conversation.FileOptions{WriteBehind: true}},
+	{"sync", &conversation.FileOptions{WriteThrough: true}},
+	{"write-behind", nil},
 }
 
 func settle(b *testing.B, cpu *cpuClock, st *conversation.State) {

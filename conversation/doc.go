@@ -13,10 +13,11 @@
 // and [NewMemoryStore] keeps everything in memory.
 //
 // A FileStore keeps gohands' own cache of event entries (IndexFile) so that
-// opening a long conversation does not read every event file, and, with
-// FileOptions.WriteBehind, a journal that lets an append return once the
-// event is in the page cache (a copy into a mapped file on Linux, one
-// pwrite elsewhere) while the event's own file is created in the background.
+// opening a long conversation does not read every event file, and, unless
+// FileOptions.WriteThrough is set, a journal that lets an append return
+// once the event is in the page cache (a copy into a mapped file on Linux,
+// one pwrite elsewhere) while the event's own file is created in the
+// background.
 //
 // Reopening a conversation ([Open]) recovers from a crash: a torn last event
 // file is set aside, the event tree's HEAD is brought up to date, and

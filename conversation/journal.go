@@ -21,8 +21,8 @@ import (
 	"github.com/gohands/gohands/event"
 )
 
-// JournalFile is the write-behind journal of a FileStore opened with
-// FileOptions.WriteBehind, kept next to base_state.json. It holds events
+// JournalFile is the write-behind journal of a FileStore (unless opened
+// with FileOptions.WriteThrough), kept next to base_state.json. It holds events
 // that are committed but whose event files may not be written yet. On Linux
 // its first journalMapSize bytes are mapped into memory and events are
 // encoded straight into them; a killed process loses nothing, since the
@@ -118,7 +118,7 @@ func (s *FileStore) replayJournal(ids []string) []string {
 		}
 		replayed++
 	}
-	if !s.opts.WriteBehind {
+	if s.opts.WriteThrough {
 		// The events are in their files now; a write-behind store truncates
 		// the journal itself when it starts.
 		if s.opts.Durable {
@@ -372,7 +372,7 @@ func (s *FileStore) drain() {
 }
 
 // Sync waits until every appended event is in its own file. It is a no-op
-// without WriteBehind.
+// with WriteThrough.
 func (s *FileStore) Sync() error {
 	if s.wb == nil {
 		return nil

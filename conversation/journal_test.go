@@ -22,7 +22,7 @@ func journalTestEvent(i int) event.Event {
 // journaling events but before writing their files.
 func TestJournalReplay(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenFileStore(dir, nil)
+	s, err := OpenFileStore(dir, &FileOptions{WriteThrough: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestJournalReplay(t *testing.T) {
 	j = j[:len(j)-7] // the last record is torn
 	os.WriteFile(filepath.Join(dir, JournalFile), j, 0o644)
 
-	s, err = OpenFileStore(dir, nil)
+	s, err = OpenFileStore(dir, &FileOptions{WriteThrough: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestJournalReplay(t *testing.T) {
 
 func TestWriteBehindSyncWritesFiles(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenFileStore(dir, &FileOptions{WriteBehind: true})
+	s, err := OpenFileStore(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestJournalStaleTail(t *testing.T) {
 	if got := parseJournal(j); len(got) != 2 || got[0].idx != 4 || got[1].idx != 5 {
 		t.Fatalf("parseJournal = %+v, want records 4 and 5", got)
 	}
-	s, err = OpenFileStore(dir, &FileOptions{WriteBehind: true})
+	s, err = OpenFileStore(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestJournalStaleTail(t *testing.T) {
 // offset 0, so the journal does not grow with the conversation.
 func TestWriteBehindRewind(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenFileStore(dir, &FileOptions{WriteBehind: true})
+	s, err := OpenFileStore(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestWriteBehindRewind(t *testing.T) {
 // journal goes through pwrite; later ones use the mapping again.
 func TestWriteBehindLargeEvent(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenFileStore(dir, &FileOptions{WriteBehind: true})
+	s, err := OpenFileStore(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestWriteBehindLargeEvent(t *testing.T) {
 // waits for the writer instead of growing the backlog without bound.
 func TestWriteBehindBacklogBounded(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenFileStore(dir, &FileOptions{WriteBehind: true})
+	s, err := OpenFileStore(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 // crashing the process, and the store goes on with pwrite.
 func TestMappedJournalFault(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenFileStore(dir, &FileOptions{WriteBehind: true})
+	s, err := OpenFileStore(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func childLocker(dir string) {
 // childWriter runs a conversation that appends action/observation cycles
 // until it is killed, reporting each committed event on stdout.
 func childWriter(dir string) {
-	s, err := conversation.OpenFileStore(dir, &conversation.FileOptions{WriteBehind: os.Getenv("WB") == "1"})
+	s, err := conversation.OpenFileStore(dir, &conversation.FileOptions{WriteThrough: os.Getenv("WB") != "1"})
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)

@@ -13,58 +13,47 @@ func TestMemoryStore(t *testing.T) {
 	})
 }
 
+// TestFileStore runs the suite on both ways of persisting an append.
 func TestFileStore(t *testing.T) {
-	storetest.Run(t, storetest.Factory{
-		New: func(t *testing.T) conversation.Store {
-			s, err := conversation.OpenFileStore(t.TempDir(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		},
-		Reopen: func(t *testing.T, s conversation.Store) conversation.Store {
-			dir := s.(*conversation.FileStore).Dir()
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			s2, err := conversation.OpenFileStore(dir, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s2
-		},
-	})
-}
-
-func TestFileStoreWriteBehind(t *testing.T) {
-	opts := &conversation.FileOptions{WriteBehind: true}
-	storetest.Run(t, storetest.Factory{
-		New: func(t *testing.T) conversation.Store {
-			s, err := conversation.OpenFileStore(t.TempDir(), opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		},
-		Reopen: func(t *testing.T, s conversation.Store) conversation.Store {
-			dir := s.(*conversation.FileStore).Dir()
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			s2, err := conversation.OpenFileStore(dir, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s2
-		},
-	})
+	for _, m := range []struct {
+		name string
+		opts *conversation.FileOptions
+	}{{"write-behind", nil}, {"write-through", &conversation.FileOptions{WriteThrough: true}}} {
+		t.Run(m.name, func(t *testing.T) {
+			storetest.Run(t, storetest.Factory{
+				New: func(t *testing.T) conversation.Store {
+					s, err := conversation.OpenFileStore(t.TempDir(), m.opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return s
+				},
+				Reopen: func(t *testing.T, s conversation.Store) conversation.Store {
+					dir := s.(*conversation.FileStore).Dir()
+					if err := s.Close(); err != nil {
+						t.Fatal(err)
+					}
+					s2, err := conversation.OpenFileStore(dir, m.opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return s2
+				},
+			})
+		})
+	}
 }
 
 // TestFileStoreDurable checks the fsync path; the full suite would spend
 // seconds in fsync for nothing more.
 func TestFileStoreDurable(t *testing.T) {
+	t.Run("write-behind", func(t *testing.T) { testDurable(t, &conversation.FileOptions{Durable: true}) })
+	t.Run("write-through", func(t *testing.T) { testDurable(t, &conversation.FileOptions{Durable: true, WriteThrough: true}) })
+}
+
+func testDurable(t *testing.T, opts *conversation.FileOptions) {
 	dir := t.TempDir()
-	s, err := conversation.OpenFileStore(dir, &conversation.FileOptions{Durable: true})
+	s, err := conversation.OpenFileStore(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
