@@ -311,7 +311,9 @@ func BenchmarkReplay1000(b *testing.B) {
 // BenchmarkRecovery1000 is a restart after a crash: reopen a conversation
 // of 1,000 events left running with an unanswered last action, find the
 // unmatched actions and append the AgentErrorEvent, set status error and
-// write base_state.json. Each iteration's changes are undone untimed.
+// write base_state.json. Then the conversation is recovered and persisted
+// (the error event in the journal); closing it, which waits for the error
+// event's own file, and undoing the changes are not timed.
 func BenchmarkRecovery1000(b *testing.B) {
 	dir := writeBenchLog(b, 1000, true)
 	basePath := filepath.Join(dir, conversation.BaseStateFile)
@@ -328,8 +330,8 @@ func BenchmarkRecovery1000(b *testing.B) {
 		if err != nil || ev == nil {
 			b.Fatalf("recovery: %v, %v", ev, err)
 		}
-		st.Close()
 		cpu.stop(b)
+		st.Close()
 		os.Remove(filepath.Join(dir, conversation.EventsDir, fmt.Sprintf("event-%05d-%s.json", 1000, ev.ID)))
 		os.WriteFile(basePath, base, 0o644)
 		os.WriteFile(indexPath, idx, 0o644)

@@ -223,7 +223,9 @@ func (s *FileStore) load() error {
 	if beyond || n < len(ids) && hasAny(ids[n:]) {
 		slog.Warn("conversation: gap in event indexes; later events are ignored", "dir", s.eventsDir, "next", n)
 	}
-	ids = s.replayJournal(ids[:n])
+	if ids, err = s.replayJournal(ids[:n]); err != nil {
+		return err
+	}
 	n = len(ids)
 
 	entries := make([]Entry, n, n+64) // room for appends before the first copy
@@ -264,7 +266,7 @@ func (s *FileStore) load() error {
 		s.indexFD = fd
 	}
 	if !s.opts.WriteThrough {
-		return s.startWriteBehind(n)
+		s.wb = newWriteBehind(n)
 	}
 	return nil
 }

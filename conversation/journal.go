@@ -93,43 +93,48 @@ func parseJournal(b []byte) []journalRecord {
 }
 
 // replayJournal writes the event files of journaled events that a killed
-// process did not write, extending the contiguous run ids. Rewriting a file
-// that exists is harmless: it gets the same bytes.
-func (s *FileStore) replayJournal(ids []string) []string {
+// process did not write, extending the contiguous run ids, then removes the
+// journal. A file that exists is rewritten only if its bytes differ (the
+// writer may have been killed while writing it). Failing to write a file
+// is an error: the journal is then kept.
+func (s *FileStore) replayJournal(ids []string) ([]string, error) {
 	path := filepath.Join(s.dir, JournalFile)
 	b, err := os.ReadFile(path)
 	if err != nil || len(b) == 0 {
-		return ids
+		return ids, nil
 	}
 	replayed := 0
 	for _, r := range parseJournal(b) {
-		switch {
-		case r.idx < len(ids) && ids[r.idx] == r.id, r.idx == len(ids):
-		default:
+		if r.idx > len(ids) || r.idx < len(ids) && ids[r.idx] != r.id {
 			slog.Warn("conversation: journal record does not fit the log; ignoring the rest", "index", r.idx, "id", r.id)
-			return ids
+			break
 		}
-		if err := writeNew(filepath.Join(s.eventsDir, eventFileName(r.idx, r.id)), r.data, s.opts.Durable, true); err != nil {
-			slog.Warn("conversation: cannot replay journaled event", "index", r.idx, "err", err)
-			return ids
+		name := filepath.Join(s.eventsDir, eventFileName(r.idx, r.id))
+		if r.idx < len(ids) {
+			if old, err := os.ReadFile(name); err == nil && bytes.Equal(old, r.data) {
+				continue
+			}
+		}
+		if err := writeNew(name, r.data, s.opts.Durable, true); err != nil {
+			return nil, fmt.Errorf("conversation: writing journaled event %d: %w", r.idx, err)
 		}
 		if r.idx == len(ids) {
 			ids = append(ids, r.id)
 		}
 		replayed++
 	}
-	if s.opts.WriteThrough {
-		// The events are in their files now; a write-behind store truncates
-		// the journal itself when it starts.
-		if s.opts.Durable {
-			syncDir(s.eventsDir)
+	if s.opts.Durable && replayed > 0 {
+		if err := syncDir(s.eventsDir); err != nil {
+			return nil, fmt.Errorf("conversation: %w", err)
 		}
-		os.Remove(path)
+	}
+	if err := os.Remove(path); err != nil {
+		slog.Warn("conversation: cannot remove the replayed journal", "err", err)
 	}
 	if replayed > 0 {
 		slog.Info("conversation: wrote journaled events left by an interrupted writer", "dir", s.dir, "events", replayed)
 	}
-	return ids
+	return ids, nil
 }
 
 // writeBehind is the state of a write-behind FileStore.
@@ -185,22 +190,28 @@ const maxBacklog = 1024
 // journalMapSize is how much of the journal is mapped: room for the usual
 // backlog of a few events; a record that does not fit is written with
 // pwrite.
-const journalMapSize = 256 << 10
+const journalMapSize = 64 << 10
 
 type pendingEvent struct {
 	ent  Entry
 	data []byte
 }
 
-func (s *FileStore) startWriteBehind(next int) error {
+func newWriteBehind(next int) *writeBehind {
+	w := &writeBehind{fd: -1, pending: make(map[int]pendingEvent), next: next}
+	w.cond = sync.NewCond(&w.mu)
+	return w
+}
+
+// startJournal creates the journal and starts the writer at the first append: a
+// store that is only read costs no journal, goroutine or mapping.
+func (s *FileStore) startJournal() error {
+	w := s.wb
 	fd, err := syscall.Open(filepath.Join(s.dir, JournalFile), syscall.O_RDWR|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
-		return fmt.Errorf("conversation: opening journal: %w", err)
+		return &os.PathError{Op: "open", Path: filepath.Join(s.dir, JournalFile), Err: err}
 	}
-	w := &writeBehind{
-		fd: fd, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
-		pending: make(map[int]pendingEvent), next: next,
-	}
+	w.fd = fd
 	if !s.opts.Durable { // durable appends fdatasync a pwrite instead
 		if m, err := mapJournal(fd, journalMapSize); err == nil {
 			w.mapped, w.buf, w.useMap = m, m[:0], true
@@ -208,10 +219,9 @@ func (s *FileStore) startWriteBehind(next int) error {
 			slog.Debug("conversation: journal not mapped; appends use pwrite", "err", err)
 		}
 	}
-	w.cond = sync.NewCond(&w.mu)
+	w.wake, w.quit, w.done = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
 	w.timer = time.AfterFunc(time.Hour, w.kick)
 	w.timer.Stop()
-	s.wb = w
 	go s.writeLoop()
 	return nil
 }
@@ -231,6 +241,11 @@ func (s *FileStore) journalAppend(i int, e event.Event, kind string) (Entry, err
 	w.mu.Unlock()
 	if err != nil {
 		return Entry{}, err
+	}
+	if w.fd < 0 {
+		if err := s.startJournal(); err != nil {
+			return Entry{}, err
+		}
 	}
 	off := len(w.buf)
 	var b, data []byte
@@ -378,6 +393,12 @@ func (s *FileStore) Sync() error {
 		return nil
 	}
 	w := s.wb
+	s.writeMu.Lock()
+	started := w.fd >= 0
+	s.writeMu.Unlock()
+	if !started {
+		return nil
+	}
 	w.kick()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -387,8 +408,17 @@ func (s *FileStore) Sync() error {
 	return w.err
 }
 
+// stopWriteBehind drains and stops the writer. Called by Close after it
+// marked the store closed, so no append can start the journal after the
+// check below.
 func (s *FileStore) stopWriteBehind() {
 	if s.wb == nil {
+		return
+	}
+	s.writeMu.Lock()
+	started := s.wb.fd >= 0
+	s.writeMu.Unlock()
+	if !started {
 		return
 	}
 	s.wb.timer.Stop()

@@ -241,3 +241,31 @@ func openTestStore(t *testing.T, dir string) *FileStore {
 	t.Cleanup(func() { s.Close() })
 	return s
 }
+
+// TestReadOnlyOpenHasNoJournal: a store that is only read creates no
+// journal (and starts no writer).
+func TestReadOnlyOpenHasNoJournal(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestStore(t, dir)
+	if _, err := s.Append(journalTestEvent(0)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	os.Remove(filepath.Join(dir, JournalFile))
+	s, err := OpenFileStore(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Event(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, JournalFile)); !os.IsNotExist(err) {
+		t.Errorf("journal after a read-only open: %v", err)
+	}
+}

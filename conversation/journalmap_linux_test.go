@@ -16,11 +16,11 @@ func TestMappedJournalFault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.wb.mapped == nil {
-		t.Fatal("journal not mapped on Linux")
-	}
 	if _, err := s.Append(journalTestEvent(0)); err != nil {
 		t.Fatal(err)
+	}
+	if s.wb.mapped == nil {
+		t.Fatal("journal not mapped on Linux")
 	}
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
