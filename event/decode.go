@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"reflect"
 	"strconv"
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // This file is the event package's JSON decoder. It differs from
@@ -169,118 +171,146 @@ func (d *decodeState) str() (string, error) {
 	if d.pos >= len(d.data) || d.data[d.pos] != '"' {
 		return "", d.errorf("expected a string")
 	}
-	d.pos++
-	start := d.pos
-	// Fast path: no escapes, valid UTF-8.
-	i := start
-	for i < len(d.data) {
-		for i+8 <= len(d.data) && stringWord(binary.LittleEndian.Uint64(d.data[i:])) {
-			i += 8
+	start := d.pos + 1
+	i, high := d.scanPlain(start)
+	if i >= len(d.data) {
+		return "", errUnexpectedEnd
+	}
+	if d.data[i] == '"' {
+		seg := d.data[start:i]
+		if high&msb == 0 || utf8.Valid(seg) {
+			d.pos = i + 1
+			return string(seg), nil
 		}
-		if i >= len(d.data) {
-			break
+	}
+	return d.strEscaped(start, i, high)
+}
+
+// scanPlain returns the position of the first byte at or after i that is
+// special in a JSON string ('"', '\\' or a control character), or
+// len(d.data), and the OR of the bytes it passed (high bit set: not ASCII).
+func (d *decodeState) scanPlain(i int) (int, uint64) {
+	var high uint64
+	for i < len(d.data) {
+		if i+8 <= len(d.data) {
+			w := binary.LittleEndian.Uint64(d.data[i:])
+			high |= w
+			m := specialBytes(w)
+			if m == 0 {
+				i += 8
+				continue
+			}
+			return i + bits.TrailingZeros64(m)/8, high
 		}
 		c := d.data[i]
-		if c == '"' {
-			seg := d.data[start:i]
-			if utf8.Valid(seg) {
-				d.pos = i + 1
-				return string(seg), nil
-			}
+		if c < 0x20 || c == '"' || c == '\\' {
 			break
 		}
-		if c == '\\' || c < 0x20 {
+		high |= uint64(c)
+		i++
+	}
+	return i, high
+}
+
+// strEscaped decodes the string whose text starts at start and whose first
+// special byte is at i: the string has escapes, invalid UTF-8 or an error.
+// high is the OR of the bytes before i.
+func (d *decodeState) strEscaped(start, i int, high uint64) (string, error) {
+	// Find the end first, so the value is allocated once: it is no longer
+	// than its JSON text.
+	end := i
+	for {
+		if end >= len(d.data) {
+			return "", errUnexpectedEnd
+		}
+		c := d.data[end]
+		if c == '"' {
 			break
+		}
+		if c < 0x20 {
+			d.pos = end
+			return "", d.errorf("control character in string")
+		}
+		if c == '\\' {
+			end += 2
+		}
+		var h uint64
+		end, h = d.scanPlain(end)
+		high |= h
+	}
+	buf := make([]byte, 0, end-start)
+	buf = append(buf, d.data[start:i]...)
+	for i < end {
+		if d.data[i] != '\\' {
+			j, _ := d.scanPlain(i)
+			buf = append(buf, d.data[i:j]...)
+			i = j
+			continue
+		}
+		i++
+		switch e := d.data[i]; e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			r, ok := hex4(d.data[i+1:])
+			if !ok {
+				d.pos = i
+				return "", d.errorf("invalid \\u escape")
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2, ok := rune(-1), false
+				if i+2 < len(d.data) && d.data[i+1] == '\\' && d.data[i+2] == 'u' {
+					r2, ok = hex4(d.data[i+3:])
+				}
+				if dec := utf16.DecodeRune(r, r2); ok && dec != utf8.RuneError {
+					r = dec
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			buf = utf8.AppendRune(buf, r)
+		default:
+			d.pos = i
+			return "", d.errorf("invalid escape")
 		}
 		i++
 	}
-	buf := make([]byte, 0, i-start+16)
-	buf = append(buf, d.data[start:i]...)
-	// Keep the prefix the fast path scanned only if it is valid UTF-8.
-	if !utf8.Valid(buf) {
-		buf = buf[:0]
-		i = start
+	d.pos = end + 1
+	if high&msb != 0 && !utf8.Valid(buf) {
+		// Escapes always decode to whole characters, so an invalid sequence
+		// comes from the raw text.
+		buf = replaceInvalid(buf)
 	}
-	for {
-		if i >= len(d.data) {
-			return "", errUnexpectedEnd
+	// buf is not used again: the string can share its memory.
+	return unsafe.String(unsafe.SliceData(buf), len(buf)), nil
+}
+
+// replaceInvalid returns b with each byte of an invalid UTF-8 sequence
+// replaced by U+FFFD.
+func replaceInvalid(b []byte) []byte {
+	out := make([]byte, 0, len(b)+16)
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			out = append(out, "\uFFFD"...)
+		} else {
+			out = append(out, b[:size]...)
 		}
-		c := d.data[i]
-		switch {
-		case c == '"':
-			d.pos = i + 1
-			return string(buf), nil
-		case c < 0x20:
-			d.pos = i
-			return "", d.errorf("control character in string")
-		case c == '\\':
-			i++
-			if i >= len(d.data) {
-				return "", errUnexpectedEnd
-			}
-			switch e := d.data[i]; e {
-			case '"', '\\', '/':
-				buf = append(buf, e)
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
-			case 'u':
-				r, ok := hex4(d.data[i+1:])
-				if !ok {
-					d.pos = i
-					return "", d.errorf("invalid \\u escape")
-				}
-				i += 4
-				if utf16.IsSurrogate(r) {
-					r2, ok := rune(-1), false
-					if i+2 < len(d.data) && d.data[i+1] == '\\' && d.data[i+2] == 'u' {
-						r2, ok = hex4(d.data[i+3:])
-					}
-					if dec := utf16.DecodeRune(r, r2); ok && dec != utf8.RuneError {
-						r = dec
-						i += 6
-					} else {
-						r = utf8.RuneError
-					}
-				}
-				buf = utf8.AppendRune(buf, r)
-			default:
-				d.pos = i
-				return "", d.errorf("invalid escape")
-			}
-			i++
-		default:
-			// Copy a run of unescaped text at once.
-			j := i + 1
-			for j+8 <= len(d.data) && stringWord(binary.LittleEndian.Uint64(d.data[j:])) {
-				j += 8
-			}
-			for j < len(d.data) && d.data[j] >= 0x20 && d.data[j] != '"' && d.data[j] != '\\' {
-				j++
-			}
-			if run := d.data[i:j]; utf8.Valid(run) {
-				buf = append(buf, run...)
-			} else {
-				for len(run) > 0 {
-					r, size := utf8.DecodeRune(run)
-					if r == utf8.RuneError && size == 1 {
-						buf = append(buf, "\uFFFD"...)
-					} else {
-						buf = append(buf, run[:size]...)
-					}
-					run = run[size:]
-				}
-			}
-			i = j
-		}
+		b = b[size:]
 	}
+	return out
 }
 
 func hex4(b []byte) (rune, bool) {
@@ -665,6 +695,7 @@ func newDecoder(t reflect.Type) decFunc {
 		}
 	case reflect.Pointer:
 		elem := t.Elem()
+		dec := decoderFor(elem)
 		return func(d *decodeState, v reflect.Value, strict bool) error {
 			if d.isNullNext() {
 				v.SetZero()
@@ -673,7 +704,7 @@ func newDecoder(t reflect.Type) decFunc {
 			if v.IsNil() {
 				v.Set(reflect.New(elem))
 			}
-			return decoderFor(elem)(d, v.Elem(), strict)
+			return dec(d, v.Elem(), strict)
 		}
 	case reflect.Interface:
 		if t.NumMethod() > 0 {
@@ -846,6 +877,7 @@ type decField struct {
 	name  string
 	index []int
 	typ   reflect.Type
+	dec   decFunc
 	req   int // position among the required fields, or -1
 }
 
@@ -853,7 +885,7 @@ func newStructDecoder(t reflect.Type) decFunc {
 	fields := map[string]decField{}
 	var required []string
 	for _, f := range structFields(t) {
-		df := decField{f.name, f.index, f.typ, -1}
+		df := decField{f.name, f.index, f.typ, decoderFor(f.typ), -1}
 		if f.required {
 			df.req = len(required)
 			required = append(required, f.name)
@@ -904,7 +936,7 @@ func newStructDecoder(t reflect.Type) decFunc {
 				}
 				fv = fv.Field(x)
 			}
-			if err := decoderFor(f.typ)(d, fv, false); err != nil {
+			if err := f.dec(d, fv, false); err != nil {
 				return fmt.Errorf("%s: %w", f.name, err)
 			}
 			return nil
@@ -1120,7 +1152,7 @@ func (d *decodeState) message(m *Message) error {
 var messageFields = sync.OnceValue(func() map[string]decField {
 	fields := map[string]decField{}
 	for _, f := range structFields(messageType) {
-		fields[f.name] = decField{f.name, f.index, f.typ, -1}
+		fields[f.name] = decField{name: f.name, index: f.index, typ: f.typ, req: -1}
 	}
 	return fields
 })

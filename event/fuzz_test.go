@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -62,3 +63,31 @@ var fuzzCmpOpts = append([]cmp.Option{
 		return bytes.Equal(ca.Bytes(), cb.Bytes())
 	}),
 }, cmpOpts...)
+
+// FuzzDecodeString compares the string decoder with encoding/json, which
+// also turns each byte of invalid UTF-8 and each lone surrogate into U+FFFD.
+func FuzzDecodeString(f *testing.F) {
+	for _, s := range []string{
+		`plain`, `a\nb\tc\"d\\e\/f`, `\u00e9\u4e2d\ud83d\ude00`, `\ud83d`, `\ud83dx`, `\ude00\ud83d`,
+		"raw \xff\xfe bytes", "\xe2\x82\\u00ac", `bad \q escape`, `\u12`, "ctl \x01 char",
+		"long " + strings.Repeat("line of output\\n", 40) + "é", `ends with \`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		data := append(append([]byte{'"'}, body...), '"')
+		var want string
+		werr := json.Unmarshal(data, &want)
+		d := &decodeState{data: data}
+		got, err := d.str()
+		if werr != nil {
+			if err == nil && d.pos == len(data) {
+				t.Fatalf("%q: accepted as %q, encoding/json says %v", data, got, werr)
+			}
+			return
+		}
+		if err != nil || got != want || d.pos != len(data) {
+			t.Fatalf("%q: got %q, %v (pos %d of %d), want %q", data, got, err, d.pos, len(data), want)
+		}
+	})
+}
