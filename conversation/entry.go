@@ -69,12 +69,9 @@ func entryOf(i int, e event.Event, kind string, size int) Entry {
 // complete JSON object with an id and a kind, which is how a torn write is
 // detected.
 func scanEntry(i int, data []byte) (Entry, error) {
-	if !json.Valid(data) {
-		return Entry{}, errors.New("not a complete JSON value")
-	}
 	ent := Entry{Index: i, Size: len(data)}
 	hasAction := false
-	err := scanObject(data, func(key, val []byte) error {
+	err := event.ScanObject(data, func(key, val []byte) error {
 		var dst *string
 		switch string(key) {
 		case "id":
@@ -135,138 +132,14 @@ func jsonString(val []byte, dst *string) error {
 // data, or nil.
 func topField(data []byte, key string) []byte {
 	var out []byte
-	_ = scanObject(data, func(k, v []byte) error {
+	_ = event.ScanObject(data, func(k, v []byte) error {
 		if string(k) == key {
 			out = v
-			return errStop
+			return event.ErrStopScan
 		}
 		return nil
 	})
 	return out
-}
-
-var errStop = errors.New("stop")
-
-// scanObject calls fn with the raw key and raw value of every top-level
-// member of the JSON object data. Nested values are skipped without being
-// decoded, so the cost is a byte scan. data must be valid JSON; fn may
-// return errStop to end the scan early.
-func scanObject(data []byte, fn func(key, val []byte) error) error {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return errors.New("not a JSON object")
-	}
-	i++
-	for {
-		i = skipSpace(data, i)
-		if i >= len(data) {
-			return errors.New("truncated JSON object")
-		}
-		if data[i] == '}' {
-			return nil
-		}
-		if data[i] == ',' {
-			i = skipSpace(data, i+1)
-		}
-		if i >= len(data) || data[i] != '"' {
-			return errors.New("malformed JSON object")
-		}
-		end := skipString(data, i)
-		if end < 0 {
-			return errors.New("truncated JSON string")
-		}
-		key := data[i+1 : end-1]
-		i = skipSpace(data, end)
-		if i >= len(data) || data[i] != ':' {
-			return errors.New("malformed JSON object")
-		}
-		i = skipSpace(data, i+1)
-		vend := skipValue(data, i)
-		if vend < 0 {
-			return errors.New("truncated JSON value")
-		}
-		if err := fn(key, data[i:vend]); err != nil {
-			if err == errStop {
-				return nil
-			}
-			return err
-		}
-		i = vend
-	}
-}
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) {
-		switch data[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// skipString returns the index just past the JSON string starting at
-// data[i] (a quote), or -1.
-func skipString(data []byte, i int) int {
-	i++
-	for {
-		j := bytes.IndexByte(data[i:], '"')
-		if j < 0 {
-			return -1
-		}
-		q := i + j
-		n := 0
-		for k := q - 1; k >= i && data[k] == '\\'; k-- {
-			n++
-		}
-		if n%2 == 0 {
-			return q + 1
-		}
-		i = q + 1
-	}
-}
-
-// skipValue returns the index just past the JSON value starting at data[i],
-// or -1.
-func skipValue(data []byte, i int) int {
-	if i >= len(data) {
-		return -1
-	}
-	switch data[i] {
-	case '"':
-		return skipString(data, i)
-	case '{', '[':
-		depth := 0
-		for i < len(data) {
-			switch data[i] {
-			case '"':
-				i = skipString(data, i)
-				if i < 0 {
-					return -1
-				}
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return -1
-	}
-	for i < len(data) {
-		switch data[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i
-		}
-		i++
-	}
-	return i
 }
 
 // Kinds and sources repeat on every event; interning them keeps one copy.

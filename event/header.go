@@ -130,3 +130,38 @@ func readHeaderSlow(data []byte) (Header, error) {
 	}
 	return h, nil
 }
+
+// ErrStopScan may be returned by a ScanObject callback to end the scan
+// early; ScanObject then returns nil.
+var ErrStopScan = errors.New("event: stop scan")
+
+// ScanObject calls fn with each top-level key and raw value of the JSON
+// object data, in order, and checks that data is one complete, well-formed
+// JSON object: a truncated or malformed one is an error. The key is valid
+// only during the call. If fn returns ErrStopScan, the scan ends there and
+// the rest of data is not checked.
+func ScanObject(data []byte, fn func(key, value []byte) error) error {
+	d := &decodeState{data: data}
+	d.skipSpace()
+	if c, err := d.peek(); err != nil || c != '{' {
+		return errors.New("event: expected a JSON object")
+	}
+	err := d.object(func(key []byte) error {
+		start := d.pos
+		if err := d.skipValue(); err != nil {
+			return err
+		}
+		return fn(key, d.data[start:d.pos])
+	})
+	if err == ErrStopScan {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	d.skipSpace()
+	if d.pos != len(data) {
+		return d.errorf("data after the JSON object")
+	}
+	return nil
+}

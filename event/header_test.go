@@ -3,6 +3,7 @@ package event
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -73,5 +74,32 @@ func BenchmarkReadHeaderFullScan(b *testing.B) {
 	data, _ := Marshal(benchEvents()["observation"])
 	for b.Loop() {
 		readHeaderSlow(data)
+	}
+}
+
+func TestScanObject(t *testing.T) {
+	var keys []string
+	err := ScanObject([]byte(` {"id":"x","n":[1,{"a":"b\"}"}],"s":"\u00e9"} `), func(k, v []byte) error {
+		keys = append(keys, string(k)+"="+string(v))
+		return nil
+	})
+	if want := []string{`id="x"`, `n=[1,{"a":"b\"}"}]`, `s="\u00e9"`}; err != nil || !slices.Equal(keys, want) {
+		t.Fatalf("got %q, %v; want %q", keys, err, want)
+	}
+	for _, bad := range []string{``, `[]`, `{"id":"x"`, `{"id":"x",}`, `{"id":tru}`, `{"id":"x"} {}`, `{"id":"a` + "\x01" + `"}`, `{"n":01}`} {
+		if err := ScanObject([]byte(bad), func(k, v []byte) error { return nil }); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	// A stop ends the scan: what follows is not looked at.
+	n := 0
+	err = ScanObject([]byte(`{"a":1,"b":2,"c":`), func(k, v []byte) error {
+		if n++; string(k) == "b" {
+			return ErrStopScan
+		}
+		return nil
+	})
+	if err != nil || n != 2 {
+		t.Errorf("stop: %d calls, %v", n, err)
 	}
 }
