@@ -29,10 +29,13 @@ type LocalConversation struct {
 	sess    *Session
 	secrets *secret.Manager
 	stuck   *StuckDetector // nil when disabled
-	workDir string
-	dir     string // conversation directory, "" in memory
-	maxIter int
-	log     *slog.Logger
+	// stuckCache holds the decoded events of the last stuck window, so each
+	// check decodes only new ones. Used by the run loop only.
+	stuckCache map[string]event.Event
+	workDir    string
+	dir        string // conversation directory, "" in memory
+	maxIter    int
+	log        *slog.Logger
 
 	subs atomic.Pointer[[]*subscriber]
 	subM sync.Mutex // serialises changes of subs
@@ -447,7 +450,10 @@ func (c *LocalConversation) checkStuck() (stop bool, err error) {
 // StuckWindow events of the active branch, pauses and state changes
 // included, as the reference's window is.
 func (c *LocalConversation) stuckWindow() []event.Event {
-	v, err := StuckWindowEvents(c.state)
+	if c.stuckCache == nil {
+		c.stuckCache = make(map[string]event.Event, StuckWindow)
+	}
+	v, err := stuckWindowEvents(c.state, c.stuckCache)
 	if err != nil {
 		c.log.Warn("stuck detection: no window", "err", err)
 		return nil

@@ -143,6 +143,13 @@ func (d *StuckDetector) ErrorNudge(events []event.Event) string {
 // branch, oldest first, walking back from the HEAD so the cost does not
 // grow with the conversation.
 func StuckWindowEvents(s *State) ([]event.Event, error) {
+	return stuckWindowEvents(s, nil)
+}
+
+// stuckWindowEvents is StuckWindowEvents reusing the events decoded for the
+// previous window: cache, if not nil, maps event ids to decoded events and
+// is left holding this window's.
+func stuckWindowEvents(s *State, cache map[string]event.Event) ([]event.Event, error) {
 	entries := s.store.Entries()
 	var rev []event.Event
 	seen := make(map[string]bool, StuckWindow)
@@ -155,12 +162,21 @@ func StuckWindowEvents(s *State) ([]event.Event, error) {
 		if !ok || i >= len(entries) {
 			return nil, fmt.Errorf("conversation: %w: %s on the active branch", ErrNotFound, id)
 		}
-		e, err := s.store.Event(i)
-		if err != nil {
-			return nil, err
+		e, ok := cache[id]
+		if !ok {
+			var err error
+			if e, err = s.store.Event(i); err != nil {
+				return nil, err
+			}
 		}
 		rev = append(rev, e)
 		id = effectiveParent(entries, i)
+	}
+	if cache != nil {
+		clear(cache)
+		for _, e := range rev {
+			cache[e.EventBase().ID] = e
+		}
 	}
 	for l, r := 0, len(rev)-1; l < r; l, r = l+1, r-1 {
 		rev[l], rev[r] = rev[r], rev[l]
