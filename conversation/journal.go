@@ -269,7 +269,7 @@ func (s *FileStore) journalAppend(i int, e event.Event, kind string) (Entry, err
 		rest, at = rest[n:], at+int64(n)
 	}
 	if s.opts.Durable {
-		if err := syscall.Fdatasync(w.fd); err != nil {
+		if err := syscall.Fsync(w.fd); err != nil {
 			return Entry{}, &os.PathError{Op: "fsync", Path: filepath.Join(s.dir, JournalFile), Err: err}
 		}
 	}
