@@ -22,18 +22,19 @@ const stepsPerRun = 100
 // with no latency asks for the think tool at every step, events are
 // persisted to files, stuck detection is on. One op is one step.
 //
-// Sub-benchmarks choose the persistence (conversation.FileOptions): "files"
-// (WriteThrough) writes each event's file before the append returns,
+// Sub-benchmarks choose the persistence (conversation.FileOptions):
+// "write-through" writes each event's file before the append returns,
 // "write-behind" (the default) commits events to a journal and creates
-// their files in the background, "memory" persists nothing. Set GOHANDS_BENCH_DIR (e.g. /dev/shm) to keep
-// the disk's latency out of the figures.
+// their files in the background, "memory" persists nothing. Set
+// GOHANDS_BENCH_DIR (e.g. /dev/shm) to keep the disk's latency out of the
+// figures.
 func BenchmarkAgentStep(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		opts *conversation.FileOptions
 		mem  bool
 	}{
-		{"files", &conversation.FileOptions{WriteThrough: true}, false},
+		{"write-through", &conversation.FileOptions{WriteThrough: true}, false},
 		{"write-behind", nil, false},
 		{"memory", nil, true},
 	} {

@@ -104,8 +104,8 @@ func newBenchState(b *testing.B, opts *conversation.FileOptions) *conversation.S
 	return st
 }
 
-// persistModes are the two ways a FileStore persists an append: "sync"
-// (FileOptions.WriteThrough) creates the event's file before returning, as
+// persistModes are the two ways a FileStore persists an append:
+// "write-through" (FileOptions.WriteThrough) creates the event's file before returning, as
 // the reference does; "write-behind" (the default) commits it to the
 // journal and creates the file in the background. After every append the
 // benchmark waits, untimed, for the background writer to finish, as an
@@ -115,7 +115,7 @@ var persistModes = []struct {
 	name string
 	opts *conversation.FileOptions
 }{
-	{"sync", &conversation.FileOptions{WriteThrough: true}},
+	{"write-through", &conversation.FileOptions{WriteThrough: true}},
 	{"write-behind", nil},
 }
 
@@ -193,7 +193,7 @@ func BenchmarkActionCyclePersist(b *testing.B) {
 	}
 }
 
-// BenchmarkFileCreateFloor is the cost the sync mode cannot avoid on this
+// BenchmarkFileCreateFloor is the cost write-through cannot avoid on this
 // machine: create, write (4.6 KB) and close one new file, with no encoding
 // and no index.
 func BenchmarkFileCreateFloor(b *testing.B) {
