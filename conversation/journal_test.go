@@ -269,3 +269,26 @@ func TestReadOnlyOpenHasNoJournal(t *testing.T) {
 		t.Errorf("journal after a read-only open: %v", err)
 	}
 }
+
+// FuzzParseJournal: whatever a crash leaves in the journal, parsing never
+// panics and yields only intact records with consecutive indexes.
+func FuzzParseJournal(f *testing.F) {
+	var j []byte
+	for i := range 3 {
+		j, _, _ = appendJournalRecord(j, i+7, journalTestEvent(i))
+	}
+	f.Add(j)
+	f.Add(j[:len(j)-5])
+	f.Add(append(bytes.Clone(j[:40]), j...))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		recs := parseJournal(b)
+		for k, r := range recs {
+			if k > 0 && r.idx != recs[k-1].idx+1 {
+				t.Fatalf("record %d has index %d after %d", k, r.idx, recs[k-1].idx)
+			}
+			if r.id == "" || len(r.data) > len(b) {
+				t.Fatalf("record %d: id %q, %d bytes of %d", k, r.id, len(r.data), len(b))
+			}
+		}
+	})
+}
