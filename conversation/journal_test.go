@@ -22,15 +22,8 @@ func journalTestEvent(i int) event.Event {
 // journaling events but before writing their files.
 func TestJournalReplay(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenFileStore(dir, &FileOptions{WriteThrough: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 3 {
-		if _, err := s.Append(journalTestEvent(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := openTestStore(t, dir, &FileOptions{WriteThrough: true})
+	appendTestEvents(t, s, 3)
 	s.Close()
 	var j []byte
 	for i := 2; i < 6; i++ { // 2 is already written: replay must be idempotent
@@ -39,11 +32,7 @@ func TestJournalReplay(t *testing.T) {
 	j = j[:len(j)-7] // the last record is torn
 	os.WriteFile(filepath.Join(dir, JournalFile), j, 0o644)
 
-	s, err = OpenFileStore(dir, &FileOptions{WriteThrough: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s = openTestStore(t, dir, &FileOptions{WriteThrough: true})
 	if s.Len() != 5 {
 		t.Fatalf("Len = %d, want 5 (3 written, 2 replayed, 1 torn)", s.Len())
 	}
@@ -62,11 +51,7 @@ func TestJournalReplay(t *testing.T) {
 
 func TestWriteBehindSyncWritesFiles(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenFileStore(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTestStore(t, dir, nil)
 	for i := range 50 {
 		if _, err := s.Append(journalTestEvent(i)); err != nil {
 			t.Fatal(err)
@@ -95,15 +80,8 @@ func TestWriteBehindSyncWritesFiles(t *testing.T) {
 // followed by older ones; only the live ones are replayed.
 func TestJournalStaleTail(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenFileStore(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 4 {
-		if _, err := s.Append(journalTestEvent(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := openTestStore(t, dir, nil)
+	appendTestEvents(t, s, 4)
 	s.Close()
 	record := func(j []byte, i int) []byte {
 		j, _, err := appendJournalRecord(j, i, journalTestEvent(i))
@@ -121,11 +99,7 @@ func TestJournalStaleTail(t *testing.T) {
 	if got := parseJournal(j); len(got) != 2 || got[0].idx != 4 || got[1].idx != 5 {
 		t.Fatalf("parseJournal = %+v, want records 4 and 5", got)
 	}
-	s, err = OpenFileStore(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s = openTestStore(t, dir, nil)
 	if s.Len() != 6 {
 		t.Fatalf("Len = %d, want 6", s.Len())
 	}
@@ -140,11 +114,7 @@ func TestJournalStaleTail(t *testing.T) {
 // offset 0, so the journal does not grow with the conversation.
 func TestWriteBehindRewind(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenFileStore(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTestStore(t, dir, nil)
 	var size int64
 	for i := range 20 {
 		if _, err := s.Append(journalTestEvent(i)); err != nil {
@@ -169,10 +139,7 @@ func TestWriteBehindRewind(t *testing.T) {
 // journal goes through pwrite; later ones use the mapping again.
 func TestWriteBehindLargeEvent(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenFileStore(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openTestStore(t, dir, nil)
 	big := &event.MessageEvent{
 		Base:       event.Base{ID: "00000000-0000-4000-8000-0000000000b1", Timestamp: event.Now(), Source: event.SourceUser},
 		LLMMessage: event.UserMessage(strings.Repeat("0123456789abcdef\n", 2*journalMapSize/17)),
@@ -201,7 +168,7 @@ func TestWriteBehindLargeEvent(t *testing.T) {
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("event file of the large event: %d bytes, %v", len(got), err)
 	}
-	s = openTestStore(t, dir)
+	s = openTestStore(t, dir, nil)
 	if s.Len() != 4 {
 		t.Errorf("Len = %d after reopening, want 4", s.Len())
 	}
@@ -211,11 +178,7 @@ func TestWriteBehindLargeEvent(t *testing.T) {
 // waits for the writer instead of growing the backlog without bound.
 func TestWriteBehindBacklogBounded(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenFileStore(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTestStore(t, dir, nil)
 	for i := range 3 * maxBacklog {
 		if _, err := s.Append(journalTestEvent(i)); err != nil {
 			t.Fatal(err)
@@ -232,30 +195,15 @@ func TestWriteBehindBacklogBounded(t *testing.T) {
 	}
 }
 
-func openTestStore(t *testing.T, dir string) *FileStore {
-	t.Helper()
-	s, err := OpenFileStore(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
 // TestReadOnlyOpenHasNoJournal: a store that is only read creates no
 // journal (and starts no writer).
 func TestReadOnlyOpenHasNoJournal(t *testing.T) {
 	dir := t.TempDir()
-	s := openTestStore(t, dir)
-	if _, err := s.Append(journalTestEvent(0)); err != nil {
-		t.Fatal(err)
-	}
+	s := openTestStore(t, dir, nil)
+	appendTestEvents(t, s, 1)
 	s.Close()
 	os.Remove(filepath.Join(dir, JournalFile))
-	s, err := OpenFileStore(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = openTestStore(t, dir, nil)
 	if _, err := s.Event(0); err != nil {
 		t.Fatal(err)
 	}
@@ -291,4 +239,26 @@ func FuzzParseJournal(f *testing.F) {
 			}
 		}
 	})
+}
+
+// openTestStore opens dir, closing the store when the test ends (Close is
+// idempotent, so tests may close it earlier).
+func openTestStore(t *testing.T, dir string, opts *FileOptions) *FileStore {
+	t.Helper()
+	s, err := OpenFileStore(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// appendTestEvents appends journalTestEvent(0) to journalTestEvent(n-1).
+func appendTestEvents(t *testing.T, s *FileStore, n int) {
+	t.Helper()
+	for i := range n {
+		if _, err := s.Append(journalTestEvent(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -12,13 +12,8 @@ import (
 // crashing the process, and the store goes on with pwrite.
 func TestMappedJournalFault(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenFileStore(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Append(journalTestEvent(0)); err != nil {
-		t.Fatal(err)
-	}
+	s := openTestStore(t, dir, nil)
+	appendTestEvents(t, s, 1)
 	if s.wb.mapped == nil {
 		t.Fatal("journal not mapped on Linux")
 	}
@@ -28,7 +23,7 @@ func TestMappedJournalFault(t *testing.T) {
 	if err := os.Truncate(filepath.Join(dir, JournalFile), 0); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Append(journalTestEvent(1))
+	_, err := s.Append(journalTestEvent(1))
 	if err == nil || !strings.Contains(err.Error(), "mapped journal") {
 		t.Fatalf("append into a truncated mapping: %v", err)
 	}
@@ -40,7 +35,7 @@ func TestMappedJournalFault(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = openTestStore(t, dir)
+	s = openTestStore(t, dir, nil)
 	if s.Len() != 4 {
 		t.Fatalf("Len = %d, want 4", s.Len())
 	}
