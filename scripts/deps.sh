@@ -32,3 +32,12 @@ if [[ ! -f $mcp_npm/node_modules/.package-lock.json || $mcp_npm/package-lock.jso
   echo "== npm ci in $mcp_npm"
   (cd "$mcp_npm" && npm ci --no-audit --no-fund --loglevel=error)
 fi
+
+# Each feature's own prerequisites (a Python venv, Chromium, a Docker engine,
+# PostgreSQL...) live in scripts/deps.d/*.sh, one file per feature, each
+# idempotent and cached by its inputs. They run in name order.
+for f in scripts/deps.d/*.sh; do
+  [[ -e $f ]] || continue
+  echo "== $f"
+  bash "$f"
+done

@@ -1,0 +1,39 @@
+// Package testenv lets tests state what they need from the machine: a
+// program on PATH, a Python venv, a Docker engine. A missing prerequisite
+// fails the test under CI=true (the test command installs everything, so a
+// gap is a bug) and skips it elsewhere.
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// InCI reports whether the tests run under the project's test command.
+func InCI() bool { return os.Getenv("CI") == "true" }
+
+// Missing fails t under CI and skips it otherwise, with the reason.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if InCI() {
+		t.Fatalf("prerequisite missing: "+format, args...)
+	}
+	t.Skipf("prerequisite missing: "+format, args...)
+}
+
+// Program returns the path of prog on PATH, or reports it missing.
+func Program(t testing.TB, prog string) string {
+	t.Helper()
+	p, err := exec.LookPath(prog)
+	if err != nil {
+		Missing(t, "%s: %v", prog, err)
+	}
+	return p
+}
+
+// Short reports whether slow tests should run at their small size: always
+// under -short, and in CI unless GOHANDS_FULL=1.
+func Short() bool {
+	return testing.Short() || os.Getenv("GOHANDS_FULL") != "1"
+}
