@@ -106,6 +106,13 @@ func Golden(t testing.TB, file string, got []byte) {
 // with its descriptions removed.
 func ReferenceParameters(t testing.TB, tl tool.Tool) {
 	t.Helper()
+	ReferenceParametersFile(t, tl, "reference_parameters.json")
+}
+
+// ReferenceParametersFile is ReferenceParameters comparing with
+// testdata/<file>, for packages holding several tools.
+func ReferenceParametersFile(t testing.TB, tl tool.Tool, file string) {
+	t.Helper()
 	data, err := event.MarshalJSON(tool.Parameters(tl))
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +121,7 @@ func ReferenceParameters(t testing.TB, tl tool.Tool) {
 	if err := json.Unmarshal(data, &got); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(filepath.Join("testdata", "reference_parameters.json"))
+	raw, err := os.ReadFile(filepath.Join("testdata", file))
 	if err != nil {
 		t.Fatal(err)
 	}
