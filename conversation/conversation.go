@@ -55,10 +55,12 @@ type Conversation interface {
 	RejectPendingActions(ctx context.Context, reason string) error
 	// UpdateSecrets adds or replaces named secrets, also mid-run.
 	UpdateSecrets(sources map[string]secret.Source) error
-	// Subscribe registers fn to be called with every event as it is
-	// committed, in commit order, until the returned function is called.
-	// fn runs on the committing goroutine: it must not block for long and
-	// must not change the conversation.
+	// Subscribe registers fn to be called with every event committed from
+	// now on, in commit order, until the returned function is called.
+	// fn runs apart from the committing goroutine, so a slow fn never
+	// delays the agent; one that falls too far behind is dropped.
+	// unsubscribe returns once fn has been called for every event committed
+	// before it and will not be called again; it must not be called from fn.
 	Subscribe(fn func(event.Event)) (unsubscribe func())
 	// Close stops using the conversation: it releases the agent's tools
 	// and the store (and its lock). A Run in progress is paused first.
@@ -189,9 +191,15 @@ type LocalOptions struct {
 	SecurityAnalyzer any
 	// Secrets are added to the conversation's secret registry.
 	Secrets map[string]secret.Source
-	// OnEvent, if set, is subscribed before anything is emitted, so it
-	// sees every event of the conversation's life, from the first.
+	// OnEvent, if set, is called with every event of the conversation's
+	// life, from the first, in commit order, on the committing goroutine
+	// before the call that committed it returns (the reference's
+	// callbacks). It holds up the agent while it runs: keep it quick, and
+	// use Subscribe or Watch for anything slow.
 	OnEvent func(event.Event)
+	// SubscriberBuffer is how many events a subscriber (Subscribe, Watch)
+	// may fall behind before it is dropped (pubsub.DefaultBuffer if 0).
+	SubscriberBuffer int
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
 }

@@ -7,14 +7,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/google/uuid"
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/pubsub"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/workspace"
@@ -37,8 +36,8 @@ type LocalConversation struct {
 	maxIter    int
 	log        *slog.Logger
 
-	subs atomic.Pointer[[]*subscriber]
-	subM sync.Mutex // serialises changes of subs
+	callback func(event.Event)           // LocalOptions.OnEvent, on the commit path
+	events   *pubsub.Broker[event.Event] // Subscribe's subscribers, off it
 
 	startMu sync.Mutex
 	runner  Runner
@@ -58,8 +57,6 @@ type LocalConversation struct {
 	pauseReq bool
 	closed   bool
 }
-
-type subscriber struct{ fn func(event.Event) }
 
 var _ Conversation = (*LocalConversation)(nil)
 
@@ -107,9 +104,8 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 	}
 	c := &LocalConversation{id: id, workDir: workDir, log: log.With("conversation", id)}
 	c.sess = &Session{c: c}
-	if o.OnEvent != nil {
-		c.Subscribe(o.OnEvent)
-	}
+	c.callback = o.OnEvent
+	c.events = pubsub.NewBroker[event.Event](&pubsub.Options{Buffer: o.SubscriberBuffer})
 
 	var store Store
 	if o.PersistenceDir != "" {
@@ -235,28 +231,40 @@ func (c *LocalConversation) WorkingDir() string { return c.workDir }
 // Secrets returns the conversation's secret registry.
 func (c *LocalConversation) Secrets() *secret.Manager { return c.secrets }
 
-// Subscribe implements Conversation.
+// Subscribe implements Conversation. fn runs on a goroutine of its own,
+// fed through a bounded buffer (LocalOptions.SubscriberBuffer): the
+// commit path never waits for it. A subscriber that falls more than the
+// buffer behind is dropped, with a warning in the log; use Watch to learn
+// it directly.
 func (c *LocalConversation) Subscribe(fn func(event.Event)) (unsubscribe func()) {
-	s := &subscriber{fn: fn}
-	c.subM.Lock()
-	defer c.subM.Unlock()
-	var cur []*subscriber
-	if p := c.subs.Load(); p != nil {
-		cur = *p
-	}
-	next := append(slices.Clip(cur), s)
-	c.subs.Store(&next)
+	s := c.events.Subscribe(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for e := range s.All() {
+			fn(e)
+		}
+		if errors.Is(s.Err(), pubsub.ErrSlow) {
+			c.log.Warn("event subscriber fell behind and was dropped", "buffer", cap(s.C()))
+		}
+	}()
 	return func() {
-		c.subM.Lock()
-		defer c.subM.Unlock()
-		cur := *c.subs.Load()
-		next := slices.DeleteFunc(slices.Clone(cur), func(x *subscriber) bool { return x == s })
-		c.subs.Store(&next)
+		s.Close()
+		<-done
 	}
 }
 
+// Watch subscribes to the conversation's events from now on, until ctx
+// is done or the subscription is closed. It is Subscribe for callers that
+// read a channel (the agent server's WebSocket): the subscription's Err
+// tells whether it fell behind and was dropped.
+func (c *LocalConversation) Watch(ctx context.Context) *pubsub.Subscription[event.Event] {
+	return c.events.Subscribe(ctx)
+}
+
 // onEvent runs for every committed event, in commit order: it keeps the
-// view and the pending actions current, then calls the subscribers.
+// view and the pending actions current, calls LocalOptions.OnEvent, and
+// publishes the event to the subscribers without waiting for them.
 func (c *LocalConversation) onEvent(e event.Event) {
 	c.viewMu.Lock()
 	if c.viewOK {
@@ -266,11 +274,10 @@ func (c *LocalConversation) onEvent(e event.Event) {
 		c.pending = applyToPending(c.pending, e)
 	}
 	c.viewMu.Unlock()
-	if p := c.subs.Load(); p != nil {
-		for _, s := range *p {
-			s.fn(e)
-		}
+	if c.callback != nil {
+		c.callback(e)
 	}
+	c.events.Publish(e)
 }
 
 // start materialises the agent once.
@@ -683,5 +690,6 @@ func (c *LocalConversation) Close() error {
 	}
 	c.startMu.Unlock()
 	errs = append(errs, c.state.Close())
+	c.events.Close()
 	return errors.Join(errs...)
 }

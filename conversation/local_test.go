@@ -67,7 +67,7 @@ func ExampleNew() {
 		panic(err)
 	}
 	defer conv.Close()
-	conv.Subscribe(func(e event.Event) {
+	stop := conv.Subscribe(func(e event.Event) {
 		if m, ok := e.(*event.MessageEvent); ok {
 			fmt.Printf("%s: %s\n", m.Source, event.TextOf(m.LLMMessage.Content))
 		}
@@ -76,6 +76,7 @@ func ExampleNew() {
 	if err := conv.Run(ctx); err != nil {
 		panic(err)
 	}
+	stop() // returns once the subscriber has seen every event so far
 	answer, _ := conv.AskAgent(ctx, "how long is this?")
 	fmt.Println(conv.State().Fields().ExecutionStatus, answer)
 	// Output:

@@ -1,0 +1,98 @@
+package pubsub_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/gohands/gohands/pubsub"
+)
+
+func TestDeliversInOrder(t *testing.T) {
+	b := pubsub.NewBroker[int](&pubsub.Options{Buffer: 8})
+	s1 := b.Subscribe(context.Background())
+	s2 := b.Subscribe(context.Background())
+	for i := range 5 {
+		b.Publish(i)
+	}
+	s1.Close()
+	s2.Close()
+	for _, s := range []*pubsub.Subscription[int]{s1, s2} {
+		if got := slices.Collect(s.All()); !slices.Equal(got, []int{0, 1, 2, 3, 4}) {
+			t.Errorf("got %v", got)
+		}
+		if err := s.Err(); err != nil {
+			t.Errorf("Err after Close = %v", err)
+		}
+	}
+	if b.Len() != 0 {
+		t.Errorf("Len = %d after both closed", b.Len())
+	}
+}
+
+// A subscriber that never reads does not block Publish: it is dropped once
+// its buffer is full, keeps what was buffered, and can tell why it ended.
+// The other subscriber gets everything.
+func TestStalledSubscriberIsDropped(t *testing.T) {
+	b := pubsub.NewBroker[int](&pubsub.Options{Buffer: 3})
+	stalled := b.Subscribe(context.Background())
+	live := b.Subscribe(context.Background())
+	var got []int
+	for i := range 100 {
+		b.Publish(i) // would deadlock here if Publish waited for stalled
+		got = append(got, <-live.C())
+	}
+	if len(got) != 100 {
+		t.Fatalf("live subscriber got %d values", len(got))
+	}
+	if kept := slices.Collect(stalled.All()); !slices.Equal(kept, []int{0, 1, 2}) {
+		t.Errorf("stalled subscriber kept %v, want its buffer [0 1 2]", kept)
+	}
+	if err := stalled.Err(); !errors.Is(err, pubsub.ErrSlow) {
+		t.Errorf("stalled Err = %v, want ErrSlow", err)
+	}
+	if err := live.Err(); err != nil {
+		t.Errorf("live Err = %v", err)
+	}
+	if n := b.Dropped(); n != 1 {
+		t.Errorf("Dropped = %d, want 1", n)
+	}
+	if n := b.Len(); n != 1 {
+		t.Errorf("Len = %d, want 1", n)
+	}
+}
+
+func TestContextEndsSubscription(t *testing.T) {
+	b := pubsub.NewBroker[string](nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	s := b.Subscribe(ctx)
+	b.Publish("a")
+	cancel()
+	if got := slices.Collect(s.All()); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("got %v", got)
+	}
+	if err := s.Err(); !errors.Is(err, context.Canceled) {
+		t.Errorf("Err = %v, want context.Canceled", err)
+	}
+	b.Publish("b") // no subscriber left; must not panic on the closed channel
+}
+
+func TestClose(t *testing.T) {
+	b := pubsub.NewBroker[int](nil)
+	s := b.Subscribe(context.Background())
+	b.Publish(1)
+	b.Close()
+	b.Publish(2)
+	if got := slices.Collect(s.All()); !slices.Equal(got, []int{1}) {
+		t.Errorf("got %v", got)
+	}
+	if err := s.Err(); !errors.Is(err, pubsub.ErrClosed) {
+		t.Errorf("Err = %v, want ErrClosed", err)
+	}
+	late := b.Subscribe(context.Background())
+	if _, ok := <-late.C(); ok || !errors.Is(late.Err(), pubsub.ErrClosed) {
+		t.Errorf("subscription to a closed broker: open %v, Err %v", ok, late.Err())
+	}
+	late.Close() // harmless
+}
