@@ -938,7 +938,7 @@ func (r *runner) run(ctx context.Context, a *event.ActionEvent) (ev event.Event)
 			ev = r.errorEvent(a, fmt.Sprintf("Error executing tool '%s': %v", a.ToolName, p), internalError)
 		}
 	}()
-	obs, err := t.Execute(ctx, a.Action)
+	obs, err := t.Execute(WithCaller(ctx, &Caller{Session: r.sess, Agent: r.a, Model: r.model}), a.Action)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return r.errorEvent(a, interruptedText, event.AgentActionError)

@@ -116,6 +116,13 @@ func New(cfg Config, opts *Options) (*LLM, error) {
 	return l, nil
 }
 
+// Derive returns an LLM for cfg that shares l's provider, HTTP client,
+// logger and retry listener but keeps metrics of its own: a sub-agent's
+// copy of its parent's model, say, whose costs are accounted apart.
+func (l *LLM) Derive(cfg Config) (*LLM, error) {
+	return New(cfg, &Options{Provider: l.provider, HTTPClient: l.hc, Logger: l.log, OnRetry: l.onRetry, AllowShortContextWindow: true})
+}
+
 // Config returns the LLM's normalised config.
 func (l *LLM) Config() Config { return l.cfg }
 

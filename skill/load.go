@@ -39,9 +39,10 @@ var thirdPartyNames = map[string]string{
 	"gemini.md":    "gemini",
 }
 
-// splitFrontmatter separates a leading YAML block between "---" lines from
-// the body. A file without one has no metadata.
-func splitFrontmatter(data []byte) (meta []byte, body []byte, ok bool) {
+// SplitFrontmatter separates a leading YAML block between "---" lines from
+// the body. A file without one has no metadata. Skills and sub-agent
+// definitions (package tools/task) are written this way.
+func SplitFrontmatter(data []byte) (meta []byte, body []byte, ok bool) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	text := strings.ReplaceAll(string(data), "\r\n", "\n")
 	if !strings.HasPrefix(text, "---\n") && text != "---" {
@@ -81,7 +82,7 @@ func Parse(path, baseDir string, data []byte) (Skill, error) {
 	if name, ok := thirdPartyNames[base]; ok {
 		return Skill{Name: name, Content: string(data), Source: filepath.ToSlash(path), Version: DefaultVersion}, nil
 	}
-	metaText, body, _ := splitFrontmatter(data)
+	metaText, body, _ := SplitFrontmatter(data)
 	meta := map[string]any{}
 	if len(bytes.TrimSpace(metaText)) > 0 {
 		var v any

@@ -140,7 +140,15 @@ func withoutDescriptions(v any) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			if k != "description" {
+			switch props, ok := e.(map[string]any); {
+			case k == "properties" && ok:
+				// Here "description" would be an argument's name.
+				ps := make(map[string]any, len(props))
+				for name, p := range props {
+					ps[name] = withoutDescriptions(p)
+				}
+				out[k] = ps
+			case k != "description":
 				out[k] = withoutDescriptions(e)
 			}
 		}

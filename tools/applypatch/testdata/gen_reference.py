@@ -198,7 +198,8 @@ def main():
 
     def strip(v):
         if isinstance(v, dict):
-            return {k: strip(x) for k, x in v.items() if k != "description"}
+            return {k: ({n: strip(s) for n, s in x.items()} if k == "properties" else strip(x))
+                    for k, x in v.items() if k != "description"}
         if isinstance(v, list):
             return [strip(x) for x in v]
         return v
