@@ -72,7 +72,7 @@ LLM_BASE_URL.`,
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.HiddenDefaultCmd = true
-	root.AddCommand(a.runCmd(), a.lsCmd())
+	root.AddCommand(a.runCmd(), a.lsCmd(), a.acpCmd())
 	return root
 }
 

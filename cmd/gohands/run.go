@@ -56,6 +56,7 @@ type runFlags struct {
 	verbose                bool
 	mcpConfig              string
 	confirm                string
+	acp                    string
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -85,7 +86,8 @@ confirmation, 130 when paused by an interrupt.`,
   gohands run --workspace ~/src/app --json "fix the failing test" > events.jsonl
   gohands run --conversation-id 2b1c... "now update the README"
   gohands run --secret GITHUB_TOKEN "open an issue for the bug you found"
-  gohands run --confirm risky --mcp-config mcp.json "tidy the repository"`,
+  gohands run --confirm risky --mcp-config mcp.json "tidy the repository"
+  gohands run --acp "npx -y @zed-industries/claude-agent-acp" "fix the failing test"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.run(cmd.Context(), &f, args)
 		},
@@ -103,6 +105,7 @@ confirmation, 130 when paused by an interrupt.`,
 	fl.StringArrayVar(&f.secrets, "secret", nil, "make a secret available to commands as an environment variable: `NAME=VALUE`, or NAME to take the value of $NAME; its value is hidden from the model and the stored events (repeatable)")
 	fl.StringVar(&f.mcpConfig, "mcp-config", "", "JSON `file` of MCP servers ({\"mcpServers\": {...}}) whose tools the agent gets")
 	fl.StringVar(&f.confirm, "confirm", "never", "which actions wait for a y/n answer on standard input: `never`, always, or risky (HIGH or unknown risk by the rule-based analyzer)")
+	fl.StringVar(&f.acp, "acp", "", "run the task through this Agent Client Protocol server `command` (e.g. \"npx -y @zed-industries/claude-agent-acp\"), which brings its own model and tools, instead of gohands' agent")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log diagnostics to standard error")
 	return cmd
 }
@@ -185,9 +188,13 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := a.llmConfig(f)
-	if err != nil {
-		return err
+	var cfg llm.Config
+	if f.acp == "" {
+		if cfg, err = a.llmConfig(f); err != nil {
+			return err
+		}
+	} else if f.mcpConfig != "" {
+		return usageErr("--mcp-config cannot be used with --acp: the ACP server brings its own tools")
 	}
 	sources, err := a.parseSecrets(f.secrets)
 	if err != nil {
@@ -258,27 +265,36 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		// Retries are reported by onRetry below, in one readable line.
 		llmLog = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	}
-	model, err := llm.New(cfg, &llm.Options{
-		Logger: llmLog,
-		OnRetry: func(attempt int, wait time.Duration, err error) {
-			fmt.Fprintf(a.stderr, "gohands: model call failed (attempt %d of %d), retrying in %s: %v\n",
-				attempt, max(cfg.NumRetries, 1), wait.Round(time.Millisecond), err)
-		},
-	})
-	if err != nil {
-		return usageErr("model %q: %v", cfg.Model, err)
-	}
 	if analyzer != nil {
 		policy, analyzer, _ = confirmPolicy(f.confirm, workDir, secretNames)
 	}
-	ag := preset.DefaultAgent(cfg, nil)
-	ag.Model = model
-	mcpSet, err := a.connectMCP(ctx, f.mcpConfig, ag, llmLog)
-	if mcpSet != nil {
-		defer mcpSet.Close() // stops the servers' processes
-	}
-	if err != nil {
-		return err
+	var ag conversation.Agent
+	var model *llm.LLM
+	if f.acp != "" {
+		if ag, err = acpAgent(f.acp); err != nil {
+			return err
+		}
+	} else {
+		model, err = llm.New(cfg, &llm.Options{
+			Logger: llmLog,
+			OnRetry: func(attempt int, wait time.Duration, err error) {
+				fmt.Fprintf(a.stderr, "gohands: model call failed (attempt %d of %d), retrying in %s: %v\n",
+					attempt, max(cfg.NumRetries, 1), wait.Round(time.Millisecond), err)
+			},
+		})
+		if err != nil {
+			return usageErr("model %q: %v", cfg.Model, err)
+		}
+		def := preset.DefaultAgent(cfg, nil)
+		def.Model = model
+		mcpSet, err := a.connectMCP(ctx, f.mcpConfig, def, llmLog)
+		if mcpSet != nil {
+			defer mcpSet.Close() // stops the servers' processes
+		}
+		if err != nil {
+			return err
+		}
+		ag = def
 	}
 
 	var onEvent func(event.Event)
@@ -288,6 +304,9 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		onEvent, vErr = j.OnEvent, j.Err
 	} else {
 		v := visualizer.New(a.stdout, &visualizer.Options{Stats: func() map[string]*llm.Metrics {
+			if model == nil {
+				return nil
+			}
 			m := model.Metrics()
 			return map[string]*llm.Metrics{model.UsageID(): &m}
 		}})
@@ -347,8 +366,10 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		return &exitErr{code: exitError, msg: err.Error()}
 	}
 	id = conv.ID()
-	if m := conv.State().Fields().Stats.UsageToMetrics[model.UsageID()]; m != nil {
-		model.RestoreMetrics(*m)
+	if model != nil {
+		if m := conv.State().Fields().Stats.UsageToMetrics[model.UsageID()]; m != nil {
+			model.RestoreMetrics(*m)
+		}
 	}
 	verb := "starting"
 	if resume {

@@ -1,0 +1,350 @@
+// Package acpserver serves gohands conversations to an Agent Client
+// Protocol client, an editor such as Zed, on a pair of streams (the
+// program's stdin and stdout): the other direction of package acp.
+//
+// Each ACP session is a persisted conversation (its id is the session id),
+// so session/load continues one, replaying its history as session/update
+// notifications. A prompt sends the user message and runs the agent; its
+// events stream back as agent message and thought chunks, tool calls
+// updated in place, and plans (from the task tracker). Actions the
+// session's mode holds become session/request_permission requests. The
+// modes are the confirmation policies: always ask, always approve, ask
+// for risky actions (rated by the rule-based analyzer). MCP servers the
+// client passes are connected as tools.
+package acpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/security"
+)
+
+// The session modes.
+const (
+	ModeAsk     = "always-ask"
+	ModeApprove = "always-approve"
+	ModeRisky   = "ask-risky"
+)
+
+var modes = []sdk.SessionMode{
+	{Id: ModeAsk, Name: "Always ask", Description: ptr("Every action waits for your permission.")},
+	{Id: ModeApprove, Name: "Always approve", Description: ptr("Actions run without asking.")},
+	{Id: ModeRisky, Name: "Ask for risky actions", Description: ptr("Actions rated HIGH or of unknown risk wait for your permission.")},
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Options configure Serve.
+type Options struct {
+	// NewAgent returns the agent of a session. mcp holds the MCP servers
+	// the client passed, in the reference's mcp_config format (server
+	// name → server); the agent should connect them as tools. Required.
+	NewAgent func(mcp map[string]json.RawMessage) (conversation.Agent, error)
+	// PersistenceDir is where sessions are stored. Required.
+	PersistenceDir string
+	// Mode is the mode of new sessions; ModeApprove if empty.
+	Mode string
+	// Name and Version identify the agent to the client.
+	Name, Version string
+	// Logger gets diagnostics; nil discards them. Never stdout: it is
+	// the protocol's.
+	Logger *slog.Logger
+}
+
+// Serve answers the client on r and w until the client closes r or ctx
+// ends. Open sessions are closed when it returns.
+func Serve(ctx context.Context, r io.Reader, w io.Writer, opts *Options) error {
+	if opts == nil || opts.NewAgent == nil || opts.PersistenceDir == "" {
+		return errors.New("acpserver: NewAgent and PersistenceDir are required")
+	}
+	o := *opts
+	if o.Mode == "" {
+		o.Mode = ModeApprove
+	}
+	if policyOf(o.Mode) == nil {
+		return fmt.Errorf("acpserver: unknown mode %q", o.Mode)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Name == "" {
+		o.Name = "gohands"
+	}
+	s := &server{opts: &o, sessions: map[string]*session{}}
+	s.conn = sdk.NewAgentSideConnection(s, w, r)
+	s.conn.SetLogger(o.Logger)
+	select {
+	case <-s.conn.Done():
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	all := s.sessions
+	s.sessions = nil
+	s.mu.Unlock()
+	var errs []error
+	for _, ss := range all {
+		errs = append(errs, ss.close())
+	}
+	return errors.Join(errs...)
+}
+
+type server struct {
+	opts *Options
+	conn *sdk.AgentSideConnection
+
+	mu       sync.Mutex
+	sessions map[string]*session
+}
+
+var (
+	_ sdk.Agent       = (*server)(nil)
+	_ sdk.AgentLoader = (*server)(nil)
+)
+
+// policyOf is the confirmation policy of a mode, nil for an unknown one.
+func policyOf(mode string) security.ConfirmationPolicy {
+	switch mode {
+	case ModeAsk:
+		return security.AlwaysConfirm{}
+	case ModeApprove:
+		return security.NeverConfirm{}
+	case ModeRisky:
+		return security.NewConfirmRisky()
+	}
+	return nil
+}
+
+func (s *server) Initialize(_ context.Context, req sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	return sdk.InitializeResponse{
+		ProtocolVersion: sdk.ProtocolVersionNumber,
+		AgentCapabilities: sdk.AgentCapabilities{
+			LoadSession:        true,
+			PromptCapabilities: sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
+			McpCapabilities:    sdk.McpCapabilities{Http: true, Sse: true},
+		},
+		AgentInfo:   &sdk.Implementation{Name: s.opts.Name, Version: s.opts.Version},
+		AuthMethods: []sdk.AuthMethod{},
+	}, nil
+}
+
+func (s *server) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	return sdk.AuthenticateResponse{}, nil
+}
+
+func (s *server) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	ss, err := s.open(ctx, "", req.Cwd, req.McpServers)
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(ss.conv.ID()), Modes: ss.modes()}, nil
+}
+
+func (s *server) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	id := string(req.SessionId)
+	if _, err := filepath.Abs(req.Cwd); err != nil || id == "" {
+		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": "sessionId and an absolute cwd are required"})
+	}
+	if !exists(s.opts.PersistenceDir, id) {
+		return sdk.LoadSessionResponse{}, &sdk.RequestError{Code: -32002, Message: "Resource not found", Data: map[string]any{"sessionId": id}}
+	}
+	ss, err := s.open(ctx, id, req.Cwd, req.McpServers)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
+	// The history goes out before the answer, as the protocol asks.
+	for _, e := range ss.history() {
+		ss.replay(e)
+	}
+	if err := ss.flush(ctx); err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
+	return sdk.LoadSessionResponse{Modes: ss.modes()}, nil
+}
+
+// open creates or opens the conversation of a session.
+func (s *server) open(ctx context.Context, id, cwd string, servers []sdk.McpServer) (*session, error) {
+	if !filepath.IsAbs(cwd) {
+		return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("cwd %q is not absolute", cwd)})
+	}
+	mcp, err := mcpConfig(servers)
+	if err != nil {
+		return nil, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+	}
+	ag, err := s.opts.NewAgent(mcp)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if old := s.sessions[id]; id != "" && old != nil {
+		delete(s.sessions, id)
+		s.mu.Unlock()
+		old.close()
+	} else {
+		s.mu.Unlock()
+	}
+	ss := &session{s: s, mode: s.opts.Mode, out: make(chan func(), 1024)}
+	conv, err := conversation.New(ctx, ag, cwd, &conversation.LocalOptions{
+		ID:                 id,
+		PersistenceDir:     s.opts.PersistenceDir,
+		ConfirmationPolicy: policyOf(ss.mode),
+		SecurityAnalyzer:   &security.RuleAnalyzer{WorkDir: cwd},
+		Logger:             s.opts.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	ss.conv = conv
+	go ss.send()
+	ss.unsub = conv.Subscribe(ss.forward)
+	s.mu.Lock()
+	s.sessions[conv.ID()] = ss
+	s.mu.Unlock()
+	return ss, nil
+}
+
+func (s *server) session(id sdk.SessionId) (*session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := s.sessions[string(id)]
+	if ss == nil {
+		return nil, &sdk.RequestError{Code: -32002, Message: "Resource not found", Data: map[string]any{"sessionId": string(id)}}
+	}
+	return ss, nil
+}
+
+func (s *server) SetSessionMode(_ context.Context, req sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	ss, err := s.session(req.SessionId)
+	if err != nil {
+		return sdk.SetSessionModeResponse{}, err
+	}
+	p := policyOf(string(req.ModeId))
+	if p == nil {
+		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown mode %q", req.ModeId)})
+	}
+	if err := ss.conv.SetConfirmationPolicy(p); err != nil {
+		return sdk.SetSessionModeResponse{}, err
+	}
+	ss.mu.Lock()
+	ss.mode = string(req.ModeId)
+	ss.mu.Unlock()
+	return sdk.SetSessionModeResponse{}, nil
+}
+
+func (s *server) Cancel(_ context.Context, req sdk.CancelNotification) error {
+	ss, err := s.session(req.SessionId)
+	if err != nil {
+		return nil // nothing to cancel
+	}
+	return ss.conv.Pause()
+}
+
+func (s *server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptResponse, error) {
+	ss, err := s.session(req.SessionId)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	return ss.prompt(ctx, req.Prompt)
+}
+
+func (s *server) CloseSession(_ context.Context, req sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	s.mu.Lock()
+	ss := s.sessions[string(req.SessionId)]
+	delete(s.sessions, string(req.SessionId))
+	s.mu.Unlock()
+	if ss != nil {
+		return sdk.CloseSessionResponse{}, ss.close()
+	}
+	return sdk.CloseSessionResponse{}, nil
+}
+
+func (s *server) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound("session/list")
+}
+
+func (s *server) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound("session/resume")
+}
+
+func (s *server) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound("session/set_config_option")
+}
+
+// mcpConfig turns the client's MCP servers into the reference's
+// mcp_config (name → server).
+func mcpConfig(servers []sdk.McpServer) (map[string]json.RawMessage, error) {
+	if len(servers) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]json.RawMessage, len(servers))
+	for _, s := range servers {
+		var name string
+		var v map[string]any
+		switch {
+		case s.Stdio != nil:
+			env := map[string]string{}
+			for _, e := range s.Stdio.Env {
+				env[e.Name] = e.Value
+			}
+			name = s.Stdio.Name
+			v = map[string]any{"command": s.Stdio.Command, "args": s.Stdio.Args, "env": env}
+		case s.Http != nil:
+			name = s.Http.Name
+			v = map[string]any{"url": s.Http.Url, "transport": "http", "headers": headers(s.Http.Headers)}
+		case s.Sse != nil:
+			name = s.Sse.Name
+			v = map[string]any{"url": s.Sse.Url, "transport": "sse", "headers": headers(s.Sse.Headers)}
+		default:
+			return nil, errors.New("unsupported MCP server transport")
+		}
+		if name == "" {
+			return nil, errors.New("an MCP server has no name")
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = b
+	}
+	return out, nil
+}
+
+func headers(hs []sdk.HttpHeader) map[string]string {
+	m := make(map[string]string, len(hs))
+	for _, h := range hs {
+		m[h.Name] = h.Value
+	}
+	return m
+}
+
+// text is the text of a prompt: text blocks, and the text of embedded
+// resources as the file they quote.
+func text(blocks []sdk.ContentBlock) (string, []event.Content) {
+	var parts []string
+	var images []event.Content
+	for _, b := range blocks {
+		switch {
+		case b.Text != nil:
+			parts = append(parts, b.Text.Text)
+		case b.Resource != nil && b.Resource.Resource.TextResourceContents != nil:
+			r := b.Resource.Resource.TextResourceContents
+			parts = append(parts, fmt.Sprintf("<file uri=%q>\n%s\n</file>", r.Uri, r.Text))
+		case b.ResourceLink != nil:
+			parts = append(parts, "@"+b.ResourceLink.Uri)
+		case b.Image != nil:
+			images = append(images, event.Content{Type: event.ContentImage, ImageURLs: []string{"data:" + b.Image.MimeType + ";base64," + b.Image.Data}})
+		}
+	}
+	return strings.Join(parts, "\n"), images
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gohands/gohands/internal/testenv"
+	"github.com/gohands/gohands/llm/llmtest"
+)
+
+// acpClient is a Node program on the official ACP TypeScript SDK
+// (@agentclientprotocol/sdk 2.4.0, installed by scripts/deps.d/40-acp.sh).
+const acpClient = "../../agent/acp/testdata/npm/acp-client.mjs"
+
+type acpClientReport struct {
+	Init struct {
+		ProtocolVersion int    `json:"protocolVersion"`
+		LoadSession     bool   `json:"loadSession"`
+		Name            string `json:"name"`
+	} `json:"init"`
+	SessionID   string   `json:"sessionId"`
+	Modes       []string `json:"modes"`
+	Updates     []acpUpdate
+	LoadUpdates []acpUpdate `json:"loadUpdates"`
+	Permissions []struct {
+		Title   string   `json:"title"`
+		Kind    string   `json:"kind"`
+		Options []string `json:"options"`
+	} `json:"permissions"`
+	StopReasons []string `json:"stopReasons"`
+	Error       string   `json:"error"`
+}
+
+type acpUpdate struct {
+	Kind   string `json:"kind"`
+	Text   string `json:"text"`
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Title  string `json:"title"`
+}
+
+// A real ACP client drives `gohands acp`: initialize, a new session in
+// always-ask mode, a prompt whose file creation asks permission and
+// streams a tool call, a prompt cancelled mid-call, session/load with the
+// history replayed, and a prompt in the loaded session.
+func TestACPClient(t *testing.T) {
+	node := testenv.Program(t, "node")
+	if _, err := os.Stat(acpClient); err != nil {
+		testenv.Missing(t, "%s and its node_modules (run scripts/deps.sh): %v", acpClient, err)
+	}
+	e := newE2E(t)
+	e.srv.Add(
+		llmtest.Reply{Reasoning: "A new file.", ToolCalls: []llmtest.ToolCall{call("c1", "file_editor", map[string]any{"command": "create", "path": filepath.Join(e.work, "hello.txt"), "file_text": "hi\n"})}},
+		finishReply("Created hello.txt."),
+		llmtest.Reply{Text: "slow", Delay: time.Minute},
+		finishReply("You are welcome."),
+	)
+	script, _ := filepath.Abs(acpClient)
+	cmd := exec.Command(node, script, e.work, binPath, "acp", "--persistence-dir", e.data, "--llm-config", e.config)
+	cmd.Env = e.env
+	cmd.Dir = filepath.Dir(script)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.Output(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the client did not finish; stderr:\n%s", stderr.String())
+	}
+	if err != nil {
+		t.Fatalf("client: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
+	}
+	var r acpClientReport
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("report %q: %v", out, err)
+	}
+	if r.Error != "" {
+		t.Fatalf("client error: %s\nstderr: %s", r.Error, stderr.String())
+	}
+	if r.Init.ProtocolVersion != 1 || !r.Init.LoadSession || r.Init.Name != "gohands" {
+		t.Errorf("initialize: %+v", r.Init)
+	}
+	if !slices.Equal(r.Modes, []string{"always-ask", "always-approve", "ask-risky"}) {
+		t.Errorf("modes %v", r.Modes)
+	}
+	if !slices.Equal(r.StopReasons, []string{"end_turn", "cancelled", "end_turn"}) {
+		t.Errorf("stop reasons %v", r.StopReasons)
+	}
+	if len(r.Permissions) != 1 || r.Permissions[0].Kind != "edit" || !slices.Contains(r.Permissions[0].Options, "allow_once") {
+		t.Errorf("permission requests %+v", r.Permissions)
+	}
+	if b, err := os.ReadFile(filepath.Join(e.work, "hello.txt")); err != nil || string(b) != "hi\n" {
+		t.Errorf("hello.txt: %q, %v", b, err)
+	}
+	var seq []string
+	for _, u := range r.Updates {
+		seq = append(seq, u.Kind+":"+u.Status+u.Text)
+	}
+	for _, want := range []string{"agent_thought_chunk:A new file.", "tool_call:pending", "tool_call_update:completed", "agent_message_chunk:Created hello.txt.", "agent_message_chunk:You are welcome."} {
+		if !slices.ContainsFunc(seq, func(s string) bool { return strings.HasPrefix(s, want) }) {
+			t.Errorf("updates %q lack %q", seq, want)
+		}
+	}
+	var replayed []string
+	for _, u := range r.LoadUpdates {
+		replayed = append(replayed, u.Kind+":"+u.Text)
+	}
+	for _, want := range []string{"user_message_chunk:create hello.txt", "agent_message_chunk:Created hello.txt.", "user_message_chunk:take your time"} {
+		if !slices.Contains(replayed, want) {
+			t.Errorf("replayed %q lack %q", replayed, want)
+		}
+	}
+}
+
+// claudeACP is Zed's Claude Agent ACP adapter (scripts/deps.d/40-acp.sh).
+const claudeACP = "../../agent/acp/testdata/npm/node_modules/@zed-industries/claude-agent-acp/dist/index.js"
+
+// `gohands run --acp` runs a task through a real ACP server, whose model
+// is the scripted Anthropic server: the file it writes is there, its
+// answer is the run's final message.
+func TestRunACP(t *testing.T) {
+	node := testenv.Program(t, "node")
+	if _, err := os.Stat(claudeACP); err != nil {
+		testenv.Missing(t, "%s (run scripts/deps.sh): %v", claudeACP, err)
+	}
+	e := newE2E(t)
+	target := filepath.Join(e.work, "hello.txt")
+	llm := llmtest.NewAnthropic(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "Write", Arguments: llmtest.Args(map[string]any{"file_path": target, "content": "hello\n"})}}},
+		llmtest.Reply{Text: "Wrote hello.txt."},
+	)
+	// Claude Code checks connectivity with a HEAD first; the scripted
+	// server serves POSTs only.
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			return
+		}
+		u, _ := url.Parse(llm.URL)
+		p := httputil.NewSingleHostReverseProxy(u)
+		p.FlushInterval = -1
+		p.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	e.env = append(e.env, "ANTHROPIC_BASE_URL="+front.URL, "ANTHROPIC_API_KEY=sk-ant-test",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "IS_SANDBOX=1")
+	script, _ := filepath.Abs(claudeACP)
+	res := e.mustRun(0, e.args("--acp", node+" "+script, "write hello.txt")...)
+	if b, err := os.ReadFile(target); err != nil || string(b) != "hello\n" {
+		t.Fatalf("hello.txt: %q, %v\nstderr: %s", b, err, res.stderr)
+	}
+	if !strings.Contains(res.stdout, "Wrote hello.txt.") {
+		t.Errorf("transcript lacks the answer:\n%s", res.stdout)
+	}
+	if e.status() != "finished" {
+		t.Errorf("status %s", e.status())
+	}
+}
