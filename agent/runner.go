@@ -216,6 +216,12 @@ func (r *runner) initCondenser() error {
 	if err != nil {
 		return fmt.Errorf("agent: condenser: %w", err)
 	}
+	if s, ok := c.(*condenser.LLMSummarizing); ok && s.LLM.APIKey.IsZero() &&
+		s.LLM.Model == r.a.LLM.Model && s.LLM.BaseURL == r.a.LLM.BaseURL {
+		// Only the agent's own key is kept with a stored conversation: a
+		// condenser summarising with the agent's model uses it too.
+		s.LLM.APIKey = r.a.LLM.APIKey
+	}
 	r.cond = condenser.Events{Condenser: c, AgentLLM: r.model}
 	r.condRequests = c.HandlesRequests()
 	return nil

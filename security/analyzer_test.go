@@ -226,12 +226,12 @@ func TestRuleAnalyzerThoughtInjection(t *testing.T) {
 
 func TestRuleAnalyzerExtraRule(t *testing.T) {
 	a := &RuleAnalyzer{Extra: []Rule{{
-		ID: "no-docker-prune", Risk: M, Description: "docker system prune",
+		ID: "no-compose-down", Risk: M, Description: "docker compose down",
 		Command: func(c *Command, _ *Input) bool {
-			return c.Verb == "docker" && len(c.Args) > 1 && c.Args[0] == "system" && c.Args[1] == "prune"
+			return c.Verb == "docker" && len(c.Args) > 1 && c.Args[0] == "compose" && c.Args[1] == "down"
 		},
 	}}}
-	if got, _ := a.SecurityRisk(context.Background(), terminalAction("docker system prune -af")); got != M {
+	if got, _ := a.SecurityRisk(context.Background(), terminalAction("docker compose down -v")); got != M {
 		t.Errorf("extra rule: %s, want MEDIUM", got)
 	}
 	if got, _ := a.SecurityRisk(context.Background(), terminalAction("docker ps")); got != L {

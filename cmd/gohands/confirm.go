@@ -23,7 +23,13 @@ func confirmPolicy(mode, workDir string, secretNames []string) (security.Confirm
 	case "always":
 		return security.AlwaysConfirm{}, nil, nil
 	case "risky":
-		return security.NewConfirmRisky(), &security.RuleAnalyzer{WorkDir: workDir, SecretNames: secretNames}, nil
+		// The model's own rating and the rules both count, the higher
+		// wins: a model that calls rm -rf HIGH is asked about even when
+		// no rule knows the command.
+		return security.NewConfirmRisky(), &security.Ensemble{Analyzers: []security.Analyzer{
+			security.LLMAnalyzer{},
+			&security.RuleAnalyzer{WorkDir: workDir, SecretNames: secretNames},
+		}}, nil
 	}
 	return nil, nil, usageErr("--confirm %q: want never, always or risky", mode)
 }

@@ -27,6 +27,7 @@ import (
 	"sync"
 
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/internal/termtext"
 	"github.com/gohands/gohands/llm"
 )
 
@@ -223,12 +224,12 @@ func (v *Visualizer) block(e event.Event) *text {
 		title, color = messageTitle(e.Source)
 		metrics = e.Source == event.SourceAgent
 		if e.LLMMessage.ReasoningContent != "" {
-			c.section(colorThought, "Reasoning:", e.LLMMessage.ReasoningContent)
+			c.section(colorThought, "Reasoning:", termtext.Strip(e.LLMMessage.ReasoningContent))
 		}
 		c.WriteString(v.markdownBold(contentText(e.LLMMessage.Content)))
 		if ext := event.TextOf(e.ExtendedContent); ext != "" {
 			c.WriteString("\n\n")
-			c.section("", "Prompt extension:", ext)
+			c.section("", "Prompt extension:", termtext.Strip(ext))
 		}
 		if len(e.ActivatedSkills) > 0 {
 			c.WriteString("\n\n")
@@ -244,7 +245,7 @@ func (v *Visualizer) block(e event.Event) *text {
 	case *event.ObservationEvent:
 		title, color = "Observation", colorObservation
 		c.styled(joinStyle(sBold, colorObservation), "Tool:")
-		c.WriteString(" " + e.ToolName + "\n")
+		c.WriteString(" " + termtext.Strip(e.ToolName) + "\n")
 		c.label(colorObservation, "Result:")
 		body := "[no output]"
 		if e.Observation != nil {
@@ -258,19 +259,19 @@ func (v *Visualizer) block(e event.Event) *text {
 		c.WriteString(body)
 		if ext := event.TextOf(e.ExtendedContent); ext != "" {
 			c.WriteString("\n\n")
-			c.section("", "Prompt extension:", ext)
+			c.section("", "Prompt extension:", termtext.Strip(ext))
 		}
 	case *event.UserRejectObservation:
 		title, color = "User Rejected Action", colorError
 		c.styled(sBold, "Tool:")
-		c.WriteString(" " + e.ToolName + "\n\n")
+		c.WriteString(" " + termtext.Strip(e.ToolName) + "\n\n")
 		c.label(colorError, "Rejection Reason:")
 		c.WriteString(cmpOr(e.RejectionReason, event.DefaultRejectionReason))
 	case *event.AgentErrorEvent:
 		title, color, metrics = "Agent Error", colorError, true
 		if e.ToolName != "" {
 			c.styled(sBold, "Tool:")
-			c.WriteString(" " + e.ToolName + "\n\n")
+			c.WriteString(" " + termtext.Strip(e.ToolName) + "\n\n")
 		}
 		c.label("", "Error:")
 		c.WriteString(v.shorten(e.Error))
@@ -306,11 +307,11 @@ func (v *Visualizer) block(e event.Event) *text {
 		}
 		fmt.Fprintf(c, "%s hook `%s`: %s", e.HookEventType, e.HookCommand, status)
 		if r := cmpOr(e.Reason, e.Error); r != "" {
-			c.WriteString("\n" + r)
+			c.WriteString("\n" + termtext.Strip(r))
 		}
 	case *event.ACPToolCallEvent:
 		title, color = "ACP Tool Call", colorAction
-		c.WriteString(e.Title)
+		c.WriteString(termtext.Strip(e.Title))
 		if e.Status != "" {
 			c.WriteString(" [" + e.Status + "]")
 		}
@@ -387,13 +388,13 @@ func (v *Visualizer) action(c *text, e *event.ActionEvent) {
 	}
 	if e.Summary != "" {
 		c.styled(joinStyle(sBold, sCyan), "Summary:")
-		c.WriteString(" " + e.Summary + "\n\n")
+		c.WriteString(" " + termtext.Strip(e.Summary) + "\n\n")
 	}
 	if e.ReasoningContent != "" {
-		c.section(colorThought, "Reasoning:", e.ReasoningContent)
+		c.section(colorThought, "Reasoning:", termtext.Strip(e.ReasoningContent))
 	}
 	if r := e.ResponsesItem; r != nil && len(r.Summary) > 0 {
-		c.section(colorThought, "Reasoning summary:", strings.Join(r.Summary, "\n"))
+		c.section(colorThought, "Reasoning summary:", termtext.Strip(strings.Join(r.Summary, "\n")))
 	}
 	var thought []string
 	for _, t := range e.Thought {
@@ -402,11 +403,11 @@ func (v *Visualizer) action(c *text, e *event.ActionEvent) {
 		}
 	}
 	if len(thought) > 0 {
-		c.section(colorThought, "Thought:", strings.Join(thought, " "))
+		c.section(colorThought, "Thought:", termtext.Strip(strings.Join(thought, " ")))
 	}
 	if e.Action == nil {
 		c.label(colorAction, "Function call:")
-		fmt.Fprintf(c, "- %s (%s)\n", e.ToolCall.Name, e.ToolCall.ID)
+		fmt.Fprintf(c, "- %s (%s)\n", termtext.Strip(e.ToolCall.Name), termtext.Strip(e.ToolCall.ID))
 		if args := strings.TrimSpace(e.ToolCall.Arguments); args != "" {
 			c.WriteByte('\n')
 			c.label(colorAction, "Arguments:")
@@ -447,7 +448,7 @@ func terminalAction(c *text, raw []byte) bool {
 	if *a.Command == "" {
 		c.styled(sItalic, "[empty command]")
 	} else {
-		c.WriteString(*a.Command)
+		c.WriteString(termtext.Strip(*a.Command))
 	}
 	if a.IsInput {
 		c.WriteString(" ")
@@ -509,7 +510,7 @@ func contentText(cs []event.Content) string {
 		case event.ContentImage:
 			fmt.Fprintf(&b, "[%d image(s)]", len(c.ImageURLs))
 		default:
-			b.WriteString(c.Text)
+			b.WriteString(termtext.Strip(c.Text))
 		}
 	}
 	return b.String()
@@ -518,7 +519,7 @@ func contentText(cs []event.Content) string {
 // shorten keeps the head and tail of a long text: MaxLines lines in all
 // (two thirds head, one third tail), and at most maxChars characters.
 func (v *Visualizer) shorten(s string) string {
-	s = strings.TrimRight(s, "\n")
+	s = strings.TrimRight(termtext.Strip(s), "\n")
 	n := v.opts.MaxLines
 	if n < 0 {
 		return s

@@ -361,3 +361,21 @@ func ExampleJSONL() {
 	// Output:
 	// {"id":"00000000-0000-4000-8000-000000000001","timestamp":"2026-01-02T03:04:01","source":"user","kind":"PauseEvent"}
 }
+
+// Escape sequences the model writes never reach the terminal: they could
+// clear the screen, retitle the window or write the clipboard.
+func TestControlSequencesStripped(t *testing.T) {
+	var b strings.Builder
+	v := visualizer.New(&b, &visualizer.Options{Color: visualizer.ColorAlways})
+	msg := event.Message{Role: event.RoleAssistant, Content: event.List[event.Content]{event.Text("done\x1b[2J\x1b]52;c;ZXZpbA==\x07 ok\rX")}}
+	v.OnEvent(&event.MessageEvent{Base: event.NewBase(event.SourceAgent), LLMMessage: msg})
+	out := b.String()
+	for _, bad := range []string{"\x1b[2J", "\x1b]52", "\x07", "\r"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("output keeps %q: %q", bad, out)
+		}
+	}
+	if !strings.Contains(out, "done ok\nX") {
+		t.Errorf("text lost: %q", out)
+	}
+}

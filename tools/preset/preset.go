@@ -10,12 +10,15 @@
 package preset
 
 import (
+	"encoding/json"
 	"maps"
 	"slices"
 
 	"github.com/gohands/gohands/agent"
+	"github.com/gohands/gohands/condenser"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/skill"
 	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tools/fileeditor"
 	"github.com/gohands/gohands/tools/finish"
@@ -52,11 +55,18 @@ func DefaultTools() []tool.Spec {
 	}
 }
 
+// CondenserUsageID is the usage id of the default condenser's model, as in
+// the reference.
+const CondenserUsageID = "condenser"
+
 // DefaultAgent returns the default agent for the model cfg describes: the
-// default tools plus the built-in think and finish tools, like the
-// reference's get_default_agent in CLI mode (no browser).
-//
-// Unlike the reference it configures no condenser: gohands has none yet.
+// default tools plus the built-in think and finish tools, and the
+// summarizing condenser with the reference's defaults (summarising with
+// the same model under usage id "condenser"), like the reference's
+// get_default_agent in CLI mode (no browser). Unlike the reference, it
+// also loads the workspace's context files and skills (AGENTS.md,
+// CLAUDE.md, GEMINI.md, .cursorrules, .openhands/skills, …) and the
+// user's skills, as the agents developers use every day do.
 func DefaultAgent(cfg llm.Config, opts *Options) *agent.Agent {
 	var o Options
 	if opts != nil {
@@ -64,6 +74,11 @@ func DefaultAgent(cfg llm.Config, opts *Options) *agent.Agent {
 	}
 	specs := append(DefaultTools(), slices.Clone(o.ExtraTools)...)
 	a := agent.New(cfg, specs...)
+	ccfg := cfg
+	ccfg.UsageID = CondenserUsageID
+	// Both encodings are of fixed, valid values: they cannot fail.
+	a.Condenser, _ = event.MarshalKinded(condenser.NewLLMSummarizing(ccfg, nil))
+	a.AgentContext, _ = json.Marshal(skill.AgentContext{LoadProjectSkills: true, LoadUserSkills: true})
 	if o.FinishResponseSchema != nil {
 		a.Tools = append(a.Tools, tool.Spec{
 			Name:   finish.Name,
