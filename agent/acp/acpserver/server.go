@@ -25,6 +25,7 @@ import (
 	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
+	"github.com/google/uuid"
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
@@ -194,20 +195,26 @@ func (s *server) open(ctx context.Context, id, cwd string, servers []sdk.McpServ
 	} else {
 		s.mu.Unlock()
 	}
-	ss := &session{s: s, mode: s.opts.Mode, out: make(chan func(), 1024)}
+	if id == "" {
+		id = uuid.NewString()
+	}
+	ss := &session{s: s, id: sdk.SessionId(id), mode: s.opts.Mode, out: make(chan func(), 1024)}
+	go ss.send()
+	// OnEvent runs on the commit path, so the updates of a turn are
+	// queued before Run returns and the turn's answer can wait for them.
 	conv, err := conversation.New(ctx, ag, cwd, &conversation.LocalOptions{
 		ID:                 id,
 		PersistenceDir:     s.opts.PersistenceDir,
 		ConfirmationPolicy: policyOf(ss.mode),
 		SecurityAnalyzer:   &security.RuleAnalyzer{WorkDir: cwd},
 		Logger:             s.opts.Logger,
+		OnEvent:            ss.forward,
 	})
 	if err != nil {
+		close(ss.out)
 		return nil, err
 	}
 	ss.conv = conv
-	go ss.send()
-	ss.unsub = conv.Subscribe(ss.forward)
 	s.mu.Lock()
 	s.sessions[conv.ID()] = ss
 	s.mu.Unlock()

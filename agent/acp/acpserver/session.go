@@ -25,9 +25,9 @@ const maxToolText = 30000
 // session is an ACP session: a conversation and the queue of its
 // updates to the client.
 type session struct {
-	s     *server
-	conv  *conversation.LocalConversation
-	unsub func()
+	s    *server
+	id   sdk.SessionId
+	conv *conversation.LocalConversation
 	// out carries, in commit order, the notifications to send; the
 	// conversation's subscriber must not block on the client.
 	out chan func()
@@ -44,7 +44,6 @@ func (ss *session) modes() *sdk.SessionModeState {
 
 // close ends the session: no more updates, the conversation closed.
 func (ss *session) close() error {
-	ss.unsub()
 	err := ss.conv.Close()
 	close(ss.out)
 	return err
@@ -70,9 +69,8 @@ func (ss *session) flush(ctx context.Context) error {
 }
 
 func (ss *session) update(u sdk.SessionUpdate) {
-	id := sdk.SessionId(ss.conv.ID())
 	ss.out <- func() {
-		ss.s.conn.SessionUpdate(context.Background(), sdk.SessionNotification{SessionId: id, Update: u})
+		ss.s.conn.SessionUpdate(context.Background(), sdk.SessionNotification{SessionId: ss.id, Update: u})
 	}
 }
 
