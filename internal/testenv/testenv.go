@@ -7,6 +7,8 @@ package testenv
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -36,4 +38,34 @@ func Program(t testing.TB, prog string) string {
 // under -short, and in CI unless GOHANDS_FULL=1.
 func Short() bool {
 	return testing.Short() || os.Getenv("GOHANDS_FULL") != "1"
+}
+
+// ReferencePython returns the python of the venv holding the Python
+// reference (openhands-sdk and friends, schemathesis), installed by
+// scripts/deps.d/20-reference.sh: $GOHANDS_REFERENCE_PYTHON if set, else
+// the path the script records in
+// ${GOHANDS_CACHE:-~/.cache/gohands}/reference/python. It reports the venv
+// missing otherwise.
+func ReferencePython(t testing.TB) string {
+	t.Helper()
+	p := os.Getenv("GOHANDS_REFERENCE_PYTHON")
+	if p == "" {
+		cache := os.Getenv("GOHANDS_CACHE")
+		if cache == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				Missing(t, "reference venv: %v", err)
+			}
+			cache = filepath.Join(home, ".cache", "gohands")
+		}
+		b, err := os.ReadFile(filepath.Join(cache, "reference", "python"))
+		if err != nil {
+			Missing(t, "reference venv (run scripts/deps.d/20-reference.sh): %v", err)
+		}
+		p = strings.TrimSpace(string(b))
+	}
+	if _, err := os.Stat(p); err != nil {
+		Missing(t, "reference venv python (run scripts/deps.d/20-reference.sh): %v", err)
+	}
+	return p
 }

@@ -27,6 +27,13 @@
 // checked against the official Go SDKs and against the Python reference's
 // LiteLLM client.
 //
+// A Playbook chooses each reply by the request instead of by arrival
+// order (rules on the system prompt and the first and last user messages;
+// the reply by the number of assistant turns), so one server can answer
+// many concurrent conversations and side calls; NewResponder serves one,
+// and the command cmd/llmtest serves a playbook file to programs that are
+// not Go tests.
+//
 // Provider is the in-process alternative: an llm.Provider answering from
 // the same Reply script without HTTP, for tests and benchmarks of code
 // above the LLM.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -70,9 +71,13 @@ type Server struct {
 	wires []Wire
 	srv   *httptest.Server
 
+	respond  Responder // chooses replies instead of script when set
+	noRecord bool
+
 	mu       sync.Mutex
 	script   []Reply
 	next     int
+	count    int // requests received
 	requests []Request
 }
 
@@ -108,11 +113,47 @@ func New(t testing.TB, replies ...Reply) *Server {
 
 func start(t testing.TB, wires []Wire, replies []Reply) *Server {
 	s := &Server{t: t, wires: wires, script: append([]Reply(nil), replies...)}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = s.srv.URL
-	if t != nil {
-		t.Cleanup(s.Close)
+	s.listen(nil)
+	return s
+}
+
+func (s *Server) listen(l net.Listener) {
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	if l != nil {
+		s.srv.Listener.Close()
+		s.srv.Listener = l
 	}
+	s.srv.Start()
+	s.URL = s.srv.URL
+	if s.t != nil {
+		s.t.Cleanup(s.Close)
+	}
+}
+
+// Responder chooses the reply to a request. An error answers the request
+// with HTTP 400 in the provider's error format and fails the test.
+type Responder func(Request) (Reply, error)
+
+// ResponderOptions configures NewResponder. The zero value is ready to use.
+type ResponderOptions struct {
+	// Listener is where the server listens; a loopback port of the
+	// system's choosing when nil.
+	Listener net.Listener
+	// NoRecord makes the server keep no requests (Requests returns none),
+	// for long runs and benchmarks.
+	NoRecord bool
+}
+
+// NewResponder starts a server speaking all four wire formats that answers
+// each request with what respond returns, for replies that depend on the
+// request rather than on arrival order: a Playbook's Respond, typically.
+// opts may be nil.
+func NewResponder(t testing.TB, respond Responder, opts *ResponderOptions) *Server {
+	if opts == nil {
+		opts = &ResponderOptions{}
+	}
+	s := &Server{t: t, wires: []Wire{WireChat, WireResponses, WireAnthropic, WireGemini}, respond: respond, noRecord: opts.NoRecord}
+	s.listen(opts.Listener)
 	return s
 }
 
@@ -226,11 +267,14 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
 	rec.Stream = stream
 
 	s.mu.Lock()
-	s.requests = append(s.requests, rec)
-	n := len(s.requests)
+	s.count++
+	n := s.count
+	if !s.noRecord {
+		s.requests = append(s.requests, rec)
+	}
 	var reply Reply
-	exhausted := s.next >= len(s.script)
-	if wire != "" && !exhausted {
+	exhausted := s.respond == nil && s.next >= len(s.script)
+	if wire != "" && !exhausted && s.respond == nil {
 		reply = s.script[s.next]
 		s.next++
 	}
@@ -252,6 +296,14 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
 		s.errorf("llmtest: request #%d %s %s: body is not a JSON object: %q", n, r.Method, r.URL.Path, raw)
 		writeFailure(rw, wire, &Failure{Status: http.StatusBadRequest, Message: "llmtest: body is not a JSON object"})
 		return
+	}
+	if s.respond != nil {
+		if reply, err = s.respond(rec); err != nil {
+			msg := fmt.Sprintf("llmtest: request #%d (%s %s): %v", n, r.Method, r.URL.Path, err)
+			s.errorf("%s", msg)
+			writeFailure(rw, wire, &Failure{Status: http.StatusBadRequest, Message: msg})
+			return
+		}
 	}
 
 	if reply.Delay > 0 {
