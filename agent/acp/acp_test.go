@@ -93,6 +93,11 @@ func status(c conversation.Conversation) conversation.ExecutionStatus {
 // fs and terminal requests are served in the workspace.
 func TestTurnWithConfirmation(t *testing.T) {
 	a := acp.New(fakeCommand(t, "ok")...)
+	a.MCPConfig = map[string]json.RawMessage{
+		"files": json.RawMessage(`{"command": "mcp-files", "args": ["--root", "/w"], "env": {"A": "1"}}`),
+		"web":   json.RawMessage(`{"url": "http://127.0.0.1:9/mcp", "transport": "http"}`),
+		"off":   json.RawMessage(`{"command": "x", "enabled": false}`),
+	}
 	msgs := filepath.Join(t.TempDir(), "received.jsonl")
 	t.Setenv("GOHANDS_FAKE_LOG", msgs)
 	c := open(t, a, &conversation.LocalOptions{ConfirmationPolicy: security.AlwaysConfirm{}})
@@ -158,6 +163,13 @@ func TestTurnWithConfirmation(t *testing.T) {
 		t.Errorf("agent_state acp_session_id %v", got)
 	}
 	checkSchema(t, msgs)
+	// The stdio MCP server is passed on; the fake takes no HTTP ones, and
+	// the disabled one stays out.
+	for _, m := range received(t, msgs) {
+		if m.Method == "session/new" && !strings.Contains(string(m.Params), `"mcpServers":[{"args":["--root","/w"],"command":"mcp-files","env":[{"name":"A","value":"1"}],"name":"files"}]`) {
+			t.Errorf("session/new %s", m.Params)
+		}
+	}
 }
 
 // The file the server wrote through fs/write_text_file is in the workspace.

@@ -304,10 +304,14 @@ func (r *runner) start(ctx context.Context) (*server, error) {
 		}
 	}
 	cwd := r.sess.WorkingDir()
+	mcp, err := mcpServers(r.a.MCPConfig, srv.caps.McpCapabilities, r.log)
+	if err != nil {
+		return srv, err
+	}
 	prior, resumed := r.priorSession(cwd), false
 	if prior != "" && srv.caps.LoadSession {
 		_, err := call(ctx, srv, func(ctx context.Context) (sdk.LoadSessionResponse, error) {
-			return srv.conn.LoadSession(ctx, sdk.LoadSessionRequest{Cwd: cwd, SessionId: sdk.SessionId(prior), McpServers: []sdk.McpServer{}})
+			return srv.conn.LoadSession(ctx, sdk.LoadSessionRequest{Cwd: cwd, SessionId: sdk.SessionId(prior), McpServers: mcp})
 		})
 		var re *sdk.RequestError
 		switch {
@@ -323,7 +327,7 @@ func (r *runner) start(ctx context.Context) (*server, error) {
 	var models *sdk.SessionModelState
 	if !resumed {
 		resp, err := call(ctx, srv, func(ctx context.Context) (sdk.NewSessionResponse, error) {
-			return srv.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
+			return srv.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: mcp})
 		})
 		if err != nil {
 			return srv, fmt.Errorf("session/new: %w", err)

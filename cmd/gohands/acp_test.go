@@ -63,11 +63,13 @@ func TestACPClient(t *testing.T) {
 		llmtest.Reply{Reasoning: "A new file.", ToolCalls: []llmtest.ToolCall{call("c1", "file_editor", map[string]any{"command": "create", "path": filepath.Join(e.work, "hello.txt"), "file_text": "hi\n"})}},
 		finishReply("Created hello.txt."),
 		llmtest.Reply{Text: "slow", Delay: time.Minute},
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("c2", "echo", map[string]any{"message": "hello-through-mcp"})}},
 		finishReply("You are welcome."),
 	)
+	mcp, _ := json.Marshal([]any{map[string]any{"name": "everything", "command": "node", "args": []string{everythingScript(t), "stdio"}, "env": []any{}}})
 	script, _ := filepath.Abs(acpClient)
 	cmd := exec.Command(node, script, e.work, binPath, "acp", "--persistence-dir", e.data, "--llm-config", e.config)
-	cmd.Env = e.env
+	cmd.Env = append(e.env, "ACP_MCP="+string(mcp))
 	cmd.Dir = filepath.Dir(script)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -101,8 +103,13 @@ func TestACPClient(t *testing.T) {
 	if !slices.Equal(r.StopReasons, []string{"end_turn", "cancelled", "end_turn"}) {
 		t.Errorf("stop reasons %v", r.StopReasons)
 	}
-	if len(r.Permissions) != 1 || r.Permissions[0].Kind != "edit" || !slices.Contains(r.Permissions[0].Options, "allow_once") {
+	if len(r.Permissions) != 2 || r.Permissions[0].Kind != "edit" || !slices.Contains(r.Permissions[0].Options, "allow_once") {
 		t.Errorf("permission requests %+v", r.Permissions)
+	}
+	// The MCP server the client passed is a tool of the loaded session.
+	reqs := e.srv.Requests()
+	if _, texts := toolResults(t, reqs[len(reqs)-1]); !slices.ContainsFunc(texts, func(s string) bool { return strings.Contains(s, "hello-through-mcp") }) {
+		t.Errorf("the model did not see the MCP tool's result: %q", texts)
 	}
 	if b, err := os.ReadFile(filepath.Join(e.work, "hello.txt")); err != nil || string(b) != "hi\n" {
 		t.Errorf("hello.txt: %q, %v", b, err)
@@ -168,5 +175,15 @@ func TestRunACP(t *testing.T) {
 	}
 	if e.status() != "finished" {
 		t.Errorf("status %s", e.status())
+	}
+}
+
+func TestSplitWords(t *testing.T) {
+	got, err := splitWords(`npx -y "@scope/pkg" --flag 'a b'`)
+	if err != nil || !slices.Equal(got, []string{"npx", "-y", "@scope/pkg", "--flag", "a b"}) {
+		t.Errorf("%q, %v", got, err)
+	}
+	if _, err := splitWords(`bad "quote`); err == nil {
+		t.Error("unclosed quote accepted")
 	}
 }

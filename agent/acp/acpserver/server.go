@@ -127,6 +127,18 @@ func policyOf(mode string) security.ConfirmationPolicy {
 	return nil
 }
 
+// modeOf is the mode of a policy; policies other than the modes' count
+// as always-ask, the closest.
+func modeOf(p security.ConfirmationPolicy) string {
+	switch p.(type) {
+	case security.NeverConfirm, *security.NeverConfirm:
+		return ModeApprove
+	case *security.ConfirmRisky:
+		return ModeRisky
+	}
+	return ModeAsk
+}
+
 func (s *server) Initialize(_ context.Context, req sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	return sdk.InitializeResponse{
 		ProtocolVersion: sdk.ProtocolVersionNumber,
@@ -195,8 +207,12 @@ func (s *server) open(ctx context.Context, id, cwd string, servers []sdk.McpServ
 	} else {
 		s.mu.Unlock()
 	}
+	// A loaded session keeps its stored policy, hence its mode.
+	policy := policyOf(s.opts.Mode)
 	if id == "" {
 		id = uuid.NewString()
+	} else {
+		policy = nil
 	}
 	ss := &session{s: s, id: sdk.SessionId(id), mode: s.opts.Mode, out: make(chan func(), 1024)}
 	go ss.send()
@@ -205,7 +221,7 @@ func (s *server) open(ctx context.Context, id, cwd string, servers []sdk.McpServ
 	conv, err := conversation.New(ctx, ag, cwd, &conversation.LocalOptions{
 		ID:                 id,
 		PersistenceDir:     s.opts.PersistenceDir,
-		ConfirmationPolicy: policyOf(ss.mode),
+		ConfirmationPolicy: policy,
 		SecurityAnalyzer:   &security.RuleAnalyzer{WorkDir: cwd},
 		Logger:             s.opts.Logger,
 		OnEvent:            ss.forward,
@@ -215,6 +231,7 @@ func (s *server) open(ctx context.Context, id, cwd string, servers []sdk.McpServ
 		return nil, err
 	}
 	ss.conv = conv
+	ss.mode = modeOf(conv.State().Fields().Policy())
 	s.mu.Lock()
 	s.sessions[conv.ID()] = ss
 	s.mu.Unlock()

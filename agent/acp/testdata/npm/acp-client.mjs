@@ -8,12 +8,15 @@
 //   session/load of the session (its history is replayed);
 //   prompt 3 in the loaded session.
 //
+// $ACP_MCP, if set, is the JSON list of MCP servers passed to session/new
+// and session/load.
 // cmd/gohands's TestACPClient runs it against `gohands acp`.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { client, methods, ndJsonStream, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
 
 const [cwd, command, ...args] = process.argv.slice(2);
+const mcpServers = process.env.ACP_MCP ? JSON.parse(process.env.ACP_MCP) : [];
 const child = spawn(command, args, { stdio: ["pipe", "pipe", "inherit"] });
 const out = { updates: [], permissions: [], stopReasons: [], loadUpdates: [] };
 let phase = "new";
@@ -42,7 +45,7 @@ try {
   await app.connectWith(stream, async (ctx) => {
     const init = await ctx.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
     out.init = { protocolVersion: init.protocolVersion, loadSession: init.agentCapabilities?.loadSession, name: init.agentInfo?.name };
-    const s = await ctx.request(methods.agent.session.new, { cwd, mcpServers: [] });
+    const s = await ctx.request(methods.agent.session.new, { cwd, mcpServers });
     out.sessionId = s.sessionId;
     out.modes = s.modes?.availableModes.map((m) => m.id);
     await ctx.request(methods.agent.session.setMode, { sessionId: s.sessionId, modeId: "always-ask" });
@@ -63,7 +66,7 @@ try {
     out.stopReasons.push(r.stopReason);
 
     phase = "load";
-    await ctx.request(methods.agent.session.load, { sessionId: s.sessionId, cwd, mcpServers: [] });
+    await ctx.request(methods.agent.session.load, { sessionId: s.sessionId, cwd, mcpServers });
 
     phase = "prompt3";
     r = await ctx.request(methods.agent.session.prompt, { sessionId: s.sessionId, prompt: text("thanks") });
