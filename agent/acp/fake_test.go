@@ -27,12 +27,17 @@ func TestMain(m *testing.M) {
 // fakeCommand is the acp_command running the fake server in mode.
 func fakeCommand(t *testing.T, mode string) []string {
 	t.Helper()
+	t.Setenv("GOHANDS_FAKE_ACP", mode)
+	return []string{fakeBinary(t), "-test.run=^$"}
+}
+
+// fakeBinary is the test binary, which is the fake server too.
+func fakeBinary(tb testing.TB) string {
 	exe, err := os.Executable()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Setenv("GOHANDS_FAKE_ACP", mode)
-	return []string{exe, "-test.run=^$"}
+	return exe
 }
 
 type rpcMsg struct {
