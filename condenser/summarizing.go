@@ -148,6 +148,15 @@ func (c *LLMSummarizing) Condense(ctx context.Context, view *View, agentLLM llm.
 	if !r.any() {
 		return nil, nil
 	}
+	if c.Model == nil {
+		m, err := c.summarizer(agentLLM)
+		if err != nil {
+			return nil, fmt.Errorf("condenser: %w", err)
+		}
+		cc := *c // c is shared configuration: fill in a copy
+		cc.Model = m
+		c = &cc
+	}
 	cond, err := c.condense(ctx, view, r)
 	if err == nil {
 		return cond, nil
@@ -166,6 +175,26 @@ func (c *LLMSummarizing) Condense(ctx context.Context, view *View, agentLLM llm.
 		return nil, context.Cause(ctx)
 	}
 	return nil, fmt.Errorf("%w: %w (hard context reset failed too)", ErrNoCondensation, err)
+}
+
+// summarizer makes the model that writes summaries from the LLM config.
+// When the config names the agent's model it is derived from the agent's
+// LLM (same provider and client, metrics of its own), borrowing the
+// agent's credentials where it has none: presets derive the condenser's
+// config from the agent's, and a stored config carries no keys.
+func (c *LLMSummarizing) summarizer(agentLLM llm.Model) (llm.Model, error) {
+	a, ok := agentLLM.(*llm.LLM)
+	if !ok || a.Config().Model != c.LLM.Model {
+		return llm.New(c.LLM, nil)
+	}
+	cfg, ac := c.LLM, a.Config()
+	if cfg.APIKey.IsZero() && cfg.AWSAccessKeyID.IsZero() {
+		cfg.APIKey, cfg.AWSAccessKeyID, cfg.AWSSecretAccessKey, cfg.AWSSessionToken = ac.APIKey, ac.AWSAccessKeyID, ac.AWSSecretAccessKey, ac.AWSSessionToken
+		if cfg.BaseURL == "" {
+			cfg.BaseURL = ac.BaseURL
+		}
+	}
+	return a.Derive(cfg)
 }
 
 func (c *LLMSummarizing) logger() *slog.Logger {
@@ -281,15 +310,7 @@ func (c *LLMSummarizing) summarize(ctx context.Context, forgotten []event.Event,
 	if len(forgotten) == 0 {
 		return nil, fmt.Errorf("%w: no events to summarise", ErrNoCondensation)
 	}
-	model := c.Model
-	if model == nil {
-		l, err := llm.New(c.LLM, nil)
-		if err != nil {
-			return nil, fmt.Errorf("condenser: %w", err)
-		}
-		model = l
-	}
-	resp, err := model.Completion(ctx, []event.Message{event.UserMessage(summaryPrompt(forgotten, limit))}, nil, &llm.CallOptions{NoStream: true})
+	resp, err := c.Model.Completion(ctx, []event.Message{event.UserMessage(summaryPrompt(forgotten, limit))}, nil, &llm.CallOptions{NoStream: true})
 	if err != nil {
 		return nil, fmt.Errorf("%w: summary LLM call failed: %w", ErrNoCondensation, err)
 	}

@@ -57,6 +57,7 @@ type runFlags struct {
 	mcpConfig              string
 	confirm                string
 	acp                    string
+	preset                 string
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -106,6 +107,7 @@ confirmation, 130 when paused by an interrupt.`,
 	fl.StringVar(&f.mcpConfig, "mcp-config", "", "JSON `file` of MCP servers ({\"mcpServers\": {...}}) whose tools the agent gets")
 	fl.StringVar(&f.confirm, "confirm", "never", "which actions wait for a y/n answer on standard input: `never`, always, or risky (HIGH or unknown risk by the rule-based analyzer)")
 	fl.StringVar(&f.acp, "acp", "", "run the task through this Agent Client Protocol server `command` (e.g. \"npx -y @zed-industries/claude-agent-acp\"), which brings its own model and tools, instead of gohands' agent")
+	fl.StringVar(&f.preset, "preset", preset.Default, "the agent: `NAME` of a preset, one of "+strings.Join(preset.Names(), ", ")+" (all but planning can hand work to sub-agents with the task tool)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log diagnostics to standard error")
 	return cmd
 }
@@ -285,7 +287,10 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		if err != nil {
 			return usageErr("model %q: %v", cfg.Model, err)
 		}
-		def := preset.DefaultAgent(cfg, nil)
+		def, err := preset.New(f.preset, cfg, &preset.Options{SubAgents: true})
+		if err != nil {
+			return usageErr("--preset: %v", err)
+		}
 		def.Model = model
 		mcpSet, err := a.connectMCP(ctx, f.mcpConfig, def, llmLog)
 		if mcpSet != nil {

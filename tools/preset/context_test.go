@@ -85,8 +85,8 @@ func TestDefaultAgentCondenser(t *testing.T) {
 	if !ok {
 		t.Fatalf("condenser is %T, want *condenser.LLMSummarizing", c)
 	}
-	if s.MaxSize != condenser.DefaultMaxSize || s.KeepFirst != condenser.DefaultKeepFirst {
-		t.Errorf("max_size %d keep_first %d, want the defaults", s.MaxSize, s.KeepFirst)
+	if s.MaxSize != 80 || s.KeepFirst != 4 { // the reference's default_condenser
+		t.Errorf("max_size %d keep_first %d, want 80 and 4", s.MaxSize, s.KeepFirst)
 	}
 	if s.LLM.Model != cfg.Model || s.LLM.UsageID != "condenser" {
 		t.Errorf("condenser llm %q usage %q", s.LLM.Model, s.LLM.UsageID)

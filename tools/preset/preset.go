@@ -1,29 +1,37 @@
 // Package preset builds gohands' ready-made agents and registers everything
 // an application needs to run them.
 //
+// The presets are the reference's: default, gpt5, gemini and planning (see
+// Presets), each with the reference's tools and condenser settings, chosen
+// by name with Lookup or New (the CLI's --preset flag, an agent server
+// request).
+//
 // Importing preset registers every built-in tool (terminal, file_editor,
-// task_tracker, glob, grep, think, finish) with package tool and every LLM
-// provider (OpenAI, Anthropic, Gemini) with package llm, so that an agent
-// configuration read from JSON (a resumed conversation, a request to the
-// agent server) can be materialised whatever tools and model it names.
-// Libraries that know which tools they use import only those packages.
+// task_tracker, glob, grep, think, finish, apply_patch, the gemini-style
+// file tools, planning_file_editor and the task tool set) with package
+// tool and every LLM provider (OpenAI, Anthropic, Gemini) with package llm,
+// so that an agent configuration read from JSON (a resumed conversation, a
+// request to the agent server) can be materialised whatever tools and
+// model it names. Libraries that know which tools they use import only
+// those packages.
 package preset
 
 import (
-	"encoding/json"
 	"maps"
 	"slices"
 
 	"github.com/gohands/gohands/agent"
-	"github.com/gohands/gohands/condenser"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
-	"github.com/gohands/gohands/skill"
 	"github.com/gohands/gohands/tool"
+	"github.com/gohands/gohands/tools/applypatch"
 	"github.com/gohands/gohands/tools/fileeditor"
 	"github.com/gohands/gohands/tools/finish"
+	"github.com/gohands/gohands/tools/gemini"
 	"github.com/gohands/gohands/tools/glob"
 	"github.com/gohands/gohands/tools/grep"
+	"github.com/gohands/gohands/tools/planning"
+	"github.com/gohands/gohands/tools/task"
 	"github.com/gohands/gohands/tools/tasktracker"
 	"github.com/gohands/gohands/tools/terminal"
 	"github.com/gohands/gohands/tools/think"
@@ -42,6 +50,16 @@ type Options struct {
 	FinishResponseSchema map[string]any
 	// ExtraTools are further tool specs, added after the default ones.
 	ExtraTools []tool.Spec
+	// Browser adds the browser tool set (BrowserToolSet), as the
+	// reference does outside its CLI mode.
+	Browser bool
+	// SubAgents adds the task tool set, so the agent can hand work to
+	// sub-agents, several at once (tool_concurrency_limit becomes
+	// SubAgentConcurrency).
+	SubAgents bool
+	// PlanPath is where the planning preset keeps its plan (an absolute
+	// path); empty means its default.
+	PlanPath string
 }
 
 // DefaultTools returns the specs of the default tools: a terminal, the
@@ -61,24 +79,24 @@ const CondenserUsageID = "condenser"
 
 // DefaultAgent returns the default agent for the model cfg describes: the
 // default tools plus the built-in think and finish tools, and the
-// summarizing condenser with the reference's defaults (summarising with
-// the same model under usage id "condenser"), like the reference's
-// get_default_agent in CLI mode (no browser). Unlike the reference, it
-// also loads the workspace's context files and skills (AGENTS.md,
+// summarizing condenser of the reference's default agent (summarising with
+// the same model under usage id "condenser", over 80 events keeping the
+// first 4), like the reference's get_default_agent in CLI mode (no
+// browser). Unlike the reference, it also loads the workspace's context files and skills (AGENTS.md,
 // CLAUDE.md, GEMINI.md, .cursorrules, .openhands/skills, …) and the
 // user's skills, as the agents developers use every day do.
+//
+// With opts it can also have the browser and sub-agents.
 func DefaultAgent(cfg llm.Config, opts *Options) *agent.Agent {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	specs := append(DefaultTools(), slices.Clone(o.ExtraTools)...)
+	specs := append(DefaultTools(), o.optionalTools()...)
 	a := agent.New(cfg, specs...)
-	ccfg := cfg
-	ccfg.UsageID = CondenserUsageID
-	// Both encodings are of fixed, valid values: they cannot fail.
-	a.Condenser, _ = event.MarshalKinded(condenser.NewLLMSummarizing(ccfg, nil))
-	a.AgentContext, _ = json.Marshal(skill.AgentContext{LoadProjectSkills: true, LoadUserSkills: true})
+	a.Condenser = summarizing(cfg, CondenserUsageID, 80, 4)
+	a.AgentContext = workspaceContext()
+	o.finishAgent(a)
 	if o.FinishResponseSchema != nil {
 		a.Tools = append(a.Tools, tool.Spec{
 			Name:   finish.Name,
@@ -95,7 +113,9 @@ func BuiltinTools() []string {
 	names := []string{
 		terminal.Name, fileeditor.Name, tasktracker.Name,
 		glob.Name, grep.Name, think.Name, finish.Name,
+		applypatch.Name, planning.Name, task.ToolSetName,
 	}
+	names = append(names, gemini.Names...)
 	slices.Sort(names)
 	return names
 }

@@ -17,7 +17,7 @@ import (
 
 // runOnce runs a with a model that replies with text, and returns the
 // request the model got.
-func runOnce(t *testing.T, a conversation.Agent, p *llmtest.Provider) llm.Request {
+func runOnce(t *testing.T, a conversation.Agent, p requester) llm.Request {
 	t.Helper()
 	ctx := context.Background()
 	c, err := conversation.New(ctx, a, t.TempDir(), &conversation.LocalOptions{PersistenceDir: t.TempDir()})
@@ -45,6 +45,13 @@ func toolNames(specs []llm.ToolSpec) []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// requester is what runOnce reads the model's requests from.
+type requester interface{ Requests() []llm.Request }
+
+func scriptedProvider(t *testing.T, cfg llm.Config) (llm.Model, requester) {
+	return scripted(t, cfg)
 }
 
 func scripted(t *testing.T, cfg llm.Config) (llm.Model, *llmtest.Provider) {
