@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -593,5 +594,32 @@ func TestActionTimeoutAndCancel(t *testing.T) {
 	}
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("cancel took %v", d)
+	}
+}
+
+func TestRestartAfterCrash(t *testing.T) {
+	needChromium(t)
+	srv := site(t)
+	ts, _ := newToolset(t, nil)
+	ts.ok(t, browser.NavigateName, `{"url":"`+srv.URL+`/"}`)
+	profile := browserProfile(t)
+	pids := chromiumProcesses(t, profile)
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	// The action that finds the browser dead may fail; the next ones
+	// run in a new browser.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		o := ts.call(t, browser.NavigateName, `{"url":"`+srv.URL+`/form"}`)
+		if !o.IsError {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recovery after the crash: %s", text(o))
+		}
+	}
+	if s := ts.state(t); s.Title != "Form" {
+		t.Errorf("after restart: %q", s.Title)
 	}
 }

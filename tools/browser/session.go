@@ -231,7 +231,12 @@ func (b *Browser) observe(res result, err error) *Observation {
 // start launches Chromium unless it runs.
 func (b *Browser) start(ctx context.Context) error {
 	if b.root != nil {
-		return nil
+		if b.root.Err() == nil {
+			return nil
+		}
+		// Chromium died (it crashed or was killed): start a new one.
+		b.log.Warn("browser: Chromium exited; starting a new one", "err", context.Cause(b.root))
+		b.stop()
 	}
 	exe, err := FindChromium(b.opts.ExecPath)
 	if err != nil {
