@@ -47,12 +47,12 @@ func main() {
 	}
 	srv := llmtest.NewResponder(nil, p.Respond, &llmtest.ResponderOptions{Listener: l, NoRecord: !*record})
 	defer srv.Close()
-	fmt.Println(srv.URL)
 	if *urlFile != "" {
 		if err := os.WriteFile(*urlFile, []byte(srv.URL+"\n"), 0o644); err != nil {
 			log.Fatal(err)
 		}
 	}
+	fmt.Println(srv.URL)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()
