@@ -37,6 +37,9 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
+	// Before the URL is printed: a caller may signal as soon as it has it.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	p, err := llmtest.ReadPlaybook(*playbook)
 	if err != nil {
 		log.Fatal(err)
@@ -53,7 +56,5 @@ func main() {
 		}
 	}
 	fmt.Println(srv.URL)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	<-ctx.Done()
 }
