@@ -191,6 +191,10 @@ type LocalOptions struct {
 	SecurityAnalyzer any
 	// Secrets are added to the conversation's secret registry.
 	Secrets map[string]secret.Source
+	// RecordStateChanges appends a ConversationStateUpdateEvent to the log
+	// for every change of a state field (see Options.RecordChanges), as
+	// the reference's agent server does.
+	RecordStateChanges bool
 	// OnEvent, if set, is called with every event of the conversation's
 	// life, from the first, in commit order, on the committing goroutine
 	// before the call that committed it returns (the reference's

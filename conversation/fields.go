@@ -225,6 +225,18 @@ func encodeMembers(f *Fields, c *secret.Cipher) ([]member, error) {
 	return ms, nil
 }
 
+// MarshalJSON encodes f as base_state.json is written without a cipher:
+// in the reference's field order, nulls omitted, secrets redacted. It is
+// the reference's state.model_dump(mode="json", exclude_none=True), the
+// value of a full_state ConversationStateUpdateEvent.
+func (f *Fields) MarshalJSON() ([]byte, error) {
+	ms, err := encodeMembers(f, nil)
+	if err != nil {
+		return nil, err
+	}
+	return joinMembers(ms), nil
+}
+
 func joinMembers(ms []member) []byte {
 	n := 2
 	for _, m := range ms {

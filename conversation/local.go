@@ -126,7 +126,7 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 		}
 		return nil, err
 	}
-	sopts := &Options{Cipher: o.Cipher, OnEvent: c.onEvent}
+	sopts := &Options{Cipher: o.Cipher, OnEvent: c.onEvent, RecordChanges: o.RecordStateChanges}
 	ws := &workspace.LocalWorkspace{WorkingDir: workDir}
 
 	base, err := store.ReadBase()

@@ -25,6 +25,12 @@ type Options struct {
 	// of the event tree's HEAD (leaf_event_id, head_is_empty) are not
 	// reported, as in the reference.
 	OnChange func(key string, value json.RawMessage)
+	// RecordChanges appends a ConversationStateUpdateEvent {key, value} to
+	// the log for each changed field, in the same commit as the change, as
+	// the reference's agent server does, so that a client following the
+	// events (a WebSocket, a reconnecting client) sees every status change.
+	// HEAD moves are not recorded, as with OnChange.
+	RecordChanges bool
 }
 
 // State is a conversation's mutable state: its Fields and its event log.
@@ -302,11 +308,35 @@ func (s *State) commit(tx *Tx) ([]notice, error) {
 	s.saved = ms
 	s.fields.Store(tx.f)
 	for _, m := range changed {
-		if m.key != "leaf_event_id" && m.key != "head_is_empty" {
-			notes = append(notes, notice{key: m.key, value: m.val})
+		if m.key == "leaf_event_id" || m.key == "head_is_empty" {
+			continue
+		}
+		notes = append(notes, notice{key: m.key, value: m.val})
+		if s.opts.RecordChanges {
+			n, err := s.recordChange(tx.f, m)
+			if err != nil {
+				return notes, err
+			}
+			notes = append(notes, n)
 		}
 	}
 	return notes, nil
+}
+
+// recordChange appends the ConversationStateUpdateEvent of one changed
+// member. Called with mu held, after f is published.
+func (s *State) recordChange(f *Fields, m member) (notice, error) {
+	e := &event.ConversationStateUpdateEvent{
+		Base: event.NewBase(event.SourceEnvironment), Key: m.key, Value: json.RawMessage(m.val),
+	}
+	e.ParentID = resolveLeaf(s.store, f)
+	if e.ParentID == "" && s.store.Len() > 0 {
+		e.ParentID = event.RootParentID
+	}
+	if _, err := s.store.Append(e); err != nil {
+		return notice{}, fmt.Errorf("conversation: recording the change of %s: %w", m.key, err)
+	}
+	return notice{ev: e}, nil
 }
 
 // save writes f as the base state.

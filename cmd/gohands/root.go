@@ -72,7 +72,7 @@ LLM_BASE_URL.`,
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.HiddenDefaultCmd = true
-	root.AddCommand(a.runCmd(), a.lsCmd(), a.acpCmd())
+	root.AddCommand(a.runCmd(), a.lsCmd(), a.acpCmd(), a.serveCmd())
 	return root
 }
 

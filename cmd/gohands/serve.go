@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gohands/gohands/server"
+	_ "github.com/gohands/gohands/tools/preset" // every tool and provider, for agents sent by clients
+)
+
+type serveFlags struct {
+	host, config    string
+	port            int
+	allowNoAuth     bool
+	verbose         bool
+	shutdownTimeout time.Duration
+}
+
+func (a *app) serveCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "Serve the OpenHands agent-server API (REST and WebSocket)",
+		Long: `Serve the OpenHands agent-server API, so that OpenHands clients (the Python
+SDK's RemoteConversation and RemoteWorkspace, or any HTTP client) can run
+conversations here. The API is described at /openapi.json and /docs.
+
+Configuration is read as the reference server reads it: a JSON file (--config,
+or $OPENHANDS_AGENT_SERVER_CONFIG_PATH, or
+workspace/openhands_agent_server_config.json if it exists) with the keys
+session_api_keys, conversations_path, workspace_path, bash_events_dir,
+max_concurrent_runs, secret_key, conversation_idle_ttl_seconds and webhooks,
+overridden by environment variables:
+
+  OH_SESSION_API_KEYS_0, _1, ...    accepted X-Session-API-Key values (several
+                                    allow rotation; legacy SESSION_API_KEY)
+  OH_CONVERSATIONS_PATH             where conversations are stored
+                                    (default workspace/conversations)
+  OH_WORKSPACE_PATH                 default working directory
+                                    (default workspace/project)
+  OH_BASH_EVENTS_DIR                bash events directory
+  OH_MAX_CONCURRENT_RUNS            conversations running at once; more get
+                                    429 (default 10)
+  OH_SECRET_KEY                     key encrypting secrets at rest (default:
+                                    the first session key; without any,
+                                    secrets do not survive a restart)
+  OH_CONVERSATION_IDLE_TTL_SECONDS  idle seconds before a conversation is
+                                    released from memory (default 1200;
+                                    "null": never)
+  OH_WEBHOOKS_0_BASE_URL, ...       webhooks receiving event batches (with
+                                    _HEADERS as JSON, _EVENT_BUFFER_SIZE,
+                                    _FLUSH_DELAY, _NUM_RETRIES, _RETRY_DELAY)
+
+Without a session key the server only listens on a loopback address, unless
+--allow-unauthenticated says otherwise. SIGINT or SIGTERM pause the running
+conversations, persist them and exit; on restart every stored conversation is
+listed again and continues where it paused.`,
+		Example: `  gohands serve
+  OH_SESSION_API_KEYS_0=$(openssl rand -hex 16) gohands serve --host 0.0.0.0 --port 8000`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.serve(cmd.Context(), &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.host, "host", "127.0.0.1", "`address` to listen on")
+	fl.IntVar(&f.port, "port", 8000, "`port` to listen on")
+	fl.StringVar(&f.config, "config", "", "JSON configuration `file` (default $"+server.ConfigPathEnv+" or "+server.DefaultConfigPath+")")
+	fl.BoolVar(&f.allowNoAuth, "allow-unauthenticated", false, "listen on a non-loopback address without any session key (anyone who can reach the port controls the agent)")
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for running conversations to pause on shutdown")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log requests and diagnostics to standard error")
+	return cmd
+}
+
+// isLoopback reports whether host names only loopback addresses.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (a *app) serve(ctx context.Context, f *serveFlags) error {
+	opts, err := server.LoadConfig(f.config, a.getenv)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if len(opts.SessionAPIKeys) == 0 && !isLoopback(f.host) && !f.allowNoAuth {
+		return usageErr("refusing to listen on %s without a session key: set OH_SESSION_API_KEYS_0 (or pass --allow-unauthenticated)", f.host)
+	}
+	if f.port < 0 || f.port > 65535 {
+		return usageErr("--port %d: not a port", f.port)
+	}
+	level := slog.LevelInfo
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	opts.Logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+	srv, err := server.New(opts)
+	if err != nil {
+		return &exitErr{code: exitError, msg: err.Error()}
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, strconv.Itoa(f.port)))
+	if err != nil {
+		srv.Close(context.Background())
+		return &exitErr{code: exitError, msg: err.Error()}
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second}
+	fmt.Fprintf(a.stderr, "gohands: serving the agent API on http://%s (docs at /docs)\n", ln.Addr())
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err = <-served:
+	case <-a.signals:
+		fmt.Fprintln(a.stderr, "gohands: shutting down: pausing running conversations")
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
+	defer cancel()
+	closeErr := srv.Close(sctx)
+	hctx, hcancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer hcancel()
+	hs.Shutdown(hctx)
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return &exitErr{code: exitError, msg: err.Error()}
+	}
+	if closeErr != nil {
+		return &exitErr{code: exitError, msg: closeErr.Error()}
+	}
+	return nil
+}

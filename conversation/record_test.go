@@ -1,0 +1,63 @@
+package conversation_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/event"
+)
+
+// With RecordChanges, each field change is also in the log, as a
+// ConversationStateUpdateEvent, in the commit that made it; HEAD moves are
+// not recorded and state updates are not tree nodes.
+func TestRecordChanges(t *testing.T) {
+	s := conversation.NewMemoryStore()
+	var seen []event.Event
+	st, err := conversation.Create(s, newFields(), &conversation.Options{
+		RecordChanges: true, OnEvent: func(e event.Event) { seen = append(seen, e) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := &event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: event.UserMessage("hi")}
+	err = st.Do(func(tx *conversation.Tx) error {
+		tx.Fields().ExecutionStatus = conversation.StatusRunning
+		_, err := tx.Append(msg)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for i := range s.Len() {
+		e, err := s.Event(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u, ok := e.(*event.ConversationStateUpdateEvent); ok {
+			keys = append(keys, u.Key)
+			if u.Key == "execution_status" && string(u.Value.(json.RawMessage)) != `"running"` {
+				t.Errorf("execution_status value %s", u.Value)
+			}
+		}
+	}
+	if len(keys) != 2 || keys[0] != "execution_status" || keys[1] != "last_user_message_id" {
+		t.Errorf("recorded keys %v, want [execution_status last_user_message_id]", keys)
+	}
+	if len(seen) != s.Len() {
+		t.Errorf("OnEvent saw %d events, the log has %d", len(seen), s.Len())
+	}
+	if got := st.Fields().LeafEventID; got != msg.ID {
+		t.Errorf("HEAD %s, want the message %s (state updates are not tree nodes)", got, msg.ID)
+	}
+	// Fields.MarshalJSON is the redacted state without nulls.
+	b, err := json.Marshal(st.Fields())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil || m["execution_status"] != "running" {
+		t.Errorf("Fields JSON %s (%v)", b, err)
+	}
+}

@@ -1,0 +1,433 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/event"
+)
+
+// MetaFile is the name of the agent server's per-conversation metadata
+// file, the reference's StoredConversation.
+const MetaFile = "meta.json"
+
+// storedMeta is meta.json: the reference's StoredConversation (the
+// ConversationConfig fields and the server's own), nulls kept. It does
+// not hold the agent: base_state.json does. Secrets are kept in the
+// state's secret registry (encrypted there with the server's key), so
+// meta.json's secrets map stays empty.
+type storedMeta struct {
+	Workspace                         json.RawMessage            `json:"workspace"`
+	Worktree                          bool                       `json:"worktree"`
+	ConversationID                    *string                    `json:"conversation_id"`
+	ParentConversationID              *string                    `json:"parent_conversation_id"`
+	ConfirmationPolicy                json.RawMessage            `json:"confirmation_policy"`
+	SecurityAnalyzer                  json.RawMessage            `json:"security_analyzer"`
+	InitialMessage                    json.RawMessage            `json:"initial_message"`
+	MaxIterations                     int                        `json:"max_iterations"`
+	StuckDetection                    bool                       `json:"stuck_detection"`
+	Secrets                           map[string]json.RawMessage `json:"secrets"`
+	SecretsEncrypted                  bool                       `json:"secrets_encrypted"`
+	ToolModuleQualnames               map[string]string          `json:"tool_module_qualnames"`
+	ClientTools                       []json.RawMessage          `json:"client_tools"`
+	AgentLaunchAdditions              json.RawMessage            `json:"agent_launch_additions"`
+	AgentDefinitions                  []json.RawMessage          `json:"agent_definitions"`
+	Plugins                           json.RawMessage            `json:"plugins"`
+	HookConfig                        json.RawMessage            `json:"hook_config"`
+	Tags                              map[string]string          `json:"tags"`
+	UserID                            *string                    `json:"user_id"`
+	ObservabilityMetadata             json.RawMessage            `json:"observability_metadata"`
+	ObservabilityTags                 json.RawMessage            `json:"observability_tags"`
+	ObservabilitySpanName             string                     `json:"observability_span_name"`
+	Autotitle                         bool                       `json:"autotitle"`
+	TitleLLMProfile                   *string                    `json:"title_llm_profile"`
+	RequiredRuntimeCredentialBindings []string                   `json:"required_runtime_credential_bindings"`
+	ID                                string                     `json:"id"`
+	Title                             *string                    `json:"title"`
+	Metrics                           json.RawMessage            `json:"metrics"`
+	CreatedAt                         string                     `json:"created_at"`
+	UpdatedAt                         string                     `json:"updated_at"`
+	ForkedFromConversationID          *string                    `json:"forked_from_conversation_id"`
+	ForkedFromEventID                 *string                    `json:"forked_from_event_id"`
+	LaunchedAgentProfile              json.RawMessage            `json:"launched_agent_profile"`
+}
+
+// utcNow is the reference's meta.json time: UTC with a Z.
+func utcNow() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000000Z") }
+
+// conv is one conversation known to the server: its metadata, always in
+// memory, and its LocalConversation, loaded on demand and released when
+// idle. An idle conversation costs no goroutine.
+type conv struct {
+	s  *Server
+	id string // dashed
+	// dir is the conversation directory.
+	dir string
+
+	mu       sync.Mutex
+	meta     storedMeta
+	lc       *conversation.LocalConversation
+	unsub    func()
+	running  bool
+	lastUsed time.Time
+	gone     bool // deleted
+
+	subs atomic.Pointer[[]*subscriber]
+	subM sync.Mutex
+}
+
+var (
+	errNotFound       = errors.New("conversation not found")
+	errAlreadyRunning = &httpError{status: http.StatusConflict, detail: "Conversation already running. Wait for completion or pause first."}
+	errTooManyRuns    = &httpError{status: http.StatusTooManyRequests, detail: "Too many conversations running; retry later."}
+	errShuttingDown   = &httpError{status: http.StatusServiceUnavailable, detail: "Server is shutting down"}
+)
+
+// loadStored lists the stored conversations (directories with a
+// meta.json); they are loaded on first use.
+func (s *Server) loadStored() error {
+	ents, err := os.ReadDir(s.opts.ConversationsPath)
+	if err != nil {
+		return fmt.Errorf("server: listing conversations: %w", err)
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(s.opts.ConversationsPath, e.Name())
+		data, err := os.ReadFile(filepath.Join(dir, MetaFile))
+		if err != nil {
+			continue
+		}
+		var m storedMeta
+		if err := json.Unmarshal(data, &m); err != nil {
+			s.log.Warn("skipping a conversation with an unreadable meta.json", "dir", dir, "err", err)
+			continue
+		}
+		id, err := parseUUID(m.ID)
+		if err != nil {
+			s.log.Warn("skipping a conversation with a bad id in meta.json", "dir", dir, "id", m.ID)
+			continue
+		}
+		s.convs[id] = &conv{s: s, id: id, dir: dir, meta: m}
+	}
+	return nil
+}
+
+// lookup returns the conversation with id, or nil.
+func (s *Server) lookup(id string) *conv {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.convs[id]
+}
+
+// load returns the LocalConversation, opening it from disk if released.
+func (c *conv) load(ctx context.Context) (*conversation.LocalConversation, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lastUsed = time.Now()
+	if c.gone {
+		return nil, errNotFound
+	}
+	if c.lc != nil {
+		return c.lc, nil
+	}
+	var ws struct {
+		WorkingDir string `json:"working_dir"`
+	}
+	_ = json.Unmarshal(c.meta.Workspace, &ws)
+	if ws.WorkingDir == "" {
+		ws.WorkingDir = c.s.opts.WorkspacePath
+	}
+	lc, err := conversation.New(ctx, nil, ws.WorkingDir, &conversation.LocalOptions{
+		ID:                 c.id,
+		PersistenceDir:     c.s.opts.ConversationsPath,
+		Cipher:             c.s.cipher,
+		MaxIterations:      c.meta.MaxIterations,
+		RecordStateChanges: true,
+		Logger:             c.s.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("loading conversation %s: %w", c.id, err)
+	}
+	c.attach(lc)
+	return lc, nil
+}
+
+// attach makes lc the loaded conversation. Called with mu held.
+func (c *conv) attach(lc *conversation.LocalConversation) {
+	c.lc = lc
+	c.unsub = lc.Subscribe(c.deliver)
+}
+
+// deliver runs for every event the conversation commits: it encodes the
+// event once and hands it to the sockets and webhooks without blocking.
+func (c *conv) deliver(e event.Event) {
+	subs := c.subs.Load()
+	if (subs == nil || len(*subs) == 0) && len(c.s.hooks) == 0 {
+		return
+	}
+	b, err := event.Marshal(e)
+	if err != nil {
+		c.s.log.Error("encoding an event for subscribers", "conversation", c.id, "err", err)
+		return
+	}
+	c.publish(b)
+	for _, h := range c.s.hooks {
+		h.addEvent(c.id, b)
+	}
+}
+
+// publish sends an encoded frame to every socket.
+func (c *conv) publish(b []byte) {
+	if p := c.subs.Load(); p != nil {
+		for _, sub := range *p {
+			sub.send(b)
+		}
+	}
+}
+
+// fullState encodes the full_state ConversationStateUpdateEvent: the
+// current state, redacted, nulls omitted. It is sent to sockets, never
+// persisted.
+func fullState(lc *conversation.LocalConversation) ([]byte, error) {
+	f, err := lc.State().Fields().MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return event.Marshal(&event.ConversationStateUpdateEvent{
+		Base: event.NewBase(event.SourceEnvironment), Key: event.FullStateKey, Value: json.RawMessage(f),
+	})
+}
+
+// publishFullState sends a full_state snapshot to the sockets.
+func (c *conv) publishFullState(lc *conversation.LocalConversation) {
+	if p := c.subs.Load(); p == nil || len(*p) == 0 {
+		return
+	}
+	b, err := fullState(lc)
+	if err != nil {
+		c.s.log.Error("encoding the state snapshot", "conversation", c.id, "err", err)
+		return
+	}
+	c.publish(b)
+}
+
+// subscribe adds a socket subscriber; it fails when the conversation has
+// MaxSubscribers already.
+func (c *conv) subscribe() (*subscriber, bool) {
+	c.subM.Lock()
+	defer c.subM.Unlock()
+	var cur []*subscriber
+	if p := c.subs.Load(); p != nil {
+		cur = *p
+	}
+	if len(cur) >= c.s.opts.MaxSubscribers {
+		return nil, false
+	}
+	sub := newSubscriber(c.s.opts.SubscriberBuffer)
+	next := append(slices.Clip(cur), sub)
+	c.subs.Store(&next)
+	return sub, true
+}
+
+func (c *conv) unsubscribe(sub *subscriber) {
+	c.subM.Lock()
+	defer c.subM.Unlock()
+	if p := c.subs.Load(); p != nil {
+		next := slices.DeleteFunc(slices.Clone(*p), func(x *subscriber) bool { return x == sub })
+		c.subs.Store(&next)
+	}
+	sub.close()
+	c.mu.Lock()
+	c.lastUsed = time.Now()
+	c.mu.Unlock()
+}
+
+func (c *conv) hasSubscribers() bool {
+	p := c.subs.Load()
+	return p != nil && len(*p) > 0
+}
+
+// run starts a run in the background. It fails with 409 when one is in
+// progress and 429 when MaxConcurrentRuns conversations run.
+func (c *conv) run(ctx context.Context) error {
+	lc, err := c.load(ctx)
+	if err != nil {
+		return err
+	}
+	s := c.s
+	c.mu.Lock()
+	if c.running {
+		c.mu.Unlock()
+		return errAlreadyRunning
+	}
+	if s.closing.Load() {
+		c.mu.Unlock()
+		return errShuttingDown
+	}
+	if s.runs.Add(1) > int64(s.opts.MaxConcurrentRuns) {
+		s.runs.Add(-1)
+		c.mu.Unlock()
+		return errTooManyRuns
+	}
+	c.running = true
+	s.runWG.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer s.runWG.Done()
+		err := lc.Run(context.Background())
+		var re *conversation.RunError
+		if err != nil && !errors.As(err, &re) && !errors.Is(err, conversation.ErrConversationClosed) {
+			s.log.Error("conversation run failed", "conversation", c.id, "err", err)
+		}
+		c.mu.Lock()
+		c.running = false
+		c.lastUsed = time.Now()
+		c.meta.UpdatedAt = utcNow()
+		c.mu.Unlock()
+		s.runs.Add(-1)
+		if err := c.saveMeta(); err != nil {
+			s.log.Error("saving meta.json", "conversation", c.id, "err", err)
+		}
+		c.publishFullState(lc)
+		for _, h := range s.hooks {
+			h.addConversation(c)
+		}
+	}()
+	return nil
+}
+
+// isRunning reports whether a run is in progress.
+func (c *conv) isRunning() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.running
+}
+
+// pauseForShutdown pauses a running conversation.
+func (c *conv) pauseForShutdown() {
+	c.mu.Lock()
+	lc, running := c.lc, c.running
+	c.mu.Unlock()
+	if lc != nil && running {
+		if err := lc.Pause(); err != nil {
+			c.s.log.Warn("pausing for shutdown", "conversation", c.id, "err", err)
+		}
+	}
+}
+
+// unload releases the LocalConversation (persisting it) unless it is
+// running or watched, or force is set.
+func (c *conv) unload(force bool) error {
+	c.mu.Lock()
+	if c.lc == nil || (!force && (c.running || c.hasSubscribers())) {
+		c.mu.Unlock()
+		return nil
+	}
+	lc, unsub := c.lc, c.unsub
+	c.lc, c.unsub = nil, nil
+	c.mu.Unlock()
+	unsub()
+	err := lc.Close()
+	if c.isGone() {
+		return err
+	}
+	return errors.Join(err, c.saveMeta())
+}
+
+func (c *conv) isGone() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gone
+}
+
+// saveMeta writes meta.json atomically.
+func (c *conv) saveMeta() error {
+	c.mu.Lock()
+	if c.gone {
+		c.mu.Unlock()
+		return nil
+	}
+	data, err := json.Marshal(&c.meta)
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(c.dir, MetaFile+".tmp")
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return fmt.Errorf("writing meta.json: %w", err)
+	}
+	return os.Rename(tmp, filepath.Join(c.dir, MetaFile))
+}
+
+// evictLoop releases conversations idle longer than IdleTTL.
+func (s *Server) evictLoop() {
+	defer s.janitor.Done()
+	every := min(max(s.opts.IdleTTL/4, 10*time.Millisecond), 30*time.Second)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		s.evictIdle(time.Now().Add(-s.opts.IdleTTL))
+	}
+}
+
+// evictIdle releases the conversations last used before cutoff.
+func (s *Server) evictIdle(cutoff time.Time) {
+	s.mu.RLock()
+	var idle []*conv
+	for _, c := range s.convs {
+		c.mu.Lock()
+		if c.lc != nil && !c.running && c.lastUsed.Before(cutoff) && !c.hasSubscribers() {
+			idle = append(idle, c)
+		}
+		c.mu.Unlock()
+	}
+	s.mu.RUnlock()
+	for _, c := range idle {
+		if err := c.unload(false); err != nil {
+			s.log.Warn("releasing an idle conversation", "conversation", c.id, "err", err)
+		}
+	}
+}
+
+// subscriber is one socket's queue of encoded frames. send never blocks:
+// a subscriber whose queue is full is dropped (closed), and its client
+// reconciles over REST when it reconnects.
+type subscriber struct {
+	ch      chan []byte
+	done    chan struct{}
+	once    sync.Once
+	dropped atomic.Int64
+}
+
+func newSubscriber(n int) *subscriber {
+	return &subscriber{ch: make(chan []byte, n), done: make(chan struct{})}
+}
+
+func (s *subscriber) send(b []byte) {
+	select {
+	case <-s.done:
+	case s.ch <- b:
+	default:
+		s.dropped.Add(1)
+		s.close()
+	}
+}
+
+func (s *subscriber) close() { s.once.Do(func() { close(s.done) }) }

@@ -1,0 +1,1118 @@
+package server
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gohands/gohands/agent"
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/secret"
+	"github.com/gohands/gohands/security"
+	"github.com/gohands/gohands/tool"
+)
+
+// startRequest is the reference's StartConversationRequest. Kind-tagged
+// members stay raw until validated; unknown keys are ignored.
+type startRequest struct {
+	Agent                json.RawMessage            `json:"agent"`
+	AgentSettings        json.RawMessage            `json:"agent_settings,omitempty"`
+	AgentProfileID       *string                    `json:"agent_profile_id,omitempty"`
+	Workspace            json.RawMessage            `json:"workspace"`
+	ConversationID       *string                    `json:"conversation_id,omitempty"`
+	InitialMessage       *initialMessage            `json:"initial_message,omitempty"`
+	MaxIterations        *int                       `json:"max_iterations,omitempty"`
+	StuckDetection       *bool                      `json:"stuck_detection,omitempty"`
+	ConfirmationPolicy   json.RawMessage            `json:"confirmation_policy,omitempty"`
+	SecurityAnalyzer     json.RawMessage            `json:"security_analyzer,omitempty"`
+	Secrets              map[string]json.RawMessage `json:"secrets,omitempty"`
+	SecretsEncrypted     bool                       `json:"secrets_encrypted,omitempty"`
+	ToolModuleQualnames  map[string]string          `json:"tool_module_qualnames,omitempty"`
+	ClientTools          []json.RawMessage          `json:"client_tools,omitempty"`
+	HookConfig           json.RawMessage            `json:"hook_config,omitempty"`
+	Tags                 map[string]string          `json:"tags,omitempty"`
+	UserID               *string                    `json:"user_id,omitempty"`
+	ParentConversationID *string                    `json:"parent_conversation_id,omitempty"`
+	Autotitle            *bool                      `json:"autotitle,omitempty"`
+}
+
+// initialMessage is the first user message of a new conversation.
+type initialMessage struct {
+	Role    string          `json:"role"`
+	Content []event.Content `json:"content"`
+	Run     bool            `json:"run"`
+}
+
+// includeSkillsQuery is the include_skills parameter of the routes that
+// answer ConversationInfo.
+type includeSkillsQuery struct {
+	IncludeSkills bool `query:"include_skills" description:"Include agent.agent_context.skills in the response (trimmed to [] by default)."`
+}
+
+// created is what the creation of a conversation decided.
+type created struct {
+	c       *conv
+	isNew   bool
+	lc      *conversation.LocalConversation
+	initial *initialMessage
+}
+
+func (s *Server) handleStart(w http.ResponseWriter, r *http.Request) {
+	var q includeSkillsQuery
+	if err := decodeQuery(r, &q); err != nil {
+		writeErr(w, err)
+		return
+	}
+	var req startRequest
+	if err := s.readBody(w, r, &req, false); err != nil {
+		writeErr(w, err)
+		return
+	}
+	res, err := s.start(r.Context(), &req)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	status := http.StatusOK
+	if res.isNew {
+		status = http.StatusCreated
+		if m := res.initial; m != nil {
+			msg := event.Message{Role: event.RoleUser, Content: m.Content}
+			if err := res.lc.SendMessage(r.Context(), msg); err != nil {
+				writeErr(w, err)
+				return
+			}
+			if m.Run {
+				if err := res.c.run(r.Context()); err != nil {
+					writeErr(w, err)
+					return
+				}
+			}
+		}
+	}
+	info, err := res.c.info(q.IncludeSkills)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, status, info)
+}
+
+// start creates the conversation req describes, or returns the existing
+// one with its id.
+func (s *Server) start(ctx context.Context, req *startRequest) (*created, error) {
+	id := uuid.NewString()
+	if req.ConversationID != nil {
+		u, err := uuid.Parse(*req.ConversationID)
+		if err != nil {
+			return nil, &invalidError{loc: []any{"body", "conversation_id"}, typ: "uuid_parsing", msg: "Input should be a valid UUID"}
+		}
+		id = u.String()
+		if c := s.lookup(id); c != nil {
+			if _, err := c.load(ctx); err != nil {
+				return nil, err
+			}
+			return &created{c: c}, nil
+		}
+	}
+	if s.closing.Load() {
+		return nil, errShuttingDown
+	}
+	ag, err := decodeAgent(req)
+	if err != nil {
+		return nil, err
+	}
+	var ws struct {
+		WorkingDir string `json:"working_dir"`
+	}
+	if len(req.Workspace) == 0 || isNull(req.Workspace) {
+		return nil, &invalidError{loc: []any{"body", "workspace"}, typ: "missing", msg: "Field required"}
+	}
+	if err := json.Unmarshal(req.Workspace, &ws); err != nil {
+		return nil, &invalidError{loc: []any{"body", "workspace"}, typ: "model_type", msg: "Input should be a LocalWorkspace object"}
+	}
+	if ws.WorkingDir == "" {
+		ws.WorkingDir = s.opts.WorkspacePath
+	}
+	if !filepath.IsAbs(ws.WorkingDir) {
+		ws.WorkingDir = filepath.Join(filepath.Dir(s.opts.WorkspacePath), ws.WorkingDir)
+	}
+	opts := &conversation.LocalOptions{
+		ID:                 id,
+		PersistenceDir:     s.opts.ConversationsPath,
+		Cipher:             s.cipher,
+		RecordStateChanges: true,
+		Logger:             s.log,
+	}
+	if req.MaxIterations != nil {
+		if *req.MaxIterations < 1 {
+			return nil, &invalidError{loc: []any{"body", "max_iterations"}, typ: "greater_than_equal", msg: "Input should be greater than or equal to 1"}
+		}
+		opts.MaxIterations = *req.MaxIterations
+	}
+	opts.DisableStuckDetection = req.StuckDetection != nil && !*req.StuckDetection
+	if p, err := decodePolicy(req.ConfirmationPolicy, "confirmation_policy"); err != nil {
+		return nil, err
+	} else if p != nil {
+		opts.ConfirmationPolicy = p
+	}
+	if a, err := decodeAnalyzer(req.SecurityAnalyzer, "security_analyzer"); err != nil {
+		return nil, err
+	} else if a != nil {
+		opts.SecurityAnalyzer = a
+	}
+	if opts.Secrets, err = s.decodeSecrets(req.Secrets, req.SecretsEncrypted, true); err != nil {
+		return nil, err
+	}
+	if len(req.HookConfig) > 0 && !isNull(req.HookConfig) {
+		opts.HookConfig = req.HookConfig
+	}
+	for k, v := range req.Tags {
+		if !tagKey(k) || len([]rune(v)) > 256 {
+			return nil, invalid(fmt.Sprintf("tag %q: keys are lowercase letters and digits, values at most 256 characters", k), "body", "tags")
+		}
+	}
+	if req.InitialMessage != nil && req.InitialMessage.Role != "" && req.InitialMessage.Role != "user" {
+		return nil, invalid("only user messages can be sent", "body", "initial_message", "role")
+	}
+
+	// Reserve the id so that two requests cannot create it twice; the
+	// reservation reads as not found until the conversation is created.
+	c := &conv{s: s, id: id, dir: conversation.ConversationDir(s.opts.ConversationsPath, id), gone: true}
+	s.mu.Lock()
+	if other := s.convs[id]; other != nil {
+		s.mu.Unlock()
+		if _, err := other.load(ctx); err != nil {
+			return nil, err
+		}
+		return &created{c: other}, nil
+	}
+	s.convs[id] = c
+	s.mu.Unlock()
+	fail := func(err error) (*created, error) {
+		s.mu.Lock()
+		delete(s.convs, id)
+		s.mu.Unlock()
+		return nil, err
+	}
+
+	lc, err := conversation.New(ctx, ag, ws.WorkingDir, opts)
+	if err != nil {
+		return fail(statusErr(http.StatusUnprocessableEntity, "Could not start the conversation: %v", err))
+	}
+	if len(req.Tags) > 0 {
+		if err := lc.State().Update(func(f *conversation.Fields) error { f.Tags = req.Tags; return nil }); err != nil {
+			lc.Close()
+			return fail(err)
+		}
+	}
+	now := utcNow()
+	f := lc.State().Fields()
+	wsJSON, _ := json.Marshal(map[string]string{"working_dir": ws.WorkingDir, "kind": "LocalWorkspace"})
+	policy, _ := event.MarshalKinded(f.Policy())
+	var analyzer json.RawMessage
+	if f.SecurityAnalyzer != nil {
+		analyzer, _ = event.MarshalKinded(f.SecurityAnalyzer)
+	}
+	hexid := hexID(id)
+	meta := storedMeta{
+		Workspace: wsJSON, ConversationID: &hexid,
+		ParentConversationID: req.ParentConversationID,
+		ConfirmationPolicy:   policy, SecurityAnalyzer: analyzer,
+		MaxIterations: f.MaxIterations, StuckDetection: f.StuckDetection,
+		Secrets: map[string]json.RawMessage{}, ToolModuleQualnames: orEmpty(req.ToolModuleQualnames),
+		ClientTools: orEmptySlice(req.ClientTools), AgentDefinitions: []json.RawMessage{},
+		HookConfig: opts.HookConfig, Tags: orEmpty(req.Tags), UserID: req.UserID,
+		ObservabilitySpanName: "conversation", Autotitle: req.Autotitle == nil || *req.Autotitle,
+		RequiredRuntimeCredentialBindings: []string{},
+		ID:                                hexid, CreatedAt: now, UpdatedAt: now,
+	}
+	if req.InitialMessage != nil {
+		meta.InitialMessage, _ = json.Marshal(req.InitialMessage)
+	}
+	c.mu.Lock()
+	c.meta = meta
+	c.gone = false
+	c.attach(lc)
+	c.lastUsed = time.Now()
+	c.mu.Unlock()
+	if err := c.saveMeta(); err != nil {
+		c.mu.Lock()
+		c.gone = true
+		c.mu.Unlock()
+		lc.Close()
+		return fail(err)
+	}
+	for _, h := range s.hooks {
+		h.addConversation(c)
+	}
+	return &created{c: c, isNew: true, lc: lc, initial: req.InitialMessage}, nil
+}
+
+// orEmpty and orEmptySlice make nil encode as {} and [].
+func orEmpty[M ~map[K]V, K comparable, V any](m M) M {
+	if m == nil {
+		return M{}
+	}
+	return m
+}
+
+func orEmptySlice[S ~[]E, E any](s S) S {
+	if s == nil {
+		return S{}
+	}
+	return s
+}
+
+func isNull(raw json.RawMessage) bool {
+	b := bytes.TrimSpace(raw)
+	return len(b) == 0 || string(b) == "null"
+}
+
+func tagKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for _, r := range k {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeAgent decodes and checks the agent of a start request: kind Agent
+// (assumed when absent and llm is present), tools registered by name.
+func decodeAgent(req *startRequest) (conversation.Agent, error) {
+	switch {
+	case len(req.Agent) > 0 && !isNull(req.Agent):
+	case len(req.AgentSettings) > 0 && !isNull(req.AgentSettings), req.AgentProfileID != nil:
+		return nil, invalid("agent_settings and agent_profile_id are not supported by this server; send agent", "body")
+	default:
+		return nil, &invalidError{loc: []any{"body", "agent"}, typ: "missing", msg: "Field required: one of agent, agent_settings, agent_profile_id"}
+	}
+	raw := req.Agent
+	var probe struct {
+		Kind *string         `json:"kind"`
+		LLM  json.RawMessage `json:"llm"`
+	}
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return nil, &invalidError{loc: []any{"body", "agent"}, typ: "model_type", msg: "Input should be an agent object"}
+	}
+	if probe.Kind == nil {
+		if len(probe.LLM) == 0 {
+			return nil, invalid("agent has neither kind nor llm", "body", "agent")
+		}
+		b := bytes.TrimSpace(raw)
+		raw = append(append([]byte(nil), b[:len(b)-1]...), []byte(`,"kind":"Agent"}`)...)
+		if len(b) == 2 { // "{}" cannot have llm
+			raw = []byte(`{"kind":"Agent"}`)
+		}
+	}
+	v, err := event.DecodeKinded[any](raw)
+	if err != nil {
+		return nil, invalid(err.Error(), "body", "agent")
+	}
+	ag, ok := v.(conversation.Agent)
+	if !ok {
+		return nil, invalid(fmt.Sprintf("agent kind %q cannot run on this server", deref(probe.Kind)), "body", "agent")
+	}
+	if a, ok := ag.(*agent.Agent); ok {
+		if err := a.Validate(); err != nil {
+			return nil, invalid(err.Error(), "body", "agent")
+		}
+		if strings.TrimSpace(a.LLM.Model) == "" {
+			return nil, invalid("llm.model must not be empty", "body", "agent", "llm", "model")
+		}
+		known := tool.Registered()
+		for _, sp := range a.Tools {
+			if !slices.Contains(known, sp.Name) {
+				return nil, invalid(fmt.Sprintf("ToolDefinition '%s' is not registered. Available: %v", sp.Name, known), "body", "agent", "tools")
+			}
+		}
+	}
+	return ag, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func decodePolicy(raw json.RawMessage, field string) (security.ConfirmationPolicy, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	p, err := event.DecodeKinded[security.ConfirmationPolicy](raw)
+	if err != nil {
+		return nil, invalid(err.Error(), "body", field)
+	}
+	return p, nil
+}
+
+func decodeAnalyzer(raw json.RawMessage, field string) (any, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	a, err := event.DecodeKinded[any](raw)
+	if err != nil {
+		return nil, invalid(err.Error(), "body", field)
+	}
+	return a, nil
+}
+
+// decodeSecrets reads secret sources: kind-tagged SecretSources, and (for
+// the secrets route, when plain is false... and always for that route)
+// plain strings and {"value": ...} objects. Fernet tokens are decrypted
+// when encrypted is set.
+func (s *Server) decodeSecrets(in map[string]json.RawMessage, encrypted, kindOnly bool) (map[string]secret.Source, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]secret.Source, len(in))
+	for name, raw := range in {
+		loc := []any{"body", "secrets", name}
+		raw = bytes.TrimSpace(raw)
+		var src secret.Source
+		switch {
+		case len(raw) > 0 && raw[0] == '"':
+			if kindOnly {
+				return nil, invalid("a secret must be a SecretSource object with a kind", loc...)
+			}
+			var v string
+			json.Unmarshal(raw, &v)
+			src = &secret.StaticSecret{Value: secret.New(v)}
+		case len(raw) > 0 && raw[0] == '{':
+			var probe struct {
+				Kind  *string `json:"kind"`
+				Value *string `json:"value"`
+			}
+			if err := json.Unmarshal(raw, &probe); err != nil {
+				return nil, invalid(err.Error(), loc...)
+			}
+			if probe.Kind == nil {
+				if probe.Value == nil {
+					return nil, invalid("a secret needs a kind or a value", loc...)
+				}
+				src = &secret.StaticSecret{Value: secret.New(*probe.Value)}
+				break
+			}
+			v, err := event.DecodeKinded[secret.Source](raw)
+			if err != nil {
+				return nil, invalid(err.Error(), loc...)
+			}
+			src = v
+		default:
+			return nil, invalid("a secret must be a string or a SecretSource object", loc...)
+		}
+		if st, ok := src.(*secret.StaticSecret); ok && encrypted && s.cipher != nil && st.Value.IsToken() {
+			v, err := s.cipher.Decrypt(st.Value)
+			if err != nil {
+				return nil, invalid("the secret does not decrypt with this server's key", loc...)
+			}
+			st.Value = v
+		}
+		out[name] = src
+	}
+	return out, nil
+}
+
+// conversationInfo is the reference's ConversationInfo as documented in
+// /openapi.json. The response is built from the state's own encoding (see
+// conv.info); this type describes it.
+type conversationInfo struct {
+	ID                         string            `json:"id" format:"uuid"`
+	Agent                      map[string]any    `json:"agent"`
+	Workspace                  map[string]any    `json:"workspace"`
+	PersistenceDir             *string           `json:"persistence_dir"`
+	MaxIterations              int               `json:"max_iterations"`
+	StuckDetection             bool              `json:"stuck_detection"`
+	ExecutionStatus            string            `json:"execution_status"`
+	ConfirmationPolicy         map[string]any    `json:"confirmation_policy"`
+	SecurityAnalyzer           map[string]any    `json:"security_analyzer"`
+	ActivatedKnowledgeSkills   []string          `json:"activated_knowledge_skills"`
+	InvokedSkills              []string          `json:"invoked_skills"`
+	BlockedActions             map[string]string `json:"blocked_actions"`
+	BlockedMessages            map[string]string `json:"blocked_messages"`
+	LastUserMessageID          *string           `json:"last_user_message_id"`
+	LeafEventID                *string           `json:"leaf_event_id"`
+	Stats                      map[string]any    `json:"stats"`
+	SecretRegistry             map[string]any    `json:"secret_registry"`
+	Tags                       map[string]string `json:"tags"`
+	AgentState                 map[string]any    `json:"agent_state"`
+	HookConfig                 map[string]any    `json:"hook_config"`
+	Title                      *string           `json:"title"`
+	Metrics                    map[string]any    `json:"metrics"`
+	CreatedAt                  string            `json:"created_at"`
+	UpdatedAt                  string            `json:"updated_at"`
+	ForkedFromConversationID   *string           `json:"forked_from_conversation_id"`
+	ForkedFromEventID          *string           `json:"forked_from_event_id"`
+	ParentConversationID       *string           `json:"parent_conversation_id"`
+	SubConversationIDs         []string          `json:"sub_conversation_ids"`
+	CurrentModelID             *string           `json:"current_model_id"`
+	AvailableModels            []map[string]any  `json:"available_models"`
+	SupportsRuntimeModelSwitch bool              `json:"supports_runtime_model_switch"`
+	LaunchedAgentProfile       map[string]any    `json:"launched_agent_profile"`
+	ClientTools                []map[string]any  `json:"client_tools"`
+}
+
+// conversationPage is a page of search results.
+type conversationPage struct {
+	Items      []conversationInfo `json:"items"`
+	NextPageID *string            `json:"next_page_id"`
+}
+
+// infoNullable are the ConversationInfo members written as null when the
+// state omits them.
+var infoNullable = []string{"persistence_dir", "security_analyzer", "last_user_message_id", "leaf_event_id", "hook_config"}
+
+// fields returns the conversation's state fields, from memory when loaded
+// and from base_state.json otherwise (without loading the conversation).
+func (c *conv) fields() (*conversation.Fields, error) {
+	c.mu.Lock()
+	lc := c.lc
+	c.mu.Unlock()
+	if lc != nil {
+		return lc.State().Fields(), nil
+	}
+	data, err := os.ReadFile(filepath.Join(c.dir, conversation.BaseStateFile))
+	if err != nil {
+		return nil, fmt.Errorf("reading the state of %s: %w", c.id, err)
+	}
+	return conversation.DecodeFields(data, nil)
+}
+
+// info encodes the conversation's ConversationInfo.
+func (c *conv) info(includeSkills bool) (json.RawMessage, error) {
+	f, err := c.fields()
+	if err != nil {
+		return nil, err
+	}
+	state, err := f.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	m := c.meta
+	c.mu.Unlock()
+	var b bytes.Buffer
+	b.Grow(len(state) + 512)
+	b.WriteByte('{')
+	n := 0
+	member := func(key string, val []byte) {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		kb, _ := json.Marshal(key)
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(val)
+	}
+	seen := map[string]bool{}
+	err = event.ScanObject(state, func(key, val []byte) error {
+		k := string(key)
+		seen[k] = true
+		switch k {
+		case "activated_path_rules", "head_is_empty":
+			return nil
+		case "agent":
+			if !includeSkills {
+				val = trimSkills(val)
+			}
+		}
+		member(k, val)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range infoNullable {
+		if !seen[k] {
+			member(k, []byte("null"))
+		}
+	}
+	js := func(v any) []byte {
+		out, _ := json.Marshal(v)
+		return out
+	}
+	raw := func(r json.RawMessage) []byte {
+		if isNull(r) {
+			return []byte("null")
+		}
+		return r
+	}
+	var fork *string
+	if m.ForkedFromConversationID != nil {
+		if u, err := uuid.Parse(*m.ForkedFromConversationID); err == nil {
+			s := u.String()
+			fork = &s
+		}
+	}
+	member("title", js(m.Title))
+	member("metrics", raw(m.Metrics))
+	member("created_at", js(m.CreatedAt))
+	member("updated_at", js(m.UpdatedAt))
+	member("forked_from_conversation_id", js(fork))
+	member("forked_from_event_id", js(m.ForkedFromEventID))
+	member("parent_conversation_id", js(m.ParentConversationID))
+	member("sub_conversation_ids", []byte("[]"))
+	var model *string
+	if a, ok := f.Agent.(*agent.Agent); ok && a.LLM.Model != "" {
+		model = &a.LLM.Model
+	}
+	member("current_model_id", js(model))
+	member("available_models", []byte("[]"))
+	member("supports_runtime_model_switch", []byte("false"))
+	member("launched_agent_profile", raw(m.LaunchedAgentProfile))
+	member("client_tools", js(orEmptySlice(m.ClientTools)))
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// trimSkills returns agent JSON whose agent_context.skills is [], as the
+// reference answers unless include_skills is set.
+func trimSkills(agentJSON []byte) []byte {
+	if !bytes.Contains(agentJSON, []byte(`"skills"`)) {
+		return agentJSON
+	}
+	var a map[string]json.RawMessage
+	if json.Unmarshal(agentJSON, &a) != nil || isNull(a["agent_context"]) {
+		return agentJSON
+	}
+	var ctx map[string]json.RawMessage
+	if json.Unmarshal(a["agent_context"], &ctx) != nil {
+		return agentJSON
+	}
+	if _, ok := ctx["skills"]; !ok {
+		return agentJSON
+	}
+	ctx["skills"] = json.RawMessage("[]")
+	a["agent_context"], _ = json.Marshal(ctx)
+	out, err := json.Marshal(a)
+	if err != nil {
+		return agentJSON
+	}
+	return out
+}
+
+// searchQuery are the parameters of the conversation search.
+type searchQuery struct {
+	PageID        string  `query:"page_id" description:"Id (hex) of the first conversation of the page, from next_page_id."`
+	Limit         *int    `query:"limit" minimum:"1" maximum:"100" description:"Page size (default 100)."`
+	Status        *string `query:"status" enum:"idle,running,paused,waiting_for_confirmation,finished,error,stuck,deleting" description:"Only conversations with this execution status."`
+	SortOrder     *string `query:"sort_order" enum:"CREATED_AT,UPDATED_AT,CREATED_AT_DESC,UPDATED_AT_DESC" description:"Order of the results (default CREATED_AT_DESC)."`
+	IncludeSkills bool    `query:"include_skills"`
+}
+
+type countQuery struct {
+	Status *string `query:"status" enum:"idle,running,paused,waiting_for_confirmation,finished,error,stuck,deleting"`
+}
+
+// matching returns the conversations with the given status (all when nil),
+// sorted.
+func (s *Server) matching(status *string, order string) ([]*conv, error) {
+	s.mu.RLock()
+	all := make([]*conv, 0, len(s.convs))
+	for _, c := range s.convs {
+		if !c.isGone() {
+			all = append(all, c)
+		}
+	}
+	s.mu.RUnlock()
+	if status != nil {
+		all = slices.DeleteFunc(all, func(c *conv) bool {
+			f, err := c.fields()
+			return err != nil || string(f.ExecutionStatus) != *status
+		})
+	}
+	key := func(c *conv) string {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if strings.HasPrefix(order, "UPDATED_AT") {
+			return c.meta.UpdatedAt
+		}
+		return c.meta.CreatedAt
+	}
+	desc := order == "" || strings.HasSuffix(order, "_DESC")
+	slices.SortStableFunc(all, func(a, b *conv) int {
+		r := cmp.Or(cmp.Compare(key(a), key(b)), cmp.Compare(a.id, b.id))
+		if desc {
+			return -r
+		}
+		return r
+	})
+	return all, nil
+}
+
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
+	var q searchQuery
+	if err := decodeQuery(r, &q); err != nil {
+		writeErr(w, err)
+		return
+	}
+	limit, err := limitParam(q.Limit, 100)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	order := deref(q.SortOrder)
+	switch order {
+	case "", "CREATED_AT", "UPDATED_AT", "CREATED_AT_DESC", "UPDATED_AT_DESC":
+	default:
+		writeErr(w, &invalidError{loc: []any{"query", "sort_order"}, typ: "enum", msg: "Input should be 'CREATED_AT', 'UPDATED_AT', 'CREATED_AT_DESC' or 'UPDATED_AT_DESC'"})
+		return
+	}
+	all, err := s.matching(q.Status, order)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	start := 0
+	if q.PageID != "" {
+		start = slices.IndexFunc(all, func(c *conv) bool { return hexID(c.id) == strings.ReplaceAll(q.PageID, "-", "") })
+		if start < 0 {
+			start = len(all)
+		}
+	}
+	end := min(start+limit, len(all))
+	var buf bytes.Buffer
+	buf.WriteString(`{"items":[`)
+	n := 0
+	for _, c := range all[start:end] {
+		info, err := c.info(q.IncludeSkills)
+		if err != nil {
+			s.log.Warn("skipping a conversation in search", "conversation", c.id, "err", err)
+			continue
+		}
+		if n > 0 {
+			buf.WriteByte(',')
+		}
+		n++
+		buf.Write(info)
+	}
+	buf.WriteString(`],"next_page_id":`)
+	if end < len(all) {
+		fmt.Fprintf(&buf, "%q}", hexID(all[end].id))
+	} else {
+		buf.WriteString("null}")
+	}
+	writeJSON(w, http.StatusOK, buf.Bytes())
+}
+
+func (s *Server) handleCount(w http.ResponseWriter, r *http.Request) {
+	var q countQuery
+	if err := decodeQuery(r, &q); err != nil {
+		writeErr(w, err)
+		return
+	}
+	all, err := s.matching(q.Status, "")
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, len(all))
+}
+
+type batchQuery struct {
+	IDs           []string `query:"ids" description:"Conversation ids (at most 100)."`
+	IncludeSkills bool     `query:"include_skills"`
+}
+
+func (s *Server) handleBatchGet(w http.ResponseWriter, r *http.Request) {
+	var q batchQuery
+	if err := decodeQuery(r, &q); err != nil {
+		writeErr(w, err)
+		return
+	}
+	if len(q.IDs) >= 100 {
+		writeErr(w, invalid("at most 99 ids", "query", "ids"))
+		return
+	}
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	for i, raw := range q.IDs {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		u, err := uuid.Parse(raw)
+		if err != nil {
+			writeErr(w, &invalidError{loc: []any{"query", "ids", i}, typ: "uuid_parsing", msg: "Input should be a valid UUID"})
+			return
+		}
+		c := s.lookup(u.String())
+		var info json.RawMessage
+		if c != nil && !c.isGone() {
+			info, err = c.info(q.IncludeSkills)
+		}
+		if c == nil || err != nil || info == nil {
+			buf.WriteString("null")
+			continue
+		}
+		buf.Write(info)
+	}
+	buf.WriteByte(']')
+	writeJSON(w, http.StatusOK, buf.Bytes())
+}
+
+// withConv resolves the {conversation_id} of r; unknown conversations get
+// notFoundStatus with the reference's detail.
+func (s *Server) withConv(w http.ResponseWriter, r *http.Request, notFoundStatus int) *conv {
+	id, err := conversationID(r)
+	if err != nil {
+		writeErr(w, err)
+		return nil
+	}
+	c := s.lookup(id)
+	if c == nil || c.isGone() {
+		if notFoundStatus == http.StatusOK {
+			writeJSON(w, http.StatusOK, successResponse{Success: false})
+			return nil
+		}
+		writeDetail(w, notFoundStatus, "Conversation not found: "+id)
+		return nil
+	}
+	return c
+}
+
+// withLoaded is withConv that also loads the conversation.
+func (s *Server) withLoaded(w http.ResponseWriter, r *http.Request, notFoundStatus int) (*conv, *conversation.LocalConversation) {
+	c := s.withConv(w, r, notFoundStatus)
+	if c == nil {
+		return nil, nil
+	}
+	lc, err := c.load(r.Context())
+	if err != nil {
+		if errors.Is(err, errNotFound) {
+			writeDetail(w, notFoundStatus, "Conversation not found: "+c.id)
+		} else {
+			writeErr(w, err)
+		}
+		return nil, nil
+	}
+	return c, lc
+}
+
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
+	var q includeSkillsQuery
+	if err := decodeQuery(r, &q); err != nil {
+		writeErr(w, err)
+		return
+	}
+	c := s.withConv(w, r, http.StatusNotFound)
+	if c == nil {
+		return
+	}
+	info, err := c.info(q.IncludeSkills)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+// updateRequest is the body of PATCH /api/conversations/{id}.
+type updateRequest struct {
+	Title *string           `json:"title,omitempty" minLength:"1" maxLength:"200"`
+	Tags  map[string]string `json:"tags,omitempty"`
+}
+
+func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
+	var req updateRequest
+	if err := s.readBody(w, r, &req, false); err != nil {
+		writeErr(w, err)
+		return
+	}
+	if req.Title != nil {
+		t := strings.TrimSpace(*req.Title)
+		if n := len([]rune(t)); n < 1 || n > 200 {
+			writeErr(w, invalid("title must be 1 to 200 characters", "body", "title"))
+			return
+		}
+		req.Title = &t
+	}
+	for k, v := range req.Tags {
+		if !tagKey(k) || len([]rune(v)) > 256 {
+			writeErr(w, invalid(fmt.Sprintf("tag %q: keys are lowercase letters and digits, values at most 256 characters", k), "body", "tags"))
+			return
+		}
+	}
+	c, lc := s.withLoaded(w, r, http.StatusOK)
+	if c == nil {
+		return
+	}
+	if req.Tags != nil {
+		if err := lc.State().Update(func(f *conversation.Fields) error { f.Tags = req.Tags; return nil }); err != nil {
+			writeErr(w, err)
+			return
+		}
+	}
+	c.mu.Lock()
+	if req.Title != nil {
+		c.meta.Title = req.Title
+	}
+	if req.Tags != nil {
+		c.meta.Tags = req.Tags
+	}
+	c.meta.UpdatedAt = utcNow()
+	c.mu.Unlock()
+	if err := c.saveMeta(); err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ok)
+}
+
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
+	c := s.withConv(w, r, http.StatusBadRequest)
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	if c.gone {
+		c.mu.Unlock()
+		writeDetail(w, http.StatusBadRequest, "Conversation not found: "+c.id)
+		return
+	}
+	c.mu.Unlock()
+	c.pauseForShutdown()
+	// Wait for the run to pause, then release and remove.
+	for c.isRunning() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := c.unload(true); err != nil {
+		s.log.Warn("closing a deleted conversation", "conversation", c.id, "err", err)
+	}
+	c.mu.Lock()
+	c.gone = true
+	c.mu.Unlock()
+	if p := c.subs.Load(); p != nil {
+		for _, sub := range *p {
+			sub.close()
+		}
+	}
+	s.mu.Lock()
+	delete(s.convs, c.id)
+	s.mu.Unlock()
+	if err := os.RemoveAll(c.dir); err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ok)
+}
+
+func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
+	c := s.withConv(w, r, http.StatusNotFound)
+	if c == nil {
+		return
+	}
+	if err := c.run(r.Context()); err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ok)
+}
+
+// handlePause pauses (and, as the step in progress is cancelled at once,
+// interrupts) a conversation.
+func (s *Server) handlePause(w http.ResponseWriter, r *http.Request) {
+	c, lc := s.withLoaded(w, r, http.StatusBadRequest)
+	if c == nil {
+		return
+	}
+	if err := lc.Pause(); err != nil {
+		writeErr(w, err)
+		return
+	}
+	if !c.isRunning() {
+		c.publishFullState(lc)
+	}
+	writeJSON(w, http.StatusOK, ok)
+}
+
+// secretsRequest is the body of the secrets route.
+type secretsRequest struct {
+	Secrets map[string]json.RawMessage `json:"secrets"`
+}
+
+func (s *Server) handleSecrets(w http.ResponseWriter, r *http.Request) {
+	var req secretsRequest
+	if err := s.readBody(w, r, &req, false); err != nil {
+		writeErr(w, err)
+		return
+	}
+	if req.Secrets == nil {
+		writeErr(w, &invalidError{loc: []any{"body", "secrets"}, typ: "missing", msg: "Field required"})
+		return
+	}
+	sources, err := s.decodeSecrets(req.Secrets, false, false)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	c, lc := s.withLoaded(w, r, http.StatusNotFound)
+	if c == nil {
+		return
+	}
+	if err := lc.UpdateSecrets(sources); err != nil {
+		writeErr(w, invalid(err.Error(), "body", "secrets"))
+		return
+	}
+	writeJSON(w, http.StatusOK, ok)
+}
+
+type policyRequest struct {
+	Policy json.RawMessage `json:"policy"`
+}
+
+func (s *Server) handlePolicy(w http.ResponseWriter, r *http.Request) {
+	var req policyRequest
+	if err := s.readBody(w, r, &req, false); err != nil {
+		writeErr(w, err)
+		return
+	}
+	if isNull(req.Policy) {
+		writeErr(w, &invalidError{loc: []any{"body", "policy"}, typ: "missing", msg: "Field required"})
+		return
+	}
+	p, err := decodePolicy(req.Policy, "policy")
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	c, lc := s.withLoaded(w, r, http.StatusNotFound)
+	if c == nil {
+		return
+	}
+	if err := lc.SetConfirmationPolicy(p); err != nil {
+		writeErr(w, invalid(err.Error(), "body", "policy"))
+		return
+	}
+	c.mu.Lock()
+	c.meta.ConfirmationPolicy = req.Policy
+	c.mu.Unlock()
+	c.saveMeta()
+	writeJSON(w, http.StatusOK, ok)
+}
+
+type analyzerRequest struct {
+	SecurityAnalyzer json.RawMessage `json:"security_analyzer"`
+}
+
+func (s *Server) handleAnalyzer(w http.ResponseWriter, r *http.Request) {
+	var req analyzerRequest
+	if err := s.readBody(w, r, &req, false); err != nil {
+		writeErr(w, err)
+		return
+	}
+	a, err := decodeAnalyzer(req.SecurityAnalyzer, "security_analyzer")
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	c, lc := s.withLoaded(w, r, http.StatusNotFound)
+	if c == nil {
+		return
+	}
+	if err := lc.State().Update(func(f *conversation.Fields) error { f.SecurityAnalyzer = a; return nil }); err != nil {
+		writeErr(w, invalid(err.Error(), "body", "security_analyzer"))
+		return
+	}
+	c.mu.Lock()
+	c.meta.SecurityAnalyzer = req.SecurityAnalyzer
+	c.mu.Unlock()
+	c.saveMeta()
+	writeJSON(w, http.StatusOK, ok)
+}
+
+type askRequest struct {
+	Question string `json:"question"`
+}
+
+type askResponse struct {
+	Response string `json:"response"`
+}
+
+func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
+	var req askRequest
+	if err := s.readBody(w, r, &req, false); err != nil {
+		writeErr(w, err)
+		return
+	}
+	// The reference answers an unknown conversation with 500; a 404 says
+	// what happened.
+	c, lc := s.withLoaded(w, r, http.StatusNotFound)
+	if c == nil {
+		return
+	}
+	ans, err := lc.AskAgent(r.Context(), req.Question)
+	if err != nil {
+		writeInternal(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, askResponse{Response: ans})
+}
+
+func (s *Server) handleFinalResponse(w http.ResponseWriter, r *http.Request) {
+	c, lc := s.withLoaded(w, r, http.StatusNotFound)
+	if c == nil {
+		return
+	}
+	resp, err := finalResponse(lc)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, askResponse{Response: resp})
+}
+
+// finalResponse is the message of the last finish action, or else the
+// text of the last agent message, or "".
+func finalResponse(lc *conversation.LocalConversation) (string, error) {
+	st := lc.State().Events()
+	for i := st.Len() - 1; i >= 0; i-- {
+		ent, err := st.Entry(i)
+		if err != nil {
+			return "", err
+		}
+		if ent.Source != event.SourceAgent || (ent.Kind != "ActionEvent" && ent.Kind != "MessageEvent") {
+			continue
+		}
+		e, err := st.Event(i)
+		if err != nil {
+			return "", err
+		}
+		switch e := e.(type) {
+		case *event.ActionEvent:
+			if e.ToolName != agent.FinishToolName || e.Action == nil {
+				continue
+			}
+			b, err := event.MarshalJSON(e.Action)
+			if err != nil {
+				return "", err
+			}
+			var fa struct {
+				Message string `json:"message"`
+			}
+			json.Unmarshal(b, &fa)
+			return fa.Message, nil
+		case *event.MessageEvent:
+			return event.TextOf(e.LLMMessage.Content), nil
+		}
+	}
+	return "", nil
+}

@@ -1,0 +1,47 @@
+// Package server is gohands' agent server: the REST and WebSocket API of
+// the reference's openhands-agent-server, so that OpenHands clients (the
+// Python SDK's RemoteConversation and RemoteWorkspace) drive conversations
+// that run here.
+//
+// [New] returns a [Server], an http.Handler, from a nil-able [Options];
+// cmd/gohands serve is a thin command over it, and [LoadConfig] reads the
+// options as the reference reads its configuration (a JSON file and OH_*
+// environment variables).
+//
+// Each conversation lives in its own directory under
+// Options.ConversationsPath, in the reference's layout (meta.json beside
+// base_state.json and events/), so the reference's server and gohands can
+// serve each other's conversations. A conversation is loaded on first use
+// and released after Options.IdleTTL without use; an idle conversation
+// costs no goroutine, and a running one costs one. Every change of a state
+// field is appended to the log and sent to the sockets as a
+// ConversationStateUpdateEvent, as the reference does, and a full_state
+// snapshot follows every run, pause and rejection.
+//
+// Sockets receive events through a bounded queue each: publishing never
+// blocks the agent, and a socket that falls Options.SubscriberBuffer
+// events behind is closed with code 1013, after which its client
+// reconciles over REST.
+//
+// Where the reference has a quirk that is a bug, this server does better:
+//
+//   - an unknown event id answers 404, not 500 (a KeyError there);
+//   - ask_agent on an unknown conversation answers 404, not 500;
+//   - a start request naming an unregistered tool answers 422 at once
+//     rather than failing when the agent starts;
+//   - pause and interrupt are one operation: pausing cancels the step in
+//     progress at once (an LLM call or a tool), which the reference does
+//     only on interrupt;
+//   - secrets given at creation are kept in the state's secret registry
+//     (encrypted with the server's key) rather than in meta.json;
+//   - bash events are kept in memory (the last 10,000), not in files.
+//
+// The quirks clients rely on are kept: creation answers 201 (200 for an
+// existing id), pause, interrupt and delete of an unknown conversation
+// answer 400, PATCH of an unknown one 200 {"success": false}, counts are
+// bare integers, conversation page ids are hex.
+//
+// /openapi.json is generated from the route table and the request and
+// response types of the handlers (github.com/swaggest/openapi-go); /docs
+// shows it.
+package server

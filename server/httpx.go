@@ -1,0 +1,264 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// errorDetail is the reference's error body: {"detail": ...}.
+type errorDetail struct {
+	Detail string `json:"detail"`
+}
+
+// validationError is one item of a 422 body, FastAPI's shape.
+type validationError struct {
+	Type string `json:"type"`
+	Loc  []any  `json:"loc"`
+	Msg  string `json:"msg"`
+}
+
+// validationErrors is a 422 body.
+type validationErrors struct {
+	Detail []validationError `json:"detail"`
+}
+
+// successResponse is the body of action routes.
+type successResponse struct {
+	Success bool `json:"success"`
+}
+
+var ok = successResponse{Success: true}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var b []byte
+	switch v := v.(type) {
+	case []byte:
+		b = v
+	case json.RawMessage:
+		b = v
+	default:
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			writeInternal(w, err)
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+func writeDetail(w http.ResponseWriter, status int, detail string) {
+	writeJSON(w, status, errorDetail{Detail: detail})
+}
+
+func writeInternal(w http.ResponseWriter, err error) {
+	b, _ := json.Marshal(map[string]string{"detail": "Internal Server Error", "exception": err.Error()})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusInternalServerError)
+	w.Write(b)
+}
+
+// writeInvalid answers 422 with one validation error.
+func writeInvalid(w http.ResponseWriter, typ, msg string, loc ...any) {
+	writeJSON(w, http.StatusUnprocessableEntity, validationErrors{Detail: []validationError{{Type: typ, Loc: loc, Msg: msg}}})
+}
+
+// invalidError is a request that fails validation; handlers answer it with
+// 422.
+type invalidError struct {
+	loc []any
+	typ string
+	msg string
+}
+
+func (e *invalidError) Error() string { return fmt.Sprintf("%v: %s", e.loc, e.msg) }
+
+func invalid(msg string, loc ...any) error {
+	return &invalidError{loc: loc, typ: "value_error", msg: msg}
+}
+
+// writeErr answers err: a validation error with 422, an httpError with its
+// status, anything else with 500.
+func writeErr(w http.ResponseWriter, err error) {
+	var ie *invalidError
+	var he *httpError
+	switch {
+	case errors.Is(err, errNotFound):
+		writeDetail(w, http.StatusNotFound, "Conversation not found")
+	case errors.As(err, &ie):
+		writeInvalid(w, ie.typ, ie.msg, ie.loc...)
+	case errors.As(err, &he):
+		writeDetail(w, he.status, he.detail)
+	default:
+		writeInternal(w, err)
+	}
+}
+
+// httpError is an error with its HTTP status and detail.
+type httpError struct {
+	status int
+	detail string
+}
+
+func (e *httpError) Error() string { return e.detail }
+
+func statusErr(status int, format string, args ...any) error {
+	return &httpError{status: status, detail: fmt.Sprintf(format, args...)}
+}
+
+// readBody reads a JSON request body into v, which may ignore unknown
+// keys. An empty body is an error unless allowEmpty.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, v any, allowEmpty bool) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBytes))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return statusErr(http.StatusRequestEntityTooLarge, "Request body larger than %d bytes", mb.Limit)
+		}
+		return invalid("could not read the body: "+err.Error(), "body")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		if allowEmpty {
+			return nil
+		}
+		return &invalidError{loc: []any{"body"}, typ: "missing", msg: "Field required"}
+	}
+	if u, ok := v.(interface{ decode([]byte) error }); ok {
+		return u.decode(body)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return jsonInvalid(err)
+	}
+	return nil
+}
+
+// jsonInvalid turns a JSON decoding error into a validation error.
+func jsonInvalid(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		loc := []any{"body"}
+		for _, p := range strings.Split(te.Field, ".") {
+			if p != "" {
+				loc = append(loc, p)
+			}
+		}
+		return &invalidError{loc: loc, typ: "type_error", msg: fmt.Sprintf("Input should be of type %s", te.Type)}
+	}
+	var ie *invalidError
+	if errors.As(err, &ie) {
+		return ie
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return &invalidError{loc: []any{"body", se.Offset}, typ: "json_invalid", msg: "JSON decode error: " + se.Error()}
+	}
+	return &invalidError{loc: []any{"body"}, typ: "value_error", msg: err.Error()}
+}
+
+// decodeQuery fills the fields of the struct *v tagged `query:"name"` from
+// the URL query: strings, ints, bools and their pointers, and []string for
+// repeated parameters. The same tags describe the parameters in
+// /openapi.json, so the document and the parsing cannot disagree.
+func decodeQuery(r *http.Request, v any) error {
+	q := r.URL.Query()
+	rv := reflect.ValueOf(v).Elem()
+	rt := rv.Type()
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		name := f.Tag.Get("query")
+		if name == "" {
+			continue
+		}
+		vals, present := q[name]
+		if !present || len(vals) == 0 {
+			continue
+		}
+		fv := rv.Field(i)
+		t := f.Type
+		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String {
+			fv.Set(reflect.ValueOf(vals))
+			continue
+		}
+		raw := vals[0]
+		if t.Kind() == reflect.Pointer {
+			p := reflect.New(t.Elem())
+			fv.Set(p)
+			fv, t = p.Elem(), t.Elem()
+		}
+		switch t.Kind() {
+		case reflect.String:
+			fv.SetString(raw)
+		case reflect.Int, reflect.Int64:
+			n, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
+			if err != nil {
+				return &invalidError{loc: []any{"query", name}, typ: "int_parsing", msg: "Input should be a valid integer, unable to parse string as an integer"}
+			}
+			fv.SetInt(n)
+		case reflect.Bool:
+			b, ok := parseBool(raw)
+			if !ok {
+				return &invalidError{loc: []any{"query", name}, typ: "bool_parsing", msg: "Input should be a valid boolean, unable to interpret input"}
+			}
+			fv.SetBool(b)
+		}
+	}
+	return nil
+}
+
+// parseBool accepts what pydantic accepts for a boolean.
+func parseBool(s string) (bool, bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1", "true", "t", "yes", "y", "on":
+		return true, true
+	case "0", "false", "f", "no", "n", "off":
+		return false, true
+	}
+	return false, false
+}
+
+// conversationID parses the {conversation_id} path parameter: a UUID,
+// dashed or hex. It returns the dashed form.
+func conversationID(r *http.Request) (string, error) {
+	id, err := parseUUID(r.PathValue("conversation_id"))
+	if err != nil {
+		return "", &invalidError{loc: []any{"path", "conversation_id"}, typ: "uuid_parsing", msg: "Input should be a valid UUID"}
+	}
+	return id, nil
+}
+
+// parseUUID parses a UUID, dashed or hex, and returns the dashed form.
+func parseUUID(s string) (string, error) {
+	if len(s) != 32 && len(s) != 36 {
+		return "", fmt.Errorf("invalid UUID %q", s)
+	}
+	u, err := uuid.Parse(s)
+	if err != nil {
+		return "", err
+	}
+	return u.String(), nil
+}
+
+// hexID is the conversation id as the reference writes it in meta.json and
+// page ids: 32 hex digits.
+func hexID(id string) string { return strings.ReplaceAll(id, "-", "") }
+
+// limitParam checks a page size: 1..100.
+func limitParam(n *int, def int) (int, error) {
+	if n == nil {
+		return def, nil
+	}
+	if *n < 1 || *n > 100 {
+		return 0, &invalidError{loc: []any{"query", "limit"}, typ: "less_than_equal", msg: "Input should be between 1 and 100"}
+	}
+	return *n, nil
+}

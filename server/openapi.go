@@ -1,0 +1,130 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/swaggest/openapi-go"
+	"github.com/swaggest/openapi-go/openapi3"
+)
+
+// openAPI builds the OpenAPI document from the route table: parameters
+// from the `query` and `path` tags of the types the handlers decode,
+// bodies and responses from their request and response types.
+func (s *Server) openAPI() ([]byte, error) {
+	r := openapi3.NewReflector()
+	r.Spec.Info.WithTitle("gohands agent server").WithVersion(s.opts.Version).
+		WithDescription("The OpenHands agent-server API, served by gohands.")
+	r.Spec.SetAPIKeySecurity("APIKeyHeader", "X-Session-API-Key", openapi.InHeader, "Session API key")
+	for _, rt := range s.routes {
+		op, err := r.NewOperationContext(rt.method, rt.path)
+		if err != nil {
+			return nil, err
+		}
+		op.SetSummary(rt.summary)
+		op.SetTags(rt.tag)
+		op.SetID(operationID(rt))
+		if !rt.public {
+			op.AddSecurity("APIKeyHeader")
+		}
+		if rt.query != nil {
+			op.AddReqStructure(rt.query)
+		}
+		if p := pathParams(rt.path); p != nil {
+			op.AddReqStructure(p)
+		}
+		if rt.body != nil {
+			if _, form := rt.body.(uploadForm); form {
+				op.AddReqStructure(rt.body, openapi.WithContentType("multipart/form-data"))
+			} else {
+				op.AddReqStructure(rt.body, openapi.WithContentType("application/json"))
+			}
+		}
+		status := rt.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		if _, raw := rt.resp.([]byte); raw {
+			op.AddRespStructure(nil, openapi.WithHTTPStatus(status), openapi.WithContentType("application/octet-stream"))
+		} else {
+			op.AddRespStructure(rt.resp, openapi.WithHTTPStatus(status))
+		}
+		for _, code := range rt.errors {
+			switch code {
+			case 200:
+				op.AddRespStructure(rt.resp, openapi.WithHTTPStatus(200))
+			case 422:
+				op.AddRespStructure(validationErrors{}, openapi.WithHTTPStatus(422))
+			default:
+				op.AddRespStructure(errorDetail{}, openapi.WithHTTPStatus(code))
+			}
+		}
+		if !rt.public {
+			op.AddRespStructure(errorDetail{}, openapi.WithHTTPStatus(http.StatusUnauthorized))
+		}
+		if err := r.AddOperation(op); err != nil {
+			return nil, err
+		}
+	}
+	return r.Spec.MarshalJSON()
+}
+
+func operationID(rt *route) string {
+	b := []byte(rt.method)
+	for _, c := range rt.path {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+			b = append(b, byte(c))
+		default:
+			b = append(b, '_')
+		}
+	}
+	return string(b)
+}
+
+// pathParams returns the struct documenting a route's path parameters,
+// nil for none.
+func pathParams(path string) any {
+	switch {
+	case strings.Contains(path, "{conversation_id}") && strings.Contains(path, "{event_id}"):
+		return eventPath{}
+	case strings.Contains(path, "{conversation_id}"):
+		return idPath{}
+	case strings.Contains(path, "{event_id}"):
+		return bashEventPath{}
+	}
+	return nil
+}
+
+var (
+	openAPIOnce sync.Once
+	openAPIDoc  []byte
+	openAPIErr  error
+)
+
+func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
+	openAPIOnce.Do(func() { openAPIDoc, openAPIErr = s.openAPI() })
+	if openAPIErr != nil {
+		writeInternal(w, openAPIErr)
+		return
+	}
+	writeJSON(w, http.StatusOK, openAPIDoc)
+}
+
+// docsPage renders /openapi.json with Swagger UI when the browser can
+// load it, and links the document otherwise.
+const docsPage = `<!doctype html>
+<html><head><meta charset="utf-8"><title>gohands agent server — API</title>
+<link rel="stylesheet" href="https://unpkg.com/swagger-ui-dist@5/swagger-ui.css"></head>
+<body><noscript><a href="/openapi.json">openapi.json</a></noscript><div id="ui"><p>The API is described in <a href="/openapi.json">/openapi.json</a>.</p></div>
+<script src="https://unpkg.com/swagger-ui-dist@5/swagger-ui-bundle.js"></script>
+<script>if (window.SwaggerUIBundle) SwaggerUIBundle({url: "/openapi.json", dom_id: "#ui"});</script>
+</body></html>`
+
+func (s *Server) handleDocs(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(docsPage)))
+	w.Write([]byte(docsPage))
+}

@@ -1,0 +1,172 @@
+package server
+
+import (
+	"net/http"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/gohands/gohands/tool"
+)
+
+// route is one REST route: its handler and what /openapi.json says of it.
+type route struct {
+	method, path string
+	summary      string
+	tag          string
+	public       bool // no session key needed
+	query        any  // struct with `query` tags
+	body         any
+	resp         any
+	status       int   // success status (200 by default)
+	errors       []int // documented error statuses
+	h            http.HandlerFunc
+}
+
+// idPath documents the {conversation_id} path parameter.
+type idPath struct {
+	ConversationID string `path:"conversation_id" format:"uuid"`
+}
+
+type eventPath struct {
+	ConversationID string `path:"conversation_id" format:"uuid"`
+	EventID        string `path:"event_id"`
+}
+
+type bashEventPath struct {
+	EventID string `path:"event_id"`
+}
+
+type statusResponse struct {
+	Status string `json:"status"`
+}
+
+type serverInfo struct {
+	Uptime                       float64  `json:"uptime"`
+	IdleTime                     float64  `json:"idle_time"`
+	Title                        string   `json:"title"`
+	Version                      string   `json:"version"`
+	SDKVersion                   string   `json:"sdk_version"`
+	ToolsVersion                 string   `json:"tools_version"`
+	WorkspaceVersion             string   `json:"workspace_version"`
+	BuildGitSHA                  *string  `json:"build_git_sha"`
+	BuildGitRef                  *string  `json:"build_git_ref"`
+	PythonVersion                string   `json:"python_version"`
+	UsableTools                  []string `json:"usable_tools"`
+	RuntimeIdleTimeoutSeconds    *float64 `json:"runtime_idle_timeout_seconds"`
+	Capabilities                 []string `json:"capabilities"`
+	MaxForegroundTerminalTimeout int      `json:"max_foreground_terminal_timeout_seconds"`
+	Docs                         string   `json:"docs"`
+	Redoc                        string   `json:"redoc"`
+}
+
+// routeTable lists every REST route.
+func (s *Server) routeTable() []*route {
+	const (
+		conv   = "/api/conversations/{conversation_id}"
+		tConv  = "Conversations"
+		tEv    = "Events"
+		tBash  = "Bash"
+		tFiles = "Files"
+		tGit   = "Git"
+		tSrv   = "Server Details"
+	)
+	nf := []int{404, 422}
+	return []*route{
+		{method: "GET", path: "/alive", summary: "Liveness", tag: tSrv, public: true, resp: statusResponse{}, h: s.handleAlive},
+		{method: "GET", path: "/health", summary: "Health", tag: tSrv, public: true, resp: statusResponse{}, h: s.handleAlive},
+		{method: "GET", path: "/ready", summary: "Readiness", tag: tSrv, public: true, resp: statusResponse{}, errors: []int{503}, h: s.handleReady},
+		{method: "GET", path: "/server_info", summary: "Server information", tag: tSrv, public: true, resp: serverInfo{}, h: s.handleServerInfo},
+
+		{method: "POST", path: "/api/conversations", summary: "Start a conversation (201), or get the one with conversation_id (200)", tag: tConv, query: &includeSkillsQuery{}, body: startRequest{}, resp: conversationInfo{}, status: 201, errors: []int{200, 422}, h: s.handleStart},
+		{method: "GET", path: "/api/conversations/search", summary: "Search conversations", tag: tConv, query: &searchQuery{}, resp: conversationPage{}, errors: []int{422}, h: s.handleSearch},
+		{method: "GET", path: "/api/conversations/count", summary: "Count conversations", tag: tConv, query: &countQuery{}, resp: 0, errors: []int{422}, h: s.handleCount},
+		{method: "GET", path: "/api/conversations", summary: "Get conversations by id (null for unknown ids)", tag: tConv, query: &batchQuery{}, resp: []*conversationInfo{}, errors: []int{422}, h: s.handleBatchGet},
+		{method: "GET", path: conv, summary: "Get a conversation", tag: tConv, query: &includeSkillsQuery{}, resp: conversationInfo{}, errors: nf, h: s.handleGet},
+		{method: "PATCH", path: conv, summary: "Set a conversation's title or tags (success false for an unknown id)", tag: tConv, body: updateRequest{}, resp: successResponse{}, errors: []int{422}, h: s.handleUpdate},
+		{method: "DELETE", path: conv, summary: "Delete a conversation (400 for an unknown id)", tag: tConv, resp: successResponse{}, errors: []int{400, 422}, h: s.handleDelete},
+		{method: "POST", path: conv + "/run", summary: "Run the agent", tag: tConv, resp: successResponse{}, errors: []int{404, 409, 422, 429}, h: s.handleRun},
+		{method: "POST", path: conv + "/pause", summary: "Pause (400 for an unknown id)", tag: tConv, resp: successResponse{}, errors: []int{400, 422}, h: s.handlePause},
+		{method: "POST", path: conv + "/interrupt", summary: "Interrupt: cancel the step in progress and pause (400 for an unknown id)", tag: tConv, resp: successResponse{}, errors: []int{400, 422}, h: s.handlePause},
+		{method: "POST", path: conv + "/secrets", summary: "Add or replace secrets", tag: tConv, body: secretsRequest{}, resp: successResponse{}, errors: nf, h: s.handleSecrets},
+		{method: "POST", path: conv + "/confirmation_policy", summary: "Set the confirmation policy", tag: tConv, body: policyRequest{}, resp: successResponse{}, errors: nf, h: s.handlePolicy},
+		{method: "POST", path: conv + "/security_analyzer", summary: "Set or clear the security analyzer", tag: tConv, body: analyzerRequest{}, resp: successResponse{}, errors: nf, h: s.handleAnalyzer},
+		{method: "POST", path: conv + "/ask_agent", summary: "Ask the agent a side question (nothing is recorded)", tag: tConv, body: askRequest{}, resp: askResponse{}, errors: []int{404, 422, 500}, h: s.handleAsk},
+		{method: "GET", path: conv + "/agent_final_response", summary: "The agent's final response", tag: tConv, resp: askResponse{}, errors: nf, h: s.handleFinalResponse},
+
+		{method: "GET", path: conv + "/events/search", summary: "Search events", tag: tEv, query: &eventSearchQuery{}, resp: eventPage{}, errors: nf, h: s.handleEventSearch},
+		{method: "GET", path: conv + "/events/count", summary: "Count events", tag: tEv, query: &eventCountQuery{}, resp: 0, errors: nf, h: s.handleEventCount},
+		{method: "GET", path: conv + "/events/{event_id}", summary: "Get an event", tag: tEv, resp: map[string]any{}, errors: nf, h: s.handleEventGet},
+		{method: "GET", path: conv + "/events", summary: "Get events by id (a JSON list of ids as the body)", tag: tEv, body: batchEventsRequest{}, resp: []map[string]any{}, errors: nf, h: s.handleEventBatch},
+		{method: "POST", path: conv + "/events", summary: "Send a user message, and run the agent if run is set", tag: tEv, body: sendMessageRequest{}, resp: successResponse{}, errors: []int{404, 409, 422, 429}, h: s.handleSendMessage},
+		{method: "POST", path: conv + "/events/respond_to_confirmation", summary: "Accept (run) or reject the actions waiting for confirmation", tag: tEv, body: confirmationRequest{}, resp: successResponse{}, errors: []int{404, 409, 422, 429}, h: s.handleConfirmation},
+
+		{method: "POST", path: "/api/bash/start_bash_command", summary: "Start a shell command", tag: tBash, body: bashRequest{}, resp: bashEvent{}, errors: []int{422}, h: s.handleBashStart},
+		{method: "POST", path: "/api/bash/execute_bash_command", summary: "Run a shell command and wait for its last output", tag: tBash, body: bashRequest{}, resp: bashEvent{}, errors: []int{422}, h: s.handleBashExecute},
+		{method: "GET", path: "/api/bash/bash_events/search", summary: "Search bash events", tag: tBash, query: &bashSearchQuery{}, resp: bashPage{}, errors: []int{422}, h: s.handleBashSearch},
+		{method: "GET", path: "/api/bash/bash_events/{event_id}", summary: "Get a bash event", tag: tBash, resp: bashEvent{}, errors: []int{404}, h: s.handleBashGet},
+		{method: "DELETE", path: "/api/bash/bash_events", summary: "Clear the bash events", tag: tBash, resp: clearedResponse{}, h: s.handleBashClear},
+
+		{method: "POST", path: "/api/file/upload", summary: "Upload a file (multipart field file)", tag: tFiles, query: &pathQuery{}, body: uploadForm{}, resp: successResponse{}, errors: []int{400, 413, 422}, h: s.handleUpload},
+		{method: "GET", path: "/api/file/download", summary: "Download a file", tag: tFiles, query: &pathQuery{}, resp: []byte{}, errors: []int{400, 404, 422}, h: s.handleDownload},
+
+		{method: "GET", path: "/api/git/changes", summary: "Changed files of a repository", tag: tGit, query: &gitQuery{}, resp: []gitChange{}, errors: []int{400, 422}, h: s.handleGitChanges},
+		{method: "GET", path: "/api/git/diff", summary: "A file before and after its changes", tag: tGit, query: &gitQuery{}, resp: gitDiff{}, errors: []int{400, 422}, h: s.handleGitDiff},
+
+		{method: "GET", path: "/api/tools/", summary: "Registered tool names", tag: "Tools", resp: []string{}, h: s.handleTools},
+	}
+}
+
+// buildHandler routes every request.
+func (s *Server) buildHandler() http.Handler {
+	mux := http.NewServeMux()
+	s.routes = s.routeTable()
+	for _, rt := range s.routes {
+		var h http.Handler = rt.h
+		if !rt.public {
+			h = s.requireKey(h)
+		}
+		mux.Handle(rt.method+" "+strings.ReplaceAll(rt.path, "/api/tools/", "/api/tools/{$}"), h)
+	}
+	mux.HandleFunc("GET /sockets/events/{conversation_id}", s.handleEventSocket)
+	mux.HandleFunc("GET /sockets/bash-events", s.handleBashSocket)
+	mux.HandleFunc("GET /openapi.json", s.handleOpenAPI)
+	mux.HandleFunc("GET /docs", s.handleDocs)
+	mux.HandleFunc("GET /{$}", s.handleServerInfo)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeDetail(w, http.StatusNotFound, "Not Found")
+	})
+	return mux
+}
+
+func (s *Server) handleAlive(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, statusResponse{Status: "ok"})
+}
+
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, statusResponse{Status: "ready"})
+}
+
+func (s *Server) handleServerInfo(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
+	idle := now.Sub(time.Unix(0, s.active.Load()))
+	info := serverInfo{
+		Uptime:        now.Sub(s.started).Seconds(),
+		IdleTime:      idle.Seconds(),
+		Title:         "gohands agent server",
+		Version:       s.opts.Version,
+		SDKVersion:    s.opts.Version,
+		ToolsVersion:  s.opts.Version,
+		PythonVersion: runtime.Version(),
+		UsableTools:   tool.Registered(),
+		Capabilities:  []string{},
+		Docs:          "/docs", Redoc: "/docs",
+		MaxForegroundTerminalTimeout: 300,
+		WorkspaceVersion:             s.opts.Version,
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, tool.Registered())
+}

@@ -1,0 +1,258 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gohands/gohands/secret"
+)
+
+// Defaults of Options, the reference's where it has one.
+const (
+	DefaultConversationsPath = "workspace/conversations"
+	DefaultWorkspacePath     = "workspace/project"
+	DefaultBashEventsDir     = "workspace/bash_events"
+	DefaultMaxConcurrentRuns = 10
+	DefaultIdleTTL           = 20 * time.Minute
+	DefaultMaxRequestBytes   = 16 << 20
+	DefaultMaxUploadBytes    = 1 << 30
+	DefaultMaxSubscribers    = 100
+	DefaultSubscriberBuffer  = 4096
+)
+
+// Options configure a Server. A nil *Options is the default: conversations
+// under ./workspace/conversations, no session keys (no authentication).
+type Options struct {
+	// ConversationsPath is the directory conversations are stored in, one
+	// directory per conversation (meta.json, base_state.json, events/).
+	ConversationsPath string
+	// WorkspacePath is the working directory of conversations whose
+	// request names none.
+	WorkspacePath string
+	// BashEventsDir is where bash commands and their outputs are kept.
+	BashEventsDir string
+	// SessionAPIKeys are the accepted X-Session-API-Key values; several
+	// allow key rotation. Empty means no authentication.
+	SessionAPIKeys []string
+	// SecretKey encrypts secrets at rest (base_state.json, meta.json); by
+	// default the first session key, as in the reference. Without any,
+	// secrets are redacted on disk and lost on restart.
+	SecretKey string
+	// MaxConcurrentRuns bounds the conversations running at once; a run
+	// beyond it is refused with 429.
+	MaxConcurrentRuns int
+	// IdleTTL is how long an idle conversation (not running, no socket)
+	// stays in memory; it is reloaded from disk on demand. Negative keeps
+	// conversations loaded.
+	IdleTTL time.Duration
+	// MaxRequestBytes bounds JSON request bodies; MaxUploadBytes uploads.
+	MaxRequestBytes int64
+	MaxUploadBytes  int64
+	// MaxSubscribers bounds the sockets of one conversation (close 1013
+	// beyond it).
+	MaxSubscribers int
+	// SubscriberBuffer is how many events may wait for one socket; a socket
+	// that falls further behind is closed (its client reconciles over REST).
+	SubscriberBuffer int
+	// Webhooks receive event batches and conversation updates.
+	Webhooks []WebhookSpec
+	// Logger receives diagnostics; nil means slog.Default().
+	Logger *slog.Logger
+	// Version is reported by /server_info.
+	Version string
+}
+
+func (o *Options) withDefaults() Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.ConversationsPath == "" {
+		c.ConversationsPath = DefaultConversationsPath
+	}
+	if c.WorkspacePath == "" {
+		c.WorkspacePath = DefaultWorkspacePath
+	}
+	if c.BashEventsDir == "" {
+		c.BashEventsDir = DefaultBashEventsDir
+	}
+	if c.MaxConcurrentRuns <= 0 {
+		c.MaxConcurrentRuns = DefaultMaxConcurrentRuns
+	}
+	if c.IdleTTL == 0 {
+		c.IdleTTL = DefaultIdleTTL
+	}
+	if c.MaxRequestBytes <= 0 {
+		c.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if c.MaxUploadBytes <= 0 {
+		c.MaxUploadBytes = DefaultMaxUploadBytes
+	}
+	if c.MaxSubscribers <= 0 {
+		c.MaxSubscribers = DefaultMaxSubscribers
+	}
+	if c.SubscriberBuffer <= 0 {
+		c.SubscriberBuffer = DefaultSubscriberBuffer
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	if c.SecretKey == "" && len(c.SessionAPIKeys) > 0 {
+		c.SecretKey = c.SessionAPIKeys[0]
+	}
+	return c
+}
+
+// Server is the agent server: an http.Handler serving the reference's REST
+// and WebSocket API over conversations stored in one directory.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	cipher  *secret.Cipher
+	handler http.Handler
+	routes  []*route
+	started time.Time
+	active  atomic.Int64 // unix nanoseconds of the last request
+
+	mu    sync.RWMutex
+	convs map[string]*conv
+
+	runs    atomic.Int64 // conversations running
+	runWG   sync.WaitGroup
+	closing atomic.Bool
+
+	bash  *bashService
+	hooks []*webhook
+
+	stop     chan struct{}
+	janitor  sync.WaitGroup
+	closeErr error
+	closeMu  sync.Mutex
+	closed   bool
+}
+
+// New returns a server over the conversations stored in
+// opts.ConversationsPath (created if missing). Stored conversations are
+// listed at once and loaded on first use.
+func New(opts *Options) (*Server, error) {
+	o := opts.withDefaults()
+	for _, d := range []*string{&o.ConversationsPath, &o.WorkspacePath, &o.BashEventsDir} {
+		abs, err := filepath.Abs(*d)
+		if err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		*d = abs
+	}
+	if err := os.MkdirAll(o.ConversationsPath, 0o755); err != nil {
+		return nil, fmt.Errorf("server: conversations directory: %w", err)
+	}
+	s := &Server{
+		opts:    o,
+		log:     o.Logger,
+		started: time.Now(),
+		convs:   make(map[string]*conv),
+		stop:    make(chan struct{}),
+	}
+	if o.SecretKey != "" {
+		s.cipher = secret.NewCipher(o.SecretKey)
+	}
+	s.active.Store(time.Now().UnixNano())
+	for _, spec := range o.Webhooks {
+		s.hooks = append(s.hooks, newWebhook(spec, s.log))
+	}
+	s.bash = newBashService(o.BashEventsDir, s.log)
+	if err := s.loadStored(); err != nil {
+		return nil, err
+	}
+	s.handler = s.buildHandler()
+	if o.IdleTTL > 0 {
+		s.janitor.Add(1)
+		go s.evictLoop()
+	}
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.active.Store(time.Now().UnixNano())
+	s.handler.ServeHTTP(w, r)
+}
+
+// Close pauses the running conversations, waits for their runs to end,
+// persists and releases every conversation, and flushes the webhooks. ctx
+// bounds the wait.
+func (s *Server) Close(ctx context.Context) error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return s.closeErr
+	}
+	s.closed = true
+	s.closing.Store(true)
+	close(s.stop)
+	s.janitor.Wait()
+	s.mu.RLock()
+	convs := make([]*conv, 0, len(s.convs))
+	for _, c := range s.convs {
+		convs = append(convs, c)
+	}
+	s.mu.RUnlock()
+	for _, c := range convs {
+		c.pauseForShutdown()
+	}
+	done := make(chan struct{})
+	go func() { s.runWG.Wait(); close(done) }()
+	var errs []error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("server: waiting for runs to pause: %w", ctx.Err()))
+	}
+	for _, c := range convs {
+		if err := c.unload(true); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.bash.close()
+	for _, h := range s.hooks {
+		h.close(ctx)
+	}
+	s.closeErr = errors.Join(errs...)
+	return s.closeErr
+}
+
+// authorized reports whether key is one of the session keys, comparing in
+// constant time. Without session keys every request is authorized.
+func (s *Server) authorized(key string) bool {
+	if len(s.opts.SessionAPIKeys) == 0 {
+		return true
+	}
+	ok := 0
+	for _, k := range s.opts.SessionAPIKeys {
+		ok |= subtle.ConstantTimeCompare([]byte(k), []byte(key))
+	}
+	return ok == 1
+}
+
+// requireKey wraps h with the X-Session-API-Key check.
+func (s *Server) requireKey(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.authorized(r.Header.Get("X-Session-API-Key")) {
+			writeDetail(w, http.StatusUnauthorized, "Unauthorized")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,228 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/event"
+)
+
+// Close codes of the event sockets (reference-protocol §8.1).
+const (
+	closeAuthFailed websocket.StatusCode = 4001
+	closeNotFound   websocket.StatusCode = 4004
+	closeTryLater   websocket.StatusCode = 1013
+)
+
+// authTimeout is how long a socket may take to send its first-frame auth.
+const authTimeout = 10 * time.Second
+
+// socketQuery are the parameters of the event socket.
+type socketQuery struct {
+	ResendMode     string `query:"resend_mode" enum:"all,since"`
+	AfterTimestamp string `query:"after_timestamp"`
+	ResendAll      bool   `query:"resend_all"`
+	SessionAPIKey  string `query:"session_api_key"`
+}
+
+// acceptSocket authenticates and accepts a socket: by the session_api_key
+// query parameter or the X-Session-API-Key header when present, else by a
+// first text frame {"type":"auth","session_api_key":...}. On failure the
+// socket is closed with 4001 and nil is returned.
+func (s *Server) acceptSocket(w http.ResponseWriter, r *http.Request, key string) *websocket.Conn {
+	if key == "" {
+		key = r.Header.Get("X-Session-API-Key")
+	}
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: []string{"localhost", "localhost:*", "127.0.0.1", "127.0.0.1:*", "[::1]:*"}})
+	if err != nil {
+		return nil
+	}
+	conn.SetReadLimit(s.opts.MaxRequestBytes)
+	if len(s.opts.SessionAPIKeys) == 0 {
+		return conn
+	}
+	if key != "" {
+		if s.authorized(key) {
+			return conn
+		}
+		conn.Close(closeAuthFailed, "Authentication failed")
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), authTimeout)
+	defer cancel()
+	typ, data, err := conn.Read(ctx)
+	var frame struct {
+		Type string `json:"type"`
+		Key  string `json:"session_api_key"`
+	}
+	if err != nil || typ != websocket.MessageText || json.Unmarshal(data, &frame) != nil || frame.Type != "auth" || !s.authorized(frame.Key) {
+		conn.Close(closeAuthFailed, "Authentication failed")
+		return nil
+	}
+	return conn
+}
+
+func (s *Server) handleEventSocket(w http.ResponseWriter, r *http.Request) {
+	var q socketQuery
+	if err := decodeQuery(r, &q); err != nil {
+		writeErr(w, err)
+		return
+	}
+	since := ""
+	switch {
+	case q.ResendMode == "since":
+		t, err := parseTimestamp(q.AfterTimestamp, "after_timestamp")
+		if err != nil || t == "" {
+			writeErr(w, invalid("resend_mode=since needs after_timestamp", "query", "after_timestamp"))
+			return
+		}
+		since = t
+	case q.ResendMode == "all" || q.ResendAll:
+		since = "0"
+	case q.ResendMode != "":
+		writeErr(w, &invalidError{loc: []any{"query", "resend_mode"}, typ: "enum", msg: "Input should be 'all' or 'since'"})
+		return
+	}
+	conn := s.acceptSocket(w, r, q.SessionAPIKey)
+	if conn == nil {
+		return
+	}
+	defer conn.CloseNow()
+	id, err := conversationID(r)
+	var c *conv
+	if err == nil {
+		c = s.lookup(id)
+	}
+	if c == nil || c.isGone() {
+		conn.Close(closeNotFound, "Conversation not found")
+		return
+	}
+	lc, err := c.load(r.Context())
+	if err != nil {
+		conn.Close(closeNotFound, "Conversation not found")
+		return
+	}
+	sub, ok := c.subscribe()
+	if !ok {
+		conn.Close(closeTryLater, "Too many subscribers")
+		return
+	}
+	defer c.unsubscribe(sub)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+
+	// The writer sends the state snapshot, the history asked for, then
+	// the live events queued since subscribing (duplicates of the history
+	// are possible; clients dedupe by id).
+	werr := make(chan error, 1)
+	go func() {
+		werr <- s.writeSocket(ctx, conn, c, lc, sub, since)
+		cancel()
+	}()
+	s.readSocket(ctx, conn, c, lc, sub)
+	cancel()
+	if err := <-werr; errors.Is(err, errDropped) {
+		conn.Close(closeTryLater, "subscriber fell behind; reconcile over REST")
+		return
+	}
+	conn.Close(websocket.StatusNormalClosure, "")
+}
+
+var errDropped = errors.New("subscriber dropped")
+
+func (s *Server) writeSocket(ctx context.Context, conn *websocket.Conn, c *conv, lc *conversation.LocalConversation, sub *subscriber, since string) error {
+	snap, err := fullState(lc)
+	if err != nil {
+		return err
+	}
+	if err := conn.Write(ctx, websocket.MessageText, snap); err != nil {
+		return err
+	}
+	if since != "" {
+		st := lc.State().Events()
+		n := st.Len()
+		for i := range n {
+			ent, err := st.Entry(i)
+			if err != nil {
+				return err
+			}
+			if since != "0" && ent.Timestamp < since {
+				continue
+			}
+			raw, err := st.Raw(i)
+			if err != nil {
+				return err
+			}
+			if err := conn.Write(ctx, websocket.MessageText, raw); err != nil {
+				return err
+			}
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case b := <-sub.ch:
+			if err := conn.Write(ctx, websocket.MessageText, b); err != nil {
+				return err
+			}
+		case <-sub.done:
+			// Send what is queued, then tell the client to reconcile.
+			for {
+				select {
+				case b := <-sub.ch:
+					if err := conn.Write(ctx, websocket.MessageText, b); err != nil {
+						return err
+					}
+				default:
+					if sub.dropped.Load() > 0 {
+						return errDropped
+					}
+					return nil
+				}
+			}
+		}
+	}
+}
+
+// readSocket reads client frames: messages, sent with run=true. Errors
+// are answered with a ServerErrorEvent frame; the socket stays open.
+func (s *Server) readSocket(ctx context.Context, conn *websocket.Conn, c *conv, lc *conversation.LocalConversation, sub *subscriber) {
+	for {
+		typ, data, err := conn.Read(ctx)
+		if err != nil {
+			return
+		}
+		if typ != websocket.MessageText {
+			continue
+		}
+		var probe struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(data, &probe) == nil && probe.Type == "auth" {
+			continue
+		}
+		var req sendMessageRequest
+		err = req.decode(data)
+		if err == nil {
+			req.Run = true
+			r := (&http.Request{}).WithContext(ctx)
+			err = s.sendMessage(r, c, lc, &req)
+		}
+		if err != nil {
+			code := "ValueError"
+			var ie *invalidError
+			if !errors.As(err, &ie) {
+				code = "RuntimeError"
+			}
+			b, _ := event.Marshal(&event.ServerErrorEvent{Base: event.NewBase(event.SourceEnvironment), Code: code, Detail: err.Error()})
+			sub.send(b)
+		}
+	}
+}
