@@ -15,6 +15,7 @@ import (
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/pubsub"
 )
 
 // MetaFile is the name of the agent server's per-conversation metadata
@@ -84,6 +85,10 @@ type conv struct {
 
 	subs atomic.Pointer[[]*subscriber]
 	subM sync.Mutex
+
+	encM sync.Mutex
+	enc  [16]encoded
+	encN int
 }
 
 var (
@@ -155,6 +160,7 @@ func (c *conv) load(ctx context.Context) (*conversation.LocalConversation, error
 		Cipher:             c.s.cipher,
 		MaxIterations:      c.meta.MaxIterations,
 		RecordStateChanges: true,
+		SubscriberBuffer:   c.s.opts.SubscriberBuffer,
 		Logger:             c.s.log,
 	})
 	if err != nil {
@@ -167,28 +173,56 @@ func (c *conv) load(ctx context.Context) (*conversation.LocalConversation, error
 // attach makes lc the loaded conversation. Called with mu held.
 func (c *conv) attach(lc *conversation.LocalConversation) {
 	c.lc = lc
-	c.unsub = lc.Subscribe(c.deliver)
+	c.unsub = func() {}
+	if len(c.s.hooks) > 0 {
+		c.unsub = lc.Subscribe(c.toWebhooks)
+	}
 }
 
-// deliver runs for every event the conversation commits: it encodes the
-// event once and hands it to the sockets and webhooks without blocking.
-func (c *conv) deliver(e event.Event) {
-	subs := c.subs.Load()
-	if (subs == nil || len(*subs) == 0) && len(c.s.hooks) == 0 {
-		return
-	}
-	b, err := event.Marshal(e)
+// toWebhooks hands every event to the webhooks (off the agent's path:
+// Subscribe runs it on its own goroutine).
+func (c *conv) toWebhooks(e event.Event) {
+	b, err := c.encode(e)
 	if err != nil {
-		c.s.log.Error("encoding an event for subscribers", "conversation", c.id, "err", err)
+		c.s.log.Error("encoding an event for webhooks", "conversation", c.id, "err", err)
 		return
 	}
-	c.publish(b)
 	for _, h := range c.s.hooks {
 		h.addEvent(c.id, b)
 	}
 }
 
-// publish sends an encoded frame to every socket.
+// encode returns the JSON of e. The sockets of a conversation get the same
+// events in the same order, so a few recent encodings are kept and each
+// event is encoded about once, however many sockets watch.
+func (c *conv) encode(e event.Event) ([]byte, error) {
+	c.encM.Lock()
+	for i := range c.enc {
+		if c.enc[i].e == e {
+			b := c.enc[i].b
+			c.encM.Unlock()
+			return b, nil
+		}
+	}
+	c.encM.Unlock()
+	b, err := event.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	c.encM.Lock()
+	c.enc[c.encN%len(c.enc)] = encoded{e, b}
+	c.encN++
+	c.encM.Unlock()
+	return b, nil
+}
+
+type encoded struct {
+	e event.Event
+	b []byte
+}
+
+// publish sends a frame that is not a logged event (a state snapshot, an
+// error) to every socket.
 func (c *conv) publish(b []byte) {
 	if p := c.subs.Load(); p != nil {
 		for _, sub := range *p {
@@ -225,7 +259,7 @@ func (c *conv) publishFullState(lc *conversation.LocalConversation) {
 
 // subscribe adds a socket subscriber; it fails when the conversation has
 // MaxSubscribers already.
-func (c *conv) subscribe() (*subscriber, bool) {
+func (c *conv) subscribe(ctx context.Context, lc *conversation.LocalConversation) (*subscriber, bool) {
 	c.subM.Lock()
 	defer c.subM.Unlock()
 	var cur []*subscriber
@@ -235,7 +269,8 @@ func (c *conv) subscribe() (*subscriber, bool) {
 	if len(cur) >= c.s.opts.MaxSubscribers {
 		return nil, false
 	}
-	sub := newSubscriber(c.s.opts.SubscriberBuffer)
+	sub := newSubscriber(64)
+	sub.events = lc.Watch(ctx)
 	next := append(slices.Clip(cur), sub)
 	c.subs.Store(&next)
 	return sub, true
@@ -249,6 +284,9 @@ func (c *conv) unsubscribe(sub *subscriber) {
 		c.subs.Store(&next)
 	}
 	sub.close()
+	if sub.events != nil {
+		sub.events.Close()
+	}
 	c.mu.Lock()
 	c.lastUsed = time.Now()
 	c.mu.Unlock()
@@ -406,10 +444,13 @@ func (s *Server) evictIdle(cutoff time.Time) {
 	}
 }
 
-// subscriber is one socket's queue of encoded frames. send never blocks:
-// a subscriber whose queue is full is dropped (closed), and its client
-// reconciles over REST when it reconnects.
+// subscriber is one socket: the conversation's events through the
+// conversation's broker (events), and the frames that are not logged
+// events (snapshots, errors) through ch. Neither ever blocks the agent: a
+// socket that falls behind is dropped, and its client reconciles over REST
+// when it reconnects.
 type subscriber struct {
+	events  *pubsub.Subscription[event.Event]
 	ch      chan []byte
 	done    chan struct{}
 	once    sync.Once

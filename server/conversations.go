@@ -154,6 +154,7 @@ func (s *Server) start(ctx context.Context, req *startRequest) (*created, error)
 		PersistenceDir:     s.opts.ConversationsPath,
 		Cipher:             s.cipher,
 		RecordStateChanges: true,
+		SubscriberBuffer:   s.opts.SubscriberBuffer,
 		Logger:             s.log,
 	}
 	if req.MaxIterations != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/pubsub"
 )
 
 // Close codes of the event sockets (reference-protocol §8.1).
@@ -108,14 +109,14 @@ func (s *Server) handleEventSocket(w http.ResponseWriter, r *http.Request) {
 		conn.Close(closeNotFound, "Conversation not found")
 		return
 	}
-	sub, ok := c.subscribe()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	sub, ok := c.subscribe(ctx, lc)
 	if !ok {
 		conn.Close(closeTryLater, "Too many subscribers")
 		return
 	}
 	defer c.unsubscribe(sub)
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
 
 	// The writer sends the state snapshot, the history asked for, then
 	// the live events queued since subscribing (duplicates of the history
@@ -164,29 +165,56 @@ func (s *Server) writeSocket(ctx context.Context, conn *websocket.Conn, c *conv,
 			}
 		}
 	}
+	write := func(e event.Event) error {
+		b, err := c.encode(e)
+		if err != nil {
+			return err
+		}
+		return conn.Write(ctx, websocket.MessageText, b)
+	}
+	// drain writes the events already queued, so that a snapshot taken
+	// after them is sent after them.
+	drain := func() error {
+		for {
+			select {
+			case e, ok := <-sub.events.C():
+				if !ok {
+					return nil
+				}
+				if err := write(e); err != nil {
+					return err
+				}
+			default:
+				return nil
+			}
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case e, ok := <-sub.events.C():
+			if !ok {
+				if errors.Is(sub.events.Err(), pubsub.ErrSlow) {
+					return errDropped
+				}
+				return nil
+			}
+			if err := write(e); err != nil {
+				return err
+			}
 		case b := <-sub.ch:
+			if err := drain(); err != nil {
+				return err
+			}
 			if err := conn.Write(ctx, websocket.MessageText, b); err != nil {
 				return err
 			}
 		case <-sub.done:
-			// Send what is queued, then tell the client to reconcile.
-			for {
-				select {
-				case b := <-sub.ch:
-					if err := conn.Write(ctx, websocket.MessageText, b); err != nil {
-						return err
-					}
-				default:
-					if sub.dropped.Load() > 0 {
-						return errDropped
-					}
-					return nil
-				}
+			if sub.dropped.Load() > 0 {
+				return errDropped
 			}
+			return nil
 		}
 	}
 }
