@@ -466,3 +466,23 @@ func checkSchema(t *testing.T, file string) {
 		t.Errorf("only %d messages checked", n)
 	}
 }
+
+// A huge tool output is cut to the reference's 30,000 characters.
+func TestLongOutputTruncated(t *testing.T) {
+	c := open(t, acp.New(fakeCommand(t, "ok")...), nil)
+	send(t, c, "long")
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ofKind[*event.ACPToolCallEvent](events(t, c)) {
+		if e.Status == "completed" && e.ToolCallID == "call-1" {
+			var out string
+			json.Unmarshal(e.RawOutput, &out)
+			if len(out) > 30100 || !strings.Contains(out, "truncated") {
+				t.Errorf("raw output of %d bytes", len(out))
+			}
+			return
+		}
+	}
+	t.Fatal("no completed call")
+}

@@ -181,8 +181,18 @@ func (c *client) SessionUpdate(_ context.Context, n sdk.SessionNotification) err
 	return nil
 }
 
+// maxOutput caps a tool call's raw output text, as the reference does
+// (the terminal tool's limit): a server may report a whole build log.
+const maxOutput = 30000
+
 func (c *client) emitCall(ev event.ACPToolCallEvent) error {
 	ev.Base = event.NewBase(event.SourceAgent)
+	var out string
+	if json.Unmarshal(ev.RawOutput, &out) == nil && len(out) > maxOutput {
+		half := maxOutput / 2
+		out = out[:half] + "\n[... output truncated ...]\n" + out[len(out)-half:]
+		ev.RawOutput = rawJSON(strings.ToValidUTF8(out, ""))
+	}
 	ev.IsError = ev.Status == "failed"
 	if err := c.r.sess.Emit(&ev); err != nil {
 		c.r.log.Warn("acp agent: tool call event", "err", err)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -253,7 +254,11 @@ func (f *fake) prompt(mode string, m rpcMsg) {
 		json.Unmarshal(r.Result, &rr)
 		answer += "; read back: " + rr.Content
 		f.update(s, map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "in_progress"})
-		f.update(s, map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "completed", "rawOutput": "ok"})
+		output := "ok"
+		if text == "long" {
+			output = strings.Repeat("x", 100000)
+		}
+		f.update(s, map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "completed", "rawOutput": output})
 	} else {
 		f.update(s, map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "failed"})
 	}
