@@ -58,6 +58,7 @@ type runFlags struct {
 	confirm                string
 	acp                    string
 	preset                 string
+	browser                bool
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -108,6 +109,7 @@ confirmation, 130 when paused by an interrupt.`,
 	fl.StringVar(&f.confirm, "confirm", "never", "which actions wait for a y/n answer on standard input: `never`, always, or risky (HIGH or unknown risk by the rule-based analyzer)")
 	fl.StringVar(&f.acp, "acp", "", "run the task through this Agent Client Protocol server `command` (e.g. \"npx -y @zed-industries/claude-agent-acp\"), which brings its own model and tools, instead of gohands' agent")
 	fl.StringVar(&f.preset, "preset", preset.Default, "the agent: `NAME` of a preset, one of "+strings.Join(preset.Names(), ", ")+" (all but planning can hand work to sub-agents with the task tool)")
+	fl.BoolVar(&f.browser, "browser", false, "give the agent a web browser: the browser tools drive a headless Chromium (Debian's chromium package), started on first use and stopped with the run")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log diagnostics to standard error")
 	return cmd
 }
@@ -287,7 +289,7 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		if err != nil {
 			return usageErr("model %q: %v", cfg.Model, err)
 		}
-		def, err := preset.New(f.preset, cfg, &preset.Options{SubAgents: true})
+		def, err := preset.New(f.preset, cfg, &preset.Options{SubAgents: true, Browser: f.browser})
 		if err != nil {
 			return usageErr("--preset: %v", err)
 		}

@@ -8,11 +8,11 @@
 //
 // Importing preset registers every built-in tool (terminal, file_editor,
 // task_tracker, glob, grep, think, finish, apply_patch, the gemini-style
-// file tools, planning_file_editor and the task tool set) with package
-// tool and every LLM provider (OpenAI, Anthropic, Gemini) with package llm,
-// so that an agent configuration read from JSON (a resumed conversation, a
-// request to the agent server) can be materialised whatever tools and
-// model it names. Libraries that know which tools they use import only
+// file tools, planning_file_editor, the task tool set and the browser
+// tool set) with package tool and every LLM provider (OpenAI, Anthropic,
+// Gemini) with package llm, so that an agent configuration read from JSON
+// (a resumed conversation, a request to the agent server) can be
+// materialised whatever tools and model it names. Libraries that know which tools they use import only
 // those packages.
 package preset
 
@@ -25,6 +25,7 @@ import (
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tools/applypatch"
+	"github.com/gohands/gohands/tools/browser"
 	"github.com/gohands/gohands/tools/fileeditor"
 	"github.com/gohands/gohands/tools/finish"
 	"github.com/gohands/gohands/tools/gemini"
@@ -50,8 +51,11 @@ type Options struct {
 	FinishResponseSchema map[string]any
 	// ExtraTools are further tool specs, added after the default ones.
 	ExtraTools []tool.Spec
-	// Browser adds the browser tool set (BrowserToolSet), as the
-	// reference does outside its CLI mode.
+	// Browser adds the browser tool set (BrowserToolSet): one headless
+	// Chromium per conversation, started on the first browser action. It
+	// is the reference's cli_mode=False: its default agent has the browser
+	// except in its CLI, and so does gohands (gohands run adds it with
+	// --browser).
 	Browser bool
 	// SubAgents adds the task tool set, so the agent can hand work to
 	// sub-agents, several at once (tool_concurrency_limit becomes
@@ -113,7 +117,7 @@ func BuiltinTools() []string {
 	names := []string{
 		terminal.Name, fileeditor.Name, tasktracker.Name,
 		glob.Name, grep.Name, think.Name, finish.Name,
-		applypatch.Name, planning.Name, task.ToolSetName,
+		applypatch.Name, planning.Name, task.ToolSetName, browser.Name,
 	}
 	names = append(names, gemini.Names...)
 	slices.Sort(names)

@@ -14,6 +14,7 @@ import (
 	"github.com/gohands/gohands/skill"
 	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tools/applypatch"
+	"github.com/gohands/gohands/tools/browser"
 	"github.com/gohands/gohands/tools/gemini"
 	"github.com/gohands/gohands/tools/glob"
 	"github.com/gohands/gohands/tools/grep"
@@ -24,9 +25,9 @@ import (
 )
 
 // BrowserToolSet is the registry name of the browser tool set, which
-// Options.Browser adds. Package tools/browser registers it; an agent asking
-// for it when it is not registered fails to start, saying so.
-const BrowserToolSet = "browser_tool_set"
+// Options.Browser adds. Without a Chromium installed the set resolves to
+// no tools (the agent runs without them), as in the reference.
+const BrowserToolSet = browser.Name
 
 // SubAgentConcurrency is the tool_concurrency_limit of an agent with
 // sub-agents, so that the task calls of one reply run at the same time.
