@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/google/uuid"
@@ -485,21 +486,28 @@ func (c *LocalConversation) pauseAfterRun(ctx context.Context) error {
 // writePause sets status paused and writes a PauseEvent, unless the
 // conversation is already paused or ended.
 func (c *LocalConversation) writePause() error {
-	err := c.state.Do(func(tx *Tx) error {
-		f := tx.Fields()
-		switch f.ExecutionStatus {
-		case StatusIdle, StatusRunning, StatusWaitingForConfirmation:
-		default:
-			return nil
-		}
-		f.ExecutionStatus = StatusPaused
-		_, err := tx.Append(&event.PauseEvent{Base: event.NewBase(event.SourceUser)})
-		return err
-	})
-	if err != nil {
+	if err := c.pauseNow(StatusIdle, StatusRunning, StatusWaitingForConfirmation); err != nil {
 		return fmt.Errorf("conversation: pause: %w", err)
 	}
 	return nil
+}
+
+// pauseNow sets status paused, if the status is one of from, then writes a
+// PauseEvent: the status change comes first in the log, as in the
+// reference.
+func (c *LocalConversation) pauseNow(from ...ExecutionStatus) error {
+	changed := false
+	err := c.state.Update(func(f *Fields) error {
+		if slices.Contains(from, f.ExecutionStatus) {
+			f.ExecutionStatus, changed = StatusPaused, true
+		}
+		return nil
+	})
+	if err != nil || !changed {
+		return err
+	}
+	_, err = c.state.Append(&event.PauseEvent{Base: event.NewBase(event.SourceUser)})
+	return err
 }
 
 // fail ends a run with status error and a ConversationErrorEvent.
@@ -564,7 +572,14 @@ func errorCode(err error) string {
 }
 
 // Pause implements Conversation.
-func (c *LocalConversation) Pause() error {
+func (c *LocalConversation) Pause() error { return c.pause(true) }
+
+// PauseAfterStep is Pause that lets the step in progress finish (its LLM
+// call and tools) before the run stops: the reference's pause, which the
+// agent server's pause route offers. Pause is its interrupt.
+func (c *LocalConversation) PauseAfterStep() error { return c.pause(false) }
+
+func (c *LocalConversation) pause(cancelStep bool) error {
 	c.runMu.Lock()
 	if c.closed {
 		c.runMu.Unlock()
@@ -572,22 +587,14 @@ func (c *LocalConversation) Pause() error {
 	}
 	if c.running {
 		c.pauseReq = true
-		if c.cancel != nil {
+		if c.cancel != nil && cancelStep {
 			c.cancel(errPaused)
 		}
 		c.runMu.Unlock()
 		return nil
 	}
 	c.runMu.Unlock()
-	return c.state.Do(func(tx *Tx) error {
-		f := tx.Fields()
-		if f.ExecutionStatus != StatusIdle && f.ExecutionStatus != StatusRunning {
-			return nil
-		}
-		f.ExecutionStatus = StatusPaused
-		_, err := tx.Append(&event.PauseEvent{Base: event.NewBase(event.SourceUser)})
-		return err
-	})
+	return c.pauseNow(StatusIdle, StatusRunning)
 }
 
 // AskAgent implements Conversation (reference-behaviors §11).
@@ -633,19 +640,26 @@ func (c *LocalConversation) RejectPendingActions(ctx context.Context, reason str
 	if err != nil {
 		return err
 	}
+	// The status change comes first in the log, as in the reference.
+	err = c.state.Update(func(f *Fields) error {
+		if f.ExecutionStatus == StatusWaitingForConfirmation {
+			f.ExecutionStatus = StatusIdle
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	return c.state.Do(func(tx *Tx) error {
 		for _, a := range pending {
 			_, err := tx.Append(&event.UserRejectObservation{
-				Base:     event.NewBase(event.SourceUser),
+				Base:     event.NewBase(event.SourceEnvironment),
 				ToolName: a.ToolName, ToolCallID: a.ToolCallID, ActionID: a.ID,
 				RejectionReason: reason, RejectionSource: event.RejectedByUser,
 			})
 			if err != nil {
 				return err
 			}
-		}
-		if f := tx.Fields(); f.ExecutionStatus == StatusWaitingForConfirmation {
-			f.ExecutionStatus = StatusIdle
 		}
 		return nil
 	})

@@ -29,7 +29,8 @@ type Options struct {
 	// the log for each changed field, in the same commit as the change, as
 	// the reference's agent server does, so that a client following the
 	// events (a WebSocket, a reconnecting client) sees every status change.
-	// HEAD moves are not recorded, as with OnChange.
+	// HEAD moves and secret registry changes are not recorded, as in the
+	// reference.
 	RecordChanges bool
 }
 
@@ -312,7 +313,9 @@ func (s *State) commit(tx *Tx) ([]notice, error) {
 			continue
 		}
 		notes = append(notes, notice{key: m.key, value: m.val})
-		if s.opts.RecordChanges {
+		// The reference changes the secret registry in place, which
+		// records nothing.
+		if s.opts.RecordChanges && m.key != "secret_registry" {
 			n, err := s.recordChange(tx.f, m)
 			if err != nil {
 				return notes, err

@@ -928,14 +928,23 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ok)
 }
 
-// handlePause pauses (and, as the step in progress is cancelled at once,
-// interrupts) a conversation.
+// handlePause pauses a conversation once the step in progress is done.
 func (s *Server) handlePause(w http.ResponseWriter, r *http.Request) {
+	s.pause(w, r, (*conversation.LocalConversation).PauseAfterStep)
+}
+
+// handleInterrupt pauses a conversation at once, cancelling the step in
+// progress (its LLM call or tools).
+func (s *Server) handleInterrupt(w http.ResponseWriter, r *http.Request) {
+	s.pause(w, r, (*conversation.LocalConversation).Pause)
+}
+
+func (s *Server) pause(w http.ResponseWriter, r *http.Request, pause func(*conversation.LocalConversation) error) {
 	c, lc := s.withLoaded(w, r, http.StatusBadRequest)
 	if c == nil {
 		return
 	}
-	if err := lc.Pause(); err != nil {
+	if err := pause(lc); err != nil {
 		writeErr(w, err)
 		return
 	}

@@ -269,9 +269,15 @@ func (s *Server) handleGitDiff(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, d)
 		return
 	}
+	// Both sides lose one trailing newline and a missing side is "", as
+	// in the reference.
+	trim := func(s string) *string {
+		s = strings.TrimSuffix(s, "\n")
+		return &s
+	}
+	d.Modified, d.Original = trim(""), trim("")
 	if data, err := os.ReadFile(q.Path); err == nil {
-		s := string(data)
-		d.Modified = &s
+		d.Modified = trim(string(data))
 	}
 	ref, err := baseRef(root, q.Ref)
 	if err != nil {
@@ -281,7 +287,7 @@ func (s *Server) handleGitDiff(w http.ResponseWriter, r *http.Request) {
 	rel, err := filepath.Rel(root, q.Path)
 	if err == nil && ref != emptyTree && !strings.HasPrefix(rel, "..") {
 		if out, err := git(root, "show", ref+":"+filepath.ToSlash(rel)); err == nil {
-			d.Original = &out
+			d.Original = trim(out)
 		}
 	}
 	writeJSON(w, http.StatusOK, d)

@@ -19,14 +19,14 @@ import (
 
 // testServer is a server over a temporary directory, served over HTTP.
 type testServer struct {
-	t    *testing.T
+	t    testing.TB
 	srv  *server.Server
 	http *httptest.Server
 	opts *server.Options
 	key  string
 }
 
-func newTestServer(t *testing.T, opts *server.Options) *testServer {
+func newTestServer(t testing.TB, opts *server.Options) *testServer {
 	t.Helper()
 	if opts == nil {
 		opts = &server.Options{}
@@ -118,7 +118,7 @@ func (ts *testServer) must(want int, method, path string, body, out any) []byte 
 
 // pythonAgent returns the agent JSON the reference's Python client sends
 // (testdata/python_agent.json), using the scripted model at baseURL.
-func pythonAgent(t *testing.T, baseURL string) map[string]any {
+func pythonAgent(t testing.TB, baseURL string) map[string]any {
 	t.Helper()
 	data, err := os.ReadFile("testdata/python_agent.json")
 	if err != nil {

@@ -67,8 +67,31 @@ func (s *Server) openAPI() ([]byte, error) {
 		if err := r.AddOperation(op); err != nil {
 			return nil, err
 		}
+		if rt.nullableItems {
+			nullItems(r.Spec, rt, status)
+		}
 	}
 	return r.Spec.MarshalJSON()
+}
+
+// nullItems marks the items of a route's list response nullable (OpenAPI
+// 3.0 ignores siblings of $ref, hence the allOf).
+func nullItems(spec *openapi3.Spec, rt *route, status int) {
+	pi := spec.Paths.MapOfPathItemValues[rt.path]
+	op := pi.MapOfOperationValues[strings.ToLower(rt.method)]
+	resp := op.Responses.MapOfResponseOrRefValues[strconv.Itoa(status)]
+	if resp.Response == nil {
+		return
+	}
+	for ct, mt := range resp.Response.Content {
+		if mt.Schema == nil || mt.Schema.Schema == nil || mt.Schema.Schema.Items == nil {
+			continue
+		}
+		item := *mt.Schema.Schema.Items
+		null := true
+		mt.Schema.Schema.Items = &openapi3.SchemaOrRef{Schema: &openapi3.Schema{Nullable: &null, AllOf: []openapi3.SchemaOrRef{item}}}
+		resp.Response.Content[ct] = mt
+	}
 }
 
 func operationID(rt *route) string {

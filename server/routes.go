@@ -20,6 +20,8 @@ type route struct {
 	resp         any
 	status       int   // success status (200 by default)
 	errors       []int // documented error statuses
+	// nullableItems says the response list may hold nulls.
+	nullableItems bool
 	h            http.HandlerFunc
 }
 
@@ -81,13 +83,13 @@ func (s *Server) routeTable() []*route {
 		{method: "POST", path: "/api/conversations", summary: "Start a conversation (201), or get the one with conversation_id (200)", tag: tConv, query: &includeSkillsQuery{}, body: startRequest{}, resp: conversationInfo{}, status: 201, errors: []int{200, 422}, h: s.handleStart},
 		{method: "GET", path: "/api/conversations/search", summary: "Search conversations", tag: tConv, query: &searchQuery{}, resp: conversationPage{}, errors: []int{422}, h: s.handleSearch},
 		{method: "GET", path: "/api/conversations/count", summary: "Count conversations", tag: tConv, query: &countQuery{}, resp: 0, errors: []int{422}, h: s.handleCount},
-		{method: "GET", path: "/api/conversations", summary: "Get conversations by id (null for unknown ids)", tag: tConv, query: &batchQuery{}, resp: []*conversationInfo{}, errors: []int{422}, h: s.handleBatchGet},
+		{method: "GET", path: "/api/conversations", summary: "Get conversations by id (null for unknown ids)", tag: tConv, query: &batchQuery{}, resp: []*conversationInfo{}, errors: []int{422}, h: s.handleBatchGet, nullableItems: true},
 		{method: "GET", path: conv, summary: "Get a conversation", tag: tConv, query: &includeSkillsQuery{}, resp: conversationInfo{}, errors: nf, h: s.handleGet},
 		{method: "PATCH", path: conv, summary: "Set a conversation's title or tags (success false for an unknown id)", tag: tConv, body: updateRequest{}, resp: successResponse{}, errors: []int{422}, h: s.handleUpdate},
 		{method: "DELETE", path: conv, summary: "Delete a conversation (400 for an unknown id)", tag: tConv, resp: successResponse{}, errors: []int{400, 422}, h: s.handleDelete},
 		{method: "POST", path: conv + "/run", summary: "Run the agent", tag: tConv, resp: successResponse{}, errors: []int{404, 409, 422, 429}, h: s.handleRun},
-		{method: "POST", path: conv + "/pause", summary: "Pause (400 for an unknown id)", tag: tConv, resp: successResponse{}, errors: []int{400, 422}, h: s.handlePause},
-		{method: "POST", path: conv + "/interrupt", summary: "Interrupt: cancel the step in progress and pause (400 for an unknown id)", tag: tConv, resp: successResponse{}, errors: []int{400, 422}, h: s.handlePause},
+		{method: "POST", path: conv + "/pause", summary: "Pause after the step in progress (400 for an unknown id)", tag: tConv, resp: successResponse{}, errors: []int{400, 422}, h: s.handlePause},
+		{method: "POST", path: conv + "/interrupt", summary: "Interrupt: cancel the step in progress and pause (400 for an unknown id)", tag: tConv, resp: successResponse{}, errors: []int{400, 422}, h: s.handleInterrupt},
 		{method: "POST", path: conv + "/secrets", summary: "Add or replace secrets", tag: tConv, body: secretsRequest{}, resp: successResponse{}, errors: nf, h: s.handleSecrets},
 		{method: "POST", path: conv + "/confirmation_policy", summary: "Set the confirmation policy", tag: tConv, body: policyRequest{}, resp: successResponse{}, errors: nf, h: s.handlePolicy},
 		{method: "POST", path: conv + "/security_analyzer", summary: "Set or clear the security analyzer", tag: tConv, body: analyzerRequest{}, resp: successResponse{}, errors: nf, h: s.handleAnalyzer},

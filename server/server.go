@@ -220,11 +220,24 @@ func (s *Server) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		errs = append(errs, fmt.Errorf("server: waiting for runs to pause: %w", ctx.Err()))
 	}
+	// Release in parallel: each close writes its state.
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
 	for _, c := range convs {
-		if err := c.unload(true); err != nil {
-			errs = append(errs, err)
-		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := c.unload(true); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
 	}
+	wg.Wait()
 	s.bash.close()
 	for _, h := range s.hooks {
 		h.close(ctx)

@@ -1,0 +1,48 @@
+package server_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/gohands/gohands/llm/llmtest"
+	"github.com/gohands/gohands/server"
+)
+
+// BenchmarkAgentSteps runs conversations of think steps against a scripted
+// model over HTTP and reports agent steps per second across them.
+func BenchmarkAgentSteps(b *testing.B) {
+	for _, convs := range []int{1, 20} {
+		b.Run(fmt.Sprintf("conversations=%d", convs), func(b *testing.B) {
+			const steps = 40
+			var replies []llmtest.Reply
+			for range b.N * convs {
+				for range steps {
+					replies = append(replies, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "think", Arguments: `{"thought":"hmm"}`}}})
+				}
+				replies = append(replies, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}})
+			}
+			model := llmtest.NewChat(b, replies...)
+			ts := newTestServer(b, &server.Options{MaxConcurrentRuns: 100})
+			b.ResetTimer()
+			for range b.N {
+				var wg sync.WaitGroup
+				for range convs {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						body := ts.startBody(model, map[string]any{
+							"initial_message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "think"}}, "run": true},
+							"max_iterations":  1000, "stuck_detection": false,
+						})
+						var info map[string]any
+						ts.must(201, "POST", "/api/conversations", body, &info)
+						ts.waitStatus(info["id"].(string), "finished", "error")
+					}()
+				}
+				wg.Wait()
+			}
+			b.ReportMetric(float64(b.N*convs*(steps+1))/b.Elapsed().Seconds(), "steps/s")
+		})
+	}
+}
