@@ -22,7 +22,7 @@ type route struct {
 	errors       []int // documented error statuses
 	// nullableItems says the response list may hold nulls.
 	nullableItems bool
-	h            http.HandlerFunc
+	h             http.HandlerFunc
 }
 
 // idPath documents the {conversation_id} path parameter.
