@@ -56,7 +56,7 @@ func TestACPAgentConversation(t *testing.T) {
 		"kind": "ACPAgent", "acp_command": []string{node, script}, "acp_args": []string{},
 		"acp_server": nil, "acp_session_mode": nil, "acp_prompt_timeout": 120.0, "acp_startup_timeout": 120.0,
 		"acp_model": nil, "acp_resume_session_id": nil, "acp_isolate_data_dir": false,
-		"llm": map[string]any{"model": "acp-managed", "usage_id": "acp-managed"},
+		"llm":   map[string]any{"model": "acp-managed", "usage_id": "acp-managed"},
 		"tools": []any{}, "include_default_tools": []any{}, "mcp_config": map[string]any{},
 	}
 	secrets := map[string]any{}
