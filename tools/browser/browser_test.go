@@ -369,7 +369,15 @@ func TestTabs(t *testing.T) {
 	if s := ts.state(t); len(s.Tabs) != 1 || s.URL != "about:blank" {
 		t.Errorf("after closing all: %+v %q", s.Tabs, s.URL)
 	}
-	ts.ok(t, browser.NavigateName, `{"url":"`+srv.URL+`/form"}`)
+	// new_tab on a link opens its target in a new tab.
+	ts.ok(t, browser.NavigateName, `{"url":"`+srv.URL+`/"}`)
+	form := ts.state(t).index(t, "the form link", func(tag, text, _, _ string) bool { return tag == "a" && text == "The form" })
+	if got := ts.ok(t, browser.ClickName, fmt.Sprintf(`{"index":%d,"new_tab":true}`, form)); got != fmt.Sprintf("Clicked element %d and opened %s/form in a new tab", form, srv.URL) {
+		t.Errorf("click with new_tab: %q", got)
+	}
+	if s := ts.state(t); s.Title != "Form" || len(s.Tabs) != 2 {
+		t.Errorf("after a click with new_tab: %q, %d tabs", s.Title, len(s.Tabs))
+	}
 }
 
 // waitTitle waits until the current page has the title; a page opened by
