@@ -161,8 +161,9 @@ func (a *Agent) Validate() error {
 // defaultToolNames maps the built-in tools' class names to their registry
 // names.
 var defaultToolNames = map[string]string{
-	"FinishTool": "finish",
-	"ThinkTool":  "think",
+	"FinishTool":      "finish",
+	"ThinkTool":       "think",
+	"InvokeSkillTool": "invoke_skill",
 }
 
 // ToolNames returns the names of the tools the configuration asks for: the

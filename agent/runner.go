@@ -22,6 +22,7 @@ import (
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/skill"
 	"github.com/gohands/gohands/tool"
+	"github.com/gohands/gohands/tools/invokeskill"
 )
 
 // AskUsageID is the usage id of the LLM answering AskAgent questions, as in
@@ -179,6 +180,10 @@ func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversa
 		return nil, err
 	}
 	if err := r.initSkills(); err != nil {
+		r.closeTools()
+		return nil, err
+	}
+	if err := r.attachInvokeSkill(); err != nil {
 		r.closeTools()
 		return nil, err
 	}
@@ -438,6 +443,9 @@ func (a *Agent) resolveTools(sess *conversation.Session) ([]tool.Tool, error) {
 	tools = append(tools, a.ExtraTools...)
 	var specs []tool.Spec
 	for _, c := range a.IncludeDefaultTools {
+		if c == invokeskill.KindName {
+			continue // it needs the loaded skills: attachInvokeSkill adds it
+		}
 		specs = append(specs, tool.Spec{Name: defaultToolNames[c]})
 	}
 	builtins, err := tool.ResolveAll(tctx, specs)

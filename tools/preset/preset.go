@@ -86,9 +86,10 @@ const CondenserUsageID = "condenser"
 // summarizing condenser of the reference's default agent (summarising with
 // the same model under usage id "condenser", over 80 events keeping the
 // first 4), like the reference's get_default_agent in CLI mode (no
-// browser). Unlike the reference, it also loads the workspace's context files and skills (AGENTS.md,
-// CLAUDE.md, GEMINI.md, .cursorrules, .openhands/skills, …) and the
-// user's skills, as the agents developers use every day do.
+// browser). Unlike the reference, it also loads the workspace's context
+// files and skills (AGENTS.md, CLAUDE.md, GEMINI.md, .cursorrules,
+// .openhands/skills, …) and the user's skills, as the agents developers
+// use every day do; every preset does.
 //
 // With opts it can also have the browser and sub-agents.
 func DefaultAgent(cfg llm.Config, opts *Options) *agent.Agent {
