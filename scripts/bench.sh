@@ -51,3 +51,35 @@ BEGIN {
   t = (name in target) ? target[name] : "-"; r = (name in ref) ? ref[name] : "-"
   printf "%-42s %12s %12s %12s %14s  %s\n", name, nsop, p50, cpu, t, r
 }'
+
+# The agent server (issue 11): `gohands serve` and the reference's
+# openhands-agent-server under the same Go client and zero-latency scripted
+# model, side by side. Rates are wall-clock; the per-CPU-second rows divide
+# by the server's own CPU time, which a busy machine distorts less.
+# BENCH_SERVERS=gohands leaves the reference out (it
+# needs the venv of scripts/deps.d/20-reference.sh and a few minutes).
+servers=${BENCH_SERVERS:-gohands|reference}
+sout=$(go test -run '^$' -benchtime 1x -timeout 60m -bench "^BenchmarkServe(ColdStart|ConversationRSS|AgentSteps|SocketFanout)\$/^($servers)\$" "$@" ./tests/pyclient/)
+echo "$sout" >&2
+echo
+echo "$sout" | awk '
+/^BenchmarkServe/ {
+  split($1, p, "/"); bench = p[1]; srv = p[2]; sub(/-[0-9]+$/, "", srv)
+  for (i = 3; i < NF; i++) if ($(i+1) ~ /[a-zA-Z]/ && $(i) ~ /^[0-9.e+-]+$/) v[bench "|" $(i+1) "|" srv] = $(i)
+}
+END {
+  n = split("BenchmarkServeColdStart|ms-to-health|cold start to 200 /health (ms)|<= 20;" \
+            "BenchmarkServeColdStart|idle-MB|idle RSS (MB)|<= 20;" \
+            "BenchmarkServeConversationRSS|MB/created-conv|RSS per idle created conversation (MB)|<= 0.5;" \
+            "BenchmarkServeConversationRSS|MB/conv-after-run|RSS per conversation after a terminal run (MB)|-;" \
+            "BenchmarkServeAgentSteps|steps/s|agent steps/s, all conversations|>= 5000;" \
+            "BenchmarkServeAgentSteps|steps/cpu-s|agent steps per server CPU second|-;" \
+            "BenchmarkServeSocketFanout|frames/s|events/s to 100 subscribers (reference: 40)|-;" \
+            "BenchmarkServeSocketFanout|frames/cpu-s|events per server CPU second, same run|-", rows, ";")
+  printf "%-48s %12s %12s %10s\n", "agent server", "gohands", "reference", "target"
+  for (r = 1; r <= n; r++) {
+    split(rows[r], f, "|")
+    g = v[f[1] "|" f[2] "|gohands"]; ref = v[f[1] "|" f[2] "|reference"]
+    printf "%-48s %12s %12s %10s\n", f[3], (g == "" ? "-" : g), (ref == "" ? "-" : ref), f[4]
+  }
+}'

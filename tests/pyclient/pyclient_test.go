@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -27,18 +28,33 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/gohands/gohands/internal/testenv"
 	"github.com/gohands/gohands/llm/llmtest"
 )
 
 const apiKey = "pyclient-test-key"
 
-// transcripts holds the reference's transcript for the gohands run to be
-// compared with, computed once per test binary.
-var reference struct {
-	once       sync.Once
-	transcript map[string]any
-	err        error
+var update = flag.Bool("update", false, "rewrite testdata/transcript.golden.json from the reference server's run")
+
+// golden is the reference server's transcript, checked in: the reference's
+// run must reproduce it (or -update rewrites it) and gohands' run must
+// match it. Both runs are in the test command, so the comparison stays a
+// live one; the file only spares running the reference twice.
+const golden = "testdata/transcript.golden.json"
+
+func readGolden(t *testing.T) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test ./tests/pyclient -run TestReferenceServer -update writes it)", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", golden, err)
+	}
+	return m
 }
 
 // model starts the scripted model of testdata/playbook.json.
@@ -62,10 +78,11 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// waitHealthy polls url+"/health" until it answers 200, the process exits
-// or the timeout passes.
-func waitHealthy(ctx context.Context, url string, exited <-chan struct{}, timeout time.Duration) error {
+// waitHealthy polls url+"/health" every interval until it answers 200,
+// the process exits or the timeout passes.
+func waitHealthy(ctx context.Context, url string, exited <-chan struct{}, interval, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
+	client := &http.Client{Timeout: 5 * time.Second}
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:
@@ -74,14 +91,14 @@ func waitHealthy(ctx context.Context, url string, exited <-chan struct{}, timeou
 			return ctx.Err()
 		default:
 		}
-		resp, err := http.Get(url + "/health")
+		resp, err := client.Get(url + "/health")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(interval)
 	}
 	return fmt.Errorf("no 200 from %s/health within %v", url, timeout)
 }
@@ -97,48 +114,81 @@ func referenceEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
-// startReferenceServer starts `python -m openhands.agent_server` with the
-// test's session key in a temporary directory and returns its URL.
-func startReferenceServer(t *testing.T, py string) string {
-	t.Helper()
-	port := freePort(t)
-	dir := t.TempDir()
-	cmd := exec.Command(py, "-m", "openhands.agent_server", "--host", "127.0.0.1", "--port", strconv.Itoa(port))
+// server is an agent server process started by a test.
+type server struct {
+	name    string // "gohands" or "reference"
+	URL     string
+	Pid     int
+	started time.Time // when the process was started
+	healthy time.Time // when /health first answered 200
+	stop    func()    // ends the process (SIGTERM, then SIGKILL)
+}
+
+// launch starts argv as an agent server listening on port, in its own
+// process group and a temporary directory, waits for its /health (polled
+// every interval) and stops it when the test ends. name says which server
+// it is, in messages.
+func launch(tb testing.TB, name string, argv, env []string, port int, interval, timeout time.Duration) *server {
+	tb.Helper()
+	dir := tb.TempDir()
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = referenceEnv("OH_SESSION_API_KEYS_0=" + apiKey)
+	cmd.Env = env
 	log, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	s := &server{name: name, URL: fmt.Sprintf("http://127.0.0.1:%d", port), started: time.Now()}
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	s.Pid = cmd.Process.Pid
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
-		log.Close()
-		if t.Failed() {
+	var once sync.Once
+	s.stop = func() {
+		once.Do(func() {
+			syscall.Kill(-s.Pid, syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(10 * time.Second):
+				if name == "gohands" {
+					tb.Errorf("gohands serve did not exit within 10 s of SIGTERM")
+				}
+				syscall.Kill(-s.Pid, syscall.SIGKILL)
+				<-exited
+			}
+			log.Close()
+		})
+	}
+	tb.Cleanup(func() {
+		s.stop()
+		if tb.Failed() {
 			b, _ := os.ReadFile(log.Name())
-			t.Logf("reference server log (tail):\n%s", tail(b, 4000))
+			tb.Logf("%s server log (tail):\n%s", name, tail(b, 4000))
 		}
 	})
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	if err := waitHealthy(context.Background(), s.URL, exited, interval, timeout); err != nil {
+		b, _ := os.ReadFile(log.Name())
+		tb.Fatalf("%s server: %v\n%s", name, err, tail(b, 4000))
+	}
+	s.healthy = time.Now()
+	return s
+}
+
+// startReferenceServer starts `python -m openhands.agent_server` with the
+// test's session key.
+func startReferenceServer(tb testing.TB, py string, extraEnv ...string) *server {
+	tb.Helper()
+	port := freePort(tb)
 	// The reference takes seconds to import (13 s measured on this machine
 	// kind); the budget is generous for a loaded CI machine.
-	if err := waitHealthy(t.Context(), url, exited, 3*time.Minute); err != nil {
-		b, _ := os.ReadFile(log.Name())
-		t.Fatalf("reference server: %v\n%s", err, tail(b, 4000))
-	}
-	return url
+	return launch(tb, "reference",
+		[]string{py, "-m", "openhands.agent_server", "--host", "127.0.0.1", "--port", strconv.Itoa(port)},
+		referenceEnv(append([]string{"OH_SESSION_API_KEYS_0=" + apiKey}, extraEnv...)...),
+		port, 50*time.Millisecond, 3*time.Minute)
 }
 
 func tail(b []byte, n int) []byte {
@@ -177,33 +227,26 @@ func runClient(t *testing.T, py, url, modelURL string) map[string]any {
 	return tr
 }
 
-// referenceTranscript runs the client against the reference's server,
-// once per test binary.
-func referenceTranscript(t *testing.T) map[string]any {
-	t.Helper()
-	py := testenv.ReferencePython(t)
-	reference.once.Do(func() {
-		ok := t.Run("reference", func(t *testing.T) {
-			srv := model(t)
-			url := startReferenceServer(t, py)
-			reference.transcript = runClient(t, py, url, srv.URL)
-		})
-		if !ok {
-			reference.err = errors.New("the client failed against the reference's server")
-		}
-	})
-	if reference.err != nil {
-		t.Fatal(reference.err)
-	}
-	return reference.transcript
-}
-
-// TestReferenceServer checks the client program itself: against the
-// reference's own server it runs without an error, and what it records
-// is what the scenarios script.
+// TestReferenceServer runs the client program against the reference's
+// own server: it runs without an error, what it records is what the
+// scenarios script, and it is the checked-in transcript gohands must
+// match.
 func TestReferenceServer(t *testing.T) {
-	tr := referenceTranscript(t)
-	checkScenarios(t, tr)
+	py := testenv.ReferencePython(t)
+	srv := model(t)
+	ref := startReferenceServer(t, py)
+	got := runClient(t, py, ref.URL, srv.URL)
+	checkScenarios(t, got)
+	if *update {
+		b, _ := json.MarshalIndent(got, "", " ")
+		if err := os.WriteFile(golden, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if diff := cmp.Diff(readGolden(t), got); diff != "" {
+		t.Errorf("the reference's run differs from %s (-golden +reference); if the reference changed, rerun with -update:\n%s", golden, diff)
+	}
 }
 
 // checkScenarios asserts the behaviour every scenario scripts, whichever
@@ -248,4 +291,48 @@ func checkScenarios(t *testing.T, tr map[string]any) {
 			t.Errorf("ask_agent answered %q", got)
 		}
 	}
+}
+
+// gohandsBinary builds cmd/gohands once per test binary ($GOHANDS_BIN
+// names a prebuilt one instead).
+var gohands struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+func gohandsBinary(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("GOHANDS_BIN"); p != "" {
+		return p
+	}
+	goTool := testenv.Program(t, "go")
+	gohands.once.Do(func() {
+		dir, err := os.MkdirTemp("", "pyclient-gohands-")
+		if err != nil {
+			gohands.err = err
+			return
+		}
+		gohands.path = filepath.Join(dir, "gohands")
+		cmd := exec.Command(goTool, "build", "-o", gohands.path, "github.com/gohands/gohands/cmd/gohands")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			gohands.err = fmt.Errorf("go build ./cmd/gohands: %v\n%s", err, out)
+		}
+	})
+	if gohands.err != nil {
+		t.Fatal(gohands.err)
+	}
+	return gohands.path
+}
+
+// startGohandsServer starts `gohands serve` with the test's session key.
+// extraEnv is added to its environment.
+func startGohandsServer(tb testing.TB, extraEnv ...string) *server {
+	tb.Helper()
+	bin := gohandsBinary(tb)
+	port := freePort(tb)
+	return launch(tb, "gohands",
+		[]string{bin, "serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port)},
+		append(append(os.Environ(), "OH_SESSION_API_KEYS_0="+apiKey), extraEnv...),
+		port, 50*time.Millisecond, time.Minute)
 }
