@@ -625,7 +625,13 @@ func (r *runner) Step(ctx context.Context) error {
 			return r.sess.Emit(cond)
 		}
 	}
-	resp, err := r.model.Completion(ctx, r.messages(view), r.specs, &llm.CallOptions{ConversationID: r.sess.ID()})
+	opts := &llm.CallOptions{ConversationID: r.sess.ID()}
+	if r.a.LLM.Stream {
+		// Token deltas reach live subscribers (a terminal, a WebSocket)
+		// as they arrive; the reply is stored whole when it is complete.
+		opts.OnDelta = r.publishDelta
+	}
+	resp, err := r.model.Completion(ctx, r.messages(view), r.specs, opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
@@ -1051,4 +1057,21 @@ func (r *runner) Ask(ctx context.Context, view []event.Event, question string) (
 		}
 	}
 	return "", errors.New("agent: ask: the model gave no text answer")
+}
+
+// publishDelta publishes the text and reasoning of a streamed fragment as
+// a StreamingDeltaEvent; tool call fragments are not published.
+func (r *runner) publishDelta(d llm.Delta) error {
+	if d.Text == "" && d.Reasoning == "" {
+		return nil
+	}
+	e := &event.StreamingDeltaEvent{Base: event.NewBase(event.SourceAgent)}
+	if d.Text != "" {
+		e.Content = &d.Text
+	}
+	if d.Reasoning != "" {
+		e.ReasoningContent = &d.Reasoning
+	}
+	r.sess.Publish(e)
+	return nil
 }

@@ -54,6 +54,16 @@ func (s *Session) Emit(e event.Event) error {
 	return nil
 }
 
+// Publish delivers a transient event (a StreamingDeltaEvent, say) to the
+// subscribers (Subscribe, Watch) without storing it: it is not in the
+// log, the view or LocalOptions.OnEvent, as the reference publishes
+// token deltas. Secret values in it are masked first.
+func (s *Session) Publish(e event.Event) {
+	if m, err := s.mask(e); err == nil {
+		s.c.events.Publish(m)
+	}
+}
+
 // EmitAll appends events in order, under one lock, so no other change
 // comes between them.
 func (s *Session) EmitAll(events ...event.Event) error {

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/tool"
 )
 
 // DefaultNoChangeTimeout is how long a command may print nothing before
@@ -332,8 +333,14 @@ func (t *Terminal) wait(ctx context.Context, s *session, a *Action, command, sen
 		softC = soft.C
 	}
 	from := s.received()
+	live, liveAt := tool.Output(ctx), int64(0)
 	for {
 		if done, gone := s.status(); done {
+			if live != nil {
+				if out, _ := s.peek(liveAt); len(out) > 0 {
+					live(string(out))
+				}
+			}
 			return t.completed(s, command, sent, key, "")
 		} else if gone {
 			return t.exited(s, command, nil)
@@ -342,6 +349,12 @@ func (t *Terminal) wait(ctx context.Context, s *session, a *Action, command, sen
 		case <-s.changed:
 			if soft != nil {
 				soft.Reset(t.opts.NoChangeTimeout)
+			}
+			if live != nil {
+				var out []byte
+				if out, liveAt = s.peek(liveAt); len(out) > 0 {
+					live(string(out))
+				}
 			}
 			if done, _ := s.status(); !done && s.received()-from > floodLimit {
 				o := t.observe(s, command, sent)

@@ -401,6 +401,33 @@ func (s *session) take() snapshot {
 	}
 }
 
+// peek returns the output from off on that is known not to be part of
+// the end marker, and the offset after it; it marks nothing as shown.
+func (s *session) peek(off int64) ([]byte, int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	off = max(off, s.base, s.start)
+	if off >= s.end {
+		return nil, off
+	}
+	rest := s.buf[off-s.base:]
+	stop := s.end
+	switch i := bytes.LastIndexByte(rest, 0x1b); {
+	case s.markerAt >= 0:
+		stop = s.markerAt
+	case bytes.Contains(rest, s.prefix):
+		stop = off + int64(bytes.Index(rest, s.prefix))
+	case i >= 0 && bytes.HasPrefix(s.prefix, rest[i:]):
+		stop = off + int64(i) // may be the start of the marker
+	}
+	if stop <= off {
+		return nil, off
+	}
+	out := s.buf[off-s.base : stop-s.base]
+	out = out[:completePrefix(out)]
+	return bytes.Clone(out), off + int64(len(out))
+}
+
 // markShown records that output up to off was returned.
 func (s *session) markShown(off int64) {
 	s.mu.Lock()

@@ -43,6 +43,7 @@ func startSession(sessionConfig) (*session, error) { return nil, errUnsupported 
 
 func (s *session) take() snapshot               { return snapshot{} }
 func (s *session) markShown(int64)              {}
+func (s *session) peek(int64) ([]byte, int64)   { return nil, 0 }
 func (s *session) received() int64              { return 0 }
 func (s *session) running() bool                { return false }
 func (s *session) interrupt() error             { return errUnsupported }
