@@ -648,7 +648,7 @@ func (r *runner) Step(ctx context.Context) error {
 			return r.sess.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: event.UserMessage(
 				"Your last reply was blocked by the provider's content policy. Rephrase it and continue.")})
 		}
-		return fmt.Errorf("agent: llm: %w", err)
+		return fmt.Errorf("agent: %w", err) // err says "llm: …" itself
 	}
 	if r.calls++; r.calls >= statsEvery {
 		if err := r.saveStats(); err != nil {

@@ -38,6 +38,11 @@ type Options struct {
 	// failed (from 1), the wait before the next one and the error (the
 	// reference's retry_listener).
 	OnRetry func(attempt int, wait time.Duration, err error)
+	// Retryable, if set, is asked about each failure the LLM would retry
+	// and can refuse: an interactive program fails at once on errors a
+	// person must fix (connection refused, an unknown host), which
+	// retrying only hides.
+	Retryable func(err error) bool
 	// AllowShortContextWindow accepts models whose context window is
 	// below MinContextWindow (the reference's ALLOW_SHORT_CONTEXT_WINDOWS,
 	// which we take as an option rather than from the environment).
@@ -62,6 +67,7 @@ type LLM struct {
 	hc       *http.Client
 	log      *slog.Logger
 	onRetry  func(int, time.Duration, error)
+	retry    func(error) bool
 
 	mu      sync.Mutex
 	metrics Metrics
@@ -101,6 +107,7 @@ func New(cfg Config, opts *Options) (*LLM, error) {
 		hc:       opts.HTTPClient,
 		log:      opts.Logger,
 		onRetry:  opts.OnRetry,
+		retry:    opts.Retryable,
 		metrics:  Metrics{ModelName: cfg.Model},
 	}
 	if w := l.features.ContextWindow; w > 0 && w < MinContextWindow && !opts.AllowShortContextWindow {
@@ -120,7 +127,7 @@ func New(cfg Config, opts *Options) (*LLM, error) {
 // logger and retry listener but keeps metrics of its own: a sub-agent's
 // copy of its parent's model, say, whose costs are accounted apart.
 func (l *LLM) Derive(cfg Config) (*LLM, error) {
-	return New(cfg, &Options{Provider: l.provider, HTTPClient: l.hc, Logger: l.log, OnRetry: l.onRetry, AllowShortContextWindow: true})
+	return New(cfg, &Options{Provider: l.provider, HTTPClient: l.hc, Logger: l.log, OnRetry: l.onRetry, Retryable: l.retry, AllowShortContextWindow: true})
 }
 
 // Config returns the LLM's normalised config.
@@ -237,7 +244,7 @@ func (l *LLM) send(ctx context.Context, req *Request) (*Response, error) {
 		}
 		// A reply already streamed in part cannot be taken back, so it is
 		// not retried.
-		if attempt >= attempts || !retryable(err) || streamed {
+		if attempt >= attempts || !retryable(err) || streamed || l.retry != nil && !l.retry(err) {
 			return nil, err
 		}
 		wait := l.backoff(attempt)

@@ -678,3 +678,25 @@ func TestRandomRouter(t *testing.T) {
 		t.Errorf("calls: a %d, b %d", len(ap.Requests()), len(bp.Requests()))
 	}
 }
+
+// Options.Retryable can refuse a retry the LLM would make.
+func TestRetryableRefuses(t *testing.T) {
+	p := llmtest.NewProvider(t, llmtest.Fail(501, ""), llmtest.Reply{Text: "ok"})
+	cfg := llm.DefaultConfig("openai/gpt-4o")
+	cfg.RetryMinWait, cfg.RetryMaxWait = 0.001, 0.001
+	var asked int
+	l, err := llm.New(cfg, &llm.Options{Provider: p, Logger: quiet, Retryable: func(err error) bool {
+		asked++
+		var ae *llm.APIError
+		return !errors.As(err, &ae) || ae.StatusCode != 501
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Completion(context.Background(), hi(), nil, nil); !errors.Is(err, llm.ErrServer) {
+		t.Fatalf("err = %v, want the 501 at once", err)
+	}
+	if asked != 1 || p.Remaining() != 1 {
+		t.Errorf("asked %d times, %d replies left; want 1 and 1", asked, p.Remaining())
+	}
+}

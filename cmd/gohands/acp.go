@@ -54,7 +54,11 @@ error with -v; standard output carries the protocol only.`,
 }
 
 func (a *app) serveACP(ctx context.Context, f *runFlags, mode string) error {
-	cfg, err := a.llmConfig(f)
+	st, _, err := a.loadSettings()
+	if err != nil {
+		return err
+	}
+	cfg, _, err := a.llmConfig(f, st, convInfo{})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/internal/termtext"
 	"github.com/gohands/gohands/security"
 )
 
@@ -69,8 +71,17 @@ type asker struct {
 	analyzer security.Analyzer
 }
 
-// ask shows the actions and returns whether the user approves them all.
-func (k *asker) ask(ctx context.Context, actions []*event.ActionEvent) (bool, error) {
+// answer is a reply to a confirmation question.
+type answer int
+
+const (
+	answerNo answer = iota
+	answerYes
+	answerAlways // yes, and stop asking in this run
+)
+
+// ask shows the actions, one line each, and reads the answer.
+func (k *asker) ask(ctx context.Context, actions []*event.ActionEvent) (answer, error) {
 	if len(actions) == 0 {
 		fmt.Fprintln(k.out, "Actions are waiting for confirmation.")
 	}
@@ -79,36 +90,55 @@ func (k *asker) ask(ctx context.Context, actions []*event.ActionEvent) (bool, er
 		if k.analyzer != nil {
 			r = security.AnalyzeAll(ctx, k.analyzer, []*event.ActionEvent{a})[0]
 		}
-		fmt.Fprintf(k.out, "\nConfirm action %s (risk %s)\n", a.ToolName, risk(r))
-		if a.Summary != "" {
-			fmt.Fprintf(k.out, "  %s\n", oneLine(a.Summary))
-		}
-		fmt.Fprintf(k.out, "  arguments: %s\n", a.ToolCall.Arguments)
+		fmt.Fprintf(k.out, "\nConfirm %s (risk %s): %s\n", a.ToolName, risk(r), actionLine(a))
 	}
 	for {
 		if err := ctx.Err(); err != nil {
-			return false, err
+			return answerNo, err
 		}
-		fmt.Fprint(k.out, "Run these actions? [y/n] ")
+		fmt.Fprint(k.out, "Run? [y]es / [n]o / [a]lways in this run: ")
 		var l line
 		select {
 		case l = <-k.readLines():
 		case <-ctx.Done():
 			fmt.Fprintln(k.out)
-			return false, ctx.Err()
+			return answerNo, ctx.Err()
 		}
 		switch strings.ToLower(strings.TrimSpace(l.text)) {
 		case "y", "yes":
-			return true, nil
+			return answerYes, nil
 		case "n", "no":
-			return false, nil
+			return answerNo, nil
+		case "a", "always":
+			return answerAlways, nil
 		}
 		if l.err != nil {
 			fmt.Fprintln(k.out)
-			return false, errNoAnswer
+			return answerNo, errNoAnswer
 		}
-		fmt.Fprintln(k.out, "Please answer y or n.")
+		fmt.Fprintln(k.out, "Please answer y, n or a.")
 	}
+}
+
+// actionLine is one line saying what an action does: a terminal's
+// command, a file edit's command and path, or the call's arguments.
+func actionLine(a *event.ActionEvent) string {
+	var args struct {
+		Command string `json:"command"`
+		Path    string `json:"path"`
+	}
+	if json.Unmarshal([]byte(a.ToolCall.Arguments), &args) == nil {
+		switch {
+		case args.Path != "":
+			return termtext.Strip(oneLine(args.Command + " " + args.Path))
+		case args.Command != "":
+			return termtext.Strip(oneLine(args.Command))
+		}
+	}
+	if a.Summary != "" {
+		return termtext.Strip(oneLine(a.Summary))
+	}
+	return termtext.Strip(oneLine(a.ToolCall.Arguments))
 }
 
 // line is one line of input, or the error that ended it.

@@ -22,16 +22,18 @@ func testAction(cmd string) *event.ActionEvent {
 func TestAskAnswers(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want bool
+		want answer
 		err  error
 	}{
-		{"y\n", true, nil},
-		{"YES\n", true, nil},
-		{"n\n", false, nil},
-		{"maybe\n\nno\n", false, nil},
-		{"y", true, nil}, // no final newline
-		{"", false, errNoAnswer},
-		{"maybe\n", false, errNoAnswer},
+		{"y\n", answerYes, nil},
+		{"YES\n", answerYes, nil},
+		{"n\n", answerNo, nil},
+		{"a\n", answerAlways, nil},
+		{"always\n", answerAlways, nil},
+		{"maybe\n\nno\n", answerNo, nil},
+		{"y", answerYes, nil}, // no final newline
+		{"", answerNo, errNoAnswer},
+		{"maybe\n", answerNo, errNoAnswer},
 	} {
 		var out strings.Builder
 		k := &asker{in: strings.NewReader(tc.in), out: &out, done: make(chan struct{})}
@@ -40,10 +42,10 @@ func TestAskAnswers(t *testing.T) {
 		if got != tc.want || !errors.Is(err, tc.err) {
 			t.Errorf("answer %q: got %v, %v; want %v, %v", tc.in, got, err, tc.want, tc.err)
 		}
-		if !strings.Contains(out.String(), `arguments: {"command": "ls"}`) {
-			t.Errorf("answer %q: the prompt lacks the arguments:\n%s", tc.in, out.String())
+		if !strings.Contains(out.String(), "Confirm terminal (risk UNKNOWN): ls\n") {
+			t.Errorf("answer %q: the prompt lacks the command:\n%s", tc.in, out.String())
 		}
-		if strings.HasPrefix(tc.in, "maybe") && !strings.Contains(out.String(), "Please answer y or n.") {
+		if strings.HasPrefix(tc.in, "maybe") && !strings.Contains(out.String(), "Please answer y, n or a.") {
 			t.Errorf("answer %q: no hint after a bad answer:\n%s", tc.in, out.String())
 		}
 	}

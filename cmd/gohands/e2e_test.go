@@ -70,8 +70,18 @@ func TestE2ECreateFileAndRunIt(t *testing.T) {
 	if len(ids) != 2 || ids[1] != "call_2" || !strings.Contains(texts[1], "hello from 42") {
 		t.Errorf("third request's tool results = %v %q", ids, texts)
 	}
-	// --json: one line per event, byte for byte as persisted.
+	// --json: one line per event, byte for byte as persisted, then the
+	// result record.
 	lines := strings.Split(r.stdout, "\n")
+	var res runResult
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
+	}
+	if res.Type != "result" || res.Status != "finished" || res.ConversationID != e.id || res.Steps != 3 ||
+		res.FinalMessage != "Wrote hello.py and ran it." || res.Workspace != e.work {
+		t.Errorf("result record %+v", res)
+	}
+	lines = lines[:len(lines)-1]
 	if len(lines) != len(raws) {
 		t.Fatalf("%d JSON lines on stdout, %d events stored", len(lines), len(raws))
 	}

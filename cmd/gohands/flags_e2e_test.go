@@ -145,10 +145,10 @@ func TestE2EConfirmAlwaysYes(t *testing.T) {
 		t.Errorf("the approved command did not run: %v", err)
 	}
 	// --json keeps stdout for events: the prompt is on stderr.
-	if !strings.Contains(r.stderr, "Confirm action terminal") || !strings.Contains(r.stderr, "touch "+marker) {
+	if !strings.Contains(r.stderr, "Confirm terminal") || !strings.Contains(r.stderr, "touch "+marker) {
 		t.Errorf("stderr lacks the prompt with the tool and its arguments:\n%s", r.stderr)
 	}
-	if strings.Contains(r.stdout, "Run these actions?") {
+	if strings.Contains(r.stdout, "Run? [y]es") {
 		t.Errorf("the prompt went to stdout with --json")
 	}
 }
@@ -164,7 +164,7 @@ func TestE2EConfirmAlwaysNo(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Errorf("the rejected command ran")
 	}
-	if !strings.Contains(r.stdout, "Run these actions? [y/n]") {
+	if !strings.Contains(r.stdout, "Run? [y]es / [n]o") {
 		t.Errorf("stdout lacks the prompt:\n%s", r.stdout)
 	}
 	reqs := e.srv.Requests()
@@ -207,7 +207,7 @@ func TestE2EConfirmRisky(t *testing.T) {
 	if _, err := os.Stat(marker); err != nil {
 		t.Errorf("the harmless command did not run: %v", err)
 	}
-	if n := strings.Count(r.stdout, "Run these actions?"); n != 1 {
+	if n := strings.Count(r.stdout, "Run? [y]es"); n != 1 {
 		t.Errorf("%d prompts, want 1 (the risky command):\n%s", n, r.stdout)
 	}
 	if !strings.Contains(r.stdout, "(risk HIGH)") {
@@ -233,7 +233,7 @@ func TestE2EConfirmResumeAsksFirst(t *testing.T) {
 
 	e.stdin = "n\n"
 	r := e.mustRun(0, e.args("--confirm", "always")...)
-	if !strings.Contains(r.stdout, "Run these actions? [y/n]") || !strings.Contains(r.stdout, "touch "+marker) {
+	if !strings.Contains(r.stdout, "Run? [y]es / [n]o") || !strings.Contains(r.stdout, "touch "+marker) {
 		t.Errorf("the resumed run did not ask about the pending command:\n%s", r.stdout)
 	}
 	if _, err := os.Stat(marker); err == nil {

@@ -72,6 +72,7 @@ type e2e struct {
 	env    []string
 	config string // --llm-config file with fast retries
 	stdin  string // the binary's standard input (empty: none)
+	cwd    string // the binary's working directory (empty: work)
 }
 
 func newE2E(t *testing.T, replies ...llmtest.Reply) *e2e {
@@ -138,7 +139,7 @@ func (e *e2e) start(args ...string) *proc {
 	e.t.Helper()
 	cmd := exec.Command(binPath, args...)
 	cmd.Env = e.env
-	cmd.Dir = e.work
+	cmd.Dir = cmpOr(e.cwd, e.work)
 	if e.stdin != "" {
 		cmd.Stdin = strings.NewReader(e.stdin)
 	}

@@ -21,14 +21,16 @@ import (
 )
 
 func (a *app) lsCmd() *cobra.Command {
-	var dir string
+	var dir, workspace string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "ls",
 		Short: "List stored conversations",
 		Long: `List the conversations stored in the persistence directory, most recently
-updated first: id, status, when created and last updated, total model cost and
-the first user message. Conversations being run are listed too: ls only reads.`,
+updated first: id, status, last activity, total model cost, workspace and the
+first user message. With --workspace, only the conversations of that directory
+(use . for the current one). Conversations being run are listed too: ls only
+reads.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			base, err := a.persistenceDir(dir)
@@ -40,6 +42,13 @@ the first user message. Conversations being run are listed too: ls only reads.`,
 			})
 			if err != nil {
 				return &exitErr{code: exitError, msg: err.Error()}
+			}
+			if workspace != "" {
+				w, err := filepath.Abs(workspace)
+				if err != nil {
+					return usageErr("--workspace: %v", err)
+				}
+				infos = slices.DeleteFunc(infos, func(c convInfo) bool { return c.Workspace != w })
 			}
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)
@@ -54,16 +63,17 @@ the first user message. Conversations being run are listed too: ls only reads.`,
 				return nil
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTATUS\tCREATED\tUPDATED\tCOST\tTASK")
+			fmt.Fprintln(tw, "ID\tSTATUS\tUPDATED\tCOST\tWORKSPACE\tTASK")
 			for _, c := range infos {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t$%.4f\t%s\n", c.ID, c.Status,
-					shortTime(c.CreatedAt), shortTime(c.UpdatedAt), c.Cost, clip(c.FirstMessage, 60))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t$%.4f\t%s\t%s\n", c.ID, c.Status,
+					shortTime(c.UpdatedAt), c.Cost, clip(a.tildePath(c.Workspace), 40), clip(c.FirstMessage, 50))
 			}
 			return tw.Flush()
 		},
 	}
 	cmd.Flags().StringVar(&dir, "persistence-dir", "", "`directory` conversations are stored in (default $XDG_DATA_HOME/gohands/conversations)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "list only the conversations of this `directory`")
 	return cmd
 }
 
@@ -78,6 +88,8 @@ type convInfo struct {
 	Cost         float64 `json:"accumulated_cost"`
 	FirstMessage string  `json:"first_message"`
 	Dir          string  `json:"dir"`
+	Workspace    string  `json:"workspace"`
+	BaseURL      string  `json:"base_url,omitempty"`
 }
 
 // baseState is the part of base_state.json ls reads.
@@ -86,9 +98,13 @@ type baseState struct {
 	ExecutionStatus string `json:"execution_status"`
 	Agent           struct {
 		LLM struct {
-			Model string `json:"model"`
+			Model   string `json:"model"`
+			BaseURL string `json:"base_url"`
 		} `json:"llm"`
 	} `json:"agent"`
+	Workspace struct {
+		WorkingDir string `json:"working_dir"`
+	} `json:"workspace"`
 	Stats struct {
 		UsageToMetrics map[string]struct {
 			AccumulatedCost float64 `json:"accumulated_cost"`
@@ -159,7 +175,8 @@ func readConversation(dir string, base []byte) (convInfo, error) {
 	if err := json.Unmarshal(base, &bs); err != nil {
 		return convInfo{}, fmt.Errorf("%s: %w", conversation.BaseStateFile, err)
 	}
-	info := convInfo{ID: bs.ID, Status: bs.ExecutionStatus, Model: bs.Agent.LLM.Model, Dir: dir}
+	info := convInfo{ID: bs.ID, Status: bs.ExecutionStatus, Model: bs.Agent.LLM.Model, Dir: dir,
+		Workspace: bs.Workspace.WorkingDir, BaseURL: bs.Agent.LLM.BaseURL}
 	for _, m := range bs.Stats.UsageToMetrics {
 		info.Cost += m.AccumulatedCost
 	}
@@ -258,4 +275,32 @@ func clip(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
+}
+
+// tildePath shows a path under the home directory as ~/….
+func (a *app) tildePath(p string) string {
+	home := a.getenv("HOME")
+	if home != "" && (p == home || strings.HasPrefix(p, home+string(filepath.Separator))) {
+		return "~" + p[len(home):]
+	}
+	return p
+}
+
+// storedConversation reads what a resume needs of a stored conversation
+// (its workspace, model and base URL); ok is false when there is none.
+func storedConversation(base, id string) (info convInfo, ok bool, err error) {
+	dir := conversation.ConversationDir(base, id)
+	data, err := os.ReadFile(filepath.Join(dir, conversation.BaseStateFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return info, false, nil
+	}
+	if err != nil {
+		return info, false, err
+	}
+	var bs baseState
+	if err := json.Unmarshal(data, &bs); err != nil {
+		return info, false, fmt.Errorf("%s: %w", conversation.BaseStateFile, err)
+	}
+	return convInfo{ID: bs.ID, Status: bs.ExecutionStatus, Model: bs.Agent.LLM.Model, Dir: dir,
+		Workspace: bs.Workspace.WorkingDir, BaseURL: bs.Agent.LLM.BaseURL}, true, nil
 }

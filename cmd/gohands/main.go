@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -47,4 +48,8 @@ type app struct {
 	// ends the process through exit. nil means none.
 	signals <-chan os.Signal
 	exit    func(code int)
+	// onRetry, if set, reports a failed model call about to be retried
+	// (the interactive mode shows it in its status line); nil writes a
+	// line to stderr.
+	onRetry func(attempt, of int, wait time.Duration, err error)
 }

@@ -84,16 +84,72 @@ func TestLLMConfigPrecedence(t *testing.T) {
 	a := &app{getenv: func(k string) string {
 		return map[string]string{"LLM_MODEL": "from-env", "LLM_API_KEY": "env-key"}[k]
 	}}
-	cfg, err := a.llmConfig(&runFlags{llmConfig: file, model: "from-flag"})
+	cfg, source, err := a.llmConfig(&runFlags{llmConfig: file, model: "from-flag"}, settings{}, convInfo{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Model != "from-flag" || cfg.BaseURL != "http://file" || cfg.APIKey.Value() != "env-key" || cfg.NumRetries != 2 {
-		t.Errorf("config = model %q base %q key %q retries %d", cfg.Model, cfg.BaseURL, cfg.APIKey.Value(), cfg.NumRetries)
+	if cfg.Model != "from-flag" || cfg.BaseURL != "http://file" || cfg.APIKey.Value() != "env-key" || cfg.NumRetries != 2 || source != "$LLM_API_KEY" {
+		t.Errorf("config = model %q base %q key %q (%s) retries %d", cfg.Model, cfg.BaseURL, cfg.APIKey.Value(), source, cfg.NumRetries)
 	}
 	// Absent keys keep the reference's defaults.
 	if cfg.RetryMaxWait != 64 || !cfg.NativeToolCalling {
 		t.Errorf("defaults lost: %+v", cfg)
+	}
+}
+
+// Flags beat the environment, which beats the settings file; a resumed
+// conversation keeps its model and base URL; the providers' own key
+// variables count when LLM_API_KEY is unset.
+func TestSettingsPrecedence(t *testing.T) {
+	st := settings{Model: "anthropic/claude-sonnet-4-5", BaseURL: "http://settings", APIKeyEnv: "MY_KEY", Confirm: "risky"}
+	for _, tc := range []struct {
+		name       string
+		env        map[string]string
+		flags      runFlags
+		stored     convInfo
+		wantModel  string
+		wantBase   string
+		wantKey    string
+		wantSource string
+	}{
+		{"settings only", map[string]string{"MY_KEY": "k-named"}, runFlags{}, convInfo{},
+			"anthropic/claude-sonnet-4-5", "http://settings", "k-named", "$MY_KEY (named by the settings file)"},
+		{"provider variable beats the settings", map[string]string{"MY_KEY": "k-named", "ANTHROPIC_API_KEY": "k-ant"}, runFlags{}, convInfo{},
+			"anthropic/claude-sonnet-4-5", "http://settings", "k-ant", "$ANTHROPIC_API_KEY"},
+		{"LLM_API_KEY beats the provider variable", map[string]string{"ANTHROPIC_API_KEY": "k-ant", "LLM_API_KEY": "k-llm"}, runFlags{}, convInfo{},
+			"anthropic/claude-sonnet-4-5", "http://settings", "k-llm", "$LLM_API_KEY"},
+		{"environment beats the settings", map[string]string{"LLM_MODEL": "openai/gpt-5", "LLM_BASE_URL": "http://env", "OPENAI_API_KEY": "k-oai"}, runFlags{}, convInfo{},
+			"openai/gpt-5", "http://env", "k-oai", "$OPENAI_API_KEY"},
+		{"flags beat the environment", map[string]string{"LLM_MODEL": "openai/gpt-5", "LLM_API_KEY": "k-llm"}, runFlags{model: "gemini/gemini-2.5-pro", apiKey: "k-flag", baseURL: "http://flag"}, convInfo{},
+			"gemini/gemini-2.5-pro", "http://flag", "k-flag", "--api-key"},
+		{"a resumed conversation keeps its model", map[string]string{"LLM_MODEL": "openai/gpt-5", "GEMINI_API_KEY": "k-gem"}, runFlags{}, convInfo{Model: "gemini/gemini-2.5-flash", BaseURL: ""},
+			"gemini/gemini-2.5-flash", "", "k-gem", "$GEMINI_API_KEY"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &app{getenv: func(k string) string { return tc.env[k] }}
+			cfg, source, err := a.llmConfig(&tc.flags, st, tc.stored)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Model != tc.wantModel || cfg.BaseURL != tc.wantBase || cfg.APIKey.Value() != tc.wantKey || source != tc.wantSource {
+				t.Errorf("got model %q base %q key %q from %q; want %q %q %q from %q",
+					cfg.Model, cfg.BaseURL, cfg.APIKey.Value(), source, tc.wantModel, tc.wantBase, tc.wantKey, tc.wantSource)
+			}
+		})
+	}
+}
+
+// A hosted model without any key is reported before the first call, with
+// the variables that would do.
+func TestMissingKey(t *testing.T) {
+	a := &app{getenv: func(string) string { return "" }}
+	_, _, err := a.llmConfig(&runFlags{model: "anthropic/claude-sonnet-4-5"}, settings{}, convInfo{})
+	if err == nil || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") || !strings.Contains(err.Error(), "LLM_API_KEY") {
+		t.Errorf("err = %v", err)
+	}
+	// A server of one's own may need no key.
+	if _, _, err := a.llmConfig(&runFlags{model: "openai/qwen", baseURL: "http://127.0.0.1:8000/v1"}, settings{}, convInfo{}); err != nil {
+		t.Errorf("with --base-url: %v", err)
 	}
 }
 
@@ -194,4 +250,53 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+func TestVersionAndCompletion(t *testing.T) {
+	code, stdout, _ := inProcess(t, map[string]string{"HOME": t.TempDir()}, "--version")
+	if code != 0 || !strings.HasPrefix(stdout, "gohands version ") {
+		t.Errorf("--version: exit %d, %q", code, stdout)
+	}
+	code, stdout, _ = inProcess(t, map[string]string{"HOME": t.TempDir()}, "--help")
+	if code != 0 || !strings.Contains(stdout, "completion") {
+		t.Errorf("--help does not list completion:\n%s", stdout)
+	}
+	code, stdout, _ = inProcess(t, map[string]string{"HOME": t.TempDir()}, "completion", "bash")
+	if code != 0 || !strings.Contains(stdout, "__start_gohands") {
+		t.Errorf("completion bash: exit %d", code)
+	}
+}
+
+// gohands mcp edits the settings file's MCP servers.
+func TestMCPCommands(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"HOME": home}
+	for _, args := range [][]string{
+		{"mcp", "add", "fetch", "--", "uvx", "mcp-server-fetch"},
+		{"mcp", "add", "docs", "--url", "http://127.0.0.1:8931/mcp"},
+		{"mcp", "disable", "docs"},
+	} {
+		if code, _, stderr := inProcess(t, env, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+	_, out, _ := inProcess(t, env, "mcp", "list")
+	for _, want := range []string{"fetch  enabled   uvx mcp-server-fetch", "docs   disabled  http://127.0.0.1:8931/mcp"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("list lacks %q:\n%s", want, out)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(home, ".gohands", "settings.json"))
+	if err != nil || !strings.Contains(string(data), `"mcpServers"`) {
+		t.Fatalf("settings file: %v\n%s", err, data)
+	}
+	inProcess(t, env, "mcp", "enable", "docs")
+	inProcess(t, env, "mcp", "remove", "fetch")
+	_, out, _ = inProcess(t, env, "mcp", "list")
+	if strings.Contains(out, "fetch") || !strings.Contains(out, "docs  enabled") {
+		t.Errorf("after enable and remove:\n%s", out)
+	}
+	if code, _, stderr := inProcess(t, env, "mcp", "remove", "nosuch"); code != exitUsage || !strings.Contains(stderr, "nosuch") {
+		t.Errorf("remove of a missing server: exit %d %s", code, stderr)
+	}
 }

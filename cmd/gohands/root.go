@@ -70,9 +70,9 @@ LLM_API_KEY, and, for an OpenAI-compatible server, --base-url or
 LLM_BASE_URL.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
-	root.CompletionOptions.HiddenDefaultCmd = true
-	root.AddCommand(a.runCmd(), a.lsCmd(), a.acpCmd(), a.serveCmd())
+	root.AddCommand(a.runCmd(), a.lsCmd(), a.acpCmd(), a.serveCmd(), a.mcpCmd())
 	return root
 }
 

@@ -1,6 +1,7 @@
 package terminal
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -338,7 +339,7 @@ func (t *Terminal) wait(ctx context.Context, s *session, a *Action, command, sen
 		if done, gone := s.status(); done {
 			if live != nil {
 				if out, _ := s.peek(liveAt); len(out) > 0 {
-					live(string(out))
+					live(t.mask(string(out)))
 				}
 			}
 			return t.completed(s, command, sent, key, "")
@@ -351,9 +352,11 @@ func (t *Terminal) wait(ctx context.Context, s *session, a *Action, command, sen
 				soft.Reset(t.opts.NoChangeTimeout)
 			}
 			if live != nil {
-				var out []byte
-				if out, liveAt = s.peek(liveAt); len(out) > 0 {
-					live(string(out))
+				// Whole lines only, so that a secret is masked whole.
+				out, next := s.peek(liveAt)
+				if i := bytes.LastIndexByte(out, '\n'); i >= 0 {
+					liveAt = next - int64(len(out)) + int64(i+1)
+					live(t.mask(string(out[:i+1])))
 				}
 			}
 			if done, _ := s.status(); !done && s.received()-from > floodLimit {
@@ -608,4 +611,12 @@ func seconds(s float64) string {
 		return "1 second"
 	}
 	return strconv.FormatFloat(s, 'f', -1, 64) + " seconds"
+}
+
+// mask hides secret values in text, as in observations.
+func (t *Terminal) mask(text string) string {
+	if t.opts.Mask != nil {
+		return t.opts.Mask(text)
+	}
+	return text
 }

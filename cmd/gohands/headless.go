@@ -1,0 +1,409 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/visualizer"
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/internal/termtext"
+	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/security"
+	"github.com/gohands/gohands/tool"
+	tasktool "github.com/gohands/gohands/tools/task"
+	"github.com/gohands/gohands/tools/terminal"
+)
+
+// transcript writes a run for people: the visualizer's blocks, with the
+// model's text streamed as it is written and a command's output as it
+// runs, each shown once.
+type transcript struct {
+	mu        sync.Mutex
+	w         io.Writer
+	v         *visualizer.Visualizer
+	streamed  bool // text was streamed since the last event
+	live      bool // command output was shown since the last event
+	lineStart bool
+	err       error
+}
+
+func (t *transcript) write(s string) {
+	if t.err != nil || s == "" {
+		return
+	}
+	_, t.err = io.WriteString(t.w, s)
+	t.lineStart = strings.HasSuffix(s, "\n")
+}
+
+// onEvent renders one event of the conversation (from its subscription,
+// deltas included).
+func (t *transcript) onEvent(e event.Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch e := e.(type) {
+	case *event.StreamingDeltaEvent:
+		if e.Content != nil {
+			t.streamed = true
+			t.write(termtext.Strip(*e.Content))
+		}
+		return
+	case *event.SystemPromptEvent:
+		return // the same every run; gohands show prints it
+	case *event.MessageEvent:
+		if t.streamed && e.Source == event.SourceAgent {
+			t.streamed = false
+			t.write("\n\n")
+			return
+		}
+	case *event.ActionEvent:
+		if t.streamed {
+			// The thought was streamed already: show the action alone.
+			c := *e
+			c.Thought = nil
+			c.ReasoningContent = ""
+			t.streamed = false
+			t.write("\n\n")
+			t.v.OnEvent(&c)
+			return
+		}
+	case *event.ObservationEvent:
+		if t.live {
+			t.live = false
+			if !t.lineStart {
+				t.write("\n")
+			}
+			if o, ok := e.Observation.(*terminal.Observation); ok && o.ExitCode != nil {
+				t.write(fmt.Sprintf("[exit code %d]\n\n", *o.ExitCode))
+			} else {
+				t.write("\n")
+			}
+			return
+		}
+	}
+	t.streamed = false
+	t.v.OnEvent(e)
+}
+
+// output shows a running command's output.
+func (t *transcript) output(s string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.live = true
+	t.write(termtext.Strip(s))
+}
+
+// runResult is the last record --json prints: the outcome of the run.
+type runResult struct {
+	Type             string  `json:"type"` // "result"
+	Status           string  `json:"status"`
+	ConversationID   string  `json:"conversation_id"`
+	FinalMessage     string  `json:"final_message"`
+	Error            string  `json:"error,omitempty"`
+	Steps            int     `json:"steps"`
+	Cost             float64 `json:"cost"`
+	PromptTokens     int     `json:"prompt_tokens"`
+	CompletionTokens int     `json:"completion_tokens"`
+	DurationMS       int64   `json:"duration_ms"`
+	Workspace        string  `json:"workspace"`
+}
+
+func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
+	start := time.Now()
+	task, err := a.readTask(args)
+	if err != nil {
+		return err
+	}
+	if task == "" && f.conversationID == "" {
+		return usageErr("no task given: gohands run [flags] TASK")
+	}
+	if task == "" {
+		// Said before the model's configuration is checked.
+		base, err := a.persistenceDir(f.persistenceDir)
+		if err != nil {
+			return err
+		}
+		if u, err := uuid.Parse(f.conversationID); err == nil {
+			if _, ok, _ := storedConversation(base, u.String()); !ok {
+				return usageErr("no conversation %s in %s, and no task to start one", u, base)
+			}
+		}
+	}
+	p, err := a.prepare(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	if task == "" && !p.resume {
+		return usageErr("no conversation %s in %s, and no task to start one", p.id, p.base)
+	}
+
+	var tr *transcript
+	var jsonl *visualizer.JSONL
+	if f.json {
+		jsonl = visualizer.NewJSONL(a.stdout)
+	} else {
+		model := p.model
+		vopts := &visualizer.Options{}
+		if model != nil {
+			vopts.Stats = func() map[string]*llm.Metrics {
+				m := model.Metrics()
+				return map[string]*llm.Metrics{model.UsageID(): &m}
+			}
+		}
+		tr = &transcript{w: a.stdout, lineStart: true, v: visualizer.New(a.stdout, vopts)}
+	}
+	prompt := a.stdout
+	if f.json {
+		prompt = a.stderr
+	}
+	ask := &asker{in: a.stdin, out: prompt, done: make(chan struct{})}
+	defer ask.close()
+	ask.analyzer, _ = p.analyzer.(security.Analyzer)
+
+	// The first interrupt cancels runCtx, which pauses the conversation
+	// (even before Run has started); the second quits at once.
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	interrupted := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-done:
+				return
+			case <-a.signals:
+				n++
+				if n == 1 {
+					fmt.Fprintln(a.stderr, "gohands: pausing the conversation (interrupt again to quit at once)")
+					close(interrupted)
+					cancel()
+					continue
+				}
+				fmt.Fprintln(a.stderr, "gohands: quitting")
+				a.exit(exitPaused)
+				return
+			}
+		}
+	}()
+
+	opts := &conversation.LocalOptions{
+		ID:             p.id,
+		PersistenceDir: p.base,
+		MaxIterations:  f.maxIterations,
+		Secrets:        p.sources,
+		Logger:         p.logger,
+		// Deltas come in bursts; a transcript never drops them.
+		SubscriberBuffer:   1 << 16,
+		ConfirmationPolicy: p.policy,
+		SecurityAnalyzer:   p.analyzer,
+	}
+	if jsonl != nil {
+		opts.OnEvent = jsonl.OnEvent
+	}
+	conv, err := conversation.New(ctx, p.agent, p.workDir, opts)
+	if err != nil {
+		if errors.Is(err, conversation.ErrLocked) {
+			return &exitErr{code: exitError, msg: fmt.Sprintf("conversation %s is in use by another process", p.id)}
+		}
+		return &exitErr{code: exitError, msg: err.Error()}
+	}
+	id := conv.ID()
+	unsubscribe := func() {}
+	if tr != nil {
+		unsubscribe = conv.Subscribe(tr.onEvent)
+		runCtx = tool.WithOutput(runCtx, tr.output)
+	}
+	if p.model != nil {
+		if m := conv.State().Fields().Stats.UsageToMetrics[p.model.UsageID()]; m != nil {
+			p.model.RestoreMetrics(*m)
+		}
+	}
+	verb := "starting"
+	if p.resume {
+		verb = "continuing"
+	}
+	fmt.Fprintf(a.stderr, "gohands: %s conversation %s in %s\n", verb, id, p.workDir)
+	steps0 := conv.State().Events().Len()
+
+	runErr := func() error {
+		if task != "" {
+			if err := conv.SendMessage(runCtx, event.UserMessage(task)); err != nil {
+				return err
+			}
+		}
+		// A resumed conversation may already wait: ask before running,
+		// since running approves.
+		asking := p.confirm != "never" && conv.Status() == conversation.StatusWaitingForConfirmation
+		for {
+			if !asking {
+				if err := conv.Run(runCtx); err != nil {
+					return err
+				}
+				if conv.Status() != conversation.StatusWaitingForConfirmation || p.confirm == "never" {
+					return nil
+				}
+			}
+			asking = false
+			pending, err := pendingActions(conv.State())
+			if err != nil {
+				return err
+			}
+			unsubscribe() // the transcript is complete before the question
+			ans, err := ask.ask(runCtx, pending)
+			if tr != nil {
+				unsubscribe = conv.Subscribe(tr.onEvent)
+			}
+			if err != nil {
+				if errors.Is(err, errNoAnswer) {
+					return nil // the status tells: waiting for confirmation
+				}
+				return err
+			}
+			switch ans {
+			case answerNo:
+				if err := conv.RejectPendingActions(runCtx, ""); err != nil {
+					return err
+				}
+			case answerAlways:
+				if err := conv.SetConfirmationPolicy(security.NeverConfirm{}); err != nil {
+					return err
+				}
+				p.confirm = "never"
+			}
+		}
+	}()
+	unsubscribe()
+	status := conv.Status()
+	st := conv.State()
+	res := runResult{
+		Type: "result", Status: string(status), ConversationID: id,
+		FinalMessage: tasktool.FinalResponse(st), Steps: countSteps(st, steps0),
+		DurationMS: time.Since(start).Milliseconds(), Workspace: p.workDir,
+	}
+	res.Cost, res.PromptTokens, res.CompletionTokens = totalUsage(st.Fields().Stats)
+	closeErr := conv.Close()
+	if jsonl != nil {
+		if err := jsonl.Err(); err != nil && !errors.Is(err, os.ErrClosed) {
+			fmt.Fprintf(a.stderr, "gohands: writing events: %v\n", err)
+		}
+	} else if tr.err != nil && !errors.Is(tr.err, os.ErrClosed) {
+		fmt.Fprintf(a.stderr, "gohands: writing the transcript: %v\n", tr.err)
+	}
+
+	resumeHint := "gohands run --conversation-id " + id
+	if f.persistenceDir != "" {
+		resumeHint += " --persistence-dir " + p.base
+	}
+	var out error
+	var re *conversation.RunError
+	switch {
+	case status == conversation.StatusFinished && runErr == nil:
+		if closeErr != nil {
+			out = &exitErr{code: exitError, msg: fmt.Sprintf("closing the conversation: %v", closeErr)}
+		}
+	case status == conversation.StatusPaused:
+		why := "paused"
+		select {
+		case <-interrupted:
+			why = "paused by interrupt"
+		default:
+		}
+		out = &exitErr{code: exitPaused, msg: fmt.Sprintf("%s; continue with: %s", why, resumeHint)}
+	case status == conversation.StatusWaitingForConfirmation:
+		out = &exitErr{code: exitConfirmation, msg: "actions are waiting for confirmation; continue with: " + resumeHint}
+	case errors.As(runErr, &re):
+		code := exitError
+		switch {
+		case re.Status == conversation.StatusStuck:
+			code = exitStuck
+		case re.Code == conversation.CodeMaxIterations:
+			code = exitMaxIter
+		}
+		msg := fmt.Sprintf("%s: %s: %s", re.Status, re.Code, oneLine(re.Detail))
+		if h := p.hint(runErr); h != "" {
+			msg += " — " + h
+		}
+		out = &exitErr{code: code, msg: msg}
+	case runErr != nil:
+		msg := oneLine(runErr.Error())
+		if h := p.hint(runErr); h != "" {
+			msg += " — " + h
+		}
+		select {
+		case <-interrupted:
+			out = &exitErr{code: exitPaused, msg: "interrupted: " + msg}
+		default:
+			out = &exitErr{code: exitError, msg: msg}
+		}
+	default:
+		out = &exitErr{code: exitError, msg: fmt.Sprintf("the run stopped with status %s; continue with: %s", status, resumeHint)}
+	}
+	if out != nil {
+		var ee *exitErr
+		if errors.As(out, &ee) {
+			res.Error = ee.msg
+		}
+	}
+	if f.json {
+		b, _ := json.Marshal(res)
+		fmt.Fprintf(a.stdout, "%s\n", b)
+	} else {
+		fmt.Fprintf(a.stderr, "gohands: %s · %d steps · %s tokens · $%.4f · %s · %s\n",
+			res.Status, res.Steps, tokenCount(res.PromptTokens+res.CompletionTokens), res.Cost,
+			time.Duration(res.DurationMS)*time.Millisecond, id)
+	}
+	return out
+}
+
+// countSteps counts the agent's replies (actions of one response count
+// once) logged since index from.
+func countSteps(st *conversation.State, from int) int {
+	log := st.Events()
+	n, last := 0, ""
+	for i := from; i < log.Len(); i++ {
+		en, err := log.Entry(i)
+		if err != nil || en.Source != event.SourceAgent {
+			continue
+		}
+		switch en.Kind {
+		case "MessageEvent":
+			n++
+			last = ""
+		case "ActionEvent":
+			e, err := log.Event(i)
+			if err != nil {
+				continue
+			}
+			if a, ok := e.(*event.ActionEvent); ok {
+				if a.LLMResponseID == "" || a.LLMResponseID != last {
+					n++
+				}
+				last = a.LLMResponseID
+			}
+		}
+	}
+	return n
+}
+
+// tokenCount shows a token count briefly: 950, 12.3k, 1.2M.
+func tokenCount(n int) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}

@@ -1,0 +1,372 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/mcp"
+	"github.com/gohands/gohands/secret"
+	"github.com/gohands/gohands/security"
+	"github.com/gohands/gohands/tools/preset"
+)
+
+// prepared is everything a run needs before its conversation is opened:
+// the model, the agent, where it works and what it resumes.
+type prepared struct {
+	cfg       llm.Config
+	keySource string   // where the key came from, for a 401 hint
+	model     *llm.LLM // nil with --acp
+	agent     conversation.Agent
+	mcp       *mcp.Set
+	workDir   string
+	base      string // persistence directory
+	id        string // "" for a new conversation with a fresh id
+	resume    bool
+	sources   map[string]secret.Source
+	confirm   string
+	policy    security.ConfirmationPolicy
+	analyzer  any
+	logger    *slog.Logger
+}
+
+// close stops what prepare started.
+func (p *prepared) close() {
+	if p.mcp != nil {
+		p.mcp.Close()
+	}
+}
+
+// stats returns the conversation's metrics by usage id.
+func totalUsage(st conversation.Stats) (cost float64, prompt, completion int) {
+	for _, m := range st.UsageToMetrics {
+		if m == nil {
+			continue
+		}
+		cost += m.AccumulatedCost
+		if u := m.AccumulatedTokenUsage; u != nil {
+			prompt += u.PromptTokens
+			completion += u.CompletionTokens
+		}
+	}
+	return cost, prompt, completion
+}
+
+// prepare reads the settings, the flags and the environment, and builds
+// the model and the agent. needTask is false when the caller asks for a
+// task itself (the interactive mode).
+func (a *app) prepare(ctx context.Context, f *runFlags) (*prepared, error) {
+	st, _, err := a.loadSettings()
+	if err != nil {
+		return nil, err
+	}
+	p := &prepared{}
+	if p.base, err = a.persistenceDir(f.persistenceDir); err != nil {
+		return nil, err
+	}
+	if f.maxIterations < 0 {
+		return nil, usageErr("--max-iterations %d: must not be negative", f.maxIterations)
+	}
+
+	// The conversation to resume, if any, decides the workspace.
+	var stored convInfo
+	if f.conversationID != "" {
+		u, err := uuid.Parse(f.conversationID)
+		if err != nil {
+			return nil, usageErr("--conversation-id %q: not a conversation id (a UUID)", f.conversationID)
+		}
+		p.id = u.String()
+		if stored, p.resume, err = storedConversation(p.base, p.id); err != nil {
+			return nil, &exitErr{code: exitError, msg: fmt.Sprintf("conversation %s: %v", p.id, err)}
+		}
+	}
+	if p.workDir, err = a.workspace(f, stored); err != nil {
+		return nil, err
+	}
+
+	if p.sources, err = a.parseSecrets(f.secrets); err != nil {
+		return nil, err
+	}
+	if f.acp == "" {
+		if p.cfg, p.keySource, err = a.llmConfig(f, st, stored); err != nil {
+			return nil, err
+		}
+	} else if f.mcpConfig != "" {
+		return nil, usageErr("--mcp-config cannot be used with --acp: the ACP server brings its own tools")
+	}
+	// The agent's commands inherit this process's environment: keep the
+	// model's keys out of it, and the secrets too, which the terminal
+	// exports only to the commands that name them.
+	hide := append([]string{envAPIKey}, allKeyVars()...)
+	if st.APIKeyEnv != "" {
+		hide = append(hide, st.APIKeyEnv)
+	}
+	var secretNames []string
+	for name := range p.sources {
+		hide = append(hide, name)
+		secretNames = append(secretNames, name)
+	}
+	for _, name := range hide {
+		if err := a.unsetenv(name); err != nil {
+			return nil, &exitErr{code: exitError, msg: fmt.Sprintf("unsetting $%s: %v", name, err)}
+		}
+	}
+
+	p.confirm = f.confirm
+	if p.confirm == "" {
+		p.confirm = cmpOr(st.Confirm, "never")
+	}
+	if p.policy, p.analyzer, err = confirmPolicy(p.confirm, p.workDir, secretNames); err != nil {
+		return nil, err
+	}
+
+	level := slog.LevelWarn
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	p.logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+	llmLog := p.logger
+	if !f.verbose {
+		// Retries are reported by OnRetry below, in one readable line.
+		llmLog = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	}
+	if f.acp != "" {
+		if p.agent, err = acpAgent(f.acp); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	cfg := p.cfg
+	p.model, err = llm.New(cfg, &llm.Options{
+		Logger: llmLog,
+		OnRetry: func(attempt int, wait time.Duration, err error) {
+			if a.onRetry != nil {
+				a.onRetry(attempt, max(cfg.NumRetries, 1), wait, err)
+				return
+			}
+			fmt.Fprintf(a.stderr, "gohands: model call failed (attempt %d of %d), retrying in %s: %v\n",
+				attempt, max(cfg.NumRetries, 1), wait.Round(time.Millisecond), err)
+		},
+		Retryable: worthRetrying,
+	})
+	if err != nil {
+		return nil, usageErr("model %q: %v", cfg.Model, err)
+	}
+	// Streamed replies show as they are written.
+	cfg.Stream = true
+	ag, err := preset.New(f.preset, cfg, &preset.Options{SubAgents: true, Browser: f.browser})
+	if err != nil {
+		return nil, usageErr("--preset: %v", err)
+	}
+	ag.Model = p.model
+	p.agent = ag
+	mcpFile := f.mcpConfig
+	if mcpFile == "" && len(st.MCPServers) > 0 {
+		if mcpFile, err = writeMCPSettings(st); err != nil {
+			return nil, &exitErr{code: exitError, msg: fmt.Sprintf("MCP servers of the settings: %v", err)}
+		}
+		defer os.Remove(mcpFile)
+	}
+	p.mcp, err = a.connectMCP(ctx, mcpFile, ag, llmLog)
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// writeMCPSettings writes the settings' enabled MCP servers as an
+// mcp.json file for connectMCP.
+func writeMCPSettings(st settings) (string, error) {
+	servers := map[string]json.RawMessage{}
+	for name, raw := range st.MCPServers {
+		var probe struct {
+			Disabled bool `json:"disabled"`
+		}
+		if json.Unmarshal(raw, &probe) == nil && probe.Disabled {
+			continue
+		}
+		servers[name] = raw
+	}
+	data, err := json.Marshal(map[string]any{"mcpServers": servers})
+	if err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp("", "gohands-mcp-*.json")
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return "", err
+	}
+	return f.Name(), f.Close()
+}
+
+// workspace returns the directory the agent works in. A resumed
+// conversation works in its stored workspace: run from another directory
+// it goes back there, and an explicit different --workspace is refused
+// unless --move-workspace says the conversation moves.
+func (a *app) workspace(f *runFlags, stored convInfo) (string, error) {
+	if stored.Workspace != "" && f.workspace == "" {
+		if _, err := os.Stat(stored.Workspace); err != nil {
+			return "", usageErr("conversation %s works in %s, which is gone; give --workspace DIR --move-workspace to continue it elsewhere", stored.ID, stored.Workspace)
+		}
+		return stored.Workspace, nil
+	}
+	dir := f.workspace
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", &exitErr{code: exitError, msg: fmt.Sprintf("workspace: %v", err)}
+		}
+		dir = wd
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", &exitErr{code: exitError, msg: fmt.Sprintf("workspace: %v", err)}
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return "", usageErr("--workspace %s: no such directory", dir)
+	}
+	if !fi.IsDir() {
+		return "", usageErr("--workspace %s: not a directory", dir)
+	}
+	if stored.Workspace != "" && filepath.Clean(stored.Workspace) != dir && !f.moveWorkspace {
+		return "", usageErr("conversation %s works in %s, not %s; run it there, or add --move-workspace to move it", stored.ID, stored.Workspace, dir)
+	}
+	return dir, nil
+}
+
+// llmConfig builds the model configuration. Precedence, lowest first: the
+// settings file, --llm-config (whose model brings its base URL), the stored conversation's model and base
+// URL (on resume), the environment, the flags. The key comes from
+// --api-key, $LLM_API_KEY, the provider's usual variable
+// ($ANTHROPIC_API_KEY, …), the variable the settings name, the settings,
+// then --llm-config.
+func (a *app) llmConfig(f *runFlags, st settings, stored convInfo) (llm.Config, string, error) {
+	cfg := llm.DefaultConfig("")
+	// What the file names is taken from it; the rest from the settings.
+	var named struct{ Model, BaseURL *string }
+	if f.llmConfig != "" {
+		data, err := os.ReadFile(f.llmConfig)
+		if err != nil {
+			return cfg, "", usageErr("--llm-config: %v", err)
+		}
+		if err := json.Unmarshal(data, &cfg); err != nil {
+			return cfg, "", usageErr("--llm-config %s: %v", f.llmConfig, err)
+		}
+		var probe struct {
+			Model   *string `json:"model"`
+			BaseURL *string `json:"base_url"`
+		}
+		_ = json.Unmarshal(data, &probe) // valid JSON: decoded above
+		named.Model, named.BaseURL = probe.Model, probe.BaseURL
+	}
+	if named.Model == nil {
+		cfg.Model = st.Model
+	}
+	if named.BaseURL == nil {
+		cfg.BaseURL = st.BaseURL
+	}
+	if stored.Model != "" {
+		cfg.Model, cfg.BaseURL = stored.Model, stored.BaseURL
+	} else {
+		cfg.Model = cmpOr(a.getenv(envModel), cfg.Model)
+		cfg.BaseURL = cmpOr(a.getenv(envBaseURL), cfg.BaseURL)
+	}
+	cfg.Model = cmpOr(f.model, cfg.Model)
+	cfg.BaseURL = cmpOr(f.baseURL, cfg.BaseURL)
+	if strings.TrimSpace(cfg.Model) == "" {
+		return cfg, "", usageErr("%s", noModelHelp)
+	}
+
+	key, source := f.apiKey, "--api-key"
+	if key == "" {
+		key, source = a.getenv(envAPIKey), "$"+envAPIKey
+	}
+	for _, v := range keyVarsFor(cfg.Model) {
+		if key == "" {
+			key, source = a.getenv(v), "$"+v
+		}
+	}
+	if key == "" && st.APIKeyEnv != "" {
+		key, source = a.getenv(st.APIKeyEnv), "$"+st.APIKeyEnv+" (named by the settings file)"
+	}
+	if key == "" && st.APIKey != "" {
+		key, source = st.APIKey, "the settings file"
+	}
+	switch {
+	case key != "":
+		cfg.APIKey = secret.New(key)
+	case !cfg.APIKey.IsZero():
+		source = "--llm-config"
+	case cfg.BaseURL == "":
+		// A hosted provider without a key fails at the first call: say so
+		// now. A server of one's own (--base-url) may need none.
+		return cfg, "", usageErr("%s", missingKeyHelp(cfg.Model))
+	default:
+		source = ""
+	}
+	return cfg, source, nil
+}
+
+// worthRetrying refuses retries of errors a person must fix: nothing
+// listens at the address, the host does not exist, or the server is not
+// an LLM API at all (404, 405, 501).
+func worthRetrying(err error) bool {
+	var dns *net.DNSError
+	var ae *llm.APIError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED), errors.As(err, &dns) && !dns.IsTemporary:
+		return false
+	case errors.As(err, &ae) && (ae.StatusCode == http.StatusNotFound || ae.StatusCode == http.StatusMethodNotAllowed || ae.StatusCode == http.StatusNotImplemented):
+		return false
+	}
+	return true
+}
+
+// hint adds to a model error what a newcomer should check.
+func (p *prepared) hint(err error) string {
+	var dns *net.DNSError
+	var ae *llm.APIError
+	where := "the provider"
+	if p.cfg.BaseURL != "" {
+		where = p.cfg.BaseURL
+	}
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Sprintf("nothing answers at %s: is the server at --base-url running?", where)
+	case errors.As(err, &dns):
+		return fmt.Sprintf("cannot find the host %s: check --base-url", dns.Name)
+	case errors.Is(err, llm.ErrAuthentication):
+		if p.keySource != "" {
+			return fmt.Sprintf("the key from %s was refused: check it", p.keySource)
+		}
+		return "the provider wants a key: set " + envAPIKey
+	case errors.As(err, &ae) && (ae.StatusCode == http.StatusNotFound || ae.StatusCode == http.StatusMethodNotAllowed || ae.StatusCode == http.StatusNotImplemented):
+		return fmt.Sprintf("%s answered HTTP %d: check the model name (%s) and the /v1 path of --base-url", where, ae.StatusCode, p.cfg.Model)
+	}
+	return ""
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

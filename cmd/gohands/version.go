@@ -1,0 +1,19 @@
+package main
+
+import "runtime/debug"
+
+// version is the module version gohands was built from ("(devel)" for a
+// build in a work tree), with the VCS revision when known.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " " + s.Value[:12]
+		}
+	}
+	return v
+}
