@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gohands/gohands/condenser"
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/tools/preset"
 	"github.com/gohands/gohands/llm/llmtest"
 )
 
@@ -295,14 +298,19 @@ func TestE2ELongSessionCondensed(t *testing.T) {
 	think := func(i int) llmtest.Reply {
 		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{call(fmt.Sprintf("t%d", i), "think", map[string]any{"thought": fmt.Sprintf("step %d", i)})}}
 	}
-	// With the reference's max_size of 240 events, the view of the
-	// system prompt, the task and 120 think steps is condensed before
-	// the 121st call: that request is the condenser's.
-	for i := range 120 {
+	// The view of the system prompt, the task and k think steps (2k
+	// events) exceeds the default condenser's max_size at k = max_size/2:
+	// the next request is the condenser's.
+	c, err := condenser.Decode(preset.DefaultAgent(llm.DefaultConfig("openai/gpt-4o"), nil).Condenser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := c.(*condenser.LLMSummarizing).MaxSize / 2
+	for i := range k {
 		e.srv.Add(think(i))
 	}
 	e.srv.Add(llmtest.Reply{Text: "SUMMARY-OF-EARLY-STEPS"})
-	for i := 120; i < 125; i++ {
+	for i := k; i < k+5; i++ {
 		e.srv.Add(think(i))
 	}
 	e.srv.Add(finishReply("done"))
@@ -313,13 +321,13 @@ func TestE2ELongSessionCondensed(t *testing.T) {
 		t.Fatalf("%d condensations in %d events, want one with the scripted summary", len(conds), len(evs))
 	}
 	reqs := e.srv.Requests()
-	if tools, ok := reqs[120].Body["tools"]; ok && tools != nil {
-		t.Errorf("request 120 offers tools: not the condenser's summary request")
+	if tools, ok := reqs[k].Body["tools"]; ok && tools != nil {
+		t.Errorf("request %d offers tools: not the condenser's summary request", k)
 	}
 	last := reqs[len(reqs)-1]
 	msgs, _ := last.Body["messages"].([]any)
 	forgot := len(conds[0].ForgottenEventIDs)
-	if forgot < 100 || len(msgs) > len(evs)-forgot {
+	if forgot < k/2 || len(msgs) > len(evs)-forgot {
 		t.Errorf("the last request has %d messages for %d events, %d forgotten: not condensed", len(msgs), len(evs), forgot)
 	}
 	if !strings.Contains(string(last.RawBody), "SUMMARY-OF-EARLY-STEPS") {
