@@ -14,8 +14,8 @@ import (
 	"github.com/gohands/gohands/condenser"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
-	"github.com/gohands/gohands/tools/preset"
 	"github.com/gohands/gohands/llm/llmtest"
+	"github.com/gohands/gohands/tools/preset"
 )
 
 // withoutEnv returns env without the variables named.
