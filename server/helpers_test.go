@@ -149,7 +149,7 @@ func (ts *testServer) startBody(model *llmtest.Server, extra map[string]any) map
 // want.
 func (ts *testServer) waitStatus(id string, want ...string) map[string]any {
 	ts.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var info map[string]any
 		ts.must(200, "GET", "/api/conversations/"+id, nil, &info)
@@ -163,4 +163,11 @@ func (ts *testServer) waitStatus(id string, want ...string) map[string]any {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// newHookServer serves h on loopback and returns its URL.
+func newHookServer(t testing.TB, h http.HandlerFunc) string {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
 }

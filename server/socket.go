@@ -118,21 +118,24 @@ func (s *Server) handleEventSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	defer c.unsubscribe(sub)
 
-	// The writer sends the state snapshot, the history asked for, then
-	// the live events queued since subscribing (duplicates of the history
-	// are possible; clients dedupe by id).
-	werr := make(chan error, 1)
+	// The reader takes client frames until the client goes; the writer
+	// sends the state snapshot, the history asked for, then the live
+	// events (duplicates of the history are possible; clients dedupe by
+	// id).
+	readDone := make(chan struct{})
 	go func() {
-		werr <- s.writeSocket(ctx, conn, c, lc, sub, since)
-		cancel()
+		defer close(readDone)
+		defer cancel()
+		s.readSocket(ctx, conn, c, lc, sub)
 	}()
-	s.readSocket(ctx, conn, c, lc, sub)
-	cancel()
-	if err := <-werr; errors.Is(err, errDropped) {
+	err = s.writeSocket(ctx, conn, c, lc, sub, since)
+	if errors.Is(err, errDropped) {
 		conn.Close(closeTryLater, "subscriber fell behind; reconcile over REST")
-		return
+	} else {
+		conn.Close(websocket.StatusNormalClosure, "")
 	}
-	conn.Close(websocket.StatusNormalClosure, "")
+	cancel()
+	<-readDone
 }
 
 var errDropped = errors.New("subscriber dropped")

@@ -38,6 +38,9 @@ func dial(t *testing.T, ts *testServer, path string) (*websocket.Conn, error) {
 	defer cancel()
 	url := "ws" + strings.TrimPrefix(ts.http.URL, "http") + path
 	c, _, err := websocket.Dial(ctx, url, nil)
+	if c != nil {
+		c.SetReadLimit(-1)
+	}
 	return c, err
 }
 
@@ -114,5 +117,96 @@ func TestSocketAuthAndNotFound(t *testing.T) {
 	}
 	if _, err := readFrame(t, c); websocket.CloseStatus(err) != 4004 {
 		t.Errorf("unknown conversation: %v, want close 4004", err)
+	}
+}
+
+// A socket that never reads does not hold the agent back: the run
+// finishes, and the socket, fallen behind, is closed with 1013.
+func TestSlowSubscriberDropped(t *testing.T) {
+	if raceEnabled {
+		// 25 model calls re-sending up to 3.75 MB of history each take
+		// minutes under the race detector.
+		t.Skip("too slow under the race detector; run go test ./server without -race")
+	}
+	var replies []llmtest.Reply
+	// Large events, so that the socket's kernel buffers fill and the
+	// server's writer blocks.
+	thought := llmtest.Args(map[string]string{"thought": strings.Repeat("x", 150_000)})
+	for range 25 {
+		replies = append(replies, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "think", Arguments: thought}}})
+	}
+	replies = append(replies, llmtest.Reply{Text: "done"})
+	model := llmtest.NewChat(t, replies...)
+	ts := newTestServer(t, &server.Options{SubscriberBuffer: 4})
+	var info map[string]any
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{"stuck_detection": false}), &info)
+	id := info["id"].(string)
+	c, err := dial(t, ts, "/sockets/events/"+id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if f, err := readFrame(t, c); err != nil || f.Key != "full_state" {
+		t.Fatalf("first frame %v %v", f, err)
+	}
+	// Stop reading while the agent runs.
+	ts.must(200, "POST", "/api/conversations/"+id+"/events", map[string]any{"content": []any{map[string]any{"type": "text", "text": "go"}}, "run": true}, nil)
+	start := time.Now()
+	ts.waitStatus(id, "finished")
+	t.Logf("run took %v", time.Since(start))
+	// Reading now gives what was queued, then the close.
+	n := 0
+	for range 1000 {
+		if _, err := readFrame(t, c); err != nil {
+			t.Logf("after %d frames: %v", n, err)
+			if code := websocket.CloseStatus(err); code != 1013 {
+				t.Errorf("close %v, want 1013", err)
+			}
+			return
+		}
+		n++
+	}
+}
+
+// A client that reconnects with resend_mode=since gets the events from
+// that time on after the snapshot.
+func TestSocketResendSince(t *testing.T) {
+	model := llmtest.NewChat(t, llmtest.Reply{Text: "hi"})
+	ts := newTestServer(t, nil)
+	var info map[string]any
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{
+		"initial_message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "go"}}, "run": true},
+	}), &info)
+	id := info["id"].(string)
+	ts.waitStatus(id, "finished")
+	var page struct {
+		Items []map[string]any `json:"items"`
+	}
+	ts.must(200, "GET", "/api/conversations/"+id+"/events/search", nil, &page)
+	from := page.Items[2]["timestamp"].(string)
+	c, err := dial(t, ts, "/sockets/events/"+id+"?resend_mode=since&after_timestamp="+from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if f, _ := readFrame(t, c); f.Key != "full_state" {
+		t.Fatalf("first frame %+v", f)
+	}
+	for _, want := range page.Items[2:] {
+		f, err := readFrame(t, c)
+		if err != nil || f.ID != want["id"] {
+			t.Fatalf("resent %+v (%v), want %v", f, err, want["id"])
+		}
+	}
+	c2, err := dial(t, ts, "/sockets/events/"+id+"?resend_mode=all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.CloseNow()
+	readFrame(t, c2)
+	for _, want := range page.Items {
+		if f, err := readFrame(t, c2); err != nil || f.ID != want["id"] {
+			t.Fatalf("resend all: %+v (%v), want %v", f, err, want["id"])
+		}
 	}
 }
