@@ -274,8 +274,8 @@ func checkScenarios(t *testing.T, tr map[string]any) {
 		want     string
 	}{
 		{"echo", 0, "finished"},
-		{"pause", 1, "paused"},
-		{"pause", 2, "finished"},
+		{"pause", 0, "paused"},
+		{"pause", 1, "finished"},
 		{"confirm", 0, "waiting_for_confirmation"},
 		{"confirm", 1, "waiting_for_confirmation"},
 		{"confirm", 2, "idle"},

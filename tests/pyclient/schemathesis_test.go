@@ -1,0 +1,67 @@
+package pyclient_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gohands/gohands/internal/testenv"
+)
+
+// TestSchemathesis fuzzes `gohands serve` through its own /openapi.json
+// with schemathesis: no 5xx, responses of the documented status codes,
+// content types and schemas. CI runs a few examples per operation;
+// GOHANDS_FULL=1 (or GOHANDS_FUZZ_EXAMPLES=n) runs the long fuzz for the
+// note.
+//
+// Left out: starting bash commands and uploading files. They do what they
+// are told by design — fuzzing them would run random commands and write
+// random paths as the test's user. The server gets an unreachable HTTP
+// proxy, so conversations created with generated LLM settings reach no
+// network.
+func TestSchemathesis(t *testing.T) {
+	py := testenv.ReferencePython(t)
+	st := filepath.Join(filepath.Dir(py), "schemathesis")
+	if _, err := os.Stat(st); err != nil {
+		testenv.Missing(t, "schemathesis in the reference venv: %v", err)
+	}
+	examples := 100
+	if testenv.Short() {
+		examples = 5
+	}
+	if n, err := strconv.Atoi(os.Getenv("GOHANDS_FUZZ_EXAMPLES")); err == nil && n > 0 {
+		examples = n
+	}
+	url := startGohandsServer(t, "HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9").URL
+	report := t.TempDir()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, st, "run", url+"/openapi.json",
+		"--header", "X-Session-API-Key: "+apiKey,
+		"--checks", "not_a_server_error,response_schema_conformance,content_type_conformance,status_code_conformance",
+		"--exclude-path-regex", `^/api/(bash/(start|execute)_bash_command|file/upload)$`,
+		"--max-examples", strconv.Itoa(examples),
+		"--workers", "2",
+		"--request-timeout", "30",
+		"--generation-database", "none",
+		"--no-color",
+		"--report", "ndjson", "--report-dir", report,
+	)
+	cmd.Dir = t.TempDir()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	keep := 4000
+	if err != nil {
+		keep = 30000 // the failures come before the summary
+	}
+	t.Logf("schemathesis, %d examples per operation:\n%s", examples, tail(out.Bytes(), keep))
+	if err != nil {
+		t.Errorf("schemathesis: %v (failures above)", err)
+	}
+}
