@@ -44,7 +44,8 @@ type Config struct {
 	// stop_after_attempt), so 1 means no retry.
 	NumRetries int `json:"num_retries"`
 	// Waits between attempts grow as RetryMultiplier·2^(n-1) seconds,
-	// clamped to [RetryMinWait, RetryMaxWait]. Fractions of a second are
+	// clamped to [RetryMinWait, RetryMaxWait]; RetryMaxWait also caps the
+	// wait a provider asks for (Retry-After). Fractions of a second are
 	// allowed here (the reference takes whole seconds).
 	RetryMultiplier float64 `json:"retry_multiplier"`
 	RetryMinWait    float64 `json:"retry_min_wait"`

@@ -226,6 +226,7 @@ func (l *LLM) Completion(ctx context.Context, messages []event.Message, tools []
 // send calls the provider, retrying transient failures.
 func (l *LLM) send(ctx context.Context, req *Request) (*Response, error) {
 	attempts := max(l.cfg.NumRetries, 1)
+	maxWait := seconds(l.cfg.RetryMaxWait)
 	for attempt := 1; ; attempt++ {
 		streamed := false
 		if f := req.OnDelta; f != nil {
@@ -245,18 +246,28 @@ func (l *LLM) send(ctx context.Context, req *Request) (*Response, error) {
 		// A reply already streamed in part cannot be taken back, so it is
 		// not retried.
 		if attempt >= attempts || !retryable(err) || streamed || l.retry != nil && !l.retry(err) {
+			if ra, ok := RetryAfter(err); ok && ra > maxWait && attempt > 1 {
+				return nil, fmt.Errorf("llm: giving up after %d attempts; the provider asked to wait %v, more than retry_max_wait %v: %w", attempt, ra, maxWait, err)
+			}
 			return nil, err
 		}
+		// Every wait, the provider's Retry-After included, is capped by
+		// retry_max_wait: a hostile or confused server must not stall a
+		// run for hours.
 		wait := l.backoff(attempt)
+		attrs := []slog.Attr{slog.String("model", l.cfg.Model), slog.Int("attempt", attempt)}
 		if ra, ok := RetryAfter(err); ok && ra > wait {
 			wait = ra
+			if ra > maxWait {
+				wait = maxWait
+				attrs = append(attrs, slog.Duration("retry_after", ra), slog.String("capped_by", "retry_max_wait"))
+			}
 		}
 		if l.onRetry != nil {
 			l.onRetry(attempt, wait, err)
 		}
-		l.log.LogAttrs(ctx, slog.LevelWarn, "llm call failed, retrying",
-			slog.String("model", l.cfg.Model), slog.Int("attempt", attempt),
-			slog.Duration("wait", wait), slog.Any("error", err))
+		attrs = append(attrs, slog.Duration("wait", wait), slog.Any("error", err))
+		l.log.LogAttrs(ctx, slog.LevelWarn, "llm call failed, retrying", attrs...)
 		if errors.Is(err, ErrNoResponse) && req.Config.Temperature != nil && *req.Config.Temperature == 0 {
 			// The reference's remedy for empty replies: a little randomness.
 			c := *req.Config
@@ -316,16 +327,24 @@ func classifyTransport(parent context.Context, err error) error {
 }
 
 // backoff is the wait before attempt n+1: RetryMultiplier·2^(n-1) seconds
-// clamped to [RetryMinWait, RetryMaxWait], with up to 25% random jitter so
-// many clients do not retry in step.
+// with up to 25% random jitter so many clients do not retry in step,
+// clamped to [RetryMinWait, RetryMaxWait] (jitter included).
 func (l *LLM) backoff(n int) time.Duration {
 	c := l.cfg
 	s := c.RetryMultiplier * math.Pow(2, float64(n-1))
-	s = min(max(s, c.RetryMinWait), c.RetryMaxWait)
-	if s <= 0 {
+	s *= 1 + 0.25*rand.Float64()
+	return seconds(min(max(s, c.RetryMinWait), c.RetryMaxWait))
+}
+
+// seconds converts a configured number of seconds to a duration; negative
+// and NaN values mean none.
+func seconds(s float64) time.Duration {
+	if !(s > 0) {
 		return 0
 	}
-	s *= 1 + 0.25*rand.Float64()
+	if s >= math.MaxInt64/float64(time.Second) {
+		return math.MaxInt64
+	}
 	return time.Duration(s * float64(time.Second))
 }
 

@@ -600,6 +600,51 @@ func TestOnRetry(t *testing.T) {
 	}
 }
 
+// A provider's Retry-After, like the jittered backoff, must not make a
+// call wait longer than retry_max_wait: the hook sees every wait before it
+// is taken, and cancels the call instead of sleeping for a day.
+func TestRetryWaitCappedByMaxWait(t *testing.T) {
+	p := llmtest.NewProvider(t,
+		llmtest.RateLimited(100000*time.Second),
+		llmtest.RateLimited(100000*time.Second),
+		llmtest.RateLimited(100000*time.Second))
+	cfg := llm.DefaultConfig("openai/gpt-4o")
+	cfg.NumRetries = 3
+	cfg.RetryMinWait, cfg.RetryMaxWait = 0.001, 0.001
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var waits []time.Duration
+	var logs strings.Builder
+	l, err := llm.New(cfg, &llm.Options{
+		Provider: p,
+		Logger:   slog.New(slog.NewTextHandler(&logs, nil)),
+		OnRetry: func(_ int, wait time.Duration, _ error) {
+			waits = append(waits, wait)
+			if wait > time.Millisecond {
+				cancel()
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.Completion(ctx, hi(), nil, nil)
+	if len(waits) != 2 {
+		t.Fatalf("retries = %d (%v), want 2; err %v", len(waits), waits, err)
+	}
+	for _, w := range waits {
+		if w > time.Millisecond {
+			t.Errorf("wait %v exceeds retry_max_wait 1ms", w)
+		}
+	}
+	if !errors.Is(err, llm.ErrRateLimit) || !strings.Contains(err.Error(), "retry_max_wait") {
+		t.Errorf("err = %v, want a rate limit error that names retry_max_wait", err)
+	}
+	if !strings.Contains(logs.String(), "retry_max_wait") {
+		t.Errorf("retry log does not say the wait was capped:\n%s", logs.String())
+	}
+}
+
 func TestInlineImages(t *testing.T) {
 	png := []byte("\x89PNG\r\n\x1a\n0000")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

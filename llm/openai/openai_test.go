@@ -329,14 +329,15 @@ func TestResponsesReasoningRoundTrip(t *testing.T) {
 func TestRateLimitThenSuccess(t *testing.T) {
 	apis(t, func(t *testing.T, model string, newServer func(...llmtest.Reply) *llmtest.Server) {
 		srv := newServer(llmtest.RateLimited(time.Second), llmtest.Reply{Text: "ok"})
-		l := newLLM(t, model, srv, nil)
+		// retry_max_wait caps Retry-After too, so it is raised above it here.
+		l := newLLM(t, model, srv, func(c *llm.Config) { c.RetryMaxWait = 2 })
 		start := time.Now()
 		resp, err := l.Completion(context.Background(), userMsgs("hi"), nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The configured waits are milliseconds; only Retry-After explains
-		// a wait of a second.
+		// The backoff waits are milliseconds; only Retry-After explains a
+		// wait of a second.
 		if waited := time.Since(start); waited < 900*time.Millisecond {
 			t.Errorf("retried after %v; Retry-After of 1s not honoured", waited)
 		}
