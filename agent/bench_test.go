@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm/llmtest"
 )
@@ -22,7 +23,7 @@ const stepsPerRun = 100
 // with no latency asks for the think tool at every step, events are
 // persisted to files, stuck detection is on. One op is one step.
 //
-// Sub-benchmarks choose the persistence (conversation.FileOptions):
+// Sub-benchmarks choose the persistence (filestore.Options):
 // "write-through" writes each event's file before the append returns,
 // "write-behind" (the default) commits events to a journal and creates
 // their files in the background, "memory" persists nothing. Set
@@ -31,10 +32,10 @@ const stepsPerRun = 100
 func BenchmarkAgentStep(b *testing.B) {
 	for _, bc := range []struct {
 		name string
-		opts *conversation.FileOptions
+		opts *filestore.Options
 		mem  bool
 	}{
-		{"write-through", &conversation.FileOptions{WriteThrough: true}, false},
+		{"write-through", &filestore.Options{WriteThrough: true}, false},
 		{"write-behind", nil, false},
 		{"memory", nil, true},
 	} {
@@ -63,7 +64,7 @@ func benchDir(b *testing.B) string {
 	return dir
 }
 
-func benchSteps(b *testing.B, dir string, fopts *conversation.FileOptions) {
+func benchSteps(b *testing.B, dir string, fopts *filestore.Options) {
 	steps := 0
 	var cpu time.Duration // CPU time of the process while timed
 	b.ReportAllocs()
@@ -78,7 +79,7 @@ func benchSteps(b *testing.B, dir string, fopts *conversation.FileOptions) {
 		}
 		replies = append(replies, llmtest.Reply{Text: "Done."})
 		a, _ := newAgent(b, replies...)
-		c, err := conversation.New(ctx, a, b.TempDir(), &conversation.LocalOptions{PersistenceDir: dir, FileOptions: fopts, MaxIterations: n + 1})
+		c, err := conversation.New(ctx, a, b.TempDir(), &conversation.LocalOptions{Backend: filestore.NewBackend(dir, fopts), MaxIterations: n + 1})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -132,7 +133,7 @@ func BenchmarkIdleConversationMemory(b *testing.B) {
 	}
 	replies = append(replies, llmtest.Reply{Text: "Done."})
 	a, _ := newAgent(b, replies...)
-	c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{PersistenceDir: dir, MaxIterations: steps + 1, DisableStuckDetection: true})
+	c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{Backend: filestore.NewBackend(dir, nil), MaxIterations: steps + 1, DisableStuckDetection: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func BenchmarkIdleConversationMemory(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{PersistenceDir: dir, ID: id})
+		c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{Backend: filestore.NewBackend(dir, nil), ID: id})
 		if err != nil {
 			b.Fatal(err)
 		}

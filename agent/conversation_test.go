@@ -9,6 +9,7 @@ import (
 
 	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm/llmtest"
 	"github.com/gohands/gohands/security"
@@ -119,7 +120,7 @@ func TestResumeAfterReload(t *testing.T) {
 	think := llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "think", Arguments: `{"thought":"plan"}`}}}
 	a, _ := newAgent(t, think, llmtest.Reply{Text: "First done."})
 	a.Tools = append(a.Tools, tool.Spec{Name: terminal.Name})
-	c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{PersistenceDir: dir})
+	c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{Backend: filestore.NewBackend(dir, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,11 +136,11 @@ func TestResumeAfterReload(t *testing.T) {
 
 	// Removing a tool is refused.
 	b, p := newAgent(t, llmtest.Reply{Text: "Second done."})
-	if _, err := conversation.New(ctx, b, work, &conversation.LocalOptions{PersistenceDir: dir, ID: id}); err == nil || !strings.Contains(err.Error(), "terminal") {
+	if _, err := conversation.New(ctx, b, work, &conversation.LocalOptions{Backend: filestore.NewBackend(dir, nil), ID: id}); err == nil || !strings.Contains(err.Error(), "terminal") {
 		t.Fatalf("resume without the terminal tool: %v", err)
 	}
 	b.Tools = append(b.Tools, tool.Spec{Name: terminal.Name})
-	c2, err := conversation.New(ctx, b, work, &conversation.LocalOptions{PersistenceDir: dir, ID: id})
+	c2, err := conversation.New(ctx, b, work, &conversation.LocalOptions{Backend: filestore.NewBackend(dir, nil), ID: id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,13 +174,13 @@ func TestResumeAfterReload(t *testing.T) {
 func TestResumeWithPersistedAgent(t *testing.T) {
 	dir, work := t.TempDir(), t.TempDir()
 	a, _ := newAgent(t)
-	c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{PersistenceDir: dir})
+	c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{Backend: filestore.NewBackend(dir, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := c.ID()
 	c.Close()
-	c2, err := conversation.New(ctx, nil, work, &conversation.LocalOptions{PersistenceDir: dir, ID: id})
+	c2, err := conversation.New(ctx, nil, work, &conversation.LocalOptions{Backend: filestore.NewBackend(dir, nil), ID: id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +253,7 @@ func TestCloseDuringRun(t *testing.T) {
 	w := &waitTool{started: make(chan string, 1), release: make(chan struct{})}
 	a, _ := newAgent(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "wait", Arguments: `{"name":"x","sleep_ms":0}`}}})
 	a.ExtraTools = []tool.Tool{w.tool()}
-	c, err := conversation.New(ctx, a, t.TempDir(), &conversation.LocalOptions{PersistenceDir: t.TempDir()})
+	c, err := conversation.New(ctx, a, t.TempDir(), &conversation.LocalOptions{Backend: filestore.NewBackend(t.TempDir(), nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm/llmtest"
 	"github.com/gohands/gohands/tool"
@@ -44,7 +45,7 @@ func runChild() {
 	a.ToolConcurrencyLimit = 2
 	out := bufio.NewWriter(os.Stdout)
 	c, err := conversation.New(ctx, a, os.Getenv("WORK"), &conversation.LocalOptions{
-		PersistenceDir: os.Getenv("DIR"), ID: os.Getenv("ID"), MaxIterations: childSteps + 1,
+		Backend: filestore.NewBackend(os.Getenv("DIR"), nil), ID: os.Getenv("ID"), MaxIterations: childSteps + 1,
 		DisableStuckDetection: true,
 		OnEvent: func(e event.Event) {
 			fmt.Fprintln(out, e.EventBase().ID)
@@ -99,7 +100,7 @@ func TestKilledMidRunResumesWithNothingLost(t *testing.T) {
 		// Resume with a model that finishes at once.
 		a, _ := newAgent(t, llmtest.Reply{Text: "Resumed and done."})
 		a.Tools = append(a.Tools, tool.Spec{Name: terminal.Name})
-		c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{PersistenceDir: dir, ID: id})
+		c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{Backend: filestore.NewBackend(dir, nil), ID: id})
 		if err != nil {
 			t.Fatalf("round %d: reopen: %v", round, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm/llmtest"
 	"github.com/gohands/gohands/secret"
@@ -32,8 +33,8 @@ func TestSecretsMaskedInObservationsAndOnDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{
-		PersistenceDir: dir,
-		Secrets:        map[string]secret.Source{"API_TOKEN": &secret.StaticSecret{Value: secret.New(value)}},
+		Backend: filestore.NewBackend(dir, nil),
+		Secrets: map[string]secret.Source{"API_TOKEN": &secret.StaticSecret{Value: secret.New(value)}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -184,8 +185,8 @@ func TestSecretsMaskedInFileEditorObservation(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{
-		PersistenceDir: dir,
-		Secrets:        map[string]secret.Source{"KEY": &secret.StaticSecret{Value: secret.New(value)}},
+		Backend: filestore.NewBackend(dir, nil),
+		Secrets: map[string]secret.Source{"KEY": &secret.StaticSecret{Value: secret.New(value)}},
 	})
 	if err != nil {
 		t.Fatal(err)

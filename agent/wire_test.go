@@ -9,6 +9,7 @@ import (
 
 	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/llm/llmtest"
@@ -54,7 +55,7 @@ func TestRealToolsOverEveryWire(t *testing.T) {
 			}
 			a := agent.New(cfg, tool.Spec{Name: terminal.Name}, tool.Spec{Name: fileeditor.Name})
 			a.Model = l
-			c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{PersistenceDir: t.TempDir()})
+			c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{Backend: filestore.NewBackend(t.TempDir(), nil)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +102,7 @@ func TestMetricsPersistAcrossResume(t *testing.T) {
 	cfg.BaseURL = srv.URL + "/v1"
 	dir, work := t.TempDir(), t.TempDir()
 	open := func() *conversation.LocalConversation {
-		c, err := conversation.New(ctx, agent.New(cfg), work, &conversation.LocalOptions{PersistenceDir: dir, ID: "0b5e0c1e-7c6a-4f53-9d5e-2a7c1f3e8d90"})
+		c, err := conversation.New(ctx, agent.New(cfg), work, &conversation.LocalOptions{Backend: filestore.NewBackend(dir, nil), ID: "0b5e0c1e-7c6a-4f53-9d5e-2a7c1f3e8d90"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -160,15 +160,18 @@ const (
 // LocalOptions configure a LocalConversation. A nil *LocalOptions is the
 // default: a new in-memory conversation.
 type LocalOptions struct {
-	// ID is the conversation id. Empty means a new random id. With a
-	// PersistenceDir, an id that is already stored there is resumed.
+	// ID is the conversation id. Empty means a new random id, or, with a
+	// Store that holds a conversation, that conversation's id. A
+	// conversation already stored under the id is resumed.
 	ID string
-	// PersistenceDir is the base directory of persisted conversations; the
-	// conversation lives in ConversationDir(PersistenceDir, ID). Empty
-	// means the conversation is kept in memory only.
-	PersistenceDir string
-	// FileOptions configure the file store (nil is the default).
-	FileOptions *FileOptions
+	// Backend is where the conversation is kept (opened by its id);
+	// filestore.NewBackend keeps conversations in a directory in the
+	// reference's layout. Nil (and no Store) keeps it in memory only.
+	Backend Backend
+	// Store, if set, is the conversation's store, used instead of
+	// Backend. The conversation owns it from then on: Close, or a failed
+	// New, closes it.
+	Store Store
 	// Cipher encrypts secrets in base_state.json; without one they are
 	// redacted there.
 	Cipher *secret.Cipher

@@ -3,24 +3,20 @@
 //
 // A [State] is the one mutable thing in a conversation. It holds the
 // persisted fields of the reference's ConversationState ([Fields], written
-// as base_state.json) and an append-only event log kept by a [Store]. Two
-// stores are provided: [OpenFileStore] keeps the reference's on-disk layout,
+// as base_state.json) and an append-only event log kept by a [Store].
 //
-//	<dir>/<conversation id hex>/base_state.json
-//	<dir>/<conversation id hex>/events/event-00000-<event id>.json
+// Stores are pluggable: the core knows only the [Store] interface (and the
+// [Index] and [ScanEntry] helpers stores share), so it builds on every
+// platform and a new backend needs no change here. [NewMemoryStore] keeps
+// a conversation in memory and is the default. Package
+// conversation/filestore keeps the reference's on-disk layout, so that
+// gohands and the Python SDK read each other's conversations; its Backend
+// is what [LocalOptions].Backend takes. Package conversation/storetest is
+// the suite every store passes.
 //
-// so that gohands and the Python SDK can read each other's conversations,
-// and [NewMemoryStore] keeps everything in memory.
-//
-// A FileStore keeps gohands' own cache of event entries (IndexFile) so that
-// opening a long conversation does not read every event file, and, unless
-// FileOptions.WriteThrough is set, a journal that lets an append return
-// once the event is in the page cache (a copy into a mapped file on Linux,
-// one pwrite elsewhere) while the event's own file is created in the
-// background.
-//
-// Reopening a conversation ([Open]) recovers from a crash: a torn last event
-// file is set aside, the event tree's HEAD is brought up to date, and
+// Reopening a conversation ([Open]) recovers from a crash: the event
+// tree's HEAD is brought up to date (and a file store sets aside a torn
+// last event file), and
 // [State.RecoverRunning] settles a conversation that was running when its
 // process died, as the reference's agent server does.
 //

@@ -33,19 +33,19 @@ type Entry struct {
 
 // Kind names used by the store and the state.
 const (
-	kindAction        = "ActionEvent"
-	kindObservation   = "ObservationEvent"
-	kindUserReject    = "UserRejectObservation"
-	kindAgentError    = "AgentErrorEvent"
-	kindStateUpdate   = "ConversationStateUpdateEvent"
-	kindConvError     = "ConversationErrorEvent"
-	kindMessage       = "MessageEvent"
-	kindSystemPrompt  = "SystemPromptEvent"
-	maxEventFileBytes = 256 << 20
+	kindAction       = "ActionEvent"
+	kindObservation  = "ObservationEvent"
+	kindUserReject   = "UserRejectObservation"
+	kindAgentError   = "AgentErrorEvent"
+	kindStateUpdate  = "ConversationStateUpdateEvent"
+	kindConvError    = "ConversationErrorEvent"
+	kindMessage      = "MessageEvent"
+	kindSystemPrompt = "SystemPromptEvent"
 )
 
-// entryOf builds the entry of an event about to be appended at index i.
-func entryOf(i int, e event.Event, kind string, size int) Entry {
+// EntryOf builds the entry of event e, of the given kind and encoded in
+// size bytes, about to be appended at index i. Stores call it on Append.
+func EntryOf(i int, e event.Event, kind string, size int) Entry {
 	b := e.EventBase()
 	ent := Entry{
 		Index: i, ID: b.ID, Kind: internKind(kind), Source: internSource(b.Source),
@@ -64,11 +64,11 @@ func entryOf(i int, e event.Event, kind string, size int) Entry {
 	return ent
 }
 
-// scanEntry builds the entry of the event JSON data found at index i,
+// ScanEntry builds the entry of the event JSON data found at index i,
 // reading only the top-level fields it needs. It fails if data is not one
-// complete JSON object with an id and a kind, which is how a torn write is
-// detected.
-func scanEntry(i int, data []byte) (Entry, error) {
+// complete JSON object with an id and a kind, which is how a store reading
+// its log detects a torn write.
+func ScanEntry(i int, data []byte) (Entry, error) {
 	ent := Entry{Index: i, Size: len(data)}
 	hasAction := false
 	err := event.ScanObject(data, func(key, val []byte) error {
@@ -153,6 +153,13 @@ var knownKinds = func() map[string]string {
 	}
 	return m
 }()
+
+// Intern makes e's Kind and Source share the one copy of the names every
+// event repeats, as the entries EntryOf and ScanEntry build do. A store
+// that builds entries itself (from a cache) calls it to keep them small.
+func (e *Entry) Intern() {
+	e.Kind, e.Source = internKind(e.Kind), internSource(e.Source)
+}
 
 func internKind(k string) string {
 	if s, ok := knownKinds[k]; ok {

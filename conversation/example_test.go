@@ -2,6 +2,7 @@ package conversation_test
 
 import (
 	"fmt"
+	"github.com/gohands/gohands/conversation/internal/convtest"
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
@@ -12,8 +13,8 @@ import (
 // each event's parent and move the event tree's HEAD; Update changes fields
 // and saves them.
 func ExampleState() {
-	store := conversation.NewMemoryStore() // or conversation.OpenFileStore(dir, nil)
-	f := conversation.NewFields("6a0f4e2c-1b3d-4c5e-8f70-9a1b2c3d4e5f", newAgent(), &workspace.LocalWorkspace{WorkingDir: "/src"})
+	store := conversation.NewMemoryStore() // or filestore.Open(dir, nil)
+	f := conversation.NewFields("6a0f4e2c-1b3d-4c5e-8f70-9a1b2c3d4e5f", convtest.NewAgent(), &workspace.LocalWorkspace{WorkingDir: "/src"})
 	st, err := conversation.Create(store, f, nil)
 	if err != nil {
 		panic(err)

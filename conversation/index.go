@@ -9,11 +9,14 @@ import (
 	"github.com/gohands/gohands/event"
 )
 
-// index is the in-memory part every store shares: the entries in log order,
-// the id → index map, and per-kind and per-source posting lists for search.
+// Index is the in-memory part every store keeps, so that a store's lookups
+// by index and by id are O(1) and a search costs O(page): the entries in
+// log order, the id → index map, and per-kind and per-source posting lists.
+// A Store implementation embeds one and adds each entry after it is
+// stored. It is safe for concurrent use.
 // Readers take the read lock only to copy an entry or a slice header, so
 // they never wait for a write in progress, only for its publication.
-type index struct {
+type Index struct {
 	mu       sync.RWMutex
 	entries  []Entry
 	byID     map[string]int32
@@ -24,8 +27,9 @@ type index struct {
 	tsSorted bool
 }
 
-func newIndex(capacity int) *index {
-	return &index{
+// NewIndex returns an empty index with room for capacity entries.
+func NewIndex(capacity int) *Index {
+	return &Index{
 		entries:  make([]Entry, 0, capacity),
 		byID:     make(map[string]int32, capacity),
 		byKind:   make(map[string][]int32),
@@ -34,8 +38,8 @@ func newIndex(capacity int) *index {
 	}
 }
 
-// adopt takes entries, in log order, as the index's first entries.
-func (x *index) adopt(entries []Entry) {
+// Adopt takes entries, in log order, as the index's first entries.
+func (x *Index) Adopt(entries []Entry) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.entries = entries[:0]
@@ -45,15 +49,15 @@ func (x *index) adopt(entries []Entry) {
 	}
 }
 
-// add publishes ent, which must be at index len(entries). Duplicate ids keep
+// Add publishes ent, which must be at index len(entries). Duplicate ids keep
 // the first occurrence, as the reference's reader does.
-func (x *index) add(ent Entry) {
+func (x *Index) Add(ent Entry) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.addLocked(ent)
 }
 
-func (x *index) addLocked(ent Entry) {
+func (x *Index) addLocked(ent Entry) {
 	i := int32(len(x.entries))
 	if n := len(x.entries); n > 0 && ent.Timestamp < x.entries[n-1].Timestamp {
 		x.tsSorted = false
@@ -68,13 +72,15 @@ func (x *index) addLocked(ent Entry) {
 	x.bySource[ent.Source] = append(x.bySource[ent.Source], i)
 }
 
-func (x *index) len() int {
+// Len returns the number of entries.
+func (x *Index) Len() int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return len(x.entries)
 }
 
-func (x *index) entry(i int) (Entry, error) {
+// Entry returns the entry at index i.
+func (x *Index) Entry(i int) (Entry, error) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	if i < 0 || i >= len(x.entries) {
@@ -83,24 +89,25 @@ func (x *index) entry(i int) (Entry, error) {
 	return x.entries[i], nil
 }
 
-func (x *index) lookup(id string) (int, bool) {
+// Lookup returns the index of the entry with the given id.
+func (x *Index) Lookup(id string) (int, bool) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	i, ok := x.byID[id]
 	return int(i), ok
 }
 
-// snapshot returns the entries at this moment. The slice must not be
+// Entries returns the entries at this moment. The slice must not be
 // modified; appends never change entries already published.
-func (x *index) snapshot() []Entry {
+func (x *Index) Entries() []Entry {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return x.entries[:len(x.entries):len(x.entries)]
 }
 
-// checkAppend returns an error if ent cannot be appended: a duplicate id or
+// CheckAppend returns an error if ent cannot be appended: a duplicate id or
 // an explicit parent that is not in the log.
-func (x *index) checkAppend(id, parent string) error {
+func (x *Index) CheckAppend(id, parent string) error {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	if id == "" || id == event.RootParentID {
@@ -117,10 +124,10 @@ func (x *index) checkAppend(id, parent string) error {
 	return nil
 }
 
-// search runs q over the index. Its cost is O(log n + page) when the query
+// Search runs q over the index. Its cost is O(log n + page) when the query
 // has at most one of Kind and Source, or the rarer of the two matches the
 // other; it degrades to a scan of the candidates otherwise.
-func (x *index) search(q Query) (Page, error) {
+func (x *Index) Search(q Query) (Page, error) {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultPageSize

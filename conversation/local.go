@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -67,8 +68,9 @@ var errPaused = errors.New("conversation paused")
 // New opens a conversation between agent and the user, working in the
 // local directory workDir (created if missing).
 //
-// With opts.PersistenceDir set and a conversation of id opts.ID stored
-// there, that conversation is resumed (reference-protocol §4.5): its id
+// The conversation is kept in opts.Store, or in the store opts.Backend
+// opens for its id, or in memory. When that store already holds a
+// conversation, it is resumed (reference-protocol §4.5): its id
 // must match, a non-nil agent must accept the persisted one (see
 // Verifier) and replaces it, and a nil agent means the persisted one. A
 // conversation left running by a process that died is settled first
@@ -83,49 +85,59 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 	if log == nil {
 		log = slog.Default()
 	}
+	// New owns o.Store: every failure closes it (or the state over it).
+	c := &LocalConversation{}
+	store := o.Store
+	fail := func(err error) (*LocalConversation, error) {
+		if c.state != nil {
+			c.state.Close()
+		} else if store != nil {
+			store.Close()
+		}
+		return nil, err
+	}
 	id := o.ID
+	if id == "" && store != nil {
+		var err error
+		if id, err = storedID(store); err != nil {
+			return fail(fmt.Errorf("conversation: %w", err))
+		}
+	}
 	if id == "" {
 		id = uuid.NewString()
 	} else {
 		u, err := uuid.Parse(id)
 		if err != nil {
-			return nil, fmt.Errorf("conversation id %q: %w", id, err)
+			return fail(fmt.Errorf("conversation id %q: %w", id, err))
 		}
 		id = u.String()
 	}
 	if workDir == "" {
-		return nil, errors.New("conversation: empty workspace directory")
+		return fail(errors.New("conversation: empty workspace directory"))
 	}
 	workDir, err := filepath.Abs(workDir)
 	if err != nil {
-		return nil, fmt.Errorf("conversation: workspace: %w", err)
+		return fail(fmt.Errorf("conversation: workspace: %w", err))
 	}
 	if err := os.MkdirAll(workDir, 0o755); err != nil {
-		return nil, fmt.Errorf("conversation: workspace: %w", err)
+		return fail(fmt.Errorf("conversation: workspace: %w", err))
 	}
-	c := &LocalConversation{id: id, workDir: workDir, log: log.With("conversation", id)}
+	c.id, c.workDir, c.log = id, workDir, log.With("conversation", id)
 	c.sess = &Session{c: c}
 	c.callback = o.OnEvent
 	c.events = pubsub.NewBroker[event.Event](&pubsub.Options{Buffer: o.SubscriberBuffer})
 
-	var store Store
-	if o.PersistenceDir != "" {
-		c.dir = ConversationDir(o.PersistenceDir, id)
-		fs, err := OpenFileStore(c.dir, o.FileOptions)
-		if err != nil {
+	switch {
+	case store != nil:
+	case o.Backend != nil:
+		if store, err = o.Backend.Open(id); err != nil {
 			return nil, fmt.Errorf("conversation: %w", err)
 		}
-		store = fs
-	} else {
+	default:
 		store = NewMemoryStore()
 	}
-	fail := func(err error) (*LocalConversation, error) {
-		if c.state != nil {
-			c.state.Close()
-		} else {
-			store.Close()
-		}
-		return nil, err
+	if ds, ok := store.(DirStore); ok {
+		c.dir = ds.Dir()
 	}
 	sopts := &Options{Cipher: o.Cipher, OnEvent: c.onEvent, RecordChanges: o.RecordStateChanges}
 	ws := &workspace.LocalWorkspace{WorkingDir: workDir}
@@ -211,6 +223,22 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 		}
 	}
 	return c, nil
+}
+
+// storedID returns the id of the conversation in store, or "" if it is
+// empty.
+func storedID(store Store) (string, error) {
+	base, err := store.ReadBase()
+	if err != nil || base == nil {
+		return "", err
+	}
+	var head struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(base, &head); err != nil {
+		return "", fmt.Errorf("base state: %w", err)
+	}
+	return head.ID, nil
 }
 
 // ID implements Conversation.

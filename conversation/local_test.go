@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 )
 
@@ -163,13 +164,13 @@ func TestNewErrors(t *testing.T) {
 	// A stored conversation of another agent kind cannot be resumed by a
 	// nil agent unless the stored one can run.
 	dir := t.TempDir()
-	c, err := conversation.New(ctx, &echoAgent{Greeting: "x"}, t.TempDir(), &conversation.LocalOptions{PersistenceDir: dir})
+	c, err := conversation.New(ctx, &echoAgent{Greeting: "x"}, t.TempDir(), &conversation.LocalOptions{Backend: filestore.NewBackend(dir, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := c.ID()
 	c.Close()
-	c2, err := conversation.New(ctx, nil, t.TempDir(), &conversation.LocalOptions{PersistenceDir: dir, ID: id})
+	c2, err := conversation.New(ctx, nil, t.TempDir(), &conversation.LocalOptions{Backend: filestore.NewBackend(dir, nil), ID: id})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 // conversations that are not persisted. The zero value is not usable; call
 // NewMemoryStore.
 type MemoryStore struct {
-	idx     *index
+	idx     *Index
 	writeMu sync.Mutex // serialises appends and base writes
 
 	mu     sync.RWMutex // guards data, base and closed
@@ -22,7 +22,7 @@ type MemoryStore struct {
 }
 
 // NewMemoryStore returns an empty in-memory store.
-func NewMemoryStore() *MemoryStore { return &MemoryStore{idx: newIndex(64)} }
+func NewMemoryStore() *MemoryStore { return &MemoryStore{idx: NewIndex(64)} }
 
 // ReadBase implements Store.
 func (s *MemoryStore) ReadBase() ([]byte, error) {
@@ -53,7 +53,7 @@ func (s *MemoryStore) Append(e event.Event) (Entry, error) {
 		return Entry{}, ErrClosed
 	}
 	b := e.EventBase()
-	if err := s.idx.checkAppend(b.ID, b.ParentID); err != nil {
+	if err := s.idx.CheckAppend(b.ID, b.ParentID); err != nil {
 		return Entry{}, err
 	}
 	kind, ok := event.KindOf(e)
@@ -64,11 +64,11 @@ func (s *MemoryStore) Append(e event.Event) (Entry, error) {
 	if err != nil {
 		return Entry{}, fmt.Errorf("conversation: encoding event %s: %w", b.ID, err)
 	}
-	ent := entryOf(s.idx.len(), e, kind, len(data))
+	ent := EntryOf(s.idx.Len(), e, kind, len(data))
 	s.mu.Lock()
 	s.data = append(s.data, data)
 	s.mu.Unlock()
-	s.idx.add(ent)
+	s.idx.Add(ent)
 	return ent, nil
 }
 
@@ -79,23 +79,23 @@ func (s *MemoryStore) isClosed() bool {
 }
 
 // Len implements Store.
-func (s *MemoryStore) Len() int { return s.idx.len() }
+func (s *MemoryStore) Len() int { return s.idx.Len() }
 
 // Entry implements Store.
-func (s *MemoryStore) Entry(i int) (Entry, error) { return s.idx.entry(i) }
+func (s *MemoryStore) Entry(i int) (Entry, error) { return s.idx.Entry(i) }
 
 // Lookup implements Store.
-func (s *MemoryStore) Lookup(id string) (int, bool) { return s.idx.lookup(id) }
+func (s *MemoryStore) Lookup(id string) (int, bool) { return s.idx.Lookup(id) }
 
 // Entries implements Store.
-func (s *MemoryStore) Entries() []Entry { return s.idx.snapshot() }
+func (s *MemoryStore) Entries() []Entry { return s.idx.Entries() }
 
 // Search implements Store.
-func (s *MemoryStore) Search(q Query) (Page, error) { return s.idx.search(q) }
+func (s *MemoryStore) Search(q Query) (Page, error) { return s.idx.Search(q) }
 
 // Raw implements Store.
 func (s *MemoryStore) Raw(i int) ([]byte, error) {
-	if _, err := s.idx.entry(i); err != nil {
+	if _, err := s.idx.Entry(i); err != nil {
 		return nil, err
 	}
 	s.mu.RLock()

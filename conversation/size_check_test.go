@@ -1,13 +1,14 @@
 package conversation_test
 
 import (
+	"github.com/gohands/gohands/conversation/internal/convtest"
 	"testing"
 
 	"github.com/gohands/gohands/event"
 )
 
 func TestRealisticMixShape(t *testing.T) {
-	evs := realisticEvents(82)
+	evs := convtest.RealisticEvents(82)
 	total, obs, nobs := 0, 0, 0
 	for _, e := range evs {
 		b, err := event.Marshal(e)

@@ -90,8 +90,8 @@ func Create(store Store, f *Fields, opts *Options) (*State, error) {
 	}
 	s := newState(store, opts)
 	f = f.clone()
-	if fs, ok := store.(*FileStore); ok && f.PersistenceDir == "" {
-		f.PersistenceDir = fs.Dir()
+	if ds, ok := store.(DirStore); ok && f.PersistenceDir == "" {
+		f.PersistenceDir = ds.Dir()
 	}
 	if err := s.save(f); err != nil {
 		return nil, err

@@ -3,6 +3,8 @@ package conversation_test
 import (
 	"encoding/json"
 	"errors"
+	"github.com/gohands/gohands/conversation/filestore"
+	"github.com/gohands/gohands/conversation/internal/convtest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,7 +21,7 @@ import (
 
 func TestBaseStateJSON(t *testing.T) {
 	s := conversation.NewMemoryStore()
-	f := newFields()
+	f := convtest.NewFields()
 	f.ID = "8b1f0c2d-9e3a-4b5c-6d7e-8f9012345678"
 	st, err := conversation.Create(s, f, nil)
 	if err != nil {
@@ -73,7 +75,7 @@ func TestBaseStateSlotsAndDefaults(t *testing.T) {
 		}
 	}
 	// A set policy and tags round-trip.
-	st, err := conversation.Create(conversation.NewMemoryStore(), newFields(), nil)
+	st, err := conversation.Create(conversation.NewMemoryStore(), convtest.NewFields(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,15 +106,15 @@ func TestSecretsInBaseState(t *testing.T) {
 		}
 		dir := t.TempDir()
 		store := openFile(t, dir)
-		f := newFields()
-		f.Agent.(*testAgent).APIKey = secret.New("sk-live-123")
+		f := convtest.NewFields()
+		f.Agent.(*convtest.Agent).APIKey = secret.New("sk-live-123")
 		f.SecretRegistry.SetValue("GITHUB_TOKEN", "ghp_abc")
 		st, err := conversation.Create(store, f, &conversation.Options{Cipher: c})
 		if err != nil {
 			t.Fatal(err)
 		}
 		st.Close()
-		raw, _ := os.ReadFile(filepath.Join(dir, conversation.BaseStateFile))
+		raw, _ := os.ReadFile(filepath.Join(dir, filestore.BaseStateFile))
 		if strings.Contains(string(raw), "sk-live-123") || strings.Contains(string(raw), "ghp_abc") {
 			t.Fatalf("plaintext secret on disk: %s", raw)
 		}
@@ -126,7 +128,7 @@ func TestSecretsInBaseState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		key := st.Fields().Agent.(*testAgent).APIKey.Value()
+		key := st.Fields().Agent.(*convtest.Agent).APIKey.Value()
 		tok, _ := st.Fields().SecretRegistry.Sources["GITHUB_TOKEN"].Resolve(t.Context())
 		if withCipher && (key != "sk-live-123" || tok != "ghp_abc") {
 			t.Errorf("with cipher, secrets came back as %q, %q", key, tok)
@@ -141,7 +143,7 @@ func TestSecretsInBaseState(t *testing.T) {
 			if err != nil {
 				t.Fatalf("wrong key: %v", err)
 			}
-			if k := st.Fields().Agent.(*testAgent).APIKey; !k.IsZero() {
+			if k := st.Fields().Agent.(*convtest.Agent).APIKey; !k.IsZero() {
 				t.Errorf("wrong key decrypted to %q", k.Value())
 			}
 		}
@@ -150,18 +152,18 @@ func TestSecretsInBaseState(t *testing.T) {
 }
 
 func TestEventTree(t *testing.T) {
-	st, err := conversation.Create(conversation.NewMemoryStore(), newFields(), nil)
+	st, err := conversation.Create(conversation.NewMemoryStore(), convtest.NewFields(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := userMessage("hi")
+	m := convtest.UserMessage("hi")
 	if _, err := st.Append(m); err != nil {
 		t.Fatal(err)
 	}
 	if m.ParentID != "" {
 		t.Errorf("first event parent = %q, want none", m.ParentID)
 	}
-	a, o := actionCycle(1, 10)
+	a, o := convtest.ActionCycle(1, 10)
 	st.Append(a)
 	st.Append(o)
 	if a.ParentID != m.ID || o.ParentID != a.ID {
@@ -179,7 +181,7 @@ func TestEventTree(t *testing.T) {
 	}
 	// An emptied HEAD over a non-empty log makes the next event a root.
 	st.Update(func(f *conversation.Fields) error { f.LeafEventID, f.HeadIsEmpty = "", true; return nil })
-	r := userMessage("new branch")
+	r := convtest.UserMessage("new branch")
 	st.Append(r)
 	if r.ParentID != event.RootParentID || st.Fields().HeadIsEmpty {
 		t.Errorf("new root: parent %q, head_is_empty %v", r.ParentID, st.Fields().HeadIsEmpty)
@@ -201,20 +203,20 @@ func TestEventTree(t *testing.T) {
 
 func TestHeadFastForwardOnOpen(t *testing.T) {
 	dir := t.TempDir()
-	st, err := conversation.Create(openFile(t, dir), newFields(), nil)
+	st, err := conversation.Create(openFile(t, dir), convtest.NewFields(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var last event.Event
 	for i := range 5 {
-		a, o := actionCycle(i, 100)
+		a, o := convtest.ActionCycle(i, 100)
 		st.Append(a)
 		st.Append(o)
 		last = o
 	}
 	// No Flush: base_state.json still has no HEAD, as after a crash.
 	st.Events().Close()
-	b, _ := os.ReadFile(filepath.Join(dir, conversation.BaseStateFile))
+	b, _ := os.ReadFile(filepath.Join(dir, filestore.BaseStateFile))
 	if strings.Contains(string(b), "leaf_event_id") {
 		t.Fatal("HEAD was written on append; this test needs it deferred")
 	}
@@ -249,7 +251,7 @@ func TestCallbacksInCommitOrder(t *testing.T) {
 			mu.Unlock()
 		},
 	}
-	st, err := conversation.Create(conversation.NewMemoryStore(), newFields(), opts)
+	st, err := conversation.Create(conversation.NewMemoryStore(), convtest.NewFields(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +290,7 @@ func TestCallbacksInCommitOrder(t *testing.T) {
 }
 
 func TestUpdateValidation(t *testing.T) {
-	st, err := conversation.Create(conversation.NewMemoryStore(), newFields(), nil)
+	st, err := conversation.Create(conversation.NewMemoryStore(), convtest.NewFields(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,4 +299,13 @@ func TestUpdateValidation(t *testing.T) {
 		t.Errorf("invalid update: err %v, max_iterations %d", err, st.Fields().MaxIterations)
 	}
 	_ = workspace.LocalWorkspace{}
+}
+
+func openFile(t testing.TB, dir string) *filestore.Store {
+	t.Helper()
+	s, err := filestore.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

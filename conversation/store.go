@@ -42,6 +42,25 @@ type Store interface {
 	Close() error
 }
 
+// A DirStore is a Store kept in a directory of its own, as
+// filestore.Store is. The conversation records the directory
+// (Fields.PersistenceDir) and gives it to tools (Session.Dir), which keep
+// files of their own beside the events.
+type DirStore interface {
+	Store
+	Dir() string
+}
+
+// A Backend keeps the stores of many conversations, by conversation id:
+// filestore.Backend keeps them in a directory in the reference's layout.
+// LocalOptions.Backend is how an application chooses where conversations
+// live.
+type Backend interface {
+	// Open returns the store of conversation id (a dashed UUID), empty if
+	// the conversation is new. The caller closes it.
+	Open(id string) (Store, error)
+}
+
 // DefaultPageSize is the page size of a Query without a Limit.
 const DefaultPageSize = 100
 

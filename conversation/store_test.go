@@ -1,10 +1,12 @@
 package conversation_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/storetest"
+	"github.com/gohands/gohands/event"
 )
 
 func TestMemoryStore(t *testing.T) {
@@ -13,69 +15,122 @@ func TestMemoryStore(t *testing.T) {
 	})
 }
 
-// TestFileStore runs the suite on both ways of persisting an append.
-func TestFileStore(t *testing.T) {
-	for _, m := range []struct {
-		name string
-		opts *conversation.FileOptions
-	}{{"write-behind", nil}, {"write-through", &conversation.FileOptions{WriteThrough: true}}} {
-		t.Run(m.name, func(t *testing.T) {
-			storetest.Run(t, storetest.Factory{
-				New: func(t *testing.T) conversation.Store {
-					s, err := conversation.OpenFileStore(t.TempDir(), m.opts)
-					if err != nil {
-						t.Fatal(err)
-					}
-					return s
-				},
-				Reopen: func(t *testing.T, s conversation.Store) conversation.Store {
-					dir := s.(*conversation.FileStore).Dir()
-					if err := s.Close(); err != nil {
-						t.Fatal(err)
-					}
-					s2, err := conversation.OpenFileStore(dir, m.opts)
-					if err != nil {
-						t.Fatal(err)
-					}
-					return s2
-				},
-			})
-		})
-	}
+// A store of one's own plugs into New without touching the core: this
+// backend keeps each conversation's base state and event JSON in a map when
+// its store is closed, as a shared store would keep them in a database, and
+// reopens it by replaying them into a memory store.
+type memoryBackend struct {
+	saved  map[string]*saved
+	opened int
 }
 
-// TestFileStoreDurable checks the fsync path; the full suite would spend
-// seconds in fsync for nothing more.
-func TestFileStoreDurable(t *testing.T) {
-	t.Run("write-behind", func(t *testing.T) { testDurable(t, &conversation.FileOptions{Durable: true}) })
-	t.Run("write-through", func(t *testing.T) { testDurable(t, &conversation.FileOptions{Durable: true, WriteThrough: true}) })
+type saved struct {
+	base   []byte
+	events [][]byte
 }
 
-func testDurable(t *testing.T, opts *conversation.FileOptions) {
-	dir := t.TempDir()
-	s, err := conversation.OpenFileStore(dir, opts)
-	if err != nil {
-		t.Fatal(err)
+type keptStore struct {
+	*conversation.MemoryStore
+	b  *memoryBackend
+	id string
+}
+
+func (s keptStore) Close() error {
+	sv := &saved{}
+	var err error
+	if sv.base, err = s.ReadBase(); err != nil {
+		return err
 	}
-	evs := storetest.Events(5)
-	for _, e := range evs {
-		if _, err := s.Append(e); err != nil {
-			t.Fatal(err)
+	for i := range s.Len() {
+		raw, err := s.Raw(i)
+		if err != nil {
+			return err
+		}
+		sv.events = append(sv.events, raw)
+	}
+	s.b.saved[s.id] = sv
+	return s.MemoryStore.Close()
+}
+
+func (b *memoryBackend) Open(id string) (conversation.Store, error) {
+	b.opened++
+	s := keptStore{conversation.NewMemoryStore(), b, id}
+	if sv, ok := b.saved[id]; ok {
+		if sv.base != nil {
+			if err := s.WriteBase(sv.base); err != nil {
+				return nil, err
+			}
+		}
+		for _, raw := range sv.events {
+			e, err := event.Unmarshal(raw)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := s.Append(e); err != nil {
+				return nil, err
+			}
 		}
 	}
-	if err := s.WriteBase([]byte(`{"id":"d"}`)); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	s, err = conversation.OpenFileStore(dir, nil)
+	return s, nil
+}
+
+func TestCustomBackend(t *testing.T) {
+	storetest.Run(t, storetest.Factory{
+		New: func(*testing.T) conversation.Store {
+			s, _ := (&memoryBackend{saved: map[string]*saved{}}).Open("x")
+			return s
+		},
+		Reopen: func(t *testing.T, s conversation.Store) conversation.Store {
+			k := s.(keptStore)
+			if err := k.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s2, err := k.b.Open(k.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s2
+		},
+	})
+
+	ctx := context.Background()
+	b := &memoryBackend{saved: map[string]*saved{}}
+	c, err := conversation.New(ctx, &echoAgent{Greeting: "echo: "}, t.TempDir(), &conversation.LocalOptions{Backend: b})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	if s.Len() != 5 {
-		t.Fatalf("Len = %d after reopen", s.Len())
+	if err := c.SendMessage(ctx, event.UserMessage("hi")); err != nil {
+		t.Fatal(err)
 	}
-	if b, _ := s.ReadBase(); string(b) != `{"id":"d"}` {
-		t.Fatalf("base = %s", b)
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	id, n := c.ID(), c.State().Events().Len()
+	c.Close()
+	if b.opened != 1 || len(b.saved[id].events) != n || n < 2 {
+		t.Fatalf("backend opened %d stores; it saved %d events, the conversation had %d", b.opened, len(b.saved[id].events), n)
+	}
+
+	// Resumed from the backend, and, through Store, from a store given
+	// directly: the id comes from the stored state.
+	c2, err := conversation.New(ctx, nil, t.TempDir(), &conversation.LocalOptions{Backend: b, ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c2.State().Events().Len(); got != n {
+		t.Errorf("resumed with %d events, want %d", got, n)
+	}
+	c2.Close()
+	s, err := b.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c3, err := conversation.New(ctx, nil, t.TempDir(), &conversation.LocalOptions{Store: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c3.Close()
+	if c3.ID() != id || c3.State().Events().Len() != n {
+		t.Errorf("from Store: id %s with %d events, want %s with %d", c3.ID(), c3.State().Events().Len(), id, n)
 	}
 }

@@ -3,6 +3,7 @@ package conversation_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/gohands/gohands/conversation/internal/convtest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,7 +25,7 @@ func act(cmd string) *event.ActionEvent {
 	return &event.ActionEvent{
 		Base:       event.NewBase(event.SourceAgent),
 		Thought:    event.List[event.Content]{event.Text("try it")},
-		Action:     &terminalAction{Command: cmd},
+		Action:     &convtest.TerminalAction{Command: cmd},
 		ToolName:   "terminal",
 		ToolCallID: id,
 		ToolCall:   event.ToolCall{ID: id, Name: "terminal", Arguments: fmt.Sprintf(`{"command":%q}`, cmd), Origin: "completion"},
@@ -49,7 +50,7 @@ func obs(out string) *event.ObservationEvent {
 		Base:        event.NewBase(event.SourceEnvironment),
 		ToolName:    "terminal",
 		ToolCallID:  nextCall(),
-		Observation: &terminalObservation{ObservationBase: event.ObservationBase{Content: event.List[event.Content]{event.Text(out)}}},
+		Observation: &convtest.TerminalObservation{ObservationBase: event.ObservationBase{Content: event.List[event.Content]{event.Text(out)}}},
 		ActionID:    event.NewID(),
 	}
 }
@@ -223,7 +224,7 @@ func TestStuckErrorNudge(t *testing.T) {
 }
 
 func TestStuckWindowEvents(t *testing.T) {
-	st, err := conversation.Create(conversation.NewMemoryStore(), newFields(), nil)
+	st, err := conversation.Create(conversation.NewMemoryStore(), convtest.NewFields(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/llm/llmtest"
@@ -62,7 +63,7 @@ func TestAgentCallsMCPTool(t *testing.T) {
 	}
 	a.MCPConfig = map[string]json.RawMessage{"mcpServers": servers}
 
-	c, err := conversation.New(ctx, a, t.TempDir(), &conversation.LocalOptions{PersistenceDir: t.TempDir()})
+	c, err := conversation.New(ctx, a, t.TempDir(), &conversation.LocalOptions{Backend: filestore.NewBackend(t.TempDir(), nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ command -v go >/dev/null || { echo "bench.sh: go is not installed" >&2; exit 1; 
 
 out=$(go test -run '^$' -benchmem -benchtime "${BENCHTIME:-1s}" \
   -bench '^(BenchmarkEventPersist|BenchmarkActionCyclePersist|BenchmarkReplay1000|BenchmarkRecovery1000|BenchmarkSearch2000|BenchmarkFileCreateFloor)$' \
-  "$@" ./conversation/)
+  "$@" ./conversation/filestore/)
 # The terminal round trip and the agent loop (issues 3 and 5).
 out+=$'\n'$(go test -run '^$' -benchtime 2000x -bench '^BenchmarkTerminalEcho$' "$@" ./tools/terminal/)
 out+=$'\n'$(go test -run '^$' -benchmem -benchtime 3000x -bench '^BenchmarkAgentStep$' "$@" ./agent/)

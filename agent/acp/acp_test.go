@@ -18,6 +18,7 @@ import (
 
 	"github.com/gohands/gohands/agent/acp"
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/tools/finish"
@@ -224,7 +225,7 @@ func TestRejectedPermission(t *testing.T) {
 func TestResumeLoadsSession(t *testing.T) {
 	a := acp.New(fakeCommand(t, "ok")...)
 	dir, pdir := t.TempDir(), t.TempDir()
-	c, err := conversation.New(ctx, a, dir, &conversation.LocalOptions{PersistenceDir: pdir})
+	c, err := conversation.New(ctx, a, dir, &conversation.LocalOptions{Backend: filestore.NewBackend(pdir, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +237,7 @@ func TestResumeLoadsSession(t *testing.T) {
 	c.Close()
 	msgs := filepath.Join(t.TempDir(), "received.jsonl")
 	t.Setenv("GOHANDS_FAKE_LOG", msgs)
-	c2, err := conversation.New(ctx, a, dir, &conversation.LocalOptions{PersistenceDir: pdir, ID: id})
+	c2, err := conversation.New(ctx, a, dir, &conversation.LocalOptions{Backend: filestore.NewBackend(pdir, nil), ID: id})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm/llmtest"
 )
@@ -107,7 +107,7 @@ func newE2E(t *testing.T, replies ...llmtest.Reply) *e2e {
 }
 
 // dir is the conversation's directory.
-func (e *e2e) dir() string { return conversation.ConversationDir(e.data, e.id) }
+func (e *e2e) dir() string { return filestore.Dir(e.data, e.id) }
 
 // args are the flags every run gets, then extra.
 func (e *e2e) args(extra ...string) []string {
@@ -241,7 +241,7 @@ func (e *e2e) mustRun(want int, args ...string) result {
 // have ended: opening takes the conversation's lock).
 func (e *e2e) events() ([]event.Event, [][]byte) {
 	e.t.Helper()
-	store, err := conversation.OpenFileStore(e.dir(), nil)
+	store, err := filestore.Open(e.dir(), nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func (e *e2e) events() ([]event.Event, [][]byte) {
 // status reads the persisted execution status.
 func (e *e2e) status() string {
 	e.t.Helper()
-	b, err := os.ReadFile(filepath.Join(e.dir(), conversation.BaseStateFile))
+	b, err := os.ReadFile(filepath.Join(e.dir(), filestore.BaseStateFile))
 	if err != nil {
 		e.t.Fatal(err)
 	}

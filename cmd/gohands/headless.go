@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/conversation/visualizer"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/internal/termtext"
@@ -199,11 +200,11 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	}()
 
 	opts := &conversation.LocalOptions{
-		ID:             p.id,
-		PersistenceDir: p.base,
-		MaxIterations:  f.maxIterations,
-		Secrets:        p.sources,
-		Logger:         p.logger,
+		ID:            p.id,
+		Backend:       filestore.NewBackend(p.base, nil),
+		MaxIterations: f.maxIterations,
+		Secrets:       p.sources,
+		Logger:        p.logger,
 		// Deltas come in bursts; a transcript never drops them.
 		SubscriberBuffer:   1 << 16,
 		ConfirmationPolicy: p.policy,

@@ -17,7 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 )
 
 func (a *app) lsCmd() *cobra.Command {
@@ -149,7 +149,7 @@ func listConversations(base string, skip func(path string, err error)) ([]convIn
 			continue
 		}
 		dir := filepath.Join(base, e.Name())
-		data, err := os.ReadFile(filepath.Join(dir, conversation.BaseStateFile))
+		data, err := os.ReadFile(filepath.Join(dir, filestore.BaseStateFile))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // not a conversation
 		}
@@ -173,21 +173,21 @@ func listConversations(base string, skip func(path string, err error)) ([]convIn
 func readConversation(dir string, base []byte) (convInfo, error) {
 	var bs baseState
 	if err := json.Unmarshal(base, &bs); err != nil {
-		return convInfo{}, fmt.Errorf("%s: %w", conversation.BaseStateFile, err)
+		return convInfo{}, fmt.Errorf("%s: %w", filestore.BaseStateFile, err)
 	}
 	info := convInfo{ID: bs.ID, Status: bs.ExecutionStatus, Model: bs.Agent.LLM.Model, Dir: dir,
 		Workspace: bs.Workspace.WorkingDir, BaseURL: bs.Agent.LLM.BaseURL}
 	for _, m := range bs.Stats.UsageToMetrics {
 		info.Cost += m.AccumulatedCost
 	}
-	names, err := eventFiles(filepath.Join(dir, conversation.EventsDir))
+	names, err := eventFiles(filepath.Join(dir, filestore.EventsDir))
 	if err != nil {
 		return info, err
 	}
 	info.Events = len(names)
 	read := func(name string) (eventHead, error) {
 		var h eventHead
-		b, err := os.ReadFile(filepath.Join(dir, conversation.EventsDir, name))
+		b, err := os.ReadFile(filepath.Join(dir, filestore.EventsDir, name))
 		if err == nil {
 			err = json.Unmarshal(b, &h)
 		}
@@ -289,8 +289,8 @@ func (a *app) tildePath(p string) string {
 // storedConversation reads what a resume needs of a stored conversation
 // (its workspace, model and base URL); ok is false when there is none.
 func storedConversation(base, id string) (info convInfo, ok bool, err error) {
-	dir := conversation.ConversationDir(base, id)
-	data, err := os.ReadFile(filepath.Join(dir, conversation.BaseStateFile))
+	dir := filestore.Dir(base, id)
+	data, err := os.ReadFile(filepath.Join(dir, filestore.BaseStateFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return info, false, nil
 	}
@@ -299,7 +299,7 @@ func storedConversation(base, id string) (info convInfo, ok bool, err error) {
 	}
 	var bs baseState
 	if err := json.Unmarshal(data, &bs); err != nil {
-		return info, false, fmt.Errorf("%s: %w", conversation.BaseStateFile, err)
+		return info, false, fmt.Errorf("%s: %w", filestore.BaseStateFile, err)
 	}
 	return convInfo{ID: bs.ID, Status: bs.ExecutionStatus, Model: bs.Agent.LLM.Model, Dir: dir,
 		Workspace: bs.Workspace.WorkingDir, BaseURL: bs.Agent.LLM.BaseURL}, true, nil

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/workspace"
 	"github.com/google/uuid"
@@ -61,7 +62,7 @@ func run(base string) error {
 		base = tmp
 	}
 	id := uuid.NewString()
-	dir := conversation.ConversationDir(base, id)
+	dir := filestore.Dir(base, id)
 
 	// Write a conversation.
 	if err := write(dir, id); err != nil {
@@ -69,7 +70,7 @@ func run(base string) error {
 	}
 
 	// Reopen it, as a new process would, and print what is on disk.
-	store, err := conversation.OpenFileStore(dir, nil)
+	store, err := filestore.Open(dir, nil)
 	if err != nil {
 		return err
 	}
@@ -83,8 +84,8 @@ func run(base string) error {
 	if err := printEvents(os.Stdout, store); err != nil {
 		return err
 	}
-	names, _ := filepath.Glob(filepath.Join(dir, conversation.EventsDir, "event-*.json"))
-	fmt.Printf("files: %s and %d event files\n", conversation.BaseStateFile, len(names))
+	names, _ := filepath.Glob(filepath.Join(dir, filestore.EventsDir, "event-*.json"))
+	fmt.Printf("files: %s and %d event files\n", filestore.BaseStateFile, len(names))
 	return nil
 }
 
@@ -101,7 +102,7 @@ func printEvents(w io.Writer, store conversation.Store) error {
 }
 
 func write(dir, id string) error {
-	store, err := conversation.OpenFileStore(dir, nil)
+	store, err := filestore.Open(dir, nil)
 	if err != nil {
 		return err
 	}

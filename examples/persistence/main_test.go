@@ -3,7 +3,7 @@ package main
 import (
 	"os"
 
-	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 )
 
 // Example writes a conversation, reopens it from disk and prints its events.
@@ -14,11 +14,11 @@ func Example() {
 	}
 	defer os.RemoveAll(base)
 	const id = "6a0f4e2c-1b3d-4c5e-8f70-9a1b2c3d4e5f"
-	dir := conversation.ConversationDir(base, id)
+	dir := filestore.Dir(base, id)
 	if err := write(dir, id); err != nil {
 		panic(err)
 	}
-	store, err := conversation.OpenFileStore(dir, nil)
+	store, err := filestore.Open(dir, nil)
 	if err != nil {
 		panic(err)
 	}

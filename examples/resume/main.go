@@ -16,6 +16,7 @@ import (
 	"os"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/secret"
@@ -73,7 +74,7 @@ func run(ctx context.Context, cfg config) error {
 		defer os.RemoveAll(tmp)
 		base = tmp
 	}
-	opts := &conversation.LocalOptions{PersistenceDir: base}
+	opts := &conversation.LocalOptions{Backend: filestore.NewBackend(base, nil)}
 
 	// First session: a new conversation, stored under base.
 	conv, err := conversation.New(ctx, preset.DefaultAgent(cfg.LLM, nil), cfg.Workspace, opts)
@@ -89,7 +90,7 @@ func run(ctx context.Context, cfg config) error {
 	if err := conv.Close(); err != nil {
 		return err
 	}
-	fmt.Fprintf(cfg.Out, "first session: conversation %s, %d events, stored in %s\n", id, n, conversation.ConversationDir(base, id))
+	fmt.Fprintf(cfg.Out, "first session: conversation %s, %d events, stored in %s\n", id, n, filestore.Dir(base, id))
 
 	// Later: the same id finds the stored conversation and continues it,
 	// with everything the model saw before.

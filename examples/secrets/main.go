@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/secret"
@@ -79,7 +80,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 
 	conv, err := conversation.New(ctx, preset.DefaultAgent(cfg.LLM, nil), cfg.Workspace, &conversation.LocalOptions{
-		PersistenceDir: cfg.PersistenceDir,
+		Backend: filestore.NewBackend(cfg.PersistenceDir, nil),
 		Secrets: map[string]secret.Source{
 			"API_TOKEN": &secret.StaticSecret{Value: secret.New(apiToken), Description: "the service's API token"},
 		},

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/llm/llmtest"
@@ -20,7 +21,7 @@ import (
 func runOnce(t *testing.T, a conversation.Agent, p requester) llm.Request {
 	t.Helper()
 	ctx := context.Background()
-	c, err := conversation.New(ctx, a, t.TempDir(), &conversation.LocalOptions{PersistenceDir: t.TempDir()})
+	c, err := conversation.New(ctx, a, t.TempDir(), &conversation.LocalOptions{Backend: filestore.NewBackend(t.TempDir(), nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

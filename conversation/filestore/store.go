@@ -1,6 +1,6 @@
 //go:build unix
 
-package conversation
+package filestore
 
 import (
 	"errors"
@@ -16,28 +16,15 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 )
 
-// File and directory names of the reference's persistence layout.
-const (
-	BaseStateFile = "base_state.json"
-	EventsDir     = "events"
-	// LockFile is the lock the reference's EventLog takes (with flock) around
-	// each append; a FileStore holds it for as long as it is open.
-	LockFile = ".eventlog.lock"
-	// IndexFile is gohands' cache of event entries, one line per event, kept
-	// next to base_state.json. The event files are the truth: the cache is
-	// checked against them and rebuilt when it disagrees, and the reference
-	// ignores it.
-	IndexFile = ".event_index"
-	// TornSuffix is added to the name of a torn event file set aside on
-	// open. The reference's reader ignores such names.
-	TornSuffix = ".torn"
-)
+// maxEventFileBytes bounds the event files Raw reads.
+const maxEventFileBytes = 256 << 20
 
-// FileOptions configure a FileStore. The zero value is the default.
-type FileOptions struct {
+// Options configure a Store. The zero value is the default.
+type Options struct {
 	// Durable makes each append and base-state write call fsync (and sync
 	// the directory) before returning, so they survive a power loss. Off by
 	// default, like the reference: a killed process loses nothing either way.
@@ -51,20 +38,20 @@ type FileOptions struct {
 	// events to their files. Until then a reader that ignores the journal
 	// (the reference) does not see them; Sync and Close wait for the files.
 	WriteThrough bool
-	// LockTimeout is how long OpenFileStore waits for a lock held by another
-	// process before failing with ErrLocked (default 1s; the reference's
+	// LockTimeout is how long Open waits for a lock held by another
+	// process before failing with conversation.ErrLocked (default 1s; the reference's
 	// writers hold it only for the length of one append).
 	LockTimeout time.Duration
 }
 
-// FileStore is a Store in the reference's on-disk layout: base_state.json
+// Store is a Store in the reference's on-disk layout: base_state.json
 // and one events/event-<index>-<id>.json file per event. It holds an
 // exclusive flock on events/.eventlog.lock while open, so two processes
 // (gohands or Python) cannot write one conversation at once.
-type FileStore struct {
+type Store struct {
 	dir, eventsDir string
-	opts           FileOptions
-	idx            *index
+	opts           Options
+	idx            *conversation.Index
 
 	writeMu sync.Mutex // serialises appends
 	baseMu  sync.Mutex // serialises base writes
@@ -76,14 +63,7 @@ type FileStore struct {
 	closed  atomic.Bool
 }
 
-// ConversationDir returns the directory of conversation id under the
-// persistence directory base: base/<id as 32 hex digits>, as the reference
-// names it.
-func ConversationDir(base, id string) string {
-	return filepath.Join(base, strings.ReplaceAll(strings.ToLower(id), "-", ""))
-}
-
-// OpenFileStore opens (creating if needed) the conversation directory dir.
+// Open opens (creating if needed) the conversation directory dir.
 // It takes the conversation's lock, lists the event files, and builds the
 // in-memory index from IndexFile, reading only the event files the cache
 // does not cover. Reader rules are the reference's: file names must match
@@ -92,8 +72,8 @@ func ConversationDir(base, id string) string {
 // occurrence. A torn last event file, left by a writer killed mid-write, is
 // renamed with TornSuffix and a warning instead of failing the open; any
 // other unreadable event file is an error.
-func OpenFileStore(dir string, opts *FileOptions) (*FileStore, error) {
-	s := &FileStore{dir: dir, eventsDir: filepath.Join(dir, EventsDir), indexFD: -1}
+func Open(dir string, opts *Options) (*Store, error) {
+	s := &Store{dir: dir, eventsDir: filepath.Join(dir, EventsDir), indexFD: -1}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -113,7 +93,7 @@ func OpenFileStore(dir string, opts *FileOptions) (*FileStore, error) {
 	return s, nil
 }
 
-func (s *FileStore) takeLock() error {
+func (s *Store) takeLock() error {
 	path := filepath.Join(s.eventsDir, LockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -129,7 +109,7 @@ func (s *FileStore) takeLock() error {
 		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
 			f.Close()
 			if errors.Is(err, syscall.EWOULDBLOCK) {
-				return fmt.Errorf("conversation: %s: %w", s.dir, ErrLocked)
+				return fmt.Errorf("conversation: %s: %w", s.dir, conversation.ErrLocked)
 			}
 			return fmt.Errorf("conversation: locking %s: %w", path, err)
 		}
@@ -194,7 +174,7 @@ func digits(i int) int {
 	return n
 }
 
-func (s *FileStore) load() error {
+func (s *Store) load() error {
 	names, err := readDirNames(s.eventsDir)
 	if err != nil {
 		return fmt.Errorf("conversation: listing %s: %w", s.eventsDir, err)
@@ -228,7 +208,7 @@ func (s *FileStore) load() error {
 	}
 	n = len(ids)
 
-	entries := make([]Entry, n, n+64) // room for appends before the first copy
+	entries := make([]conversation.Entry, n, n+64) // room for appends before the first copy
 	have := make([]bool, n)
 	cached := s.readIndexFile(ids, entries, have)
 	for i := 0; i < n; i++ {
@@ -237,7 +217,7 @@ func (s *FileStore) load() error {
 		}
 		data, err := os.ReadFile(filepath.Join(s.eventsDir, eventFileName(i, ids[i])))
 		if err == nil {
-			entries[i], err = scanEntry(i, data)
+			entries[i], err = conversation.ScanEntry(i, data)
 			if err == nil && entries[i].ID != ids[i] {
 				err = fmt.Errorf("file name says id %s, content says %s", ids[i], entries[i].ID)
 			}
@@ -252,8 +232,8 @@ func (s *FileStore) load() error {
 			return fmt.Errorf("conversation: event %d (%s): %w", i, eventFileName(i, ids[i]), err)
 		}
 	}
-	s.idx = newIndex(0)
-	s.idx.adopt(entries)
+	s.idx = conversation.NewIndex(0)
+	s.idx.Adopt(entries)
 	if cached != n {
 		if err := s.rewriteIndexFile(entries); err != nil {
 			slog.Warn("conversation: cannot write event index cache", "err", err)
@@ -280,7 +260,7 @@ func hasAny(ids []string) bool {
 	return false
 }
 
-func (s *FileStore) setAside(name string, cause error) {
+func (s *Store) setAside(name string, cause error) {
 	from := filepath.Join(s.eventsDir, name)
 	to := from + TornSuffix
 	if err := os.Rename(from, to); err != nil {
@@ -297,7 +277,7 @@ func (s *FileStore) setAside(name string, cause error) {
 // file on open.
 const indexFields = 10
 
-func appendIndexLine(b []byte, e *Entry) ([]byte, bool) {
+func appendIndexLine(b []byte, e *conversation.Entry) ([]byte, bool) {
 	for _, f := range [...]string{e.ID, e.Kind, string(e.Source), e.Timestamp, e.ParentID, e.ToolCallID, e.ActionID} {
 		if strings.ContainsAny(f, "\t\n\\") {
 			return b, false
@@ -319,7 +299,7 @@ func appendIndexLine(b []byte, e *Entry) ([]byte, bool) {
 
 // readIndexFile fills entries from the cache lines that agree with the file
 // names, and returns how many it filled. All strings share one allocation.
-func (s *FileStore) readIndexFile(ids []string, entries []Entry, have []bool) int {
+func (s *Store) readIndexFile(ids []string, entries []conversation.Entry, have []bool) int {
 	data, err := os.ReadFile(filepath.Join(s.dir, IndexFile))
 	if err != nil {
 		return 0
@@ -354,17 +334,18 @@ func (s *FileStore) readIndexFile(ids []string, entries []Entry, have []bool) in
 		if err1 != nil || err2 != nil || i < 0 || i >= len(ids) || have[i] || ids[i] != f[1] {
 			continue
 		}
-		entries[i] = Entry{
-			Index: i, ID: f[1], Kind: internKind(f[2]), Source: internSource(event.Source(f[3])),
+		entries[i] = conversation.Entry{
+			Index: i, ID: f[1], Kind: f[2], Source: event.Source(f[3]),
 			Timestamp: f[4], ParentID: f[5], ToolCallID: f[6], ActionID: f[7], HasAction: f[8] == "1", Size: size,
 		}
+		entries[i].Intern()
 		have[i] = true
 		filled++
 	}
 	return filled
 }
 
-func (s *FileStore) rewriteIndexFile(entries []Entry) error {
+func (s *Store) rewriteIndexFile(entries []conversation.Entry) error {
 	var b []byte
 	for i := range entries {
 		b, _ = appendIndexLine(b, &entries[i])
@@ -373,9 +354,9 @@ func (s *FileStore) rewriteIndexFile(entries []Entry) error {
 }
 
 // ReadBase implements Store.
-func (s *FileStore) ReadBase() ([]byte, error) {
+func (s *Store) ReadBase() ([]byte, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, conversation.ErrClosed
 	}
 	b, err := os.ReadFile(filepath.Join(s.dir, BaseStateFile))
 	if errors.Is(err, os.ErrNotExist) {
@@ -389,9 +370,9 @@ func (s *FileStore) ReadBase() ([]byte, error) {
 
 // WriteBase implements Store: the state is written to a temporary file that
 // is then renamed over base_state.json, so a reader never sees half of it.
-func (s *FileStore) WriteBase(data []byte) error {
+func (s *Store) WriteBase(data []byte) error {
 	if s.closed.Load() {
-		return ErrClosed
+		return conversation.ErrClosed
 	}
 	s.baseMu.Lock()
 	defer s.baseMu.Unlock()
@@ -466,47 +447,47 @@ func syncDir(dir string) error {
 
 // Append implements Store. It writes the event's file with one write call
 // (plus an fsync when Durable) and then one line of the index cache.
-func (s *FileStore) Append(e event.Event) (Entry, error) {
+func (s *Store) Append(e event.Event) (conversation.Entry, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if s.closed.Load() {
-		return Entry{}, ErrClosed
+		return conversation.Entry{}, conversation.ErrClosed
 	}
 	b := e.EventBase()
-	if err := s.idx.checkAppend(b.ID, b.ParentID); err != nil {
-		return Entry{}, err
+	if err := s.idx.CheckAppend(b.ID, b.ParentID); err != nil {
+		return conversation.Entry{}, err
 	}
 	kind, ok := event.KindOf(e)
 	if !ok {
-		return Entry{}, fmt.Errorf("conversation: %T has no registered kind", e)
+		return conversation.Entry{}, fmt.Errorf("conversation: %T has no registered kind", e)
 	}
-	i := s.idx.len()
+	i := s.idx.Len()
 	if s.wb != nil {
 		ent, err := s.journalAppend(i, e, kind)
 		if err != nil {
-			return Entry{}, fmt.Errorf("conversation: appending event %d: %w", i, err)
+			return conversation.Entry{}, fmt.Errorf("conversation: appending event %d: %w", i, err)
 		}
-		s.idx.add(ent)
+		s.idx.Add(ent)
 		return ent, nil
 	}
 	data, err := event.Append(s.buf[:0], e)
 	if err != nil {
-		return Entry{}, fmt.Errorf("conversation: encoding event %s: %w", b.ID, err)
+		return conversation.Entry{}, fmt.Errorf("conversation: encoding event %s: %w", b.ID, err)
 	}
 	if cap(data) <= maxReusedBuf {
 		s.buf = data
 	}
 	if err := writeNew(filepath.Join(s.eventsDir, eventFileName(i, b.ID)), data, s.opts.Durable, false); err != nil {
-		return Entry{}, fmt.Errorf("conversation: appending event %d: %w", i, err)
+		return conversation.Entry{}, fmt.Errorf("conversation: appending event %d: %w", i, err)
 	}
 	if s.opts.Durable {
 		if err := syncDir(s.eventsDir); err != nil {
-			return Entry{}, fmt.Errorf("conversation: appending event %d: %w", i, err)
+			return conversation.Entry{}, fmt.Errorf("conversation: appending event %d: %w", i, err)
 		}
 	}
-	ent := entryOf(i, e, kind, len(data))
+	ent := conversation.EntryOf(i, e, kind, len(data))
 	s.writeIndexLine(&s.line, &ent)
-	s.idx.add(ent)
+	s.idx.Add(ent)
 	return ent, nil
 }
 
@@ -521,7 +502,7 @@ const indexFlushBytes = 16 << 10
 // writeIndexLine adds ent's line to the index-cache buffer *buf, writing the
 // buffer out when it is full. A failure only costs a slower next open, so
 // it is logged, not returned.
-func (s *FileStore) writeIndexLine(buf *[]byte, ent *Entry) {
+func (s *Store) writeIndexLine(buf *[]byte, ent *conversation.Entry) {
 	if s.indexFD < 0 {
 		return
 	}
@@ -532,7 +513,7 @@ func (s *FileStore) writeIndexLine(buf *[]byte, ent *Entry) {
 }
 
 // flushIndex writes out the buffered index-cache lines.
-func (s *FileStore) flushIndex(buf *[]byte) {
+func (s *Store) flushIndex(buf *[]byte) {
 	if s.indexFD < 0 || len(*buf) == 0 {
 		return
 	}
@@ -553,28 +534,28 @@ func (s *FileStore) flushIndex(buf *[]byte) {
 }
 
 // Len implements Store.
-func (s *FileStore) Len() int { return s.idx.len() }
+func (s *Store) Len() int { return s.idx.Len() }
 
-// Entry implements Store.
-func (s *FileStore) Entry(i int) (Entry, error) { return s.idx.entry(i) }
+// conversation.Entry implements Store.
+func (s *Store) Entry(i int) (conversation.Entry, error) { return s.idx.Entry(i) }
 
 // Lookup implements Store.
-func (s *FileStore) Lookup(id string) (int, bool) { return s.idx.lookup(id) }
+func (s *Store) Lookup(id string) (int, bool) { return s.idx.Lookup(id) }
 
 // Entries implements Store.
-func (s *FileStore) Entries() []Entry { return s.idx.snapshot() }
+func (s *Store) Entries() []conversation.Entry { return s.idx.Entries() }
 
 // Search implements Store.
-func (s *FileStore) Search(q Query) (Page, error) { return s.idx.search(q) }
+func (s *Store) Search(q conversation.Query) (conversation.Page, error) { return s.idx.Search(q) }
 
 // Raw implements Store. It reads the event's file with one read call.
-func (s *FileStore) Raw(i int) ([]byte, error) {
-	ent, err := s.idx.entry(i)
+func (s *Store) Raw(i int) ([]byte, error) {
+	ent, err := s.idx.Entry(i)
 	if err != nil {
 		return nil, err
 	}
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, conversation.ErrClosed
 	}
 	if data, ok := s.pendingData(i); ok {
 		return data, nil
@@ -612,7 +593,7 @@ func (s *FileStore) Raw(i int) ([]byte, error) {
 }
 
 // Event implements Store.
-func (s *FileStore) Event(i int) (event.Event, error) {
+func (s *Store) Event(i int) (event.Event, error) {
 	raw, err := s.Raw(i)
 	if err != nil {
 		return nil, err
@@ -625,10 +606,10 @@ func (s *FileStore) Event(i int) (event.Event, error) {
 }
 
 // Dir returns the conversation directory.
-func (s *FileStore) Dir() string { return s.dir }
+func (s *Store) Dir() string { return s.dir }
 
 // Close implements Store: it releases the lock.
-func (s *FileStore) Close() error {
+func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
@@ -642,3 +623,27 @@ func (s *FileStore) Close() error {
 	}
 	return s.lock.Close()
 }
+
+// Backend keeps conversations under one persistence directory, each in
+// Dir(base, id). It implements conversation.Backend.
+type Backend struct {
+	base string
+	opts *Options
+}
+
+// NewBackend returns the backend of the persistence directory base; opts
+// configure the stores it opens (nil is the default).
+func NewBackend(base string, opts *Options) *Backend { return &Backend{base: base, opts: opts} }
+
+// Base returns the persistence directory.
+func (b *Backend) Base() string { return b.base }
+
+// Open opens (creating if needed) the store of conversation id.
+func (b *Backend) Open(id string) (conversation.Store, error) {
+	return Open(Dir(b.base, id), b.opts)
+}
+
+var (
+	_ conversation.Backend  = (*Backend)(nil)
+	_ conversation.DirStore = (*Store)(nil)
+)

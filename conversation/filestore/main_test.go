@@ -1,14 +1,16 @@
-package conversation_test
+package filestore_test
 
 import (
 	"bufio"
 	"fmt"
+	"github.com/gohands/gohands/conversation/internal/convtest"
 	"os"
 	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 )
 
 // The tests re-execute their own binary as a child process to get a second
@@ -30,7 +32,7 @@ func TestMain(m *testing.M) {
 }
 
 func childLocker(dir string) {
-	s, err := conversation.OpenFileStore(dir, nil)
+	s, err := filestore.Open(dir, nil)
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
@@ -44,20 +46,20 @@ func childLocker(dir string) {
 // childWriter runs a conversation that appends action/observation cycles
 // until it is killed, reporting each committed event on stdout.
 func childWriter(dir string) {
-	s, err := conversation.OpenFileStore(dir, &conversation.FileOptions{WriteThrough: os.Getenv("WB") != "1"})
+	s, err := filestore.Open(dir, &filestore.Options{WriteThrough: os.Getenv("WB") != "1"})
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
 	}
-	st, err := conversation.Create(s, newFields(), nil)
+	st, err := conversation.Create(s, convtest.NewFields(), nil)
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
 	}
 	st.Update(func(f *conversation.Fields) error { f.ExecutionStatus = conversation.StatusRunning; return nil })
-	st.Append(userMessage("go"))
+	st.Append(convtest.UserMessage("go"))
 	for i := 0; ; i++ {
-		a, o := actionCycle(i, 20000)
+		a, o := convtest.ActionCycle(i, 20000)
 		if _, err := st.Append(a); err != nil {
 			fmt.Println("error:", err)
 			os.Exit(1)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package conversation
+package filestore
 
 import (
 	"bytes"
@@ -18,11 +18,12 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 )
 
-// JournalFile is the write-behind journal of a FileStore (unless opened
-// with FileOptions.WriteThrough), kept next to base_state.json. It holds events
+// JournalFile is the write-behind journal of a Store (unless opened
+// with Options.WriteThrough), kept next to base_state.json. It holds events
 // that are committed but whose event files may not be written yet. On Linux
 // its first journalMapSize bytes are mapped into memory and events are
 // encoded straight into them; a killed process loses nothing, since the
@@ -82,7 +83,7 @@ func parseJournal(b []byte) []journalRecord {
 		if len(out) > 0 && int(idx) != out[len(out)-1].idx+1 {
 			break
 		}
-		ent, err := scanEntry(int(idx), data)
+		ent, err := conversation.ScanEntry(int(idx), data)
 		if err != nil {
 			break
 		}
@@ -97,7 +98,7 @@ func parseJournal(b []byte) []journalRecord {
 // journal. A file that exists is rewritten only if its bytes differ (the
 // writer may have been killed while writing it). Failing to write a file
 // is an error: the journal is then kept.
-func (s *FileStore) replayJournal(ids []string) ([]string, error) {
+func (s *Store) replayJournal(ids []string) ([]string, error) {
 	path := filepath.Join(s.dir, JournalFile)
 	b, err := os.ReadFile(path)
 	if err != nil || len(b) == 0 {
@@ -137,7 +138,7 @@ func (s *FileStore) replayJournal(ids []string) ([]string, error) {
 	return ids, nil
 }
 
-// writeBehind is the state of a write-behind FileStore.
+// writeBehind is the state of a write-behind Store.
 type writeBehind struct {
 	fd int // JournalFile
 	// buf mirrors the journal since its last rewind: buf[k] is the byte at
@@ -193,7 +194,7 @@ const maxBacklog = 1024
 const journalMapSize = 64 << 10
 
 type pendingEvent struct {
-	ent  Entry
+	ent  conversation.Entry
 	data []byte
 }
 
@@ -205,7 +206,7 @@ func newWriteBehind(next int) *writeBehind {
 
 // startJournal creates the journal and starts the writer at the first append: a
 // store that is only read costs no journal, goroutine or mapping.
-func (s *FileStore) startJournal() error {
+func (s *Store) startJournal() error {
 	w := s.wb
 	fd, err := syscall.Open(filepath.Join(s.dir, JournalFile), syscall.O_RDWR|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
@@ -228,7 +229,7 @@ func (s *FileStore) startJournal() error {
 
 // journalAppend encodes e as event i into the journal with one pwrite and
 // queues its event file. Called with writeMu held.
-func (s *FileStore) journalAppend(i int, e event.Event, kind string) (Entry, error) {
+func (s *Store) journalAppend(i int, e event.Event, kind string) (conversation.Entry, error) {
 	w := s.wb
 	w.mu.Lock()
 	for len(w.pending) >= maxBacklog && w.err == nil {
@@ -240,11 +241,11 @@ func (s *FileStore) journalAppend(i int, e event.Event, kind string) (Entry, err
 	err := w.err
 	w.mu.Unlock()
 	if err != nil {
-		return Entry{}, err
+		return conversation.Entry{}, err
 	}
 	if w.fd < 0 {
 		if err := s.startJournal(); err != nil {
-			return Entry{}, err
+			return conversation.Entry{}, err
 		}
 	}
 	off := len(w.buf)
@@ -255,7 +256,7 @@ func (s *FileStore) journalAppend(i int, e event.Event, kind string) (Entry, err
 		b, data, err = appendJournalRecord(w.buf, i, e)
 	}
 	if err != nil {
-		return Entry{}, fmt.Errorf("conversation: encoding event %s: %w", e.EventBase().ID, err)
+		return conversation.Entry{}, fmt.Errorf("conversation: encoding event %s: %w", e.EventBase().ID, err)
 	}
 	for rest, at := b[off:], int64(off); len(rest) > 0 && !w.inMap(b); {
 		n, err := syscall.Pwrite(w.fd, rest, at)
@@ -264,17 +265,17 @@ func (s *FileStore) journalAppend(i int, e event.Event, kind string) (Entry, err
 		}
 		if err != nil {
 			// Nothing is committed: the next record overwrites this one.
-			return Entry{}, &os.PathError{Op: "write", Path: filepath.Join(s.dir, JournalFile), Err: err}
+			return conversation.Entry{}, &os.PathError{Op: "write", Path: filepath.Join(s.dir, JournalFile), Err: err}
 		}
 		rest, at = rest[n:], at+int64(n)
 	}
 	if s.opts.Durable {
 		if err := syscall.Fsync(w.fd); err != nil {
-			return Entry{}, &os.PathError{Op: "fsync", Path: filepath.Join(s.dir, JournalFile), Err: err}
+			return conversation.Entry{}, &os.PathError{Op: "fsync", Path: filepath.Join(s.dir, JournalFile), Err: err}
 		}
 	}
 	w.buf = b
-	ent := entryOf(i, e, kind, len(data))
+	ent := conversation.EntryOf(i, e, kind, len(data))
 	w.mu.Lock()
 	w.pending[i] = pendingEvent{ent, data}
 	w.mu.Unlock()
@@ -310,7 +311,7 @@ func (w *writeBehind) appendMapped(i int, e event.Event) (b, data []byte, err er
 
 // pendingData returns a copy of the JSON of event i if its file is not
 // written yet.
-func (s *FileStore) pendingData(i int) ([]byte, bool) {
+func (s *Store) pendingData(i int) ([]byte, bool) {
 	if s.wb == nil {
 		return nil, false
 	}
@@ -322,7 +323,7 @@ func (s *FileStore) pendingData(i int) ([]byte, bool) {
 
 // writeLoop writes queued event files in log order, then rewinds the
 // journal once nothing is pending.
-func (s *FileStore) writeLoop() {
+func (s *Store) writeLoop() {
 	w := s.wb
 	defer close(w.done)
 	for {
@@ -337,7 +338,7 @@ func (s *FileStore) writeLoop() {
 	}
 }
 
-func (s *FileStore) drain() {
+func (s *Store) drain() {
 	w := s.wb
 	for {
 		w.mu.Lock()
@@ -388,7 +389,7 @@ func (s *FileStore) drain() {
 
 // Sync waits until every appended event is in its own file. It is a no-op
 // with WriteThrough.
-func (s *FileStore) Sync() error {
+func (s *Store) Sync() error {
 	if s.wb == nil {
 		return nil
 	}
@@ -411,7 +412,7 @@ func (s *FileStore) Sync() error {
 // stopWriteBehind drains and stops the writer. Called by Close after it
 // marked the store closed, so no append can start the journal after the
 // check below.
-func (s *FileStore) stopWriteBehind() {
+func (s *Store) stopWriteBehind() {
 	if s.wb == nil {
 		return
 	}

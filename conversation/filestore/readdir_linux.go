@@ -1,4 +1,4 @@
-package conversation
+package filestore
 
 import (
 	"encoding/binary"

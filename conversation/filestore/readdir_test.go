@@ -1,6 +1,6 @@
 //go:build unix
 
-package conversation
+package filestore
 
 import (
 	"fmt"

@@ -1,10 +1,12 @@
-package conversation_test
+// Package convtest holds what the conversation and store tests share: a
+// stand-in agent kind, terminal action and observation kinds with the
+// reference's fields, and event fixtures.
+package convtest
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"testing"
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
@@ -12,28 +14,28 @@ import (
 	"github.com/google/uuid"
 )
 
-func newAgent() *testAgent {
-	return &testAgent{LLM: json.RawMessage(`{"model":"gpt-4o","usage_id":"agent"}`), Tools: []any{}}
+func NewAgent() *Agent {
+	return &Agent{LLM: json.RawMessage(`{"model":"gpt-4o","usage_id":"agent"}`), Tools: []any{}}
 }
 
-func newFields() *conversation.Fields {
-	return conversation.NewFields(uuid.NewString(), newAgent(), &workspace.LocalWorkspace{WorkingDir: "/tmp/work"})
+func NewFields() *conversation.Fields {
+	return conversation.NewFields(uuid.NewString(), NewAgent(), &workspace.LocalWorkspace{WorkingDir: "/tmp/work"})
 }
 
-func userMessage(text string) *event.MessageEvent {
+func UserMessage(text string) *event.MessageEvent {
 	return &event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: event.Message{Role: "user", Content: []event.Content{event.Text(text)}}}
 }
 
-// actionCycle returns a terminal action and its observation, the
+// ActionCycle returns a terminal action and its observation, the
 // observation carrying outputBytes of output.
-func actionCycle(n, outputBytes int) (*event.ActionEvent, *event.ObservationEvent) {
+func ActionCycle(n, outputBytes int) (*event.ActionEvent, *event.ObservationEvent) {
 	call := fmt.Sprintf("call_%06d", n)
 	cmd := fmt.Sprintf("grep -rn pattern%d src/ | head -50", n)
 	args, _ := json.Marshal(map[string]any{"command": cmd, "security_risk": "LOW", "summary": "search the sources"})
 	a := &event.ActionEvent{
 		Base:          event.NewBase(event.SourceAgent),
 		Thought:       []event.Content{event.Text("Let me look for where the pattern is used before changing it; " + strings.Repeat("reasoning ", 40))},
-		Action:        &terminalAction{Command: cmd},
+		Action:        &TerminalAction{Command: cmd},
 		ToolName:      "terminal",
 		ToolCallID:    call,
 		ToolCall:      event.ToolCall{ID: call, Name: "terminal", Arguments: string(args), Origin: "completion"},
@@ -48,41 +50,32 @@ func actionCycle(n, outputBytes int) (*event.ActionEvent, *event.ObservationEven
 		Base:       event.NewBase(event.SourceEnvironment),
 		ToolName:   "terminal",
 		ToolCallID: call,
-		Observation: &terminalObservation{
+		Observation: &TerminalObservation{
 			ObservationBase: event.ObservationBase{Content: []event.Content{event.Text(out)}},
 			Command:         &cmd, ExitCode: &exit,
-			Metadata: terminalMetadata{ExitCode: 0, PID: -1, Username: "root", Hostname: "sandbox", WorkingDir: "/workspace/project"},
+			Metadata: TerminalMetadata{ExitCode: 0, PID: -1, Username: "root", Hostname: "sandbox", WorkingDir: "/workspace/project"},
 		},
 		ActionID: a.ID,
 	}
 	return a, o
 }
 
-// realisticEvents returns n events shaped like the reference's median
+// RealisticEvents returns n events shaped like the reference's median
 // conversation (82 events, 380 KB): a system prompt, a user message, then
 // action/observation cycles whose observations carry most of the bytes,
 // with a state update now and then.
-func realisticEvents(n int) []event.Event {
+func RealisticEvents(n int) []event.Event {
 	out := []event.Event{
 		&event.SystemPromptEvent{Base: event.NewBase(event.SourceAgent), SystemPrompt: event.Text(strings.Repeat("You are a careful software engineer. ", 650)), Tools: []event.ToolDefinition{}},
-		userMessage(strings.Repeat("Please fix the failing test in the parser package. ", 60)),
+		UserMessage(strings.Repeat("Please fix the failing test in the parser package. ", 60)),
 	}
 	for i := 0; len(out) < n; i++ {
 		if i%40 == 39 {
 			out = append(out, &event.ConversationStateUpdateEvent{Base: event.NewBase(event.SourceEnvironment), Key: "execution_status", Value: "running"})
 			continue
 		}
-		a, o := actionCycle(i, 1800+((i*7)%13)*900)
+		a, o := ActionCycle(i, 1800+((i*7)%13)*900)
 		out = append(out, a, o)
 	}
 	return out[:n]
-}
-
-func openFile(t testing.TB, dir string) *conversation.FileStore {
-	t.Helper()
-	s, err := conversation.OpenFileStore(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package conversation
+package filestore
 
 import "os"
 

@@ -1,7 +1,8 @@
-package conversation_test
+package filestore_test
 
 import (
 	"fmt"
+	"github.com/gohands/gohands/conversation/internal/convtest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,10 +12,11 @@ import (
 	"time"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 )
 
-// Benchmarks run on the realistic mix of realisticEvents (the reference's
+// Benchmarks run on the realistic mix of convtest.RealisticEvents (the reference's
 // median conversation: 82 events, 380 KB, observations 48% of events and
 // ~78% of bytes). scripts/bench.sh runs them and prints a table.
 
@@ -91,12 +93,12 @@ func benchDir(b *testing.B) string {
 	return dir
 }
 
-func newBenchState(b *testing.B, opts *conversation.FileOptions) *conversation.State {
-	s, err := conversation.OpenFileStore(benchDir(b), opts)
+func newBenchState(b *testing.B, opts *filestore.Options) *conversation.State {
+	s, err := filestore.Open(benchDir(b), opts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := conversation.Create(s, newFields(), nil)
+	st, err := conversation.Create(s, convtest.NewFields(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -113,14 +115,14 @@ func newBenchState(b *testing.B, opts *conversation.FileOptions) *conversation.S
 // the store idle.
 var persistModes = []struct {
 	name string
-	opts *conversation.FileOptions
+	opts *filestore.Options
 }{
-	{"write-through", &conversation.FileOptions{WriteThrough: true}},
+	{"write-through", &filestore.Options{WriteThrough: true}},
 	{"write-behind", nil},
 }
 
 func settle(b *testing.B, cpu *cpuClock, st *conversation.State) {
-	if fs, ok := st.Events().(*conversation.FileStore); ok {
+	if fs, ok := st.Events().(*filestore.Store); ok {
 		cpu.stop(b)
 		if err := fs.Sync(); err != nil {
 			b.Fatal(err)
@@ -134,7 +136,7 @@ func settle(b *testing.B, cpu *cpuClock, st *conversation.State) {
 func BenchmarkEventPersist(b *testing.B) {
 	for _, m := range persistModes {
 		b.Run(m.name, func(b *testing.B) {
-			evs := realisticEvents(82)
+			evs := convtest.RealisticEvents(82)
 			st := newBenchState(b, m.opts)
 			lat := make(latencies, 0, b.N)
 			b.ReportAllocs()
@@ -163,7 +165,7 @@ func BenchmarkActionCyclePersist(b *testing.B) {
 		b.Run(m.name, func(b *testing.B) {
 			var cycles [][2]event.Event
 			for i := range 40 {
-				a, o := actionCycle(i, 1800+((i*7)%13)*900)
+				a, o := convtest.ActionCycle(i, 1800+((i*7)%13)*900)
 				cycles = append(cycles, [2]event.Event{a, o})
 			}
 			st := newBenchState(b, m.opts)
@@ -218,13 +220,13 @@ func BenchmarkFileCreateFloor(b *testing.B) {
 func writeBenchLog(b *testing.B, n int, running bool) string {
 	b.Helper()
 	dir := benchDir(b)
-	st, err := conversation.Create(openFile(b, dir), newFields(), nil)
+	st, err := conversation.Create(openFile(b, dir), convtest.NewFields(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	evs := realisticEvents(n)
+	evs := convtest.RealisticEvents(n)
 	if running {
-		a, _ := actionCycle(9999, 10)
+		a, _ := convtest.ActionCycle(9999, 10)
 		evs[n-1] = a
 		st.Update(func(f *conversation.Fields) error { f.ExecutionStatus = conversation.StatusRunning; return nil })
 	}
@@ -240,7 +242,7 @@ func writeBenchLog(b *testing.B, n int, running bool) string {
 }
 
 func openState(b *testing.B, dir string) *conversation.State {
-	s, err := conversation.OpenFileStore(dir, nil)
+	s, err := filestore.Open(dir, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -286,7 +288,7 @@ func BenchmarkReplay1000(b *testing.B) {
 		defer cpu.report(b)
 		for range b.N {
 			cpu.stop(b)
-			os.Remove(filepath.Join(dir, conversation.IndexFile))
+			os.Remove(filepath.Join(dir, filestore.IndexFile))
 			cpu.start(b)
 			openState(b, dir).Close()
 		}
@@ -316,8 +318,8 @@ func BenchmarkReplay1000(b *testing.B) {
 // event's own file, and undoing the changes are not timed.
 func BenchmarkRecovery1000(b *testing.B) {
 	dir := writeBenchLog(b, 1000, true)
-	basePath := filepath.Join(dir, conversation.BaseStateFile)
-	indexPath := filepath.Join(dir, conversation.IndexFile)
+	basePath := filepath.Join(dir, filestore.BaseStateFile)
+	indexPath := filepath.Join(dir, filestore.IndexFile)
 	base, _ := os.ReadFile(basePath)
 	idx, _ := os.ReadFile(indexPath)
 	b.ReportAllocs()
@@ -332,7 +334,7 @@ func BenchmarkRecovery1000(b *testing.B) {
 		}
 		cpu.stop(b)
 		st.Close()
-		os.Remove(filepath.Join(dir, conversation.EventsDir, fmt.Sprintf("event-%05d-%s.json", 1000, ev.ID)))
+		os.Remove(filepath.Join(dir, filestore.EventsDir, fmt.Sprintf("event-%05d-%s.json", 1000, ev.ID)))
 		os.WriteFile(basePath, base, 0o644)
 		os.WriteFile(indexPath, idx, 0o644)
 		cpu.start(b)

@@ -1,4 +1,4 @@
-package conversation_test
+package convtest
 
 import (
 	"bytes"
@@ -11,18 +11,18 @@ import (
 	"github.com/gohands/gohands/secret"
 )
 
-// testAgent stands in for the real Agent kind, which arrives in a later
+// Agent stands in for the real Agent kind, which arrives in a later
 // package. It keeps the LLM config and any other field as raw JSON (so the
 // reference's full Agent JSON loads), with an api key as a secret so the
 // state's secret handling can be tested.
-type testAgent struct {
+type Agent struct {
 	LLM    json.RawMessage
 	Tools  []any
 	APIKey secret.String
 	Extra  map[string]json.RawMessage
 }
 
-func (a *testAgent) MarshalJSON() ([]byte, error) {
+func (a *Agent) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(`{"llm":`)
 	b.Write(a.LLM)
@@ -44,12 +44,12 @@ func (a *testAgent) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func (a *testAgent) UnmarshalJSON(data []byte) error {
+func (a *Agent) UnmarshalJSON(data []byte) error {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil {
 		return err
 	}
-	*a = testAgent{LLM: m["llm"]}
+	*a = Agent{LLM: m["llm"]}
 	if err := json.Unmarshal(m["tools"], &a.Tools); err != nil {
 		return fmt.Errorf("tools: %w", err)
 	}
@@ -68,7 +68,7 @@ func (a *testAgent) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-func (a *testAgent) MapSecrets(f func(secret.String) (secret.String, error)) (any, error) {
+func (a *Agent) MapSecrets(f func(secret.String) (secret.String, error)) (any, error) {
 	c := *a
 	if !a.APIKey.IsZero() {
 		k, err := f(a.APIKey)
@@ -80,16 +80,16 @@ func (a *testAgent) MapSecrets(f func(secret.String) (secret.String, error)) (an
 	return &c, nil
 }
 
-// terminalAction and terminalObservation have the reference's fields, so
+// TerminalAction and TerminalObservation have the reference's fields, so
 // the Python SDK can read the logs the tests write.
-type terminalAction struct {
+type TerminalAction struct {
 	Command string   `json:"command"`
 	IsInput bool     `json:"is_input"`
 	Timeout *float64 `json:"timeout,omitempty"`
 	Reset   bool     `json:"reset"`
 }
 
-type terminalMetadata struct {
+type TerminalMetadata struct {
 	ExitCode   int    `json:"exit_code"`
 	PID        int    `json:"pid"`
 	Username   string `json:"username,omitempty"`
@@ -100,17 +100,17 @@ type terminalMetadata struct {
 	Suffix     string `json:"suffix"`
 }
 
-type terminalObservation struct {
+type TerminalObservation struct {
 	event.ObservationBase
 	Command  *string          `json:"command"`
 	ExitCode *int             `json:"exit_code,omitempty"`
 	Timeout  bool             `json:"timeout"`
-	Metadata terminalMetadata `json:"metadata"`
+	Metadata TerminalMetadata `json:"metadata"`
 	SaveDir  string           `json:"full_output_save_dir,omitempty"`
 }
 
 func init() {
-	event.RegisterKind[testAgent]("Agent")
-	event.RegisterKind[terminalAction]("TerminalAction")
-	event.RegisterKind[terminalObservation]("TerminalObservation")
+	event.RegisterKind[Agent]("Agent")
+	event.RegisterKind[TerminalAction]("TerminalAction")
+	event.RegisterKind[TerminalObservation]("TerminalObservation")
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package conversation
+package filestore
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ func journalTestEvent(i int) event.Event {
 // journaling events but before writing their files.
 func TestJournalReplay(t *testing.T) {
 	dir := t.TempDir()
-	s := openTestStore(t, dir, &FileOptions{WriteThrough: true})
+	s := openTestStore(t, dir, &Options{WriteThrough: true})
 	appendTestEvents(t, s, 3)
 	s.Close()
 	var j []byte
@@ -32,7 +32,7 @@ func TestJournalReplay(t *testing.T) {
 	j = j[:len(j)-7] // the last record is torn
 	os.WriteFile(filepath.Join(dir, JournalFile), j, 0o644)
 
-	s = openTestStore(t, dir, &FileOptions{WriteThrough: true})
+	s = openTestStore(t, dir, &Options{WriteThrough: true})
 	if s.Len() != 5 {
 		t.Fatalf("Len = %d, want 5 (3 written, 2 replayed, 1 torn)", s.Len())
 	}
@@ -243,9 +243,9 @@ func FuzzParseJournal(f *testing.F) {
 
 // openTestStore opens dir, closing the store when the test ends (Close is
 // idempotent, so tests may close it earlier).
-func openTestStore(t *testing.T, dir string, opts *FileOptions) *FileStore {
+func openTestStore(t *testing.T, dir string, opts *Options) *Store {
 	t.Helper()
-	s, err := OpenFileStore(dir, opts)
+	s, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func openTestStore(t *testing.T, dir string, opts *FileOptions) *FileStore {
 }
 
 // appendTestEvents appends journalTestEvent(0) to journalTestEvent(n-1).
-func appendTestEvents(t *testing.T, s *FileStore, n int) {
+func appendTestEvents(t *testing.T, s *Store, n int) {
 	t.Helper()
 	for i := range n {
 		if _, err := s.Append(journalTestEvent(i)); err != nil {

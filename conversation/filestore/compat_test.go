@@ -1,9 +1,10 @@
-package conversation_test
+package filestore_test
 
 import (
 	"bytes"
 	"flag"
 	"fmt"
+	"github.com/gohands/gohands/conversation/internal/convtest"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
@@ -106,8 +108,8 @@ func TestReadsPythonConversation(t *testing.T) {
 func TestGoldenGoConversation(t *testing.T) {
 	const id = "0f6e1d2c-3b4a-4958-8776-a5b4c3d2e1f0"
 	base := t.TempDir()
-	dir := conversation.ConversationDir(base, id)
-	f := conversation.NewFields(id, &testAgent{LLM: []byte(`{"model":"gpt-4o","usage_id":"agent"}`), Tools: []any{}}, &workspace.LocalWorkspace{WorkingDir: "/workspace/project"})
+	dir := filestore.Dir(base, id)
+	f := conversation.NewFields(id, &convtest.Agent{LLM: []byte(`{"model":"gpt-4o","usage_id":"agent"}`), Tools: []any{}}, &workspace.LocalWorkspace{WorkingDir: "/workspace/project"})
 	f.PersistenceDir = "workspace/conversations/0f6e1d2c3b4a49588776a5b4c3d2e1f0"
 	f.ConfirmationPolicy = security.NewConfirmRisky()
 	f.SecretRegistry.SetValue("GITHUB_TOKEN", "ghp_golden")
@@ -123,13 +125,13 @@ func TestGoldenGoConversation(t *testing.T) {
 		b.Timestamp = event.FormatTime(t0.Add(time.Duration(n) * time.Second))
 		n++
 	}
-	m := userMessage("List the files")
+	m := convtest.UserMessage("List the files")
 	fix(&m.Base)
-	a, o := actionCycle(1, 100)
+	a, o := convtest.ActionCycle(1, 100)
 	fix(&a.Base)
 	fix(&o.Base)
 	o.ActionID = a.ID
-	a2, _ := actionCycle(2, 10)
+	a2, _ := convtest.ActionCycle(2, 10)
 	fix(&a2.Base)
 	for _, e := range []event.Event{m, a, o, a2} {
 		if _, err := st.Append(e); err != nil {

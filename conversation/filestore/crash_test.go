@@ -1,8 +1,9 @@
-package conversation_test
+package filestore_test
 
 import (
 	"errors"
 	"fmt"
+	"github.com/gohands/gohands/conversation/internal/convtest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 )
 
@@ -18,13 +20,13 @@ func TestLockExcludesSecondProcess(t *testing.T) {
 	dir := t.TempDir()
 	_, sc, send := startChild(t, "locker", dir)
 	expectLine(t, sc, "locked")
-	_, err := conversation.OpenFileStore(dir, &conversation.FileOptions{LockTimeout: 50 * time.Millisecond})
+	_, err := filestore.Open(dir, &filestore.Options{LockTimeout: 50 * time.Millisecond})
 	if !errors.Is(err, conversation.ErrLocked) {
 		t.Fatalf("open while another process holds the lock: err = %v", err)
 	}
 	send("release")
 	expectLine(t, sc, "released")
-	s, err := conversation.OpenFileStore(dir, nil)
+	s, err := filestore.Open(dir, nil)
 	if err != nil {
 		t.Fatalf("open after release: %v", err)
 	}
@@ -54,7 +56,7 @@ func testKilledWriter(t *testing.T, mode string) {
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 
-		s, err := conversation.OpenFileStore(dir, nil)
+		s, err := filestore.Open(dir, nil)
 		if err != nil {
 			t.Fatalf("round %d: open after kill: %v", round, err)
 		}
@@ -77,10 +79,10 @@ func testKilledWriter(t *testing.T, mode string) {
 			}
 		}
 		// Every event file left is in the log or set aside.
-		names, _ := os.ReadDir(filepath.Join(dir, conversation.EventsDir))
+		names, _ := os.ReadDir(filepath.Join(dir, filestore.EventsDir))
 		for _, e := range names {
 			name := e.Name()
-			if name == conversation.LockFile || strings.HasSuffix(name, conversation.TornSuffix) {
+			if name == filestore.LockFile || strings.HasSuffix(name, filestore.TornSuffix) {
 				continue
 			}
 			if !strings.HasPrefix(name, "event-") {
@@ -134,13 +136,13 @@ func btoi(b bool) int {
 func writeLog(t *testing.T, n int) (string, []event.Event) {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := conversation.Create(openFile(t, dir), newFields(), nil)
+	st, err := conversation.Create(openFile(t, dir), convtest.NewFields(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var evs []event.Event
 	for i := 0; len(evs) < n; i++ {
-		a, o := actionCycle(i, 300)
+		a, o := convtest.ActionCycle(i, 300)
 		evs = append(evs, a, o)
 	}
 	evs = evs[:n]
@@ -154,7 +156,7 @@ func writeLog(t *testing.T, n int) (string, []event.Event) {
 }
 
 func eventPath(dir string, i int, id string) string {
-	return filepath.Join(dir, conversation.EventsDir, fmt.Sprintf("event-%05d-%s.json", i, id))
+	return filepath.Join(dir, filestore.EventsDir, fmt.Sprintf("event-%05d-%s.json", i, id))
 }
 
 func TestTornLastEventSetAside(t *testing.T) {
@@ -168,14 +170,14 @@ func TestTornLastEventSetAside(t *testing.T) {
 	} {
 		t.Run(tear.name, func(t *testing.T) {
 			dir, evs := writeLog(t, 6)
-			os.Remove(filepath.Join(dir, conversation.IndexFile)) // as if the index line was never written
+			os.Remove(filepath.Join(dir, filestore.IndexFile)) // as if the index line was never written
 			last := eventPath(dir, 5, evs[5].EventBase().ID)
 			b, err := os.ReadFile(last)
 			if err != nil {
 				t.Fatal(err)
 			}
 			os.WriteFile(last, tear.cut(b), 0o644)
-			s, err := conversation.OpenFileStore(dir, nil)
+			s, err := filestore.Open(dir, nil)
 			if err != nil {
 				t.Fatalf("open: %v", err)
 			}
@@ -183,11 +185,11 @@ func TestTornLastEventSetAside(t *testing.T) {
 			if s.Len() != 5 {
 				t.Errorf("Len = %d, want 5", s.Len())
 			}
-			if _, err := os.Stat(last + conversation.TornSuffix); err != nil {
+			if _, err := os.Stat(last + filestore.TornSuffix); err != nil {
 				t.Errorf("torn file not set aside: %v", err)
 			}
 			// The slot is free again: the next append takes index 5.
-			a, _ := actionCycle(99, 10)
+			a, _ := convtest.ActionCycle(99, 10)
 			a.ParentID = evs[4].EventBase().ID
 			if ent, err := s.Append(a); err != nil || ent.Index != 5 {
 				t.Errorf("append after recovery: %+v, %v", ent, err)
@@ -198,10 +200,10 @@ func TestTornLastEventSetAside(t *testing.T) {
 
 func TestCorruptMiddleEventIsAnError(t *testing.T) {
 	dir, evs := writeLog(t, 6)
-	os.Remove(filepath.Join(dir, conversation.IndexFile))
+	os.Remove(filepath.Join(dir, filestore.IndexFile))
 	p := eventPath(dir, 2, evs[2].EventBase().ID)
 	os.WriteFile(p, []byte(`{"id":`), 0o644)
-	_, err := conversation.OpenFileStore(dir, nil)
+	_, err := filestore.Open(dir, nil)
 	if err == nil || !strings.Contains(err.Error(), "event 2") {
 		t.Fatalf("err = %v, want one naming event 2", err)
 	}
@@ -212,12 +214,12 @@ func TestCorruptMiddleEventIsAnError(t *testing.T) {
 
 func TestReaderRules(t *testing.T) {
 	dir, evs := writeLog(t, 6)
-	os.Remove(filepath.Join(dir, conversation.IndexFile))
+	os.Remove(filepath.Join(dir, filestore.IndexFile))
 	// A gap at 3 ends the log; stray files are ignored.
 	os.Remove(eventPath(dir, 3, evs[3].EventBase().ID))
-	os.WriteFile(filepath.Join(dir, conversation.EventsDir, "notes.txt"), []byte("x"), 0o644)
-	os.WriteFile(filepath.Join(dir, conversation.EventsDir, "event-1-abcdefab.json"), []byte("{}"), 0o644)
-	s, err := conversation.OpenFileStore(dir, nil)
+	os.WriteFile(filepath.Join(dir, filestore.EventsDir, "notes.txt"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(dir, filestore.EventsDir, "event-1-abcdefab.json"), []byte("{}"), 0o644)
+	s, err := filestore.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,11 +231,11 @@ func TestReaderRules(t *testing.T) {
 
 func TestDuplicateIDKeepsFirst(t *testing.T) {
 	dir, evs := writeLog(t, 3)
-	os.Remove(filepath.Join(dir, conversation.IndexFile))
+	os.Remove(filepath.Join(dir, filestore.IndexFile))
 	b, _ := os.ReadFile(eventPath(dir, 0, evs[0].EventBase().ID))
 	dupPath := eventPath(dir, 3, evs[0].EventBase().ID)
 	os.WriteFile(dupPath, b, 0o644)
-	s, err := conversation.OpenFileStore(dir, nil)
+	s, err := filestore.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +253,7 @@ func TestIndexCacheMatchesScan(t *testing.T) {
 	s := openFile(t, dir)
 	withCache := s.Entries()
 	s.Close()
-	os.Remove(filepath.Join(dir, conversation.IndexFile))
+	os.Remove(filepath.Join(dir, filestore.IndexFile))
 	s = openFile(t, dir)
 	scanned := s.Entries()
 	s.Close()
@@ -264,10 +266,10 @@ func TestIndexCacheMatchesScan(t *testing.T) {
 		}
 	}
 	// The scan rewrote the cache; a stale cache line is ignored.
-	if _, err := os.Stat(filepath.Join(dir, conversation.IndexFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, filestore.IndexFile)); err != nil {
 		t.Fatal(err)
 	}
-	f, _ := os.OpenFile(filepath.Join(dir, conversation.IndexFile), os.O_APPEND|os.O_WRONLY, 0)
+	f, _ := os.OpenFile(filepath.Join(dir, filestore.IndexFile), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("0\tnot-the-id\tX\tuser\tt\t\t\t\t0\t1\n5\ttorn")
 	f.Close()
 	s = openFile(t, dir)
@@ -281,7 +283,7 @@ func TestIndexCacheMatchesScan(t *testing.T) {
 // while gohands was not running; its events are past the index cache.
 func TestExternalAppendBeyondCache(t *testing.T) {
 	dir, _ := writeLog(t, 4)
-	m := userMessage("written by someone else")
+	m := convtest.UserMessage("written by someone else")
 	m.ParentID = event.RootParentID
 	data, err := event.Marshal(m)
 	if err != nil {
