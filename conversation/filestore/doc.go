@@ -16,7 +16,8 @@
 // the background. Opening a store recovers from a crash: journaled events
 // are written to their files and a torn last event file is set aside.
 //
-// Store and Backend build on Unix systems only (they rely on flock, and on
-// Linux on getdents and mmap); the layout's names (Dir, BaseStateFile, ...)
-// build everywhere. The conversation core does not depend on this package.
+// Store builds on Unix systems only (it relies on flock, and on Linux on
+// getdents and mmap); elsewhere a Backend's Open fails with
+// errors.ErrUnsupported, and the layout's names (Dir, BaseStateFile, ...)
+// are there to read. The conversation core does not depend on this package.
 package filestore

@@ -23,27 +23,6 @@ import (
 // maxEventFileBytes bounds the event files Raw reads.
 const maxEventFileBytes = 256 << 20
 
-// Options configure a Store. The zero value is the default.
-type Options struct {
-	// Durable makes each append and base-state write call fsync (and sync
-	// the directory) before returning, so they survive a power loss. Off by
-	// default, like the reference: a killed process loses nothing either way.
-	Durable bool
-	// WriteThrough creates each event's own file before Append returns,
-	// as the reference does. By default an append is committed to a
-	// journal (JournalFile) and the event's file is written by a background
-	// goroutine a moment later: creating a file is the slow part of an
-	// append (0.05–1 ms on ext4, against ~10 µs for the journal). A killed
-	// process loses nothing either way: the next open writes journaled
-	// events to their files. Until then a reader that ignores the journal
-	// (the reference) does not see them; Sync and Close wait for the files.
-	WriteThrough bool
-	// LockTimeout is how long Open waits for a lock held by another
-	// process before failing with conversation.ErrLocked (default 1s; the reference's
-	// writers hold it only for the length of one append).
-	LockTimeout time.Duration
-}
-
 // Store is a Store in the reference's on-disk layout: base_state.json
 // and one events/event-<index>-<id>.json file per event. It holds an
 // exclusive flock on events/.eventlog.lock while open, so two processes
@@ -624,26 +603,7 @@ func (s *Store) Close() error {
 	return s.lock.Close()
 }
 
-// Backend keeps conversations under one persistence directory, each in
-// Dir(base, id). It implements conversation.Backend.
-type Backend struct {
-	base string
-	opts *Options
-}
+var _ conversation.DirStore = (*Store)(nil)
 
-// NewBackend returns the backend of the persistence directory base; opts
-// configure the stores it opens (nil is the default).
-func NewBackend(base string, opts *Options) *Backend { return &Backend{base: base, opts: opts} }
-
-// Base returns the persistence directory.
-func (b *Backend) Base() string { return b.base }
-
-// Open opens (creating if needed) the store of conversation id.
-func (b *Backend) Open(id string) (conversation.Store, error) {
-	return Open(Dir(b.base, id), b.opts)
-}
-
-var (
-	_ conversation.Backend  = (*Backend)(nil)
-	_ conversation.DirStore = (*Store)(nil)
-)
+// openStore is Backend.Open's Open.
+func openStore(dir string, opts *Options) (conversation.Store, error) { return Open(dir, opts) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gohands/gohands/condenser"
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/llm/llmtest"
@@ -46,7 +47,7 @@ func TestDefaultAgentLoadsContext(t *testing.T) {
 	}
 	a.Model = m
 	ctx := context.Background()
-	c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{PersistenceDir: t.TempDir()})
+	c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{Backend: filestore.NewBackend(t.TempDir(), nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,6 +50,7 @@ import (
 	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/condenser"
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/security"
@@ -425,11 +426,13 @@ func (m *manager) run(ctx context.Context, caller *agent.Caller, rec *record, de
 	}
 	parent := caller.Session.Fields()
 	opts := &conversation.LocalOptions{
-		ID:             rec.conversationID,
-		PersistenceDir: m.dir,
-		HookConfig:     def.Hooks,
-		Secrets:        maps.Clone(parent.SecretRegistry.Sources),
-		Logger:         log,
+		ID:         rec.conversationID,
+		HookConfig: def.Hooks,
+		Secrets:    maps.Clone(parent.SecretRegistry.Sources),
+		Logger:     log,
+	}
+	if m.dir != "" {
+		opts.Backend = filestore.NewBackend(m.dir, nil)
 	}
 	if def.MaxIterationPerRun != nil {
 		opts.MaxIterations = *def.MaxIterationPerRun

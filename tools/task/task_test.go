@@ -13,6 +13,7 @@ import (
 
 	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/llm/llmtest"
@@ -137,7 +138,7 @@ func parentAgent(m llm.Model) *agent.Agent {
 func newParent(t *testing.T, a *agent.Agent) (*conversation.LocalConversation, string) {
 	t.Helper()
 	ws := t.TempDir()
-	c, err := conversation.New(ctx, a, ws, &conversation.LocalOptions{PersistenceDir: t.TempDir()})
+	c, err := conversation.New(ctx, a, ws, &conversation.LocalOptions{Backend: filestore.NewBackend(t.TempDir(), nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

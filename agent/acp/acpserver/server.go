@@ -28,6 +28,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/security"
 )
@@ -220,7 +221,7 @@ func (s *server) open(ctx context.Context, id, cwd string, servers []sdk.McpServ
 	// queued before Run returns and the turn's answer can wait for them.
 	conv, err := conversation.New(ctx, ag, cwd, &conversation.LocalOptions{
 		ID:                 id,
-		PersistenceDir:     s.opts.PersistenceDir,
+		Backend:            filestore.NewBackend(s.opts.PersistenceDir, nil),
 		ConfirmationPolicy: policy,
 		SecurityAnalyzer:   &security.RuleAnalyzer{WorkDir: cwd},
 		Logger:             s.opts.Logger,

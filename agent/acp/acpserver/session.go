@@ -13,6 +13,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/tools/finish"
 	"github.com/gohands/gohands/tools/tasktracker"
@@ -324,6 +325,6 @@ func pendingActions(st *conversation.State) ([]*event.ActionEvent, error) {
 
 // exists reports whether a conversation is stored under dir.
 func exists(dir, id string) bool {
-	_, err := os.Stat(filepath.Join(conversation.ConversationDir(dir, id), conversation.BaseStateFile))
+	_, err := os.Stat(filepath.Join(filestore.Dir(dir, id), filestore.BaseStateFile))
 	return err == nil
 }
