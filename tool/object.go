@@ -33,80 +33,15 @@ func parseObject(data []byte) (object, error) {
 		}
 		return nil, err
 	}
-	// data is valid JSON, so a simple scan finds the members.
-	i := skipSpace(data, 0)
-	if data[i] != '{' {
+	var o object
+	err := event.ScanObject(data, func(key, val []byte) error {
+		o.set(string(key), json.RawMessage(val))
+		return nil
+	})
+	if err != nil { // data is valid JSON, so it is not an object
 		return nil, errNotObject
 	}
-	i = skipSpace(data, i+1)
-	var o object
-	for data[i] != '}' {
-		end := stringEnd(data, i)
-		rawKey := data[i:end]
-		var key string
-		if bytes.IndexByte(rawKey, '\\') < 0 && utf8.Valid(rawKey) {
-			key = string(rawKey[1 : len(rawKey)-1])
-		} else if err := json.Unmarshal(rawKey, &key); err != nil {
-			return nil, err
-		}
-		i = skipSpace(data, end)
-		i = skipSpace(data, i+1) // the colon
-		end = valueEnd(data, i)
-		o.set(key, json.RawMessage(data[i:end]))
-		i = skipSpace(data, end)
-		if data[i] == ',' {
-			i = skipSpace(data, i+1)
-		}
-	}
 	return o, nil
-}
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// stringEnd returns the index after the JSON string starting at data[i].
-func stringEnd(data []byte, i int) int {
-	for j := i + 1; j < len(data); j++ {
-		switch data[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(data)
-}
-
-// valueEnd returns the index after the JSON value starting at data[i].
-func valueEnd(data []byte, i int) int {
-	switch data[i] {
-	case '"':
-		return stringEnd(data, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(data); j++ {
-			switch data[j] {
-			case '"':
-				j = stringEnd(data, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(data)
-	}
-	j := i
-	for j < len(data) && !strings.ContainsRune(",}] \t\n\r", rune(data[j])) {
-		j++
-	}
-	return j
 }
 
 var errNotObject = fmt.Errorf("not a JSON object")
