@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/pubsub"
 )
@@ -156,7 +157,7 @@ func (c *conv) load(ctx context.Context) (*conversation.LocalConversation, error
 	}
 	lc, err := conversation.New(ctx, nil, ws.WorkingDir, &conversation.LocalOptions{
 		ID:                 c.id,
-		PersistenceDir:     c.s.opts.ConversationsPath,
+		Backend:            filestore.NewBackend(c.s.opts.ConversationsPath, nil),
 		Cipher:             c.s.cipher,
 		MaxIterations:      c.meta.MaxIterations,
 		RecordStateChanges: true,

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
@@ -151,7 +152,7 @@ func (s *Server) start(ctx context.Context, req *startRequest) (*created, error)
 	}
 	opts := &conversation.LocalOptions{
 		ID:                 id,
-		PersistenceDir:     s.opts.ConversationsPath,
+		Backend:            filestore.NewBackend(s.opts.ConversationsPath, nil),
 		Cipher:             s.cipher,
 		RecordStateChanges: true,
 		SubscriberBuffer:   s.opts.SubscriberBuffer,
@@ -191,7 +192,7 @@ func (s *Server) start(ctx context.Context, req *startRequest) (*created, error)
 
 	// Reserve the id so that two requests cannot create it twice; the
 	// reservation reads as not found until the conversation is created.
-	c := &conv{s: s, id: id, dir: conversation.ConversationDir(s.opts.ConversationsPath, id), gone: true}
+	c := &conv{s: s, id: id, dir: filestore.Dir(s.opts.ConversationsPath, id), gone: true}
 	s.mu.Lock()
 	if other := s.convs[id]; other != nil {
 		s.mu.Unlock()
@@ -490,7 +491,7 @@ func (c *conv) fields() (*conversation.Fields, error) {
 	if lc != nil {
 		return lc.State().Fields(), nil
 	}
-	data, err := os.ReadFile(filepath.Join(c.dir, conversation.BaseStateFile))
+	data, err := os.ReadFile(filepath.Join(c.dir, filestore.BaseStateFile))
 	if err != nil {
 		return nil, fmt.Errorf("reading the state of %s: %w", c.id, err)
 	}
