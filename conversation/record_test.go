@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/internal/convtest"
 	"github.com/gohands/gohands/event"
 )
 
@@ -14,7 +15,7 @@ import (
 func TestRecordChanges(t *testing.T) {
 	s := conversation.NewMemoryStore()
 	var seen []event.Event
-	st, err := conversation.Create(s, newFields(), &conversation.Options{
+	st, err := conversation.Create(s, convtest.NewFields(), &conversation.Options{
 		RecordChanges: true, OnEvent: func(e event.Event) { seen = append(seen, e) },
 	})
 	if err != nil {
