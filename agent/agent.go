@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/gohands/gohands/condenser"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/secret"
@@ -61,8 +62,9 @@ var DefaultTools = []string{"FinishTool", "ThinkTool"}
 // FinishToolName is the tool that ends a run.
 const FinishToolName = "finish"
 
-// Agent is the default agent's configuration. The exported fields with a
-// JSON name are persisted; the others are runtime-only and must be set
+// Agent is the default agent's configuration: every exported field is
+// persisted. The parts that cannot be (a model value, tool values, a
+// condenser) are [Options], given to New or WithOptions, and must be given
 // again when a conversation is resumed.
 //
 // Make one with New, or decode one from JSON; the zero value lacks the
@@ -100,28 +102,53 @@ type Agent struct {
 	// once (1: one after the other).
 	ToolConcurrencyLimit int `json:"tool_concurrency_limit"`
 
+	// opts are the runtime parts (WithOptions).
+	opts Options
+}
+
+// Options are an agent's runtime parts: values that are not
+// configuration and are not persisted. The zero value is ready to use.
+type Options struct {
 	// Model, if set, is used instead of an LLM made from the LLM config
 	// (tests pass a scripted one; applications a Router or Fallback).
-	Model llm.Model `json:"-"`
+	Model llm.Model
 	// ExtraTools are tools added as they are, without the registry.
-	ExtraTools []tool.Tool `json:"-"`
+	ExtraTools []tool.Tool
 	// MCPConnected says the caller has connected the servers of MCPConfig
 	// itself (and passed their tools in ExtraTools), so Start must not
 	// connect them again.
-	MCPConnected bool `json:"-"`
-	// CondenserImpl, if set, may condense the view before each LLM call,
-	// in place of the one decoded from Condenser (package condenser; wrap a
-	// condenser.Condenser in condenser.Events).
-	CondenserImpl Condenser `json:"-"`
+	MCPConnected bool
+	// Condenser, if set, may condense the view before each LLM call, in
+	// place of the one decoded from the Condenser field.
+	Condenser condenser.Condenser
 }
 
 // New returns an agent with the reference's defaults using the model
-// configured by cfg and the tools of specs.
-func New(cfg llm.Config, specs ...tool.Spec) *Agent {
+// configured by cfg, the tools of specs and the runtime parts of opts
+// (nil: none).
+func New(cfg llm.Config, specs []tool.Spec, opts *Options) *Agent {
 	a := &Agent{LLM: cfg, Tools: specs}
 	a.SetDefaults()
+	if opts != nil {
+		a.opts = *opts
+	}
 	return a
 }
+
+// WithOptions returns a shallow copy of a with the runtime parts of opts
+// (nil: none) in place of a's; a is not changed. Agents decoded from JSON
+// get their runtime parts this way.
+func (a *Agent) WithOptions(opts *Options) *Agent {
+	b := *a
+	b.opts = Options{}
+	if opts != nil {
+		b.opts = *opts
+	}
+	return &b
+}
+
+// Options returns a's runtime parts.
+func (a *Agent) Options() Options { return a.opts }
 
 // SetDefaults implements event.Defaulter: decoded agents get the
 // reference's defaults for absent fields.
@@ -194,7 +221,7 @@ func (a *Agent) Verify(persisted any) error {
 		return fmt.Errorf("agent: persisted agent is of kind %q, not Agent", kind)
 	}
 	have := a.ToolNames()
-	for _, t := range a.ExtraTools {
+	for _, t := range a.opts.ExtraTools {
 		have = append(have, t.Name())
 	}
 	var missing []string
@@ -207,16 +234,6 @@ func (a *Agent) Verify(persisted any) error {
 		return fmt.Errorf("agent: tools %v of the persisted agent are missing: tools may be added on resume, not removed", missing)
 	}
 	return nil
-}
-
-// Condenser shortens the model's view; condenser.Events adapts package
-// condenser's implementations. When it also has a HandlesRequests method
-// returning true (condenser.Events of one that does), a context window
-// error makes the agent emit a CondensationRequest instead of failing.
-// Condense returns a Condensation to emit instead of calling the model,
-// or nil to leave the view as it is.
-type Condenser interface {
-	Condense(ctx context.Context, view []event.Event) (*event.Condensation, error)
 }
 
 // Analyzer rates the risk of actions before they run; a conversation's

@@ -69,7 +69,7 @@ func TestToolCallsRunInParallelResultsInOrder(t *testing.T) {
 		llmtest.Reply{Text: "Done."},
 	)
 	w := &waitTool{}
-	a.ExtraTools = []tool.Tool{noLock{w.tool()}}
+	a = withTools(a, noLock{w.tool()})
 	a.ToolConcurrencyLimit = 3
 	c, _ := newConv(t, a, nil)
 	c.SendMessage(ctx, event.UserMessage("wait"))
@@ -124,7 +124,7 @@ func TestSameToolSerialisedByDefault(t *testing.T) {
 		llmtest.Reply{Text: "Done."},
 	)
 	w := &waitTool{}
-	a.ExtraTools = []tool.Tool{w.tool()}
+	a = withTools(a, w.tool())
 	a.ToolConcurrencyLimit = 4
 	c, _ := newConv(t, a, nil)
 	c.SendMessage(ctx, event.UserMessage("wait"))
@@ -340,7 +340,7 @@ func TestToolFailuresAreErrorsTheModelSees(t *testing.T) {
 		}},
 		llmtest.Reply{Text: "Both failed."},
 	)
-	a.ExtraTools = []tool.Tool{boomTool()}
+	a = withTools(a, boomTool())
 	c, _ := newConv(t, a, nil)
 	c.SendMessage(ctx, event.UserMessage("go"))
 	if err := c.Run(ctx); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/condenser"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
@@ -77,7 +78,7 @@ func TestContextWindowErrorCondensesAndRecovers(t *testing.T) {
 	a.Condenser = json.RawMessage(raw)
 	// The decoded configuration has no scripted model: give the agent the
 	// same condenser with it (TestCondenserConfigDecoded covers decoding).
-	a.CondenserImpl = condenser.Events{Condenser: c, AgentLLM: a.Model}
+	a = a.WithOptions(&agent.Options{Model: a.Options().Model, Condenser: c})
 	conv, rec := newConv(t, a, nil)
 	conv.SendMessage(ctx, event.UserMessage("think a lot"))
 	if err := conv.Run(ctx); err != nil {
@@ -131,7 +132,7 @@ func TestLongRunStaysUnderLimit(t *testing.T) {
 	}
 	replies = append(replies, llmtest.Reply{Text: "Done."})
 	a, p := newAgent(t, replies...)
-	a.CondenserImpl = condenser.Events{Condenser: summarizer(t, maxSize, 2, steps), AgentLLM: a.Model}
+	a = a.WithOptions(&agent.Options{Model: a.Options().Model, Condenser: summarizer(t, maxSize, 2, steps)})
 	conv, _ := newConv(t, a, &conversation.LocalOptions{MaxIterations: 2 * steps})
 	conv.SendMessage(ctx, event.UserMessage("think a lot"))
 	if err := conv.Run(ctx); err != nil {

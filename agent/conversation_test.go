@@ -79,7 +79,7 @@ func TestAskAgentDuringRun(t *testing.T) {
 		llmtest.Reply{Text: "I am waiting for x."}, // the side answer
 		llmtest.Reply{Text: "Done."},
 	)
-	a.ExtraTools = []tool.Tool{w.tool()}
+	a = withTools(a, w.tool())
 	c, _ := newConv(t, a, nil)
 	c.SendMessage(ctx, event.UserMessage("wait for x"))
 	done := make(chan error, 1)
@@ -208,7 +208,7 @@ func TestRunWhileRunning(t *testing.T) {
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "wait", Arguments: `{"name":"x","sleep_ms":0}`}}},
 		llmtest.Reply{Text: "Done."},
 	)
-	a.ExtraTools = []tool.Tool{w.tool()}
+	a = withTools(a, w.tool())
 	c, _ := newConv(t, a, nil)
 	c.SendMessage(ctx, event.UserMessage("go"))
 	done := make(chan error, 1)
@@ -229,7 +229,7 @@ func TestRunWhileRunning(t *testing.T) {
 func TestCancelledContextPauses(t *testing.T) {
 	w := &waitTool{started: make(chan string, 1), release: make(chan struct{})}
 	a, _ := newAgent(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "wait", Arguments: `{"name":"x","sleep_ms":0}`}}})
-	a.ExtraTools = []tool.Tool{w.tool()}
+	a = withTools(a, w.tool())
 	c, _ := newConv(t, a, nil)
 	c.SendMessage(ctx, event.UserMessage("go"))
 	runCtx, cancel := context.WithCancel(ctx)
@@ -252,7 +252,7 @@ func TestCancelledContextPauses(t *testing.T) {
 func TestCloseDuringRun(t *testing.T) {
 	w := &waitTool{started: make(chan string, 1), release: make(chan struct{})}
 	a, _ := newAgent(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "wait", Arguments: `{"name":"x","sleep_ms":0}`}}})
-	a.ExtraTools = []tool.Tool{w.tool()}
+	a = withTools(a, w.tool())
 	c, err := conversation.New(ctx, a, t.TempDir(), &conversation.LocalOptions{Backend: filestore.NewBackend(t.TempDir(), nil)})
 	if err != nil {
 		t.Fatal(err)

@@ -14,15 +14,14 @@ import (
 
 // A conversation runs an agent in a workspace directory until the agent
 // finishes. Here a scripted model stands in for a real one: with a real
-// provider, drop Model and set the API key in the config.
+// provider, drop Options.Model and set the API key in the config.
 func Example() {
 	ctx := context.Background()
 	model, _ := llm.New(llm.DefaultConfig("openai/gpt-4o"), &llm.Options{Provider: llmtest.NewProvider(nil,
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "think", Arguments: `{"thought":"Nothing to do but greet."}`}}},
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"Hello!"}`}}},
 	)})
-	a := agent.New(llm.DefaultConfig("openai/gpt-4o"))
-	a.Model = model
+	a := agent.New(llm.DefaultConfig("openai/gpt-4o"), nil, &agent.Options{Model: model})
 
 	work, _ := os.MkdirTemp("", "gohands-example-")
 	defer os.RemoveAll(work)

@@ -27,8 +27,7 @@ func newAgent(t testing.TB, replies ...llmtest.Reply) (*agent.Agent, *llmtest.Pr
 	if err != nil {
 		panic(err)
 	}
-	a := agent.New(cfg)
-	a.Model = l
+	a := agent.New(cfg, nil, &agent.Options{Model: l})
 	return a, p
 }
 
@@ -145,4 +144,11 @@ func (w *waitTool) tool() tool.Tool {
 		}
 		return &waitObservation{event.ObservationBase{Content: event.List[event.Content]{event.Text("waited " + a.Name)}}}, nil
 	}, &tool.Options{Annotations: &event.ToolAnnotations{ReadOnlyHint: true}})
+}
+
+// withTools returns a with tools as its extra tools, its model kept.
+func withTools(a *agent.Agent, tools ...tool.Tool) *agent.Agent {
+	o := a.Options()
+	o.ExtraTools = tools
+	return a.WithOptions(&o)
 }

@@ -148,7 +148,7 @@ func TestAnalyzerRisksDriveConfirmation(t *testing.T) {
 func TestRepeatedErrorsGetANudge(t *testing.T) {
 	bad := llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "boom", Arguments: `{"mode":"error"}`}}}
 	a, p := newAgent(t, bad, bad, bad, llmtest.Reply{Text: "Giving up on boom."})
-	a.ExtraTools = []tool.Tool{boomTool()}
+	a = withTools(a, boomTool())
 	c, _ := newConv(t, a, nil)
 	c.SendMessage(ctx, event.UserMessage("go"))
 	if err := c.Run(ctx); err != nil {

@@ -86,7 +86,7 @@ func TestDecodePythonAgent(t *testing.T) {
 func TestAgentGolden(t *testing.T) {
 	cfg := llm.DefaultConfig("anthropic/claude-sonnet-4-5")
 	re := "^(terminal|file_editor)$"
-	a := agent.New(cfg, tool.Spec{Name: "terminal", Params: event.Map[string, any]{"no_change_timeout_seconds": 30}}, tool.Spec{Name: "file_editor"})
+	a := agent.New(cfg, []tool.Spec{{Name: "terminal", Params: event.Map[string, any]{"no_change_timeout_seconds": 30}}, {Name: "file_editor"}}, nil)
 	a.FilterToolsRegex = &re
 	a.ToolConcurrencyLimit = 4
 	out, err := event.MarshalKinded(a)

@@ -53,8 +53,7 @@ func TestRealToolsOverEveryWire(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a := agent.New(cfg, tool.Spec{Name: terminal.Name}, tool.Spec{Name: fileeditor.Name})
-			a.Model = l
+			a := agent.New(cfg, []tool.Spec{{Name: terminal.Name}, {Name: fileeditor.Name}}, &agent.Options{Model: l})
 			c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{Backend: filestore.NewBackend(t.TempDir(), nil)})
 			if err != nil {
 				t.Fatal(err)
@@ -102,7 +101,7 @@ func TestMetricsPersistAcrossResume(t *testing.T) {
 	cfg.BaseURL = srv.URL + "/v1"
 	dir, work := t.TempDir(), t.TempDir()
 	open := func() *conversation.LocalConversation {
-		c, err := conversation.New(ctx, agent.New(cfg), work, &conversation.LocalOptions{Backend: filestore.NewBackend(dir, nil), ID: "0b5e0c1e-7c6a-4f53-9d5e-2a7c1f3e8d90"})
+		c, err := conversation.New(ctx, agent.New(cfg, nil, nil), work, &conversation.LocalOptions{Backend: filestore.NewBackend(dir, nil), ID: "0b5e0c1e-7c6a-4f53-9d5e-2a7c1f3e8d90"})
 		if err != nil {
 			t.Fatal(err)
 		}

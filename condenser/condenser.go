@@ -148,18 +148,3 @@ func init() {
 	event.RegisterKind[Pipeline]("PipelineCondenser")
 	event.RegisterKind[LLMSummarizing]("LLMSummarizingCondenser")
 }
-
-// Events adapts a Condenser to callers that hold the view as a plain list
-// of events (the agent package's Condenser interface). The list may be
-// the raw active branch, whose Condensation and CondensationRequest events
-// are then taken into account, or an already built view.
-type Events struct {
-	Condenser Condenser
-	// AgentLLM is passed to the condenser as the agent's model.
-	AgentLLM llm.Model
-}
-
-// Condense builds a View of events and condenses it.
-func (a Events) Condense(ctx context.Context, events []event.Event) (*event.Condensation, error) {
-	return a.Condenser.Condense(ctx, NewView(events), a.AgentLLM)
-}

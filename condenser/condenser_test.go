@@ -317,18 +317,19 @@ func TestCancelled(t *testing.T) {
 	}
 }
 
-func TestEventsAdapter(t *testing.T) {
+// A view built from the raw branch takes a trailing CondensationRequest
+// into account.
+func TestViewOfBranch(t *testing.T) {
 	l, _ := scripted(t, llmtest.Reply{Text: "S"})
 	c := NewLLMSummarizing(l.Config(), l)
 	b := (&builder{}).system().user("task")
 	for range 5 {
 		b.batch(1, "o", false)
 	}
-	a := Events{Condenser: c}
-	if cond, err := a.Condense(t.Context(), b.events); cond != nil || err != nil {
+	if cond, err := c.Condense(t.Context(), NewView(b.events), nil); cond != nil || err != nil {
 		t.Fatalf("Condense = %v, %v", cond, err)
 	}
-	cond, err := a.Condense(t.Context(), append(b.events, &event.CondensationRequest{Base: event.NewBase(event.SourceEnvironment)}))
+	cond, err := c.Condense(t.Context(), NewView(append(b.events, &event.CondensationRequest{Base: event.NewBase(event.SourceEnvironment)})), nil)
 	if cond == nil || err != nil {
 		t.Fatalf("request not seen: %v, %v", cond, err)
 	}

@@ -53,7 +53,7 @@ func TestAgentCallsMCPTool(t *testing.T) {
 	cfg := llm.DefaultConfig("openai/gpt-4o")
 	cfg.APIKey = secret.New("test-key")
 	cfg.BaseURL = srv.URL + "/v1"
-	a := agent.New(cfg)
+	a := agent.New(cfg, nil, nil)
 
 	servers, err := json.Marshal(map[string]any{"everything": map[string]any{
 		"command": "node", "args": []string{everythingScript(t), "stdio"},

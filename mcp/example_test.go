@@ -32,7 +32,7 @@ func ExampleParseConfig() {
 }
 
 // Connecting to the servers of a configuration and handing their tools to
-// an agent (agent.Agent.ExtraTools).
+// an agent (agent.Options.ExtraTools).
 func ExampleConnect() {
 	ctx := context.Background()
 	cfg, err := mcp.LoadConfigFile("mcp.json")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gohands/gohands/agent"
 	acpagent "github.com/gohands/gohands/agent/acp"
 	"github.com/gohands/gohands/agent/acp/acpserver"
 	"github.com/gohands/gohands/conversation"
@@ -80,8 +81,7 @@ func (a *app) serveACP(ctx context.Context, f *runFlags, mode string) error {
 			if err != nil {
 				return nil, err
 			}
-			ag := preset.DefaultAgent(cfg, nil)
-			ag.Model = model
+			ag := preset.DefaultAgent(cfg, nil).WithOptions(&agent.Options{Model: model})
 			for name, s := range mcp {
 				if ag.MCPConfig == nil {
 					ag.MCPConfig = map[string]json.RawMessage{}

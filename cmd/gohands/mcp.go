@@ -11,8 +11,9 @@ import (
 	"github.com/gohands/gohands/mcp"
 )
 
-// connectMCP starts the servers of the --mcp-config file and gives their
-// tools to ag. A server that fails is reported on stderr in one line and
+// connectMCP starts the servers of the --mcp-config file and records them
+// in ag's configuration; the caller gives the set's tools to the agent. A
+// server that fails is reported on stderr in one line and
 // the others still load. The returned Set must be closed when the run ends,
 // whatever the error; it is nil only when no file was given.
 func (a *app) connectMCP(ctx context.Context, path string, ag *agent.Agent, logger *slog.Logger) (*mcp.Set, error) {
@@ -41,7 +42,5 @@ func (a *app) connectMCP(ctx context.Context, path string, ag *agent.Agent, logg
 			fmt.Fprintf(a.stderr, "gohands: MCP: %s\n", oneLine(err.Error()))
 		}
 	}
-	ag.ExtraTools = append(ag.ExtraTools, set.Tools()...)
-	ag.MCPConnected = true // the servers are ours; the agent must not start them again
 	return set, nil
 }

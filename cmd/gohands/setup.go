@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/mcp"
@@ -171,8 +172,6 @@ func (a *app) prepare(ctx context.Context, f *runFlags) (*prepared, error) {
 	if err != nil {
 		return nil, usageErr("--preset: %v", err)
 	}
-	ag.Model = p.model
-	p.agent = ag
 	mcpFile := f.mcpConfig
 	if mcpFile == "" && len(st.MCPServers) > 0 {
 		if mcpFile, err = writeMCPSettings(st); err != nil {
@@ -185,6 +184,12 @@ func (a *app) prepare(ctx context.Context, f *runFlags) (*prepared, error) {
 		p.close()
 		return nil, err
 	}
+	opts := &agent.Options{Model: p.model}
+	if p.mcp != nil {
+		// The servers are ours; the agent must not start them again.
+		opts.ExtraTools, opts.MCPConnected = p.mcp.Tools(), true
+	}
+	p.agent = ag.WithOptions(opts)
 	return p, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/visualizer"
 	"github.com/gohands/gohands/event"
@@ -100,11 +101,10 @@ func llmFromEnv() (llm.Config, error) {
 }
 
 func run(ctx context.Context, cfg config) error {
-	agent := preset.DefaultAgent(cfg.LLM, nil)
 	// Extra tools are Go values: they are offered to the model next to
 	// the registered ones but not persisted with the agent's spec.
-	agent.ExtraTools = []tool.Tool{countLinesTool(cfg.Workspace)}
-	conv, err := conversation.New(ctx, agent, cfg.Workspace, &conversation.LocalOptions{
+	a := preset.DefaultAgent(cfg.LLM, nil).WithOptions(&agent.Options{ExtraTools: []tool.Tool{countLinesTool(cfg.Workspace)}})
+	conv, err := conversation.New(ctx, a, cfg.Workspace, &conversation.LocalOptions{
 		OnEvent: visualizer.New(cfg.Out, nil).OnEvent,
 	})
 	if err != nil {

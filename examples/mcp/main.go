@@ -80,7 +80,7 @@ func run(ctx context.Context, cfg config) error {
 	var a *agent.Agent
 	var reserved []string
 	if cfg.LLM != nil {
-		a = agent.New(*cfg.LLM)
+		a = agent.New(*cfg.LLM, nil, nil)
 		reserved = a.ToolNames() // MCP tools may not take the built-ins' names
 	}
 	set, err := mcp.Connect(ctx, cfg.MCP, &mcp.Options{Reserved: reserved})
@@ -119,7 +119,7 @@ func run(ctx context.Context, cfg config) error {
 		fmt.Fprintln(cfg.Out, "(set LLM_MODEL and LLM_API_KEY to let an agent use these tools)")
 		return nil
 	}
-	a.ExtraTools = tools
+	a = a.WithOptions(&agent.Options{ExtraTools: tools})
 	dir, err := os.MkdirTemp("", "gohands-mcp-")
 	if err != nil {
 		return err

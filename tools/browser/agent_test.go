@@ -97,8 +97,7 @@ func TestAgentFillsForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := agent.New(cfg, tool.Spec{Name: browser.Name})
-	a.Model = model
+	a := agent.New(cfg, []tool.Spec{{Name: browser.Name}}, &agent.Options{Model: model})
 	var mu sync.Mutex
 	var finish string
 	conv, err := conversation.New(context.Background(), a, t.TempDir(), &conversation.LocalOptions{

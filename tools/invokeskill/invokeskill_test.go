@@ -156,8 +156,8 @@ func TestAgentAttachesInvokeSkill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := agent.New(cfg)
-	a.Model, a.AgentContext = l, ac
+	a := agent.New(cfg, nil, &agent.Options{Model: l})
+	a.AgentContext = ac
 	c, err := conversation.New(context.Background(), a, ws, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -196,8 +196,7 @@ func TestAgentAttachesInvokeSkill(t *testing.T) {
 	// Without invocable skills there is no tool.
 	p2 := llmtest.NewProvider(t, llmtest.Reply{Text: "hi"})
 	l2, _ := llm.New(cfg, &llm.Options{Provider: p2})
-	b := agent.New(cfg)
-	b.Model = l2
+	b := agent.New(cfg, nil, &agent.Options{Model: l2})
 	c2, err := conversation.New(context.Background(), b, ws, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/condenser"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
@@ -45,7 +46,7 @@ func TestDefaultAgentLoadsContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.Model = m
+	a = a.WithOptions(&agent.Options{Model: m})
 	ctx := context.Background()
 	c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{Backend: filestore.NewBackend(t.TempDir(), nil)})
 	if err != nil {

@@ -98,7 +98,7 @@ func DefaultAgent(cfg llm.Config, opts *Options) *agent.Agent {
 		o = *opts
 	}
 	specs := append(DefaultTools(), o.optionalTools()...)
-	a := agent.New(cfg, specs...)
+	a := agent.New(cfg, specs, nil)
 	a.Condenser = summarizing(cfg, CondenserUsageID, 80, 4)
 	a.AgentContext = workspaceContext()
 	o.finishAgent(a)

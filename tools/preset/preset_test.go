@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
@@ -67,9 +68,8 @@ func scripted(t *testing.T, cfg llm.Config) (llm.Model, *llmtest.Provider) {
 func TestDefaultAgentTools(t *testing.T) {
 	cfg := llm.DefaultConfig("openai/gpt-4o")
 	a := preset.DefaultAgent(cfg, nil)
-	var p *llmtest.Provider
-	a.Model, p = scripted(t, cfg)
-	req := runOnce(t, a, p)
+	m, p := scripted(t, cfg)
+	req := runOnce(t, a.WithOptions(&agent.Options{Model: m}), p)
 	want := []string{"file_editor", "finish", "task_tracker", "terminal", "think"}
 	if got := toolNames(req.Tools); !slices.Equal(got, want) {
 		t.Errorf("tools offered to the model = %v, want %v", got, want)
@@ -125,9 +125,8 @@ func TestFinishResponseSchema(t *testing.T) {
 	if slices.Contains(a.IncludeDefaultTools, "FinishTool") {
 		t.Errorf("include_default_tools = %v still has FinishTool", a.IncludeDefaultTools)
 	}
-	var p *llmtest.Provider
-	a.Model, p = scripted(t, cfg)
-	req := runOnce(t, a, p)
+	m, p := scripted(t, cfg)
+	req := runOnce(t, a.WithOptions(&agent.Options{Model: m}), p)
 	if got, want := toolNames(req.Tools), []string{"file_editor", "finish", "task_tracker", "terminal", "think"}; !slices.Equal(got, want) {
 		t.Fatalf("tools = %v, want %v", got, want)
 	}

@@ -160,7 +160,7 @@ func options(opts *Options) Options {
 func GPT5Agent(cfg llm.Config, opts *Options) *agent.Agent {
 	o := options(opts)
 	specs := []tool.Spec{{Name: terminal.Name}, {Name: applypatch.Name}, {Name: tasktracker.Name}}
-	a := agent.New(cfg, append(specs, o.optionalTools()...)...)
+	a := agent.New(cfg, append(specs, o.optionalTools()...), nil)
 	a.Condenser = summarizing(cfg, CondenserUsageID, 80, 4)
 	a.AgentContext = workspaceContext()
 	o.finishAgent(a)
@@ -177,7 +177,7 @@ func GeminiAgent(cfg llm.Config, opts *Options) *agent.Agent {
 		specs = append(specs, tool.Spec{Name: n})
 	}
 	specs = append(specs, tool.Spec{Name: tasktracker.Name})
-	a := agent.New(cfg, append(specs, o.optionalTools()...)...)
+	a := agent.New(cfg, append(specs, o.optionalTools()...), nil)
 	a.Condenser = summarizing(cfg, CondenserUsageID, 80, 4)
 	a.AgentContext = workspaceContext()
 	o.finishAgent(a)
@@ -208,7 +208,7 @@ func PlanningAgent(cfg llm.Config, opts *Options) *agent.Agent {
 		plan.Params = event.Map[string, any]{"plan_path": o.PlanPath}
 	}
 	specs := []tool.Spec{{Name: glob.Name}, {Name: grep.Name}, plan}
-	a := agent.New(cfg, append(specs, slices.Clone(o.ExtraTools)...)...)
+	a := agent.New(cfg, append(specs, slices.Clone(o.ExtraTools)...), nil)
 	a.SystemPromptFilename = "system_prompt_planning.j2"
 	a.SystemPrompt = planningPrompt + planning.Structure()
 	kw := event.Map[string, any]{}

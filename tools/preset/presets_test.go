@@ -151,9 +151,8 @@ func TestPresetsRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var p requester
-			a.Model, p = scriptedProvider(t, cfg)
-			req := runOnce(t, a, p)
+			m, p := scriptedProvider(t, cfg)
+			req := runOnce(t, a.WithOptions(&agent.Options{Model: m}), p)
 			if got := toolNames(req.Tools); !slices.Equal(got, want[name]) {
 				t.Errorf("tools %v, want %v", got, want[name])
 			}

@@ -605,8 +605,7 @@ func (m *manager) subAgent(caller *agent.Caller, def *Definition) (*agent.Agent,
 	for _, n := range def.Tools {
 		specs = append(specs, tool.Spec{Name: n})
 	}
-	sub := agent.New(cfg, specs...)
-	sub.Model = model
+	sub := agent.New(cfg, specs, &agent.Options{Model: model})
 	if len(def.MCPConfig) > 0 {
 		sub.MCPConfig = maps.Clone(def.MCPConfig)
 	}

@@ -129,8 +129,7 @@ func call(id, name string, args any) llmtest.ToolCall {
 
 // parentAgent is an agent with the task tool whose model is m.
 func parentAgent(m llm.Model) *agent.Agent {
-	a := agent.New(testConfig(), tool.Spec{Name: task.ToolSetName})
-	a.Model = m
+	a := agent.New(testConfig(), []tool.Spec{{Name: task.ToolSetName}}, &agent.Options{Model: m})
 	a.ToolConcurrencyLimit = 4
 	return a
 }
@@ -403,8 +402,7 @@ func TestCostsRollUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := agent.New(cfg, tool.Spec{Name: task.ToolSetName})
-	a.Model = l
+	a := agent.New(cfg, []tool.Spec{{Name: task.ToolSetName}}, &agent.Options{Model: l})
 	parent, _ := newParent(t, a)
 	runTurn(t, parent, "go")
 	stats := parent.State().Fields().Stats

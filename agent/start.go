@@ -1,0 +1,307 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/gohands/gohands/condenser"
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/mcp"
+	"github.com/gohands/gohands/skill"
+	"github.com/gohands/gohands/tool"
+	"github.com/gohands/gohands/tools/invokeskill"
+)
+
+// Start implements conversation.Agent: it resolves the tools, makes the
+// LLM and, unless the log already has one, emits the SystemPromptEvent.
+func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversation.Runner, error) {
+	if err := a.Validate(); err != nil {
+		return nil, err
+	}
+	r := &runner{a: a, sess: sess, limit: a.ToolConcurrencyLimit, locks: make(map[string]*sync.Mutex)}
+	tools, err := a.resolveTools(sess)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.connectMCP(ctx, tools); err != nil {
+		tool.CloseAll(tools)
+		return nil, err
+	}
+	if r.mcp != nil {
+		tools = append(tools, r.mcp.Tools()...)
+	}
+	r.tools = tools
+	r.byName = make(map[string]tool.Tool, len(tools))
+	for _, t := range tools {
+		r.byName[t.Name()] = t
+		params, err := tool.ParametersJSON(t)
+		if err != nil {
+			r.closeTools()
+			return nil, fmt.Errorf("agent: tool %s: %w", t.Name(), err)
+		}
+		r.specs = append(r.specs, llm.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: params})
+	}
+	r.model = a.opts.Model
+	if r.model == nil {
+		l, err := llm.New(a.LLM, &llm.Options{Logger: sess.Logger()})
+		if err != nil {
+			r.closeTools()
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+		if m, ok := sess.Fields().Stats.UsageToMetrics[l.UsageID()]; ok && m != nil {
+			l.RestoreMetrics(*m)
+		}
+		r.model = l
+	}
+	if err := r.initCondenser(); err != nil {
+		r.closeTools()
+		return nil, err
+	}
+	if err := r.initHooks(); err != nil {
+		r.closeTools()
+		return nil, err
+	}
+	if err := r.initSkills(); err != nil {
+		r.closeTools()
+		return nil, err
+	}
+	if err := r.attachInvokeSkill(); err != nil {
+		r.closeTools()
+		return nil, err
+	}
+	if err := r.initState(); err != nil {
+		r.closeTools()
+		return nil, err
+	}
+	if r.hooks != nil {
+		// SessionStart hooks cannot block; their runs are recorded.
+		if err := r.emitHookEvents(r.hooks.SessionStart(context.Background())); err != nil {
+			r.closeTools()
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// initCondenser sets the condenser: Options.Condenser, or else the
+// agent's kind-tagged condenser configuration decoded by package condenser.
+func (r *runner) initCondenser() error {
+	c := r.a.opts.Condenser
+	if raw := bytes.TrimSpace(r.a.Condenser); c == nil && len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		var err error
+		if c, err = condenser.Decode(raw); err != nil {
+			return fmt.Errorf("agent: condenser: %w", err)
+		}
+		if s, ok := c.(*condenser.LLMSummarizing); ok && s.LLM.APIKey.IsZero() &&
+			s.LLM.Model == r.a.LLM.Model && s.LLM.BaseURL == r.a.LLM.BaseURL {
+			// Only the agent's own key is kept with a stored conversation: a
+			// condenser summarising with the agent's model uses it too.
+			s.LLM.APIKey = r.a.LLM.APIKey
+		}
+	}
+	if c != nil {
+		r.cond, r.condRequests = c, c.HandlesRequests()
+	}
+	return nil
+}
+
+// initSkills decodes the agent's context and loads its skills (the
+// workspace's and the user's, as the context asks), once per runner. It
+// also recovers the keyword skills earlier user messages activated, so a
+// resumed conversation does not inject them again.
+func (r *runner) initSkills() error {
+	raw := bytes.TrimSpace(r.a.AgentContext)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil
+	}
+	var ac skill.AgentContext
+	if err := json.Unmarshal(raw, &ac); err != nil {
+		return fmt.Errorf("agent: agent_context: %w", err)
+	}
+	home, _ := os.UserHomeDir()
+	for _, w := range ac.LoadSkills(r.sess.WorkingDir(), home) {
+		r.sess.Logger().Warn("agent: skill not loaded", "path", w.Path, "err", w.Err)
+	}
+	r.skills = &ac
+	log := r.sess.State().Events()
+	for i := range log.Len() {
+		en, err := log.Entry(i)
+		if err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		if en.Kind != "MessageEvent" || en.Source != event.SourceUser {
+			continue
+		}
+		e, err := log.Event(i)
+		if err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		if m, ok := e.(*event.MessageEvent); ok {
+			r.activated = append(r.activated, m.ActivatedSkills...)
+		}
+	}
+	return nil
+}
+
+// resolveTools materialises the configured tools, the extra tools and the
+// built-ins.
+func (a *Agent) resolveTools(sess *conversation.Session) ([]tool.Tool, error) {
+	// Tools live as long as the conversation, not as Start's ctx.
+	env, mask := sess.Secrets().TerminalHooks(context.Background())
+	tctx := tool.Context{
+		WorkingDir:      sess.WorkingDir(),
+		ConversationDir: sess.Dir(),
+		Secrets:         sess.Secrets().Lookup(context.Background()),
+		SecretEnv:       env,
+		Mask:            mask,
+	}
+	tools, err := tool.ResolveAll(tctx, a.Tools)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	if a.FilterToolsRegex != nil {
+		re, err := regexp.Compile(`^(?:` + *a.FilterToolsRegex + `)`)
+		if err != nil {
+			tool.CloseAll(tools)
+			return nil, fmt.Errorf("agent: filter_tools_regex: %w", err)
+		}
+		var kept, dropped []tool.Tool
+		for _, t := range tools {
+			if re.MatchString(t.Name()) {
+				kept = append(kept, t)
+			} else {
+				dropped = append(dropped, t)
+			}
+		}
+		tool.CloseAll(dropped)
+		tools = kept
+	}
+	tools = append(tools, a.opts.ExtraTools...)
+	var specs []tool.Spec
+	for _, c := range a.IncludeDefaultTools {
+		if c == invokeskill.KindName {
+			continue // it needs the loaded skills: attachInvokeSkill adds it
+		}
+		specs = append(specs, tool.Spec{Name: defaultToolNames[c]})
+	}
+	builtins, err := tool.ResolveAll(tctx, specs)
+	if err != nil {
+		tool.CloseAll(tools)
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	tools = append(tools, builtins...)
+	if err := tool.CheckNames(tools); err != nil {
+		tool.CloseAll(tools)
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	return tools, nil
+}
+
+// initState emits the SystemPromptEvent of a new conversation.
+func (r *runner) initState() error {
+	log := r.sess.State().Events()
+	for i := range min(log.Len(), 3) {
+		en, err := log.Entry(i)
+		if err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		switch {
+		case en.Kind == "SystemPromptEvent":
+			return nil // resumed
+		case en.Kind == "MessageEvent" && en.Source == event.SourceUser:
+			return errors.New("agent: the log has a user message before the system prompt")
+		}
+	}
+	prompt := r.a.SystemPrompt
+	if prompt == "" {
+		prompt = systemPrompt
+		for _, t := range r.tools {
+			if !tool.ReadOnly(t) {
+				prompt += riskPrompt
+				break
+			}
+		}
+	}
+	defs := make([]event.ToolDefinition, 0, len(r.tools))
+	for _, t := range r.tools {
+		defs = append(defs, t.Definition())
+	}
+	dynText := dynamicContext(r.sess.WorkingDir(), time.Now(), r.sess.Secrets().Names())
+	if suffix := r.skills.SystemSuffix(&skill.PromptOptions{Model: r.a.LLM.Model}); suffix != "" {
+		dynText += "\n\n" + suffix
+	}
+	dyn := event.Text(dynText)
+	return r.sess.Emit(&event.SystemPromptEvent{
+		Base:           event.NewBase(event.SourceAgent),
+		SystemPrompt:   event.Text(prompt),
+		Tools:          defs,
+		DynamicContext: &dyn,
+	})
+}
+
+// Close implements conversation.Runner: it saves the LLM metrics and
+// closes the tools.
+func (r *runner) Close() error {
+	var hookErr error
+	if r.hooks != nil {
+		// SessionEnd also stops the background hooks still running.
+		hookErr = r.emitHookEvents(r.hooks.SessionEnd(context.Background()))
+	}
+	return errors.Join(r.saveStats(), r.closeTools(), hookErr)
+}
+
+// closeTools closes the tools and stops the MCP servers behind them.
+func (r *runner) closeTools() error {
+	err := tool.CloseAll(r.tools)
+	if r.mcp != nil {
+		err = errors.Join(err, r.mcp.Close())
+	}
+	return err
+}
+
+// connectMCP connects the servers of the agent's mcp_config (unless the
+// caller did) and keeps the set in r.mcp, whose tools Start offers. A
+// server that fails to start is logged and left out; the others load.
+func (r *runner) connectMCP(ctx context.Context, resolved []tool.Tool) error {
+	a := r.a
+	if a.opts.MCPConnected || len(a.MCPConfig) == 0 {
+		return nil
+	}
+	raw, err := json.Marshal(a.MCPConfig)
+	if err != nil {
+		return fmt.Errorf("agent: mcp_config: %w", err)
+	}
+	cfg, err := mcp.ParseConfig(raw)
+	if err != nil {
+		return fmt.Errorf("agent: mcp_config: %w", err)
+	}
+	reserved := make([]string, 0, len(resolved))
+	for _, t := range resolved {
+		reserved = append(reserved, t.Name())
+	}
+	secrets := r.sess.Secrets()
+	set, err := mcp.Connect(ctx, cfg, &mcp.Options{
+		Reserved: reserved,
+		Logger:   r.sess.Logger(),
+		Secrets:  secrets.Lookup(context.Background()),
+		Mask:     secrets.Mask,
+	})
+	for _, se := range set.Errors() {
+		r.sess.Logger().Warn("MCP server did not start", "server", se.Server, "err", se.Err)
+	}
+	if err != nil && len(set.Errors()) == 0 {
+		set.Close()
+		return fmt.Errorf("agent: mcp: %w", err)
+	}
+	r.mcp = set
+	return nil
+}

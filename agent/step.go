@@ -1,0 +1,359 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gohands/gohands/condenser"
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/security"
+	"github.com/gohands/gohands/tool"
+)
+
+// nudgeText is sent to the model, as an environment message, when it
+// replied with neither text nor a tool call.
+const nudgeText = "Your last reply had no message and no tool call. Continue the task with a tool call, or reply with a message if you are done or need the user."
+
+// msgCache keeps the messages of a prefix of the view, so that a step
+// projects only the events added since the previous one. Only Step uses
+// it (Ask projects on its own, as it may run concurrently).
+type msgCache struct {
+	events []event.Event   // the prefix projected
+	msgs   []event.Message // its messages
+}
+
+// messages returns the model's input for view, reusing the projection of
+// the part of view seen by the previous step.
+func (r *runner) messages(view []event.Event) []event.Message {
+	c := &r.msgs
+	if len(c.events) > len(view) || !slices.Equal(c.events, view[:len(c.events)]) {
+		c.events, c.msgs = nil, nil // the view was condensed
+	}
+	// Only a prefix ending where no later event can join the last message
+	// is cached: later actions of one response join their batch, and
+	// consecutive user messages are merged.
+	k := len(view)
+	for k > len(c.events) && !closesMessage(view[k-1]) {
+		k--
+	}
+	if k > len(c.events) {
+		c.msgs = append(c.msgs, event.LLMMessages(view[len(c.events):k])...)
+		c.events = view[:k:k]
+	}
+	return append(slices.Clip(c.msgs), event.LLMMessages(view[k:])...)
+}
+
+// closesMessage reports whether no event after e can be joined to the
+// message e ends.
+func closesMessage(e event.Event) bool {
+	switch e := e.(type) {
+	case *event.ObservationEvent, *event.AgentErrorEvent, *event.UserRejectObservation, *event.SystemPromptEvent:
+		return true
+	case *event.MessageEvent:
+		return e.LLMMessage.Role != event.RoleUser
+	}
+	return false
+}
+
+// unhandledRequest reports whether a CondensationRequest of the active
+// branch came after its last Condensation. It reads the entries only, not
+// the events.
+func (r *runner) unhandledRequest() (bool, error) {
+	branch, err := r.sess.State().ActiveBranch()
+	if err != nil {
+		return false, err
+	}
+	for i := len(branch) - 1; i >= 0; i-- {
+		switch branch[i].Kind {
+		case "Condensation":
+			return false, nil
+		case "CondensationRequest":
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Step implements conversation.Runner (reference-behaviors §1.5).
+func (r *runner) Step(ctx context.Context) error {
+	pending, err := r.sess.Pending()
+	if err != nil {
+		return err
+	}
+	if len(pending) > 0 {
+		return r.execute(ctx, pending, nil)
+	}
+	view, err := r.sess.View()
+	if err != nil {
+		return err
+	}
+	if r.cond != nil {
+		// The session's view has condensations applied but drops
+		// requests: the flag tells the condenser it must act.
+		cview := &condenser.View{Events: view}
+		if r.condRequests {
+			if cview.UnhandledRequest, err = r.unhandledRequest(); err != nil {
+				return err
+			}
+		}
+		cond, err := r.cond.Condense(ctx, cview, r.model)
+		if err != nil {
+			return fmt.Errorf("agent: condense: %w", err)
+		}
+		if cond != nil {
+			return r.sess.Emit(cond)
+		}
+	}
+	opts := &llm.CallOptions{ConversationID: r.sess.ID()}
+	if r.a.LLM.Stream {
+		// Token deltas reach live subscribers (a terminal, a WebSocket)
+		// as they arrive; the reply is stored whole when it is complete.
+		opts.OnDelta = r.publishDelta
+	}
+	resp, err := r.model.Completion(ctx, r.messages(view), r.specs, opts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		switch {
+		case r.condRequests && (errors.Is(err, llm.ErrContextWindowExceeded) || errors.Is(err, llm.ErrMalformedHistory)):
+			// The condenser shortens the view at the next step.
+			r.sess.Logger().Warn("agent: asking for a condensation", "err", err)
+			return r.sess.Emit(&event.CondensationRequest{Base: event.NewBase(event.SourceEnvironment)})
+		case errors.Is(err, llm.ErrFunctionCall):
+			// The model wrote a tool call we could not parse: tell it.
+			return r.sess.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: event.UserMessage(err.Error())})
+		case errors.Is(err, llm.ErrContentPolicy):
+			return r.sess.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: event.UserMessage(
+				"Your last reply was blocked by the provider's content policy. Rephrase it and continue.")})
+		}
+		return fmt.Errorf("agent: %w", err) // err says "llm: …" itself
+	}
+	if r.calls++; r.calls >= statsEvery {
+		if err := r.saveStats(); err != nil {
+			return err
+		}
+	}
+	msg := resp.Message
+	switch {
+	case len(msg.ToolCalls) > 0:
+		return r.toolCalls(ctx, resp)
+	case strings.TrimSpace(event.TextOf(msg.Content)) != "":
+		err := r.sess.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceAgent), LLMMessage: msg, LLMResponseID: resp.ID})
+		if err != nil {
+			return err
+		}
+		return r.finish(ctx)
+	default:
+		// Reasoning only, or nothing: keep what there is and nudge.
+		return r.sess.EmitAll(
+			&event.MessageEvent{Base: event.NewBase(event.SourceAgent), LLMMessage: msg, LLMResponseID: resp.ID},
+			&event.MessageEvent{Base: event.NewBase(event.SourceEnvironment), LLMMessage: event.UserMessage(nudgeText)},
+		)
+	}
+}
+
+// finish ends the run: status finished, metrics saved.
+//
+// Stop hooks run first: one that blocks keeps the agent running, told why
+// in a user message.
+func (r *runner) finish(ctx context.Context) error {
+	if r.hooks != nil {
+		out := r.hooks.Stop(ctx, "agent_finished")
+		if err := r.emitHookEvents(out); err != nil {
+			return err
+		}
+		if out.Blocked {
+			return r.sess.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: event.UserMessage(out.StopFeedback())})
+		}
+	}
+	return errors.Join(r.sess.SetStatus(conversation.StatusFinished), r.saveStats())
+}
+
+// toolCalls turns a reply's tool calls into ActionEvents, then asks for
+// confirmation or executes them (reference-behaviors §1.6–1.8).
+//
+// Unlike the reference, every ActionEvent of the reply is emitted first,
+// and the errors of invalid calls are emitted with the results, in call
+// order: the model's reply stays one assistant message followed by its
+// results. Calls after a valid finish call are dropped before any event
+// is written (the reference writes them and leaves them pending).
+func (r *runner) toolCalls(ctx context.Context, resp *llm.Response) error {
+	msg := resp.Message
+	honourRisk := r.analyzer() != nil
+	var (
+		actions []event.Event
+		valid   []*event.ActionEvent
+		errs    = make(map[string]*event.AgentErrorEvent)
+	)
+	for i, tc := range msg.ToolCalls {
+		ae := &event.ActionEvent{
+			Base:          event.NewBase(event.SourceAgent),
+			ToolName:      tc.Name,
+			ToolCallID:    tc.ID,
+			ToolCall:      tc,
+			LLMResponseID: resp.ID,
+			SecurityRisk:  event.RiskUnknown,
+			Thought:       event.List[event.Content]{},
+		}
+		if i == 0 {
+			for _, c := range msg.Content {
+				if c.Type == event.ContentText {
+					ae.Thought = append(ae.Thought, c)
+				}
+			}
+			ae.ReasoningContent = msg.ReasoningContent
+			ae.ThinkingBlocks = msg.ThinkingBlocks
+			ae.ResponsesItem = msg.ResponsesItem
+		}
+		call, err := tool.PrepareCall(r.tools, tc.Name, tc.Arguments, honourRisk)
+		if err != nil {
+			var ce *tool.CallError
+			name := tc.Name
+			if errors.As(err, &ce) {
+				name = ce.ToolName
+				if ce.Unparseable {
+					b, _ := event.MarshalJSON(map[string]any{"_openhands_malformed_tool_call": true, "error": ce.Err.Error()})
+					ae.ToolCall.Arguments = string(b)
+				}
+			}
+			ae.ToolName = name
+			actions = append(actions, ae)
+			errs[ae.ID] = &event.AgentErrorEvent{
+				Base:     event.NewBase(event.SourceAgent),
+				ToolName: name, ToolCallID: tc.ID, Error: err.Error(),
+				Classification: event.AgentActionError,
+			}
+			continue
+		}
+		ae.ToolName, ae.Action = call.Name, call.Action
+		ae.ToolCall.Name, ae.ToolCall.Arguments = call.Name, call.Arguments
+		ae.SecurityRisk, ae.Summary = call.SecurityRisk, call.Summary
+		actions = append(actions, ae)
+		valid = append(valid, ae)
+		if call.Name == FinishToolName {
+			if n := len(msg.ToolCalls) - i - 1; n > 0 {
+				r.sess.Logger().Info("dropped tool calls after finish", "count", n)
+			}
+			break
+		}
+	}
+	if err := r.sess.EmitAll(actions...); err != nil {
+		return err
+	}
+	if r.needsConfirmation(ctx, valid) {
+		// The invalid calls are answered now; the valid ones wait.
+		var out []event.Event
+		for _, a := range actions {
+			if e, ok := errs[a.EventBase().ID]; ok {
+				out = append(out, e)
+			}
+		}
+		if len(out) > 0 {
+			if err := r.sess.EmitAll(out...); err != nil {
+				return err
+			}
+		}
+		return r.sess.SetStatus(conversation.StatusWaitingForConfirmation)
+	}
+	batch := make([]*event.ActionEvent, 0, len(actions))
+	for _, a := range actions {
+		batch = append(batch, a.(*event.ActionEvent))
+	}
+	return r.execute(ctx, batch, errs)
+}
+
+// analyzer returns the conversation's security analyzer, if it is one this
+// package can use.
+// A RuleAnalyzer (alone or in an Ensemble) that does not name its
+// workspace or secrets gets the conversation's, so that writes outside the
+// workspace and sending a secret's variable are rated.
+func (r *runner) analyzer() Analyzer {
+	an, _ := r.bindAnalyzer(r.sess.Fields().SecurityAnalyzer).(Analyzer)
+	return an
+}
+
+// bindAnalyzer returns an with the conversation's workspace and secret
+// names filled in where it leaves them empty; an itself, shared by the
+// persisted state, is not changed.
+func (r *runner) bindAnalyzer(an any) any {
+	switch a := an.(type) {
+	case *security.RuleAnalyzer:
+		if a == nil {
+			return an
+		}
+		b := *a
+		if b.WorkDir == "" {
+			b.WorkDir = r.sess.WorkingDir()
+		}
+		if len(b.SecretNames) == 0 && r.sess.Secrets() != nil {
+			b.SecretNames = r.sess.Secrets().Names()
+		}
+		return &b
+	case *security.Ensemble:
+		if a == nil {
+			return an
+		}
+		b := *a
+		b.Analyzers = make([]security.Analyzer, len(a.Analyzers))
+		for i, x := range a.Analyzers {
+			if bx, ok := r.bindAnalyzer(x).(security.Analyzer); ok {
+				b.Analyzers[i] = bx
+			} else {
+				b.Analyzers[i] = x
+			}
+		}
+		return &b
+	}
+	return an
+}
+
+// needsConfirmation applies the confirmation policy to the valid actions
+// of a reply (reference-behaviors §1.7).
+func (r *runner) needsConfirmation(ctx context.Context, valid []*event.ActionEvent) bool {
+	if len(valid) == 0 {
+		return false
+	}
+	if len(valid) == 1 && (valid[0].ToolName == FinishToolName || valid[0].ToolName == "think") {
+		return false
+	}
+	policy := r.sess.Fields().Policy()
+	risks := make([]event.SecurityRisk, len(valid))
+	for i := range risks {
+		risks[i] = event.RiskUnknown
+	}
+	if an := r.analyzer(); an != nil {
+		got, err := an.AnalyzeActions(ctx, valid)
+		if err != nil || len(got) != len(valid) {
+			r.sess.Logger().Warn("security analyzer failed; treating actions as high risk", "err", err)
+			for i := range risks {
+				risks[i] = event.RiskHigh
+			}
+		} else {
+			copy(risks, got)
+		}
+	}
+	return slices.ContainsFunc(risks, policy.ShouldConfirm)
+}
+
+// publishDelta publishes the text and reasoning of a streamed fragment as
+// a StreamingDeltaEvent; tool call fragments are not published.
+func (r *runner) publishDelta(d llm.Delta) error {
+	if d.Text == "" && d.Reasoning == "" {
+		return nil
+	}
+	e := &event.StreamingDeltaEvent{Base: event.NewBase(event.SourceAgent)}
+	if d.Text != "" {
+		e.Content = &d.Text
+	}
+	if d.Reasoning != "" {
+		e.ReasoningContent = &d.Reasoning
+	}
+	r.sess.Publish(e)
+	return nil
+}
