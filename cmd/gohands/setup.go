@@ -18,6 +18,7 @@ import (
 
 	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/mcp"
 	"github.com/gohands/gohands/secret"
@@ -112,6 +113,17 @@ func (a *app) prepare(ctx context.Context, f *runFlags) (*prepared, error) {
 	// model's keys out of it, and the secrets too, which the terminal
 	// exports only to the commands that name them.
 	hide := append([]string{envAPIKey}, allKeyVars()...)
+	// An ACP server authenticates itself with the user's provider keys:
+	// it gets them as acp_env (secrets), not from this process, whose
+	// environment the agent's commands inherit.
+	acpKeys := event.Map[string, secret.String]{}
+	if f.acp != "" {
+		for _, name := range hide {
+			if v := a.getenv(name); v != "" {
+				acpKeys[name] = secret.New(v)
+			}
+		}
+	}
 	if st.APIKeyEnv != "" {
 		hide = append(hide, st.APIKeyEnv)
 	}
@@ -145,9 +157,14 @@ func (a *app) prepare(ctx context.Context, f *runFlags) (*prepared, error) {
 		llmLog = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	}
 	if f.acp != "" {
-		if p.agent, err = acpAgent(f.acp); err != nil {
+		ag, err := acpAgent(f.acp)
+		if err != nil {
 			return nil, err
 		}
+		if len(acpKeys) > 0 {
+			ag.Env = acpKeys
+		}
+		p.agent = ag
 		return p, nil
 	}
 	cfg := p.cfg
