@@ -1,6 +1,7 @@
 package filestore_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"github.com/gohands/gohands/conversation/internal/convtest"
@@ -215,18 +216,26 @@ func TestCorruptMiddleEventIsAnError(t *testing.T) {
 func TestReaderRules(t *testing.T) {
 	dir, evs := writeLog(t, 6)
 	os.Remove(filepath.Join(dir, filestore.IndexFile))
-	// A gap at 3 ends the log; stray files are ignored.
-	os.Remove(eventPath(dir, 3, evs[3].EventBase().ID))
+	// Stray files are ignored.
 	os.WriteFile(filepath.Join(dir, filestore.EventsDir, "notes.txt"), []byte("x"), 0o644)
 	os.WriteFile(filepath.Join(dir, filestore.EventsDir, "event-1-abcdefab.json"), []byte("{}"), 0o644)
 	s, err := filestore.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Len() != 3 {
-		t.Errorf("Len = %d with a gap at 3, want 3", s.Len())
+	if s.Len() != 6 {
+		t.Errorf("Len = %d, want 6", s.Len())
 	}
 	s.Close()
+	// A gap is damage: the reference's reader would drop what follows it
+	// silently, and an append would interleave new events with those files.
+	os.Remove(eventPath(dir, 3, evs[3].EventBase().ID))
+	_, err = filestore.Open(dir, nil)
+	var de *filestore.DamageError
+	if !errors.Is(err, filestore.ErrDamaged) || !errors.As(err, &de) || de.Index != 3 ||
+		!strings.Contains(err.Error(), "event file 3 is missing and 2 later event files follow it") {
+		t.Fatalf("open with a gap at 3: err = %v", err)
+	}
 }
 
 func TestDuplicateIDKeepsFirst(t *testing.T) {
@@ -298,12 +307,76 @@ func TestExternalAppendBeyondCache(t *testing.T) {
 		t.Errorf("entry 4 = %+v", e)
 	}
 	s.Close()
-	// The cache now covers it: a second open reads no event file. Garbage
-	// in the file proves it (a read would set it aside as torn).
+	// The cache now covers it, with its size and checksum: garbage in the
+	// last file is still found, and set aside as torn.
 	os.WriteFile(eventPath(dir, 4, m.ID), []byte("garbage"), 0o644)
 	s = openFile(t, dir)
 	defer s.Close()
-	if s.Len() != 5 {
-		t.Fatalf("Len = %d after reopen", s.Len())
+	if s.Len() != 4 {
+		t.Fatalf("Len = %d after reopen with a damaged last file, want 4", s.Len())
 	}
+	if _, err := os.Stat(eventPath(dir, 4, m.ID) + filestore.TornSuffix); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestIndexCacheChecked: event files the index cache covers are checked
+// against the size and checksum in their line, at open for the last one,
+// when read for the others.
+func TestIndexCacheChecked(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		damage func([]byte) []byte
+	}{
+		{"truncated", func(b []byte) []byte { return b[:len(b)/2] }},
+		{"garbage of the same size", func(b []byte) []byte { return bytes.Repeat([]byte("x"), len(b)) }},
+		{"one byte changed", func(b []byte) []byte { b = bytes.Clone(b); b[len(b)/2] ^= 1; return b }},
+		{"empty", func([]byte) []byte { return nil }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, evs := writeLog(t, 6)
+			openFile(t, dir).Close() // the cache covers every event
+			p := eventPath(dir, 2, evs[2].EventBase().ID)
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, c.damage(b), 0o644)
+			s := openFile(t, dir)
+			defer s.Close()
+			_, err := s.Raw(2)
+			var de *filestore.DamageError
+			if !errors.Is(err, filestore.ErrDamaged) || !errors.As(err, &de) || de.Index != 2 {
+				t.Fatalf("Raw of a damaged middle event: %v", err)
+			}
+			if _, err := s.Raw(1); err != nil {
+				t.Errorf("Raw of an intact event: %v", err)
+			}
+		})
+	}
+}
+
+func TestOldIndexLinesIgnored(t *testing.T) {
+	dir, evs := writeLog(t, 3)
+	s := openFile(t, dir)
+	e, _ := s.Entry(1)
+	s.Close()
+	// A line without the checksum, as gohands wrote before, with a wrong
+	// kind: it must not be believed.
+	line := fmt.Sprintf("1\t%s\tBogusKind\tuser\t%s\t%s\t\t\t0\t%d\n", e.ID, e.Timestamp, e.ParentID, e.Size)
+	os.WriteFile(filepath.Join(dir, filestore.IndexFile), []byte(line), 0o644)
+	s = openFile(t, dir)
+	defer s.Close()
+	if got, _ := s.Entry(1); got.Kind == "BogusKind" || got.ID != evs[1].EventBase().ID {
+		t.Errorf("entry 1 = %+v", got)
+	}
+}
+
+func TestTwoFilesForOneIndex(t *testing.T) {
+	dir, evs := writeLog(t, 4)
+	m := convtest.UserMessage("stray")
+	data, _ := event.Marshal(m)
+	os.WriteFile(eventPath(dir, 2, m.ID), data, 0o644)
+	_, err := filestore.Open(dir, nil)
+	if !errors.Is(err, filestore.ErrDamaged) || !strings.Contains(err.Error(), "2 event files for one index") {
+		t.Fatalf("err = %v", err)
+	}
+	_ = evs
 }

@@ -97,12 +97,14 @@ func parseJournal(b []byte) []journalRecord {
 // process did not write, extending the contiguous run ids, then removes the
 // journal. A file that exists is rewritten only if its bytes differ (the
 // writer may have been killed while writing it). Failing to write a file
-// is an error: the journal is then kept.
-func (s *Store) replayJournal(ids []string) ([]string, error) {
+// is an error: the journal is then kept. from is the lowest index whose file
+// it wrote (len(ids) if none): the index cache may not describe those.
+func (s *Store) replayJournal(ids []string) (_ []string, from int, _ error) {
+	from = len(ids)
 	path := filepath.Join(s.dir, JournalFile)
 	b, err := os.ReadFile(path)
 	if err != nil || len(b) == 0 {
-		return ids, nil
+		return ids, from, nil
 	}
 	replayed := 0
 	for _, r := range parseJournal(b) {
@@ -117,8 +119,9 @@ func (s *Store) replayJournal(ids []string) ([]string, error) {
 			}
 		}
 		if err := writeNew(name, r.data, s.opts.Durable, true); err != nil {
-			return nil, fmt.Errorf("conversation: writing journaled event %d: %w", r.idx, err)
+			return nil, 0, fmt.Errorf("conversation: writing journaled event %d: %w", r.idx, err)
 		}
+		from = min(from, r.idx)
 		if r.idx == len(ids) {
 			ids = append(ids, r.id)
 		}
@@ -126,7 +129,7 @@ func (s *Store) replayJournal(ids []string) ([]string, error) {
 	}
 	if s.opts.Durable && replayed > 0 {
 		if err := syncDir(s.eventsDir); err != nil {
-			return nil, fmt.Errorf("conversation: %w", err)
+			return nil, 0, fmt.Errorf("conversation: %w", err)
 		}
 	}
 	if err := os.Remove(path); err != nil {
@@ -135,7 +138,7 @@ func (s *Store) replayJournal(ids []string) ([]string, error) {
 	if replayed > 0 {
 		slog.Info("conversation: wrote journaled events left by an interrupted writer", "dir", s.dir, "events", replayed)
 	}
-	return ids, nil
+	return ids, from, nil
 }
 
 // writeBehind is the state of a write-behind Store.
@@ -359,7 +362,7 @@ func (s *Store) drain() {
 			w.mu.Unlock()
 			return
 		}
-		s.writeIndexLine(&w.line, &p.ent)
+		s.writeIndexLine(&w.line, &p.ent, p.data)
 		w.mu.Lock()
 		delete(w.pending, w.next)
 		w.next++

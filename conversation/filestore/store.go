@@ -5,6 +5,7 @@ package filestore
 import (
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -40,17 +41,32 @@ type Store struct {
 	buf     []byte // reused encoding buffer, under writeMu
 	wb      *writeBehind
 	closed  atomic.Bool
+	// sums are the checksums of the events found at open, by index: Raw
+	// checks what it reads against them. Not changed after open.
+	sums []fileSum
 }
+
+// fileSum is the CRC-32C (Castagnoli) of an event file; ok is false when
+// it is not known.
+type fileSum struct {
+	crc uint32
+	ok  bool
+}
+
+func checksum(data []byte) uint32 { return crc32.Checksum(data, crcTable) }
 
 // Open opens (creating if needed) the conversation directory dir.
 // It takes the conversation's lock, lists the event files, and builds the
 // in-memory index from IndexFile, reading only the event files the cache
-// does not cover. Reader rules are the reference's: file names must match
-// event-<5+ digits>-<id>.json, the log is the contiguous run of indexes from
-// 0 (a gap ends it, with a warning), and a duplicate id keeps its first
-// occurrence. A torn last event file, left by a writer killed mid-write, is
-// renamed with TornSuffix and a warning instead of failing the open; any
-// other unreadable event file is an error.
+// does not cover and the last one. Reader rules are the reference's: file
+// names must match event-<5+ digits>-<id>.json, the log is the contiguous
+// run of indexes from 0, and a duplicate id keeps its first occurrence. A
+// torn last event file, left by a writer killed mid-write, is renamed with
+// TornSuffix and a warning instead of failing the open. Damage a crash does
+// not leave (an unreadable middle file, files past a gap, two files for one
+// index) fails with an error matching ErrDamaged; Raw reports an event file
+// that no longer matches the size and checksum it was written with the same
+// way.
 func Open(dir string, opts *Options) (*Store, error) {
 	s := &Store{dir: dir, eventsDir: filepath.Join(dir, EventsDir), indexFD: -1}
 	if opts != nil {
@@ -158,38 +174,30 @@ func (s *Store) load() error {
 	if err != nil {
 		return fmt.Errorf("conversation: listing %s: %w", s.eventsDir, err)
 	}
-	ids := make([]string, len(names))
-	beyond := false
-	for _, name := range names {
-		i, id, ok := parseEventName(name)
-		switch {
-		case !ok:
-			if name != LockFile && !strings.HasSuffix(name, TornSuffix) {
-				slog.Warn("conversation: ignoring unrecognised file in events directory", "dir", s.eventsDir, "name", name)
-			}
-		case i >= len(ids):
-			beyond = true
-		case ids[i] != "":
-			slog.Warn("conversation: two event files with one index; keeping the first listed", "index", i, "kept", ids[i], "ignored", id)
-		default:
-			ids[i] = id
-		}
-	}
-	n := 0
-	for n < len(ids) && ids[n] != "" {
-		n++
-	}
-	if beyond || n < len(ids) && hasAny(ids[n:]) {
-		slog.Warn("conversation: gap in event indexes; later events are ignored", "dir", s.eventsDir, "next", n)
-	}
-	if ids, err = s.replayJournal(ids[:n]); err != nil {
+	l := listEvents(names, s.eventsDir)
+	ids := l.ids[:l.contiguous()]
+	ids, replayed, err := s.replayJournal(ids)
+	if err != nil {
 		return err
 	}
-	n = len(ids)
+	if err := l.check(s.dir, ids); err != nil {
+		return err
+	}
+	n := len(ids)
 
 	entries := make([]conversation.Entry, n, n+64) // room for appends before the first copy
 	have := make([]bool, n)
-	cached := s.readIndexFile(ids, entries, have)
+	s.sums = make([]fileSum, n)
+	cached := s.readIndexFile(ids[:replayed], entries, have)
+	// The cache vouches for files it does not read; the last one, where a
+	// killed writer leaves a torn file, is always checked.
+	if n > 0 && have[n-1] {
+		data, err := os.ReadFile(filepath.Join(s.eventsDir, eventFileName(n-1, ids[n-1])))
+		if err != nil || len(data) != entries[n-1].Size || checksum(data) != s.sums[n-1].crc {
+			have[n-1] = false
+			cached--
+		}
+	}
 	for i := 0; i < n; i++ {
 		if have[i] {
 			continue
@@ -206,10 +214,12 @@ func (s *Store) load() error {
 				s.setAside(eventFileName(i, ids[i]), err)
 				n--
 				entries = entries[:n]
+				s.sums = s.sums[:n]
 				break
 			}
-			return fmt.Errorf("conversation: event %d (%s): %w", i, eventFileName(i, ids[i]), err)
+			return &DamageError{Dir: s.dir, Index: i, File: eventFileName(i, ids[i]), Err: err}
 		}
+		s.sums[i] = fileSum{checksum(data), true}
 	}
 	s.idx = conversation.NewIndex(0)
 	s.idx.Adopt(entries)
@@ -230,15 +240,6 @@ func (s *Store) load() error {
 	return nil
 }
 
-func hasAny(ids []string) bool {
-	for _, id := range ids {
-		if id != "" {
-			return true
-		}
-	}
-	return false
-}
-
 func (s *Store) setAside(name string, cause error) {
 	from := filepath.Join(s.eventsDir, name)
 	to := from + TornSuffix
@@ -251,12 +252,13 @@ func (s *Store) setAside(name string, cause error) {
 }
 
 // Index cache lines: index, id, kind, source, timestamp, parent id, tool call
-// id, action id, has-action (0/1), size, separated by tabs. Events with a
-// tab, newline or backslash in a field get no line and are read from their
-// file on open.
-const indexFields = 10
+// id, action id, has-action (0/1), size, CRC-32C of the file (8 hex digits),
+// separated by tabs. Events with a tab, newline or backslash in a field get
+// no line and are read from their file on open. Lines of the older format
+// (without the checksum) are ignored, so those events are read once.
+const indexFields = 11
 
-func appendIndexLine(b []byte, e *conversation.Entry) ([]byte, bool) {
+func appendIndexLine(b []byte, e *conversation.Entry, crc uint32) ([]byte, bool) {
 	for _, f := range [...]string{e.ID, e.Kind, string(e.Source), e.Timestamp, e.ParentID, e.ToolCallID, e.ActionID} {
 		if strings.ContainsAny(f, "\t\n\\") {
 			return b, false
@@ -273,11 +275,17 @@ func appendIndexLine(b []byte, e *conversation.Entry) ([]byte, bool) {
 		b = append(b, "\t0\t"...)
 	}
 	b = strconv.AppendInt(b, int64(e.Size), 10)
+	b = append(b, '\t')
+	const hex = "0123456789abcdef"
+	for shift := 28; shift >= 0; shift -= 4 {
+		b = append(b, hex[crc>>shift&0xf])
+	}
 	return append(b, '\n'), true
 }
 
-// readIndexFile fills entries from the cache lines that agree with the file
-// names, and returns how many it filled. All strings share one allocation.
+// readIndexFile fills entries and s.sums from the cache lines that agree
+// with the file names, and returns how many it filled. All strings share
+// one allocation.
 func (s *Store) readIndexFile(ids []string, entries []conversation.Entry, have []bool) int {
 	data, err := os.ReadFile(filepath.Join(s.dir, IndexFile))
 	if err != nil {
@@ -304,13 +312,14 @@ func (s *Store) readIndexFile(ids []string, entries []conversation.Entry, have [
 			f[k], line = line[:t], line[t+1:]
 			k++
 		}
-		if k != indexFields-1 || strings.IndexByte(line, '\t') >= 0 {
+		if k != indexFields-1 || strings.IndexByte(line, '\t') >= 0 || len(line) != 8 {
 			continue
 		}
 		f[k] = line
 		i, err1 := strconv.Atoi(f[0])
 		size, err2 := strconv.Atoi(f[9])
-		if err1 != nil || err2 != nil || i < 0 || i >= len(ids) || have[i] || ids[i] != f[1] {
+		crc, err3 := strconv.ParseUint(f[10], 16, 32)
+		if err1 != nil || err2 != nil || err3 != nil || i < 0 || i >= len(ids) || have[i] || ids[i] != f[1] {
 			continue
 		}
 		entries[i] = conversation.Entry{
@@ -318,6 +327,7 @@ func (s *Store) readIndexFile(ids []string, entries []conversation.Entry, have [
 			Timestamp: f[4], ParentID: f[5], ToolCallID: f[6], ActionID: f[7], HasAction: f[8] == "1", Size: size,
 		}
 		entries[i].Intern()
+		s.sums[i] = fileSum{uint32(crc), true}
 		have[i] = true
 		filled++
 	}
@@ -327,7 +337,7 @@ func (s *Store) readIndexFile(ids []string, entries []conversation.Entry, have [
 func (s *Store) rewriteIndexFile(entries []conversation.Entry) error {
 	var b []byte
 	for i := range entries {
-		b, _ = appendIndexLine(b, &entries[i])
+		b, _ = appendIndexLine(b, &entries[i], s.sums[i].crc)
 	}
 	return writeAtomic(filepath.Join(s.dir, IndexFile), b, s.opts.Durable)
 }
@@ -465,7 +475,7 @@ func (s *Store) Append(e event.Event) (conversation.Entry, error) {
 		}
 	}
 	ent := conversation.EntryOf(i, e, kind, len(data))
-	s.writeIndexLine(&s.line, &ent)
+	s.writeIndexLine(&s.line, &ent, data)
 	s.idx.Add(ent)
 	return ent, nil
 }
@@ -478,15 +488,15 @@ const maxReusedBuf = 1 << 20
 // reads those events' files.
 const indexFlushBytes = 16 << 10
 
-// writeIndexLine adds ent's line to the index-cache buffer *buf, writing the
+// writeIndexLine adds the line of ent, whose file holds data, to the index-cache buffer *buf, writing the
 // buffer out when it is full. A failure only costs a slower next open, so
 // it is logged, not returned.
-func (s *Store) writeIndexLine(buf *[]byte, ent *conversation.Entry) {
+func (s *Store) writeIndexLine(buf *[]byte, ent *conversation.Entry, data []byte) {
 	if s.indexFD < 0 {
 		return
 	}
 	var ok bool
-	if *buf, ok = appendIndexLine(*buf, ent); ok && len(*buf) >= indexFlushBytes {
+	if *buf, ok = appendIndexLine(*buf, ent, checksum(data)); ok && len(*buf) >= indexFlushBytes {
 		s.flushIndex(buf)
 	}
 }
@@ -566,6 +576,14 @@ func (s *Store) Raw(i int) ([]byte, error) {
 				return nil, fmt.Errorf("conversation: %s is larger than %d bytes", path, maxEventFileBytes)
 			}
 			buf = append(buf, make([]byte, len(buf))...)
+		}
+	}
+	if i < len(s.sums) && s.sums[i].ok {
+		if n != ent.Size {
+			return nil, &DamageError{Dir: s.dir, Index: i, File: eventFileName(i, ent.ID), Err: fmt.Errorf("%d bytes, %d when it was written", n, ent.Size)}
+		}
+		if crc := checksum(buf[:n]); crc != s.sums[i].crc {
+			return nil, &DamageError{Dir: s.dir, Index: i, File: eventFileName(i, ent.ID), Err: fmt.Errorf("content changed since it was written (CRC-32C %08x, was %08x)", crc, s.sums[i].crc)}
 		}
 	}
 	return buf[:n:n], nil
