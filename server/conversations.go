@@ -298,10 +298,21 @@ func tagKey(k string) bool {
 // decodeAgent decodes and checks the agent of a start request: kind Agent
 // (assumed when absent and llm is present), tools registered by name.
 func decodeAgent(req *startRequest) (conversation.Agent, error) {
+	hasSettings := len(req.AgentSettings) > 0 && !isNull(req.AgentSettings)
 	switch {
+	case req.AgentProfileID != nil && (hasSettings || !isNull(req.Agent)):
+		return nil, invalid("`agent_profile_id` is mutually exclusive with `agent` and `agent_settings`", "body")
+	case req.AgentProfileID != nil:
+		return nil, invalid("agent_profile_id is not supported by this server; send agent or agent_settings", "body", "agent_profile_id")
 	case len(req.Agent) > 0 && !isNull(req.Agent):
-	case len(req.AgentSettings) > 0 && !isNull(req.AgentSettings), req.AgentProfileID != nil:
-		return nil, invalid("agent_settings and agent_profile_id are not supported by this server; send agent", "body")
+	case hasSettings:
+		// The reference builds the agent from the settings only when no
+		// agent is given.
+		a, err := agentFromSettings(req.AgentSettings)
+		if err != nil {
+			return nil, err
+		}
+		return a, checkAgent(a, "agent_settings")
 	default:
 		return nil, &invalidError{loc: []any{"body", "agent"}, typ: "missing", msg: "Field required: one of agent, agent_settings, agent_profile_id"}
 	}
@@ -332,20 +343,29 @@ func decodeAgent(req *startRequest) (conversation.Agent, error) {
 		return nil, invalid(fmt.Sprintf("agent kind %q cannot run on this server", deref(probe.Kind)), "body", "agent")
 	}
 	if a, ok := ag.(*agent.Agent); ok {
-		if err := a.Validate(); err != nil {
-			return nil, invalid(err.Error(), "body", "agent")
-		}
-		if strings.TrimSpace(a.LLM.Model) == "" {
-			return nil, invalid("llm.model must not be empty", "body", "agent", "llm", "model")
-		}
-		known := tool.Registered()
-		for _, sp := range a.Tools {
-			if !slices.Contains(known, sp.Name) {
-				return nil, invalid(fmt.Sprintf("ToolDefinition '%s' is not registered. Available: %v", sp.Name, known), "body", "agent", "tools")
-			}
+		if err := checkAgent(a, "agent"); err != nil {
+			return nil, err
 		}
 	}
 	return ag, nil
+}
+
+// checkAgent checks what the agent loop would refuse only when it starts:
+// the configuration, the model's name, tools the registry lacks.
+func checkAgent(a *agent.Agent, field string) error {
+	if err := a.Validate(); err != nil {
+		return invalid(err.Error(), "body", field)
+	}
+	if strings.TrimSpace(a.LLM.Model) == "" {
+		return invalid("llm.model must not be empty", "body", field, "llm", "model")
+	}
+	known := tool.Registered()
+	for _, sp := range a.Tools {
+		if !slices.Contains(known, sp.Name) {
+			return invalid(fmt.Sprintf("ToolDefinition '%s' is not registered. Available: %v", sp.Name, known), "body", field, "tools")
+		}
+	}
+	return nil
 }
 
 func deref(s *string) string {

@@ -23,6 +23,14 @@
 // events behind is closed with code 1013, after which its client
 // reconciles over REST.
 //
+// A conversation's agent comes whole in the start request's agent, or is
+// built from its agent_settings as the reference builds it (default tools,
+// the settings' condenser). gohands adds one key to agent_settings,
+// preset, naming a tool preset of package tools/preset (default, gpt5,
+// gemini, planning): the agent is then the one the reference's preset of
+// that name builds. The reference ignores the key, so a client may send it
+// to either server.
+//
 // Where the reference has a quirk that is a bug, this server does better:
 //
 //   - an unknown event id answers 404, not 500 (a KeyError there);

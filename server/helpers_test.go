@@ -61,6 +61,13 @@ func newTestServer(t testing.TB, opts *server.Options) *testServer {
 	return ts
 }
 
+// on returns ts reporting to t (a subtest).
+func (ts *testServer) on(t testing.TB) *testServer {
+	c := *ts
+	c.t = t
+	return &c
+}
+
 // do sends a request and returns the status and body.
 func (ts *testServer) do(method, path string, body any) (int, []byte) {
 	ts.t.Helper()

@@ -1,0 +1,176 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gohands/gohands/agent"
+	"github.com/gohands/gohands/condenser"
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/tool"
+	"github.com/gohands/gohands/tools/preset"
+	"github.com/gohands/gohands/tools/task"
+)
+
+// agentSettings is the reference's agent_settings of a start request
+// (OpenHandsAgentSettings, agent_kind "openhands"), from which the server
+// builds the agent, plus one gohands key, preset, naming a tool preset
+// (tools/preset: default, gpt5, gemini, planning). The reference ignores
+// unknown keys here and builds its default agent, so a client may send
+// preset to either server.
+type agentSettings struct {
+	AgentKind            string                     `json:"agent_kind,omitempty" enum:"openhands,llm" description:"Only the standard agent (openhands; llm is its old name) is built from settings; send an ACPAgent as agent."`
+	LLM                  json.RawMessage            `json:"llm" description:"The agent's LLM configuration (the reference's LLM object)."`
+	Tools                []tool.Spec                `json:"tools,omitempty" description:"Tool specs used exactly as given; absent or null: the preset's tools."`
+	Preset               string                     `json:"preset,omitempty" description:"gohands: the tool preset (default, gpt5, gemini, planning) giving the tools, condenser and prompt; absent: the reference's default tools."`
+	EnableSubAgents      bool                       `json:"enable_sub_agents,omitempty" description:"Add the task tool set (sub-agents)."`
+	EnableBrowser        bool                       `json:"enable_browser,omitempty" description:"gohands: add the browser tool set."`
+	EnableSwitchLLMTool  *bool                      `json:"enable_switch_llm_tool,omitempty"`
+	ToolConcurrencyLimit *int                       `json:"tool_concurrency_limit,omitempty"`
+	MCPConfig            map[string]json.RawMessage `json:"mcp_config,omitempty"`
+	AgentContext         json.RawMessage            `json:"agent_context,omitempty"`
+	Condenser            json.RawMessage            `json:"condenser,omitempty" description:"Condenser settings: condenser_kind llm_summarizing (max_size, keep_first, max_tokens, ...) or noop, enabled."`
+	Verification         json.RawMessage            `json:"verification,omitempty"`
+}
+
+// condenserSettings are the keys of the reference's condenser settings
+// that are not the condenser's own fields.
+type condenserSettings struct {
+	Kind    string `json:"condenser_kind"`
+	Enabled *bool  `json:"enabled"`
+}
+
+// agentFromSettings builds the agent an agent_settings payload describes,
+// as the reference's OpenHandsAgentSettings.create_agent does: tools
+// absent mean the default ones, the built-in finish and think tools, the
+// summarizing condenser of the settings (240 events, the first 2 kept,
+// unless they say otherwise). Naming a preset takes its tools, condenser
+// and prompt instead; explicit tools, condenser and agent_context in the
+// settings still win.
+func agentFromSettings(raw json.RawMessage) (*agent.Agent, error) {
+	loc := func(path ...any) []any { return append([]any{"body", "agent_settings"}, path...) }
+	var st agentSettings
+	if err := json.Unmarshal(raw, &st); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, invalid(err.Error(), loc(strings.Split(te.Field, ".")[0])...)
+		}
+		return nil, &invalidError{loc: loc(), typ: "model_type", msg: "Input should be an agent settings object: " + err.Error()}
+	}
+	switch st.AgentKind {
+	case "", "openhands", "llm":
+	case "acp":
+		return nil, invalid("agent_kind acp: send the ACPAgent itself as agent", loc("agent_kind")...)
+	default:
+		return nil, invalid(fmt.Sprintf("unknown agent_kind %q (openhands, acp)", st.AgentKind), loc("agent_kind")...)
+	}
+	if isNull(st.LLM) {
+		st.LLM = json.RawMessage(`{}`) // the reference's default LLM
+	}
+	var cfg llm.Config
+	if err := json.Unmarshal(st.LLM, &cfg); err != nil {
+		return nil, invalid(err.Error(), loc("llm")...)
+	}
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, invalid("llm.model must not be empty", loc("llm", "model")...)
+	}
+	p, ok := preset.Lookup(st.Preset)
+	if !ok {
+		return nil, invalid(fmt.Sprintf("unknown preset %q (known: %s)", st.Preset, strings.Join(preset.Names(), ", ")), loc("preset")...)
+	}
+	var a *agent.Agent
+	if st.Preset != "" {
+		a = p.Agent(cfg, &preset.Options{Browser: st.EnableBrowser, SubAgents: st.EnableSubAgents})
+	} else {
+		// The reference's default_tool_specs and Agent defaults: no
+		// workspace skills unless agent_context asks, the condenser of the
+		// settings' defaults.
+		specs := preset.DefaultTools()
+		if st.EnableBrowser {
+			specs = append(specs, tool.Spec{Name: preset.BrowserToolSet})
+		}
+		if st.EnableSubAgents {
+			specs = append(specs, tool.Spec{Name: task.ToolSetName})
+		}
+		a = agent.New(cfg, specs, nil)
+		if st.Condenser == nil {
+			st.Condenser = json.RawMessage(`{}`)
+		}
+	}
+	if st.Tools != nil {
+		a.Tools = st.Tools
+	}
+	if st.EnableSwitchLLMTool == nil || *st.EnableSwitchLLMTool {
+		// The reference adds its switch_llm built-in; gohands has it only
+		// where a package registered it.
+		if slices.Contains(tool.Registered(), "switch_llm") {
+			a.IncludeDefaultTools = append(a.IncludeDefaultTools, "SwitchLLMTool")
+		}
+	}
+	if st.ToolConcurrencyLimit != nil {
+		a.ToolConcurrencyLimit = *st.ToolConcurrencyLimit
+	}
+	if len(st.MCPConfig) > 0 {
+		a.MCPConfig = st.MCPConfig
+	}
+	if !isNull(st.AgentContext) {
+		a.AgentContext = st.AgentContext
+	}
+	if !isNull(st.Condenser) {
+		c, err := condenserFromSettings(cfg, st.Condenser)
+		if err != nil {
+			return nil, invalid(err.Error(), loc("condenser")...)
+		}
+		a.Condenser = c
+	}
+	if !isNull(st.Verification) {
+		var v struct {
+			CriticEnabled bool `json:"critic_enabled"`
+		}
+		if err := json.Unmarshal(st.Verification, &v); err != nil {
+			return nil, invalid(err.Error(), loc("verification")...)
+		}
+		if v.CriticEnabled {
+			// The reference's critic is a hosted service; none runs here.
+			return nil, invalid("critic_enabled: this server has no critic service", loc("verification", "critic_enabled")...)
+		}
+	}
+	return a, nil
+}
+
+// condenserFromSettings turns the reference's condenser settings into a
+// kind-tagged condenser configuration (nil when disabled or noop), the
+// summarizing model being the agent's under usage id "condenser".
+func condenserFromSettings(cfg llm.Config, raw json.RawMessage) (json.RawMessage, error) {
+	var cs condenserSettings
+	if err := json.Unmarshal(raw, &cs); err != nil {
+		return nil, err
+	}
+	if cs.Enabled != nil && !*cs.Enabled {
+		return nil, nil
+	}
+	switch cs.Kind {
+	case "", "llm_summarizing":
+	case "noop":
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("unknown condenser_kind %q (llm_summarizing, noop)", cs.Kind)
+	}
+	cfg.UsageID = preset.CondenserUsageID
+	c := condenser.NewLLMSummarizing(cfg, nil)
+	if err := json.Unmarshal(raw, c); err != nil {
+		return nil, err
+	}
+	c.LLM = cfg // the settings carry no model of their own
+	if c.MaxSize < 20 {
+		return nil, fmt.Errorf("max_size %d: must be at least 20", c.MaxSize)
+	}
+	if c.KeepFirst < 0 {
+		return nil, fmt.Errorf("keep_first %d: must not be negative", c.KeepFirst)
+	}
+	return event.MarshalKinded(c)
+}
