@@ -14,7 +14,7 @@ import (
 // and saves them.
 func ExampleState() {
 	store := conversation.NewMemoryStore() // or filestore.Open(dir, nil)
-	f := conversation.NewFields("6a0f4e2c-1b3d-4c5e-8f70-9a1b2c3d4e5f", convtest.NewAgent(), &workspace.LocalWorkspace{WorkingDir: "/src"})
+	f := conversation.NewFields("6a0f4e2c-1b3d-4c5e-8f70-9a1b2c3d4e5f", convtest.NewAgent(), &workspace.Local{WorkingDir: "/src"})
 	st, err := conversation.Create(store, f, nil)
 	if err != nil {
 		panic(err)

@@ -35,7 +35,7 @@ type Fields struct {
 	// Agent is the agent running the conversation (kind "Agent" or
 	// "ACPAgent"). Required.
 	Agent any
-	// Workspace is where the agent works, e.g. *workspace.LocalWorkspace.
+	// Workspace is where the agent works, e.g. *workspace.Local.
 	// Required.
 	Workspace any
 	// PersistenceDir is the conversation directory; "" encodes as null.

@@ -140,7 +140,7 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 		c.dir = ds.Dir()
 	}
 	sopts := &Options{Cipher: o.Cipher, OnEvent: c.onEvent, RecordChanges: o.RecordStateChanges}
-	ws := &workspace.LocalWorkspace{WorkingDir: workDir}
+	ws := &workspace.Local{WorkingDir: workDir}
 
 	base, err := store.ReadBase()
 	if err != nil {

@@ -298,7 +298,7 @@ func TestUpdateValidation(t *testing.T) {
 	if err == nil || st.Fields().MaxIterations != 500 {
 		t.Errorf("invalid update: err %v, max_iterations %d", err, st.Fields().MaxIterations)
 	}
-	_ = workspace.LocalWorkspace{}
+	_ = workspace.Local{}
 }
 
 func openFile(t testing.TB, dir string) *filestore.Store {

@@ -33,7 +33,7 @@ func TestManagerThroughState(t *testing.T) {
 			c = secret.NewCipher("state key")
 		}
 		store := conversation.NewMemoryStore()
-		f := conversation.NewFields("0b5f3c1e-6a2d-4f8b-9c7e-1d2a3b4c5d6e", &stubAgent{Name: "a"}, &workspace.LocalWorkspace{WorkingDir: "/w"})
+		f := conversation.NewFields("0b5f3c1e-6a2d-4f8b-9c7e-1d2a3b4c5d6e", &stubAgent{Name: "a"}, &workspace.Local{WorkingDir: "/w"})
 		f.SecretRegistry = m.Registry()
 		st, err := conversation.Create(store, f, &conversation.Options{Cipher: c})
 		if err != nil {

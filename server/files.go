@@ -1,16 +1,15 @@
 package server
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
+
+	"github.com/gohands/gohands/workspace"
 )
 
 // pathQuery is the path parameter of the file and git routes.
@@ -140,58 +139,11 @@ type gitQuery struct {
 	Ref  string `query:"ref" description:"Ref to compare with (default HEAD)."`
 }
 
-// gitChange is one changed file.
-type gitChange struct {
-	Status string `json:"status" enum:"ADDED,DELETED,UPDATED,MOVED"`
-	Path   string `json:"path"`
-}
-
-// gitDiff is a file before and after.
-type gitDiff struct {
-	Modified *string `json:"modified"`
-	Original *string `json:"original"`
-}
-
-// emptyTree is git's empty tree, the base of a repository without commits.
-const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-
-func git(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", append([]string{"--no-pager"}, args...)...)
-	cmd.Dir = dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
-	}
-	return out.String(), nil
-}
-
-// repoRoot returns the repository holding dir, or "" if none.
-func repoRoot(dir string) string {
-	out, err := git(dir, "rev-parse", "--show-toplevel")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(out)
-}
-
-// baseRef is ref, HEAD by default, or the empty tree before the first
-// commit.
-func baseRef(root, ref string) (string, error) {
-	if ref == "" {
-		ref = "HEAD"
-	}
-	if strings.HasPrefix(ref, "-") {
-		return "", fmt.Errorf("invalid ref %q", ref)
-	}
-	if _, err := git(root, "rev-parse", "--verify", "--quiet", ref+"^{commit}"); err != nil {
-		if ref == "HEAD" {
-			return emptyTree, nil
-		}
-		return "", fmt.Errorf("unknown ref %q", ref)
-	}
-	return ref, nil
-}
+// gitChange and gitDiff are the git routes' answers.
+type (
+	gitChange = workspace.GitChange
+	gitDiff   = workspace.GitDiff
+)
 
 func (s *Server) handleGitChanges(w http.ResponseWriter, r *http.Request) {
 	var q gitQuery
@@ -199,60 +151,10 @@ func (s *Server) handleGitChanges(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	dir := q.Path
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		writeJSON(w, http.StatusOK, []gitChange{})
-		return
-	}
-	root := repoRoot(dir)
-	if root == "" {
-		writeJSON(w, http.StatusOK, []gitChange{})
-		return
-	}
-	ref, err := baseRef(root, q.Ref)
+	changes, err := workspace.Changes(r.Context(), q.Path, q.Ref)
 	if err != nil {
 		writeDetail(w, http.StatusBadRequest, err.Error())
 		return
-	}
-	out, err := git(root, "diff", "--name-status", "-z", ref, "--")
-	if err != nil {
-		writeDetail(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	changes := []gitChange{}
-	f := strings.Split(strings.TrimSuffix(out, "\x00"), "\x00")
-	for i := 0; i < len(f) && f[i] != ""; {
-		st := f[i]
-		switch {
-		case strings.HasPrefix(st, "R") && i+2 < len(f):
-			changes = append(changes, gitChange{"DELETED", f[i+1]}, gitChange{"ADDED", f[i+2]})
-			i += 3
-			continue
-		case strings.HasPrefix(st, "C") && i+2 < len(f):
-			changes = append(changes, gitChange{"ADDED", f[i+2]})
-			i += 3
-			continue
-		}
-		if i+1 >= len(f) {
-			break
-		}
-		status := "UPDATED"
-		switch st {
-		case "A":
-			status = "ADDED"
-		case "D":
-			status = "DELETED"
-		}
-		changes = append(changes, gitChange{status, f[i+1]})
-		i += 2
-	}
-	untracked, err := git(root, "ls-files", "--others", "--exclude-standard", "-z")
-	if err == nil {
-		for _, p := range strings.Split(untracked, "\x00") {
-			if p != "" {
-				changes = append(changes, gitChange{"ADDED", p})
-			}
-		}
 	}
 	writeJSON(w, http.StatusOK, changes)
 }
@@ -263,32 +165,10 @@ func (s *Server) handleGitDiff(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	var d gitDiff
-	root := repoRoot(filepath.Dir(q.Path))
-	if root == "" || q.Path == "" {
-		writeJSON(w, http.StatusOK, d)
-		return
-	}
-	// Both sides lose one trailing newline and a missing side is "", as
-	// in the reference.
-	trim := func(s string) *string {
-		s = strings.TrimSuffix(s, "\n")
-		return &s
-	}
-	d.Modified, d.Original = trim(""), trim("")
-	if data, err := os.ReadFile(q.Path); err == nil {
-		d.Modified = trim(string(data))
-	}
-	ref, err := baseRef(root, q.Ref)
+	d, err := workspace.Diff(r.Context(), q.Path, q.Ref)
 	if err != nil {
 		writeDetail(w, http.StatusBadRequest, err.Error())
 		return
-	}
-	rel, err := filepath.Rel(root, q.Path)
-	if err == nil && ref != emptyTree && !strings.HasPrefix(rel, "..") {
-		if out, err := git(root, "show", ref+":"+filepath.ToSlash(rel)); err == nil {
-			d.Original = trim(out)
-		}
 	}
 	writeJSON(w, http.StatusOK, d)
 }

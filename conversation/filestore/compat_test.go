@@ -66,7 +66,7 @@ func TestReadsPythonConversation(t *testing.T) {
 	if p, ok := f.ConfirmationPolicy.(*security.ConfirmRisky); !ok || *p != *security.NewConfirmRisky() {
 		t.Errorf("policy %#v", f.ConfirmationPolicy)
 	}
-	if w, ok := f.Workspace.(*workspace.LocalWorkspace); !ok || w.WorkingDir != "/workspace/project" {
+	if w, ok := f.Workspace.(*workspace.Local); !ok || w.WorkingDir != "/workspace/project" {
 		t.Errorf("workspace %#v", f.Workspace)
 	}
 	if v, _ := f.SecretRegistry.Sources["GITHUB_TOKEN"].Resolve(t.Context()); v != "ghp_fixture" {
@@ -109,7 +109,7 @@ func TestGoldenGoConversation(t *testing.T) {
 	const id = "0f6e1d2c-3b4a-4958-8776-a5b4c3d2e1f0"
 	base := t.TempDir()
 	dir := filestore.Dir(base, id)
-	f := conversation.NewFields(id, &convtest.Agent{LLM: []byte(`{"model":"gpt-4o","usage_id":"agent"}`), Tools: []any{}}, &workspace.LocalWorkspace{WorkingDir: "/workspace/project"})
+	f := conversation.NewFields(id, &convtest.Agent{LLM: []byte(`{"model":"gpt-4o","usage_id":"agent"}`), Tools: []any{}}, &workspace.Local{WorkingDir: "/workspace/project"})
 	f.PersistenceDir = "workspace/conversations/0f6e1d2c3b4a49588776a5b4c3d2e1f0"
 	f.ConfirmationPolicy = security.NewConfirmRisky()
 	f.SecretRegistry.SetValue("GITHUB_TOKEN", "ghp_golden")

@@ -106,7 +106,7 @@ func write(dir, id string) error {
 	if err != nil {
 		return err
 	}
-	f := conversation.NewFields(id, &agentConfig{Model: "gpt-4o"}, &workspace.LocalWorkspace{WorkingDir: "."})
+	f := conversation.NewFields(id, &agentConfig{Model: "gpt-4o"}, &workspace.Local{WorkingDir: "."})
 	st, err := conversation.Create(store, f, nil)
 	if err != nil {
 		return err

@@ -19,7 +19,7 @@ func NewAgent() *Agent {
 }
 
 func NewFields() *conversation.Fields {
-	return conversation.NewFields(uuid.NewString(), NewAgent(), &workspace.LocalWorkspace{WorkingDir: "/tmp/work"})
+	return conversation.NewFields(uuid.NewString(), NewAgent(), &workspace.Local{WorkingDir: "/tmp/work"})
 }
 
 func UserMessage(text string) *event.MessageEvent {
