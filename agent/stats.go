@@ -39,3 +39,6 @@ func (r *runner) saveStats() error {
 		return nil
 	})
 }
+
+// SaveStats implements conversation.StatsSaver.
+func (r *runner) SaveStats() error { return r.saveStats() }

@@ -43,6 +43,11 @@ type Conversation interface {
 	// conversation pauses it at once; in any other status Pause does
 	// nothing.
 	Pause() error
+	// Interrupt is Pause recorded as the reference records an interrupt:
+	// the in-flight model call and running tools are cancelled at once,
+	// their actions answered, and an InterruptEvent written. With no Run
+	// in progress it is Pause.
+	Interrupt() error
 	// AskAgent answers a side question from the conversation's history
 	// without appending or persisting anything. It is safe during Run.
 	AskAgent(ctx context.Context, question string) (string, error)
@@ -154,6 +159,7 @@ func (e *RunError) Unwrap() error { return e.Err }
 // Error codes of ConversationErrorEvents written by the run loop.
 const (
 	CodeMaxIterations = "MaxIterationsReached"
+	CodeMaxBudget     = "MaxBudgetReached"
 	CodeStuck         = "Stuck"
 )
 
@@ -178,6 +184,11 @@ type LocalOptions struct {
 	// MaxIterations bounds the steps of one Run (0: the persisted value,
 	// or DefaultMaxIterations).
 	MaxIterations int
+	// MaxBudgetPerRun, if positive, ends a Run with a MaxBudgetReached
+	// error once the conversation's combined model cost in USD (every
+	// usage id, sub-agents' included) reaches it. As in the reference it
+	// is not persisted.
+	MaxBudgetPerRun float64
 	// DisableStuckDetection turns the stuck detector off.
 	DisableStuckDetection bool
 	// StuckThresholds configure the stuck detector (nil: defaults).

@@ -57,7 +57,13 @@ type LocalConversation struct {
 	runDone  chan struct{}
 	cancel   context.CancelCauseFunc // of the step in progress
 	pauseReq bool
-	closed   bool
+	// interrupted says the pause that ends the run is an Interrupt, which
+	// records an InterruptEvent instead of a PauseEvent.
+	interrupted bool
+	closed      bool
+
+	// budget is LocalOptions.MaxBudgetPerRun (0: none).
+	budget float64
 }
 
 var _ Conversation = (*LocalConversation)(nil)
@@ -210,6 +216,7 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 	c.agent = agent
 	f := c.state.Fields()
 	c.maxIter = f.MaxIterations
+	c.budget = o.MaxBudgetPerRun
 	if c.maxIter <= 0 {
 		c.maxIter = DefaultMaxIterations
 	}
@@ -376,7 +383,7 @@ func (c *LocalConversation) Run(ctx context.Context) error {
 		c.runMu.Unlock()
 		return ErrRunning
 	}
-	c.running, c.pauseReq = true, false
+	c.running, c.pauseReq, c.interrupted = true, false, false
 	c.runDone = make(chan struct{})
 	done := c.runDone
 	c.runMu.Unlock()
@@ -440,6 +447,9 @@ func (c *LocalConversation) Run(ctx context.Context) error {
 		st := c.Status()
 		if st == StatusWaitingForConfirmation {
 			return nil
+		}
+		if detail := c.overBudget(runner); detail != "" && st != StatusFinished {
+			return c.fail(CodeMaxBudget, detail, nil)
 		}
 		if iter >= c.maxIter && st != StatusFinished {
 			return c.fail(CodeMaxIterations, fmt.Sprintf("Agent reached maximum iterations limit (%d).", c.maxIter), nil)
@@ -514,7 +524,14 @@ func (c *LocalConversation) pauseAfterRun(ctx context.Context) error {
 // writePause sets status paused and writes a PauseEvent, unless the
 // conversation is already paused or ended.
 func (c *LocalConversation) writePause() error {
-	if err := c.pauseNow(StatusIdle, StatusRunning, StatusWaitingForConfirmation); err != nil {
+	c.runMu.Lock()
+	interrupted := c.interrupted
+	c.runMu.Unlock()
+	var ev event.Event = &event.PauseEvent{Base: event.NewBase(event.SourceUser)}
+	if interrupted {
+		ev = &event.InterruptEvent{Base: event.NewBase(event.SourceUser)}
+	}
+	if err := c.pauseWith(ev, StatusIdle, StatusRunning, StatusWaitingForConfirmation); err != nil {
 		return fmt.Errorf("conversation: pause: %w", err)
 	}
 	return nil
@@ -524,6 +541,11 @@ func (c *LocalConversation) writePause() error {
 // PauseEvent: the status change comes first in the log, as in the
 // reference.
 func (c *LocalConversation) pauseNow(from ...ExecutionStatus) error {
+	return c.pauseWith(&event.PauseEvent{Base: event.NewBase(event.SourceUser)}, from...)
+}
+
+// pauseWith is pauseNow writing ev (a PauseEvent or an InterruptEvent).
+func (c *LocalConversation) pauseWith(ev event.Event, from ...ExecutionStatus) error {
 	changed := false
 	err := c.state.Update(func(f *Fields) error {
 		if slices.Contains(from, f.ExecutionStatus) {
@@ -534,7 +556,7 @@ func (c *LocalConversation) pauseNow(from ...ExecutionStatus) error {
 	if err != nil || !changed {
 		return err
 	}
-	_, err = c.state.Append(&event.PauseEvent{Base: event.NewBase(event.SourceUser)})
+	_, err = c.state.Append(ev)
 	return err
 }
 
@@ -600,14 +622,16 @@ func errorCode(err error) string {
 }
 
 // Pause implements Conversation.
-func (c *LocalConversation) Pause() error { return c.pause(true) }
+func (c *LocalConversation) Pause() error { return c.pause(true, false) }
 
 // PauseAfterStep is Pause that lets the step in progress finish (its LLM
 // call and tools) before the run stops: the reference's pause, which the
 // agent server's pause route offers. Pause is its interrupt.
-func (c *LocalConversation) PauseAfterStep() error { return c.pause(false) }
+func (c *LocalConversation) PauseAfterStep() error { return c.pause(false, false) }
 
-func (c *LocalConversation) pause(cancelStep bool) error {
+// pause asks the run to stop; cancelStep cancels the step in progress,
+// and interrupt records the stop as an InterruptEvent.
+func (c *LocalConversation) pause(cancelStep, interrupt bool) error {
 	c.runMu.Lock()
 	if c.closed {
 		c.runMu.Unlock()
@@ -615,6 +639,7 @@ func (c *LocalConversation) pause(cancelStep bool) error {
 	}
 	if c.running {
 		c.pauseReq = true
+		c.interrupted = c.interrupted || interrupt
 		if c.cancel != nil && cancelStep {
 			c.cancel(errPaused)
 		}
@@ -622,6 +647,8 @@ func (c *LocalConversation) pause(cancelStep bool) error {
 		return nil
 	}
 	c.runMu.Unlock()
+	// With no run to cut short, an interrupt is a pause, as in the
+	// reference.
 	return c.pauseNow(StatusIdle, StatusRunning)
 }
 

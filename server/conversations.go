@@ -955,9 +955,9 @@ func (s *Server) handlePause(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleInterrupt pauses a conversation at once, cancelling the step in
-// progress (its LLM call or tools).
+// progress (its LLM call or tools), and records an InterruptEvent.
 func (s *Server) handleInterrupt(w http.ResponseWriter, r *http.Request) {
-	s.pause(w, r, (*conversation.LocalConversation).Pause)
+	s.pause(w, r, (*conversation.LocalConversation).Interrupt)
 }
 
 func (s *Server) pause(w http.ResponseWriter, r *http.Request, pause func(*conversation.LocalConversation) error) {

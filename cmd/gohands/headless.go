@@ -200,11 +200,12 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	}()
 
 	opts := &conversation.LocalOptions{
-		ID:            p.id,
-		Backend:       filestore.NewBackend(p.base, nil),
-		MaxIterations: f.maxIterations,
-		Secrets:       p.sources,
-		Logger:        p.logger,
+		ID:              p.id,
+		Backend:         filestore.NewBackend(p.base, nil),
+		MaxIterations:   f.maxIterations,
+		MaxBudgetPerRun: f.maxBudget,
+		Secrets:         p.sources,
+		Logger:          p.logger,
 		// Deltas come in bursts; a transcript never drops them.
 		SubscriberBuffer:   1 << 16,
 		ConfirmationPolicy: p.policy,

@@ -79,6 +79,9 @@ func (a *app) prepare(ctx context.Context, f *runFlags) (*prepared, error) {
 	if p.base, err = a.persistenceDir(f.persistenceDir); err != nil {
 		return nil, err
 	}
+	if f.maxBudget < 0 {
+		return nil, usageErr("--max-budget %v: must not be negative", f.maxBudget)
+	}
 	if f.maxIterations < 0 {
 		return nil, usageErr("--max-iterations %d: must not be negative", f.maxIterations)
 	}
