@@ -23,6 +23,46 @@ func (s Stats) TotalCost() float64 {
 	return c
 }
 
+// Tokens returns the prompt and completion tokens over all usage ids.
+func (s Stats) Tokens() (prompt, completion int) {
+	for _, m := range s.UsageToMetrics {
+		if m != nil && m.AccumulatedTokenUsage != nil {
+			prompt += m.AccumulatedTokenUsage.PromptTokens
+			completion += m.AccumulatedTokenUsage.CompletionTokens
+		}
+	}
+	return prompt, completion
+}
+
+// AgentSteps counts the agent's replies in log from index from on: each
+// message, and each model response however many actions it holds.
+func AgentSteps(log Store, from int) int {
+	n, last := 0, ""
+	for i := from; i < log.Len(); i++ {
+		en, err := log.Entry(i)
+		if err != nil || en.Source != event.SourceAgent {
+			continue
+		}
+		switch en.Kind {
+		case "MessageEvent":
+			n++
+			last = ""
+		case "ActionEvent":
+			e, err := log.Event(i)
+			if err != nil {
+				continue
+			}
+			if a, ok := e.(*event.ActionEvent); ok {
+				if a.LLMResponseID == "" || a.LLMResponseID != last {
+					n++
+				}
+				last = a.LLMResponseID
+			}
+		}
+	}
+	return n
+}
+
 // clone returns a copy of s that shares the Metrics values. Metrics are
 // replaced, not mutated, by updates.
 func (s Stats) clone() Stats {

@@ -291,10 +291,11 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	st := conv.State()
 	res := runResult{
 		Type: "result", Status: string(status), ConversationID: id,
-		FinalMessage: tasktool.FinalResponse(st), Steps: countSteps(st, steps0),
+		FinalMessage: tasktool.FinalResponse(st), Steps: conversation.AgentSteps(st.Events(), steps0),
 		DurationMS: time.Since(start).Milliseconds(), Workspace: p.workDir,
 	}
-	res.Cost, res.PromptTokens, res.CompletionTokens = totalUsage(st.Fields().Stats)
+	res.Cost = st.Fields().Stats.TotalCost()
+	res.PromptTokens, res.CompletionTokens = st.Fields().Stats.Tokens()
 	closeErr := conv.Close()
 	if jsonl != nil {
 		if err := jsonl.Err(); err != nil && !errors.Is(err, os.ErrClosed) {
@@ -367,36 +368,6 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 			time.Duration(res.DurationMS)*time.Millisecond, id)
 	}
 	return out
-}
-
-// countSteps counts the agent's replies (actions of one response count
-// once) logged since index from.
-func countSteps(st *conversation.State, from int) int {
-	log := st.Events()
-	n, last := 0, ""
-	for i := from; i < log.Len(); i++ {
-		en, err := log.Entry(i)
-		if err != nil || en.Source != event.SourceAgent {
-			continue
-		}
-		switch en.Kind {
-		case "MessageEvent":
-			n++
-			last = ""
-		case "ActionEvent":
-			e, err := log.Event(i)
-			if err != nil {
-				continue
-			}
-			if a, ok := e.(*event.ActionEvent); ok {
-				if a.LLMResponseID == "" || a.LLMResponseID != last {
-					n++
-				}
-				last = a.LLMResponseID
-			}
-		}
-	}
-	return n
 }
 
 // tokenCount shows a token count briefly: 950, 12.3k, 1.2M.

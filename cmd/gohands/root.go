@@ -72,7 +72,7 @@ LLM_BASE_URL.`,
 		SilenceErrors: true,
 		Version:       version(),
 	}
-	root.AddCommand(a.runCmd(), a.lsCmd(), a.acpCmd(), a.serveCmd(), a.mcpCmd())
+	root.AddCommand(a.runCmd(), a.lsCmd(), a.acpCmd(), a.serveCmd(), a.mcpCmd(), a.evalCmd())
 	return root
 }
 

@@ -52,21 +52,6 @@ func (p *prepared) close() {
 	}
 }
 
-// stats returns the conversation's metrics by usage id.
-func totalUsage(st conversation.Stats) (cost float64, prompt, completion int) {
-	for _, m := range st.UsageToMetrics {
-		if m == nil {
-			continue
-		}
-		cost += m.AccumulatedCost
-		if u := m.AccumulatedTokenUsage; u != nil {
-			prompt += u.PromptTokens
-			completion += u.CompletionTokens
-		}
-	}
-	return cost, prompt, completion
-}
-
 // prepare reads the settings, the flags and the environment, and builds
 // the model and the agent. needTask is false when the caller asks for a
 // task itself (the interactive mode).

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gohands/gohands/eval/starter"
+	"github.com/gohands/gohands/llm/llmtest"
+)
+
+// gohands eval runs the built-in starter suite with a scripted model that
+// solves it, prints the summary, resumes, and compares result sets.
+func TestE2EEvalStarter(t *testing.T) {
+	e := newE2E(t)
+	p, err := llmtest.ParsePlaybook(starter.Playbook())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.NewResponder(t, p.Respond, nil)
+	e.env = append(e.env, "LLM_BASE_URL="+srv.URL+"/v1") // the last value wins
+	out := filepath.Join(t.TempDir(), "results")
+
+	r := e.mustRun(0, "eval", "--llm-config", e.config, "--out", out, "--parallel", "2")
+	if !strings.Contains(r.stdout, "| openai_gpt-4o | openai/gpt-4o | 4/4 | 100% |") {
+		t.Errorf("summary:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	if n := strings.Count(r.stderr, ": success"); n != 0 && n != 4 {
+		t.Errorf("progress lines:\n%s", r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "summary.json")); err != nil {
+		t.Error(err)
+	}
+
+	// Again with the same --out: every task is taken from the first run.
+	r = e.mustRun(0, "eval", "--llm-config", e.config, "--out", out)
+	if n := strings.Count(r.stderr, "(from an earlier run)"); n != 4 {
+		t.Errorf("resumed %d tasks, want 4:\n%s", n, r.stderr)
+	}
+
+	// The conversation of a task is in the standard layout.
+	convs := filepath.Join(out, "openai_gpt-4o", "find-fact", "conversations")
+	r = e.mustRun(0, "ls", "--persistence-dir", convs)
+	if !strings.Contains(r.stdout, "finished") {
+		t.Errorf("ls of a task's conversations:\n%s", r.stdout)
+	}
+
+	r = e.mustRun(0, "eval", "compare", out, out)
+	if !strings.Contains(r.stdout, "| openai_gpt-4o | find-fact | success") {
+		t.Errorf("compare:\n%s", r.stdout)
+	}
+
+	// Bad usage is a clear error.
+	r = e.mustRun(2, "eval", "--out", out, filepath.Join(t.TempDir(), "missing"))
+	if !strings.Contains(r.stderr, "no such file") {
+		t.Errorf("missing suite: %s", r.stderr)
+	}
+}
