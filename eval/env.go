@@ -1,19 +1,16 @@
 package eval
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
-	"path"
 	"path/filepath"
-	"time"
+	"strings"
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
+	"github.com/gohands/gohands/workspace"
 )
 
 // A Sandbox makes a fresh, isolated workspace for each task.
@@ -24,26 +21,16 @@ type Sandbox interface {
 }
 
 // An Env is one task's workspace, where its setup, its agent and its
-// verifier run.
+// verifier run. Close removes it.
 type Env interface {
-	// Dir is the workspace's directory, as the agent sees it.
+	workspace.Workspace
+	// Dir is the workspace's working directory, as the agent sees it.
 	Dir() string
-	// Exec runs command with bash in Dir. exit is its exit status, or -1
-	// when it was killed (by a signal or by ctx); err is set only when it
-	// could not be run at all.
-	Exec(ctx context.Context, command string) (out []byte, exit int, err error)
-	// WriteFile writes a file of the workspace, name relative to Dir,
-	// creating its directories.
-	WriteFile(ctx context.Context, name string, data []byte, perm fs.FileMode) error
-	// ReadFile reads a file of the workspace, name relative to Dir.
-	ReadFile(ctx context.Context, name string) ([]byte, error)
 	// Start starts the agent's conversation in the workspace. Its events
 	// are kept under store, a persistence directory on this machine in the
 	// standard layout, so that a result can be inspected (gohands show)
 	// after the workspace is gone.
 	Start(ctx context.Context, agent conversation.Agent, store string, opts *StartOptions) (conversation.Conversation, error)
-	// Close removes the workspace.
-	Close() error
 }
 
 // StartOptions configure Env.Start.
@@ -70,82 +57,69 @@ func (s *LocalSandbox) Open(ctx context.Context, name string) (Env, error) {
 	if r, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = r
 	}
-	return &localEnv{dir: dir}, nil
+	return &localEnv{Local: &workspace.Local{WorkingDir: dir}}, nil
 }
 
-type localEnv struct{ dir string }
+type localEnv struct{ *workspace.Local }
 
-func (e *localEnv) Dir() string { return e.dir }
-
-func (e *localEnv) Exec(ctx context.Context, command string) ([]byte, int, error) {
-	cmd := exec.CommandContext(ctx, "bash", "-c", command)
-	cmd.Dir = e.dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	killGroup(cmd)
-	cmd.WaitDelay = 5 * time.Second
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return out.Bytes(), 0, nil
-	case errors.As(err, &exit):
-		return out.Bytes(), exit.ExitCode(), nil // -1 when signalled
-	case ctx.Err() != nil:
-		return out.Bytes(), -1, nil
-	}
-	return out.Bytes(), -1, fmt.Errorf("eval: run %q: %w", command, err)
-}
-
-func (e *localEnv) path(name string) (string, error) {
-	if !filepath.IsLocal(name) {
-		return "", fmt.Errorf("eval: %q is not inside the workspace", name)
-	}
-	return filepath.Join(e.dir, name), nil
-}
-
-func (e *localEnv) WriteFile(_ context.Context, name string, data []byte, perm fs.FileMode) error {
-	p, err := e.path(name)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(p, data, perm)
-}
-
-func (e *localEnv) ReadFile(_ context.Context, name string) ([]byte, error) {
-	p, err := e.path(name)
-	if err != nil {
-		return nil, err
-	}
-	return os.ReadFile(p)
-}
+func (e *localEnv) Dir() string { return e.WorkingDir }
 
 func (e *localEnv) Start(ctx context.Context, agent conversation.Agent, store string, opts *StartOptions) (conversation.Conversation, error) {
 	o := &conversation.LocalOptions{Backend: filestore.NewBackend(store, nil)}
 	if opts != nil {
 		o.MaxIterations = opts.MaxSteps
 	}
-	return conversation.New(ctx, agent, e.dir, o)
+	return conversation.New(ctx, agent, e.WorkingDir, o)
 }
 
 func (e *localEnv) Close() error {
 	// The agent may have left read-only directories (a Go module cache).
-	filepath.WalkDir(e.dir, func(p string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(e.WorkingDir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
 			os.Chmod(p, 0o755)
 		}
 		return nil
 	})
-	return os.RemoveAll(e.dir)
+	return os.RemoveAll(e.WorkingDir)
 }
 
-// copyIn copies the files under dir of fsys into env, keeping their
-// executable bits.
-func copyIn(ctx context.Context, env Env, fsys fs.FS, dir string) error {
-	return fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+// writeFile writes data to name in the workspace (relative to its
+// working directory) through a local temporary file.
+func writeFile(ctx context.Context, ws workspace.Workspace, name string, data []byte) error {
+	f, err := os.CreateTemp("", "gohands-eval-upload-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return ws.Upload(ctx, f.Name(), name)
+}
+
+// readFile reads name in the workspace through a local temporary file.
+func readFile(ctx context.Context, ws workspace.Workspace, name string) ([]byte, error) {
+	dir, err := os.MkdirTemp("", "gohands-eval-download-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	p := filepath.Join(dir, "f")
+	if err := ws.Download(ctx, name, p); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(p)
+}
+
+// copyIn copies the files under dir of fsys into the workspace, then
+// marks the executable ones.
+func copyIn(ctx context.Context, ws workspace.Workspace, fsys fs.FS, dir string) error {
+	var executables []string
+	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -156,14 +130,21 @@ func copyIn(ctx context.Context, env Env, fsys fs.FS, dir string) error {
 		if err != nil {
 			return err
 		}
-		perm := fs.FileMode(0o644)
-		if fi, err := d.Info(); err == nil && fi.Mode()&0o111 != 0 {
-			perm = 0o755
-		}
 		rel := p
 		if dir != "." {
 			rel = p[len(dir)+1:]
 		}
-		return env.WriteFile(ctx, path.Clean(rel), data, perm)
+		if fi, err := d.Info(); err == nil && fi.Mode()&0o111 != 0 {
+			executables = append(executables, shellQuote(rel))
+		}
+		return writeFile(ctx, ws, rel, data)
 	})
+	if err != nil || len(executables) == 0 {
+		return err
+	}
+	res, err := ws.Execute(ctx, "chmod +x -- "+strings.Join(executables, " "), nil)
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("chmod: %s", res.Stderr)
+	}
+	return err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 	tasktool "github.com/gohands/gohands/tools/task"
+	"github.com/gohands/gohands/workspace"
 )
 
 // Config is one agent configuration measured on a suite.
@@ -231,7 +232,7 @@ func (o *Options) attempt(ctx context.Context, cfg *Config, t *Task, dir string,
 		r.PatchBytes = len(out)
 	}
 	for _, name := range t.Collect {
-		if b, err := env.ReadFile(ctx, name); err == nil {
+		if b, err := readFile(ctx, env, name); err == nil {
 			p := filepath.Join(dir, CollectedDir, filepath.FromSlash(name))
 			os.MkdirAll(filepath.Dir(p), 0o755)
 			os.WriteFile(p, b, 0o644)
@@ -352,7 +353,7 @@ func (o *Options) verify(ctx context.Context, env Env, t *Task, dir string, r *R
 	}
 	if t.TestPatch != "" {
 		const name = ".gohands-eval-test.patch"
-		if err := env.WriteFile(ctx, name, []byte(t.TestPatch), 0o644); err != nil {
+		if err := writeFile(ctx, env, name, []byte(t.TestPatch)); err != nil {
 			r.Outcome, r.Reason = OutcomeVerifyError, fmt.Sprintf("test patch: %v", err)
 			return
 		}
@@ -382,11 +383,14 @@ func (o *Options) verify(ctx context.Context, env Env, t *Task, dir string, r *R
 	}
 }
 
-// exec runs a setup or verification command within VerifyTimeout.
-func (o *Options) exec(ctx context.Context, env Env, cmd string) ([]byte, int, error) {
-	ctx, cancel := context.WithTimeout(ctx, o.VerifyTimeout)
-	defer cancel()
-	return env.Exec(ctx, cmd)
+// exec runs a setup or verification command within VerifyTimeout; exit is
+// -1 when it timed out or was killed.
+func (o *Options) exec(ctx context.Context, env Env, cmd string) (out []byte, exit int, err error) {
+	res, err := env.Execute(ctx, cmd, &workspace.ExecOptions{Timeout: o.VerifyTimeout})
+	if err != nil {
+		return nil, -1, err
+	}
+	return []byte(res.Stdout + res.Stderr), res.ExitCode, nil
 }
 
 // lastLine is the last non-empty line of out, for a reason text.
