@@ -357,3 +357,6 @@ func (r *runner) publishDelta(d llm.Delta) error {
 	r.sess.Publish(e)
 	return nil
 }
+
+// HandlesCondensationRequests implements conversation.CondensationHandler.
+func (r *runner) HandlesCondensationRequests() bool { return r.condRequests }

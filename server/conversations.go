@@ -1147,3 +1147,40 @@ func finalResponse(lc *conversation.LocalConversation) (string, error) {
 	}
 	return "", nil
 }
+
+// handleCondense forces a condensation of the history (the reference's
+// condense). While a run is in progress, its next step condenses;
+// otherwise one step condenses now, before the answer. A conversation
+// whose agent has no condenser acting on requests answers 400 (the
+// reference fails with 500).
+func (s *Server) handleCondense(w http.ResponseWriter, r *http.Request) {
+	c, lc := s.withLoaded(w, r, http.StatusNotFound)
+	if c == nil {
+		return
+	}
+	// A run started here must not start while the condensing step runs
+	// (LocalConversation would refuse it after /run answered).
+	c.mu.Lock()
+	busy := c.running
+	c.running = true
+	c.mu.Unlock()
+	if !busy {
+		defer func() {
+			c.mu.Lock()
+			c.running = false
+			c.lastUsed = time.Now()
+			c.mu.Unlock()
+		}()
+	}
+	err := lc.Condense(r.Context())
+	switch {
+	case errors.Is(err, conversation.ErrCannotCondense):
+		writeDetail(w, http.StatusBadRequest, err.Error())
+	case errors.Is(err, conversation.ErrWaitingForConfirmation):
+		writeDetail(w, http.StatusConflict, "Cannot condense while actions wait for confirmation")
+	case err != nil:
+		writeInternal(w, err)
+	default:
+		writeJSON(w, http.StatusOK, ok)
+	}
+}

@@ -40,6 +40,9 @@
 //   - pause and interrupt are one operation: pausing cancels the step in
 //     progress at once (an LLM call or a tool), which the reference does
 //     only on interrupt;
+//   - condense on a conversation whose agent has no condenser acting on
+//     requests answers 400 with the reason (the reference: 500), and 409
+//     while actions wait for confirmation (a step would run them);
 //   - secrets given at creation are kept in the state's secret registry
 //     (encrypted with the server's key) rather than in meta.json;
 //   - bash events are kept in memory (the last 10,000), not in files.

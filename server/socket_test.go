@@ -1,9 +1,14 @@
 package server_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -121,30 +126,38 @@ func TestSocketAuthAndNotFound(t *testing.T) {
 }
 
 // A socket that never reads does not hold the agent back: the run
-// finishes, and the socket, fallen behind, is closed with 1013.
+// finishes, and the socket, fallen behind, is closed with 1013. The
+// connection's buffers are made tiny on both ends, so that a few hundred
+// kilobytes of events fill it and the server's writer blocks (with the
+// kernel's self-tuning buffers it takes megabytes, too slow under -race).
 func TestSlowSubscriberDropped(t *testing.T) {
-	if raceEnabled {
-		// 25 model calls re-sending up to 3.75 MB of history each take
-		// minutes under the race detector.
-		t.Skip("too slow under the race detector; run go test ./server without -race")
-	}
 	var replies []llmtest.Reply
-	// Large events, so that the socket's kernel buffers fill and the
-	// server's writer blocks.
-	thought := llmtest.Args(map[string]string{"thought": strings.Repeat("x", 150_000)})
-	for range 25 {
+	thought := llmtest.Args(map[string]string{"thought": strings.Repeat("x", 16_000)})
+	for range 12 {
 		replies = append(replies, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "think", Arguments: thought}}})
 	}
 	replies = append(replies, llmtest.Reply{Text: "done"})
 	model := llmtest.NewChat(t, replies...)
-	ts := newTestServer(t, &server.Options{SubscriberBuffer: 4})
+	ts := newTestServer(t, &server.Options{SubscriberBuffer: 2})
+	small := httptest.NewUnstartedServer(ts.srv)
+	small.Listener = smallBufferListener{small.Listener}
+	small.Start()
+	defer small.Close()
+
 	var info map[string]any
 	ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{"stuck_detection": false}), &info)
 	id := info["id"].(string)
-	c, err := dial(t, ts, "/sockets/events/"+id)
+	d := &net.Dialer{Control: func(network, address string, rc syscall.RawConn) error {
+		return setSmallBuffer(rc, syscall.SO_RCVBUF)
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	url := "ws" + strings.TrimPrefix(small.URL, "http") + "/sockets/events/" + id
+	c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.SetReadLimit(-1)
 	defer c.CloseNow()
 	if f, err := readFrame(t, c); err != nil || f.Key != "full_state" {
 		t.Fatalf("first frame %v %v", f, err)
@@ -166,6 +179,35 @@ func TestSlowSubscriberDropped(t *testing.T) {
 		}
 		n++
 	}
+	t.Errorf("%d frames and no close: the socket was never dropped", n)
+}
+
+// smallBufferListener gives accepted connections a 4 KiB send buffer.
+type smallBufferListener struct{ net.Listener }
+
+func (l smallBufferListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	if rc, err := c.(*net.TCPConn).SyscallConn(); err == nil {
+		err = setSmallBuffer(rc, syscall.SO_SNDBUF)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// setSmallBuffer sets a socket buffer (SO_SNDBUF or SO_RCVBUF) to 4 KiB,
+// which also stops the kernel from growing it.
+func setSmallBuffer(rc syscall.RawConn, opt int) error {
+	var serr error
+	err := rc.Control(func(fd uintptr) {
+		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, opt, 4096)
+	})
+	return cmp.Or(err, serr)
 }
 
 // A client that reconnects with resend_mode=since gets the events from
@@ -208,5 +250,76 @@ func TestSocketResendSince(t *testing.T) {
 		if f, err := readFrame(t, c2); err != nil || f.ID != want["id"] {
 			t.Fatalf("resend all: %+v (%v), want %v", f, err, want["id"])
 		}
+	}
+}
+
+// When the model streams, its text reaches the sockets as
+// StreamingDeltaEvents before the agent's message, and no delta is stored.
+func TestSocketStreamingDeltas(t *testing.T) {
+	const reply = "Streaming reaches the socket, a few tokens at a time, before the whole message is stored."
+	model := llmtest.NewChat(t, llmtest.Reply{Text: reply, Reasoning: "thinking it over"})
+	ts := newTestServer(t, nil)
+	body := ts.startBody(model, nil)
+	body["agent"].(map[string]any)["llm"].(map[string]any)["stream"] = true
+	var info map[string]any
+	ts.must(201, "POST", "/api/conversations", body, &info)
+	id := info["id"].(string)
+	c, err := dial(t, ts, "/sockets/events/"+id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if f, err := readFrame(t, c); err != nil || f.Key != "full_state" {
+		t.Fatalf("first frame %+v %v", f, err)
+	}
+	ts.must(200, "POST", "/api/conversations/"+id+"/events", map[string]any{"content": []any{map[string]any{"type": "text", "text": "stream please"}}, "run": true}, nil)
+	var text, reasoning strings.Builder
+	deltas := 0
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, data, err := c.Read(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("after %d deltas: %v", deltas, err)
+		}
+		var f struct {
+			Kind             string  `json:"kind"`
+			Source           string  `json:"source"`
+			Content          *string `json:"content"`
+			ReasoningContent *string `json:"reasoning_content"`
+			LLMMessage       *struct {
+				Role string `json:"role"`
+			} `json:"llm_message"`
+		}
+		if err := json.Unmarshal(data, &f); err != nil {
+			t.Fatal(err)
+		}
+		if f.Kind == "StreamingDeltaEvent" {
+			deltas++
+			if f.Source != "agent" {
+				t.Errorf("delta source %q", f.Source)
+			}
+			if f.Content != nil {
+				text.WriteString(*f.Content)
+			}
+			if f.ReasoningContent != nil {
+				reasoning.WriteString(*f.ReasoningContent)
+			}
+		}
+		if f.Kind == "MessageEvent" && f.LLMMessage != nil && f.LLMMessage.Role == "assistant" {
+			break // the whole message comes after its deltas
+		}
+	}
+	if deltas < 2 || text.String() != reply || reasoning.String() != "thinking it over" {
+		t.Errorf("%d deltas: text %q reasoning %q", deltas, text.String(), reasoning.String())
+	}
+	if !model.LastRequest().Stream {
+		t.Error("the model was not asked to stream")
+	}
+	ts.waitStatus(id, "finished")
+	var n int
+	ts.must(200, "GET", "/api/conversations/"+id+"/events/count?kind=StreamingDeltaEvent", nil, &n)
+	if n != 0 {
+		t.Errorf("%d deltas stored", n)
 	}
 }
