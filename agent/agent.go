@@ -89,7 +89,13 @@ type Agent struct {
 	// prompt text), kept as JSON.
 	AgentContext json.RawMessage `json:"agent_context,omitempty"`
 	// SystemPrompt, if set, replaces gohands' system prompt.
-	SystemPrompt           string `json:"system_prompt,omitempty"`
+	SystemPrompt string `json:"system_prompt,omitempty"`
+	// Persona, if set, replaces the paragraph of gohands' system prompt
+	// that says who the agent is (name, role, tone); how it works with
+	// its tools stays. It has no effect with SystemPrompt. A gohands
+	// extension: the reference's Agent has no such field, so it is left
+	// out of the JSON when empty.
+	Persona                string `json:"persona,omitempty"`
 	SystemPromptFilename   string `json:"system_prompt_filename"`
 	SecurityPolicyFilename string `json:"security_policy_filename"`
 	// SystemPromptKwargs are the reference's template arguments, kept for

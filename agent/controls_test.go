@@ -1,7 +1,9 @@
 package agent_test
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,5 +142,43 @@ func TestMaxBudgetPerRun(t *testing.T) {
 	c2.SendMessage(ctx, event.UserMessage("think"))
 	if err := c2.Run(ctx); err != nil || len(p2.Requests()) != 4 {
 		t.Fatalf("Run: %v after %d calls", err, len(p2.Requests()))
+	}
+}
+
+// Persona replaces the opening paragraph of the system prompt; the rest
+// (how to work) stays, and the persona is kept in the agent's JSON.
+func TestPersona(t *testing.T) {
+	a, p := newAgent(t, llmtest.Reply{Text: "Arr."})
+	a.Persona = "You are Captain Patch, a pirate who fixes code."
+	c, _ := newConv(t, a, nil)
+	c.SendMessage(ctx, event.UserMessage("hi"))
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sys := event.TextOf(p.Requests()[0].Messages[0].Content)
+	if !strings.HasPrefix(sys, a.Persona+"\n\n") || strings.Contains(sys, "You are gohands") || !strings.Contains(sys, "How to work:") {
+		t.Fatalf("system prompt:\n%s", sys)
+	}
+	b, err := json.Marshal(a)
+	if err != nil || !strings.Contains(string(b), `"persona":"You are Captain Patch`) {
+		t.Fatalf("agent JSON %s (%v)", b, err)
+	}
+	var back agent.Agent
+	if err := json.Unmarshal(b, &back); err != nil || back.Persona != a.Persona {
+		t.Fatalf("decoded persona %q (%v)", back.Persona, err)
+	}
+
+	// Without one, the built-in persona and no persona key.
+	a2, p2 := newAgent(t, llmtest.Reply{Text: "ok"})
+	c2, _ := newConv(t, a2, nil)
+	c2.SendMessage(ctx, event.UserMessage("hi"))
+	if err := c2.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if sys := event.TextOf(p2.Requests()[0].Messages[0].Content); !strings.HasPrefix(sys, "You are gohands") {
+		t.Fatalf("default system prompt:\n%s", sys)
+	}
+	if b, _ := json.Marshal(a2); strings.Contains(string(b), "persona") {
+		t.Fatalf("empty persona in JSON: %s", b)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -224,6 +225,9 @@ func (r *runner) initState() error {
 	prompt := r.a.SystemPrompt
 	if prompt == "" {
 		prompt = systemPrompt
+		if p := strings.TrimSpace(r.a.Persona); p != "" {
+			prompt = p + "\n\n" + workPrompt
+		}
 		for _, t := range r.tools {
 			if !tool.ReadOnly(t) {
 				prompt += riskPrompt
