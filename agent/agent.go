@@ -38,6 +38,7 @@ import (
 	"slices"
 
 	"github.com/gohands/gohands/condenser"
+	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/secret"
@@ -260,4 +261,19 @@ type ResourceDeclarer interface {
 
 func init() {
 	event.RegisterKind[Agent]("Agent")
+}
+
+// ForkAgent implements conversation.AgentForker: the copy runs a fork of
+// the conversation, so a model given in Options is derived to keep metrics
+// of its own (the fork's costs start apart from the source's).
+func (a *Agent) ForkAgent() (conversation.Agent, error) {
+	b := *a
+	if l, ok := a.opts.Model.(*llm.LLM); ok {
+		d, err := l.Derive(l.Config())
+		if err != nil {
+			return nil, fmt.Errorf("agent: fork: %w", err)
+		}
+		b.opts.Model = d
+	}
+	return &b, nil
 }

@@ -3,6 +3,8 @@ package agent_test
 import (
 	"encoding/json"
 	"errors"
+	"github.com/gohands/gohands/conversation/filestore"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -180,5 +182,178 @@ func TestPersona(t *testing.T) {
 	}
 	if b, _ := json.Marshal(a2); strings.Contains(string(b), "persona") {
 		t.Fatalf("empty persona in JSON: %s", b)
+	}
+}
+
+// texts returns the text of each message of a request, system prompt
+// left out.
+func texts(r llm.Request) []string {
+	var out []string
+	for _, m := range r.Messages[1:] {
+		out = append(out, event.TextOf(m.Content))
+	}
+	return out
+}
+
+// turn sends text and runs the conversation to its end.
+func turn(t *testing.T, c *conversation.LocalConversation, text string) {
+	t.Helper()
+	if err := c.SendMessage(ctx, event.UserMessage(text)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// agentReply returns the id of the agent's message saying text.
+func agentReply(t *testing.T, c *conversation.LocalConversation, text string) string {
+	t.Helper()
+	for _, e := range logEvents(t, c) {
+		if m, ok := e.(*event.MessageEvent); ok && m.Source == event.SourceAgent && event.TextOf(m.LLMMessage.Content) == text {
+			return m.ID
+		}
+	}
+	t.Fatalf("no agent message %q", text)
+	return ""
+}
+
+// A fork from an event copies the branch up to it under a new id, with
+// its own title, tags and zeroed metrics, and runs independently: the
+// fork's next request holds only the copied branch, and the source goes
+// on as if nothing happened. Both are stored and resume.
+func TestForkFromEvent(t *testing.T) {
+	usage := llmtest.Usage{PromptTokens: 100, CompletionTokens: 10}
+	a, p := pricedAgent(t,
+		llmtest.Reply{Text: "one", Usage: usage}, llmtest.Reply{Text: "two", Usage: usage},
+		llmtest.Reply{Text: "three", Usage: usage}, llmtest.Reply{Text: "four", Usage: usage})
+	backend := filestore.NewBackend(t.TempDir(), nil)
+	src, _ := newConv(t, a, &conversation.LocalOptions{Backend: backend})
+	turn(t, src, "first")
+	turn(t, src, "second")
+	srcEvents := src.State().Events().Len()
+
+	one := agentReply(t, src, "one")
+	fork, err := src.Fork(ctx, &conversation.ForkOptions{FromEventID: one, Title: "Alt", Tags: map[string]string{"team": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fork.Close()
+	f := fork.State().Fields()
+	if fork.ID() == src.ID() || f.ExecutionStatus != conversation.StatusIdle || f.LeafEventID != one {
+		t.Fatalf("fork %s: status %s, leaf %s", fork.ID(), f.ExecutionStatus, f.LeafEventID)
+	}
+	if f.Tags["title"] != "Alt" || f.Tags["team"] != "x" || f.Stats.TotalCost() != 0 {
+		t.Fatalf("fork tags %v, cost %v", f.Tags, f.Stats.TotalCost())
+	}
+	if src.State().Fields().Stats.TotalCost() == 0 {
+		t.Fatal("the source has no costs to reset")
+	}
+	if _, ok := fork.State().Events().Lookup(one); !ok || fork.State().Events().Len() != 3 {
+		t.Fatalf("fork has %d events", fork.State().Events().Len()) // system, first, one… and nothing after
+	}
+
+	turn(t, fork, "branch")
+	if got := texts(p.Requests()[2]); !slices.Equal(got, []string{"first", "one", "branch"}) {
+		t.Fatalf("fork's request %q", got)
+	}
+	if cost := fork.State().Fields().Stats.TotalCost(); cost < 0.12-1e-9 || cost > 0.12+1e-9 {
+		t.Errorf("fork's cost %v, want its one call", cost)
+	}
+	if n := src.State().Events().Len(); n != srcEvents {
+		t.Fatalf("the fork's run changed the source: %d events, had %d", n, srcEvents)
+	}
+	turn(t, src, "third")
+	if got := texts(p.Requests()[3]); !slices.Equal(got, []string{"first", "one", "second", "two", "third"}) {
+		t.Fatalf("source's request %q", got)
+	}
+
+	// The fork is stored under its id and resumes.
+	id := fork.ID()
+	fork.Close()
+	again, err := conversation.New(ctx, a, t.TempDir(), &conversation.LocalOptions{ID: id, Backend: backend})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if again.State().Fields().Tags["title"] != "Alt" || again.State().Events().Len() != 5 {
+		t.Fatalf("reopened fork: %v, %d events", again.State().Fields().Tags, again.State().Events().Len())
+	}
+
+	again.Close()
+
+	// Unknown event, taken id.
+	if _, err := src.Fork(ctx, &conversation.ForkOptions{FromEventID: "nope"}); !errors.Is(err, conversation.ErrNotFound) {
+		t.Errorf("unknown event: %v", err)
+	}
+	if _, err := src.Fork(ctx, &conversation.ForkOptions{ID: id}); !errors.Is(err, conversation.ErrExists) {
+		t.Errorf("taken id: %v", err)
+	}
+}
+
+// A whole-log fork keeps the source's HEAD and, asked to, its metrics.
+func TestForkWhole(t *testing.T) {
+	usage := llmtest.Usage{PromptTokens: 100, CompletionTokens: 10}
+	a, _ := pricedAgent(t, llmtest.Reply{Text: "one", Usage: usage})
+	src, _ := newConv(t, a, nil)
+	turn(t, src, "first")
+	fork, err := src.Fork(ctx, &conversation.ForkOptions{KeepMetrics: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fork.Close()
+	sf, ff := src.State().Fields(), fork.State().Fields()
+	if ff.LeafEventID != sf.LeafEventID || fork.State().Events().Len() != src.State().Events().Len() {
+		t.Fatalf("leaf %s vs %s", ff.LeafEventID, sf.LeafEventID)
+	}
+	if ff.Stats.TotalCost() != sf.Stats.TotalCost() || len(ff.Tags) != 0 {
+		t.Fatalf("cost %v vs %v, tags %v", ff.Stats.TotalCost(), sf.Stats.TotalCost(), ff.Tags)
+	}
+}
+
+// Navigating to an earlier event then sending a message starts a new
+// branch: the message's parent is that event, the model's request holds
+// only the branch, and the abandoned events stay in the log.
+func TestNavigateThenSend(t *testing.T) {
+	a, p := newAgent(t, llmtest.Reply{Text: "one"}, llmtest.Reply{Text: "two"}, llmtest.Reply{Text: "three"})
+	c, _ := newConv(t, a, nil)
+	turn(t, c, "first")
+	turn(t, c, "second")
+	one := agentReply(t, c, "one")
+	n := c.State().Events().Len()
+	if err := c.NavigateTo(one); err != nil {
+		t.Fatal(err)
+	}
+	if c.State().Fields().LeafEventID != one {
+		t.Fatalf("leaf %s", c.State().Fields().LeafEventID)
+	}
+	turn(t, c, "other")
+	if got := texts(p.Requests()[2]); !slices.Equal(got, []string{"first", "one", "other"}) {
+		t.Fatalf("request after navigate %q", got)
+	}
+	log := logEvents(t, c)
+	if len(log) != n+2 {
+		t.Fatalf("%d events, want the %d before and 2 new", len(log), n)
+	}
+	if m := log[n].(*event.MessageEvent); event.TextOf(m.LLMMessage.Content) != "other" || m.ParentID != one {
+		t.Fatalf("new message %q has parent %s, want %s", event.TextOf(m.LLMMessage.Content), m.ParentID, one)
+	}
+	branch, err := c.State().ActiveBranch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range branch {
+		if e, _ := c.State().Events().Event(en.Index); e != nil {
+			if m, ok := e.(*event.MessageEvent); ok && event.TextOf(m.LLMMessage.Content) == "second" {
+				t.Fatal("the abandoned message is on the active branch")
+			}
+		}
+	}
+	if err := c.NavigateTo("nope"); !errors.Is(err, conversation.ErrNotFound) {
+		t.Errorf("unknown event: %v", err)
+	}
+	// An empty HEAD: the next event has no parent in the tree.
+	if err := c.NavigateTo(""); err != nil || !c.State().Fields().HeadIsEmpty {
+		t.Fatalf("empty HEAD: %v", err)
 	}
 }

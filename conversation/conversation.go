@@ -220,4 +220,7 @@ type LocalOptions struct {
 	SubscriberBuffer int
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
+
+	// seed fills a new conversation with a fork's fields and events.
+	seed *forkSeed
 }

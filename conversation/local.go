@@ -64,6 +64,9 @@ type LocalConversation struct {
 
 	// budget is LocalOptions.MaxBudgetPerRun (0: none).
 	budget float64
+	// opts are the options the conversation was opened with (Fork
+	// opens the fork with them).
+	opts LocalOptions
 }
 
 var _ Conversation = (*LocalConversation)(nil)
@@ -129,6 +132,7 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 		return fail(fmt.Errorf("conversation: workspace: %w", err))
 	}
 	c.id, c.workDir, c.log = id, workDir, log.With("conversation", id)
+	c.opts = o
 	c.sess = &Session{c: c}
 	c.callback = o.OnEvent
 	c.events = pubsub.NewBroker[event.Event](&pubsub.Options{Buffer: o.SubscriberBuffer})
@@ -209,8 +213,19 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 		f.ConfirmationPolicy = o.ConfirmationPolicy
 		f.SecurityAnalyzer = o.SecurityAnalyzer
 		f.HookConfig = o.HookConfig
+		if o.seed != nil {
+			// A fork's copies are not changes to record.
+			o.seed.fields(f)
+			sopts.RecordChanges = false
+		}
 		if c.state, err = Create(store, f, sopts); err != nil {
 			return fail(fmt.Errorf("conversation: %w", err))
+		}
+		if o.seed != nil {
+			if err := o.seed.events(c.state); err != nil {
+				return fail(fmt.Errorf("conversation: fork: %w", err))
+			}
+			c.state.opts.RecordChanges = o.RecordStateChanges
 		}
 	}
 	c.agent = agent

@@ -66,8 +66,13 @@ func fastForward(store Store, leaf string) string {
 // ActiveBranch returns the entries of the active branch, root first: the
 // path from the HEAD to the root. Abandoned branches are left out.
 func (s *State) ActiveBranch() ([]Entry, error) {
+	return s.pathToRoot(resolveLeaf(s.store, s.Fields()))
+}
+
+// pathToRoot returns the entries from the root of the event tree to leaf,
+// root first.
+func (s *State) pathToRoot(leaf string) ([]Entry, error) {
 	entries := s.store.Entries()
-	leaf := resolveLeaf(s.store, s.Fields())
 	var rev []Entry
 	seen := make(map[string]bool)
 	for id := leaf; id != ""; {

@@ -1,6 +1,9 @@
 package server_test
 
 import (
+	"fmt"
+	"github.com/google/uuid"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,4 +55,116 @@ func TestInterruptRoute(t *testing.T) {
 	if n := ts.countEvents(id, "PauseEvent"); n != 0 {
 		t.Errorf("%d PauseEvents after an interrupt", n)
 	}
+}
+
+// eventsOf returns the conversation's events, oldest first.
+func (ts *testServer) eventsOf(id string) []map[string]any {
+	ts.t.Helper()
+	var page struct {
+		Items []map[string]any `json:"items"`
+	}
+	ts.must(200, "GET", "/api/conversations/"+id+"/events/search?limit=100", nil, &page)
+	return page.Items
+}
+
+// POST /fork copies a conversation from an event into a new one (201,
+// status idle, forked_from_* set, title and tags its own); the fork runs
+// on the copied branch only. 404 for an unknown source or event, 409 for
+// a taken id. POST /navigate moves the HEAD.
+func TestForkAndNavigateRoutes(t *testing.T) {
+	model := llmtest.NewChat(t, llmtest.Reply{Text: "one"}, llmtest.Reply{Text: "two"}, llmtest.Reply{Text: "three"}, llmtest.Reply{Text: "four"})
+	ts := newTestServer(t, nil)
+	var info map[string]any
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{"initial_message": userText("first", true)}), &info)
+	src := info["id"].(string)
+	ts.waitStatus(src, "finished")
+	ts.must(200, "POST", "/api/conversations/"+src+"/events", userText("second", true), nil)
+	ts.waitStatus(src, "finished")
+	var one string
+	for _, e := range ts.eventsOf(src) {
+		if e["kind"] == "MessageEvent" && e["source"] == "agent" && strings.Contains(fmt.Sprint(e["llm_message"]), "one") {
+			one = e["id"].(string)
+		}
+	}
+	if one == "" {
+		t.Fatal("no reply one")
+	}
+
+	var fork map[string]any
+	ts.must(201, "POST", "/api/conversations/"+src+"/fork", map[string]any{"title": "Alt", "tags": map[string]string{"team": "x"}, "from_event_id": one}, &fork)
+	fid := fork["id"].(string)
+	if fid == src || fork["execution_status"] != "idle" || fork["title"] != "Alt" || fork["leaf_event_id"] != one {
+		t.Fatalf("fork info: id %v status %v title %v leaf %v", fid, fork["execution_status"], fork["title"], fork["leaf_event_id"])
+	}
+	if fork["forked_from_conversation_id"] != src || fork["forked_from_event_id"] != one {
+		t.Fatalf("forked_from %v %v", fork["forked_from_conversation_id"], fork["forked_from_event_id"])
+	}
+	if tags := fork["tags"].(map[string]any); tags["team"] != "x" {
+		t.Fatalf("tags %v", tags)
+	}
+	if evs := ts.eventsOf(fid); len(evs) != 3 {
+		for _, e := range evs {
+			t.Log(e["kind"], e["key"])
+		}
+		t.Fatalf("fork has %d events", len(evs))
+	}
+	ts.must(200, "POST", "/api/conversations/"+fid+"/events", userText("branch", true), nil)
+	ts.waitStatus(fid, "finished")
+	if said := chatTexts(model.LastRequest()); strings.Join(said, ",") != "first,one,branch" {
+		t.Fatalf("fork's request %q", said)
+	}
+	var got map[string]any
+	ts.must(200, "GET", "/api/conversations/"+fid, nil, &got)
+	if got["title"] != "Alt" {
+		t.Errorf("stored title %v", got["title"])
+	}
+
+	ts.must(404, "POST", "/api/conversations/"+src+"/fork", map[string]any{"from_event_id": "nope"}, nil)
+	ts.must(404, "POST", "/api/conversations/"+uuid.NewString()+"/fork", map[string]any{}, nil)
+	ts.must(409, "POST", "/api/conversations/"+src+"/fork", map[string]any{"id": fid}, nil)
+	ts.must(422, "POST", "/api/conversations/"+src+"/fork", map[string]any{"id": "not-a-uuid"}, nil)
+	var whole map[string]any
+	ts.must(201, "POST", "/api/conversations/"+src+"/fork", nil, &whole)
+	if whole["forked_from_event_id"] != nil || len(ts.eventsOf(whole["id"].(string))) != len(ts.eventsOf(src)) {
+		t.Errorf("whole fork: %v", whole["forked_from_event_id"])
+	}
+
+	// Navigate the source back to "one", then branch from there.
+	var nav map[string]any
+	ts.must(200, "POST", "/api/conversations/"+src+"/navigate", map[string]any{"event_id": one}, &nav)
+	if nav["leaf_event_id"] != one {
+		t.Fatalf("leaf after navigate %v", nav["leaf_event_id"])
+	}
+	ts.must(404, "POST", "/api/conversations/"+src+"/navigate", map[string]any{"event_id": "nope"}, nil)
+	ts.must(200, "POST", "/api/conversations/"+src+"/events", userText("other", true), nil)
+	ts.waitStatus(src, "finished")
+	if said := chatTexts(model.LastRequest()); strings.Join(said, ",") != "first,one,other" {
+		t.Fatalf("request after navigate %q", said)
+	}
+}
+
+// chatTexts returns the text of each non-system message of a Chat
+// Completions request.
+func chatTexts(r llmtest.Request) []string {
+	var out []string
+	msgs, _ := r.Body["messages"].([]any)
+	for _, m := range msgs {
+		m, _ := m.(map[string]any)
+		if m["role"] == "system" {
+			continue
+		}
+		switch c := m["content"].(type) {
+		case string:
+			out = append(out, c)
+		case []any:
+			var b strings.Builder
+			for _, p := range c {
+				if p, ok := p.(map[string]any); ok && p["type"] == "text" {
+					b.WriteString(fmt.Sprint(p["text"]))
+				}
+			}
+			out = append(out, b.String())
+		}
+	}
+	return out
 }

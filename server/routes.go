@@ -74,7 +74,7 @@ func (s *Server) routeTable() []*route {
 		tSrv   = "Server Details"
 	)
 	nf := []int{404, 422}
-	return []*route{
+	return append([]*route{
 		{method: "GET", path: "/alive", summary: "Liveness", tag: tSrv, public: true, resp: statusResponse{}, h: s.handleAlive},
 		{method: "GET", path: "/health", summary: "Health", tag: tSrv, public: true, resp: statusResponse{}, h: s.handleAlive},
 		{method: "GET", path: "/ready", summary: "Readiness", tag: tSrv, public: true, resp: statusResponse{}, errors: []int{503}, h: s.handleReady},
@@ -117,7 +117,7 @@ func (s *Server) routeTable() []*route {
 		{method: "GET", path: "/api/git/diff", summary: "A file before and after its changes", tag: tGit, query: &gitQuery{}, resp: gitDiff{}, errors: []int{400, 422}, h: s.handleGitDiff},
 
 		{method: "GET", path: "/api/tools/", summary: "Registered tool names", tag: "Tools", resp: []string{}, h: s.handleTools},
-	}
+	}, s.controlRoutes()...)
 }
 
 // buildHandler routes every request.
