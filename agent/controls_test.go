@@ -357,3 +357,49 @@ func TestNavigateThenSend(t *testing.T) {
 		t.Fatalf("empty HEAD: %v", err)
 	}
 }
+
+// GenerateTitle asks the agent's model, or a cheaper one given, for a
+// title from the first user message; without a working model the message
+// itself, shortened, is the title. SetTitle stores one.
+func TestGenerateTitle(t *testing.T) {
+	a, p := newAgent(t, llmtest.Reply{Text: "done"}, llmtest.Reply{Text: "  \"🐛 Fix the flaky login test\" "})
+	c, _ := newConv(t, a, nil)
+	turn(t, c, "The login test fails one time in ten, please fix it")
+	title, err := c.GenerateTitle(ctx, nil, 0)
+	if err != nil || title != "🐛 Fix the flaky login test" {
+		t.Fatalf("title %q (%v)", title, err)
+	}
+	req := p.Requests()[1]
+	if len(req.Messages) != 2 || req.Messages[0].Role != event.RoleSystem || event.TextOf(req.Messages[1].Content) != "The login test fails one time in ten, please fix it" || len(req.Tools) != 0 {
+		t.Fatalf("title request %+v", req.Messages)
+	}
+
+	// A cheaper model, and a cut to max length.
+	cheap := llmtest.NewProvider(t, llmtest.Reply{Text: "✅ A title much longer than the limit allows"})
+	l, err := llm.New(llm.DefaultConfig("openai/gpt-4o-mini"), &llm.Options{Provider: cheap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if title, err := c.GenerateTitle(ctx, l, 20); err != nil || title != "✅ A title much lo..." {
+		t.Fatalf("cheap title %q (%v)", title, err)
+	}
+	if len(p.Requests()) != 2 || len(cheap.Requests()) != 1 {
+		t.Fatalf("calls: agent %d, cheap %d", len(p.Requests()), len(cheap.Requests()))
+	}
+
+	// The model fails: the message is the title.
+	broken := llmtest.NewProvider(t, llmtest.Reply{Fail: &llmtest.Failure{Status: 400}})
+	lb, _ := llm.New(llm.DefaultConfig("openai/gpt-4o-mini"), &llm.Options{Provider: broken})
+	if title, err := c.GenerateTitle(ctx, lb, 30); err != nil || title != "The login test fails one ti..." {
+		t.Fatalf("fallback title %q (%v)", title, err)
+	}
+
+	if err := c.SetTitle("Login flake"); err != nil || c.Title() != "Login flake" || c.State().Fields().Tags["title"] != "Login flake" {
+		t.Fatalf("SetTitle: %v, %q", err, c.Title())
+	}
+
+	empty, _ := newConv(t, a, nil)
+	if _, err := empty.GenerateTitle(ctx, nil, 0); !errors.Is(err, conversation.ErrNoUserMessage) {
+		t.Fatalf("no message: %v", err)
+	}
+}

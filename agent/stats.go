@@ -42,3 +42,7 @@ func (r *runner) saveStats() error {
 
 // SaveStats implements conversation.StatsSaver.
 func (r *runner) SaveStats() error { return r.saveStats() }
+
+// Model implements conversation.ModelProvider: side calls (a title, say)
+// use the agent's model.
+func (r *runner) Model() llm.Model { return r.model }

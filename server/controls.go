@@ -182,4 +182,3 @@ func (s *Server) handleNavigate(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, info)
 }
-
