@@ -72,7 +72,7 @@ LLM_BASE_URL.`,
 		SilenceErrors: true,
 		Version:       version(),
 	}
-	root.AddCommand(a.runCmd(), a.lsCmd(), a.acpCmd(), a.serveCmd(), a.mcpCmd(), a.evalCmd())
+	root.AddCommand(a.runCmd(), a.lsCmd(), a.acpCmd(), a.serveCmd(), a.mcpCmd(), a.evalCmd(), a.exportCmd(), a.importCmd())
 	return root
 }
 

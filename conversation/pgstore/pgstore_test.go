@@ -1,0 +1,207 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/pgstore"
+	"github.com/gohands/gohands/conversation/storetest"
+	"github.com/gohands/gohands/internal/pgtest"
+)
+
+var pg *pgtest.Server
+
+func TestMain(m *testing.M) { pgtest.Main(m, &pg) }
+
+// backend opens a backend on a fresh database.
+func backend(t *testing.T, dsn string, opts *pgstore.Options) *pgstore.Backend {
+	t.Helper()
+	b, err := pgstore.Open(context.Background(), dsn, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}
+
+func TestStoreConformance(t *testing.T) {
+	pgtest.Require(t, pg)
+	b := backend(t, pg.NewDatabase(t), nil)
+	storetest.Run(t, storetest.Factory{
+		New: func(t *testing.T) conversation.Store {
+			s, err := b.Open(uuid.NewString())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+		Reopen: func(t *testing.T, s conversation.Store) conversation.Store {
+			id := s.(*pgstore.Store).ID()
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s2, err := b.Open(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s2
+		},
+	})
+}
+
+// Two nodes: the second cannot open a conversation the first holds, and
+// can once the first closes it.
+func TestLeaseExcludes(t *testing.T) {
+	pgtest.Require(t, pg)
+	dsn := pg.NewDatabase(t)
+	a := backend(t, dsn, &pgstore.Options{Node: "a"})
+	b := backend(t, dsn, &pgstore.Options{Node: "b"})
+	id := uuid.NewString()
+	sa, err := a.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Open(id); !errors.Is(err, conversation.ErrLocked) {
+		t.Fatalf("second open: %v, want ErrLocked", err)
+	}
+	if err := b.Delete(context.Background(), id); !errors.Is(err, conversation.ErrLocked) {
+		t.Fatalf("delete of a held conversation: %v, want ErrLocked", err)
+	}
+	if _, err := sa.Append(storetest.Events(1)[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := sa.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := b.Open(id)
+	if err != nil {
+		t.Fatalf("open after the first node closed: %v", err)
+	}
+	if sb.Len() != 1 {
+		t.Errorf("the second node sees %d events, want 1", sb.Len())
+	}
+	sb.Close()
+	infos, err := a.List(context.Background())
+	if err != nil || len(infos) != 1 || infos[0].ID != id || infos[0].Events != 1 || infos[0].Owner != "" {
+		t.Errorf("list: %+v, %v", infos, err)
+	}
+	if err := a.Delete(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	if infos, _ := a.List(context.Background()); len(infos) != 0 {
+		t.Errorf("after delete: %+v", infos)
+	}
+}
+
+// A node that stops renewing (dead, or partitioned) loses the lease after
+// it expires; another node takes the conversation over, and the first can
+// never write again, even when it comes back.
+func TestLeaseTakeoverFences(t *testing.T) {
+	pgtest.Require(t, pg)
+	dsn := pg.NewDatabase(t)
+	a := backend(t, dsn, &pgstore.Options{Node: "a", Lease: 600 * time.Millisecond})
+	b := backend(t, dsn, &pgstore.Options{Node: "b", Lease: 600 * time.Millisecond})
+	id := uuid.NewString()
+	st, err := a.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa := st.(*pgstore.Store)
+	evs := storetest.Events(3)
+	if _, err := sa.Append(evs[0]); err != nil {
+		t.Fatal(err)
+	}
+	pgstore.StopHeartbeat(sa) // the node hangs
+	var sb *pgstore.Store
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s, err := b.Open(id)
+		if err == nil {
+			sb = s.(*pgstore.Store)
+			break
+		}
+		if !errors.Is(err, conversation.ErrLocked) || time.Now().After(deadline) {
+			t.Fatalf("takeover: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	defer sb.Close()
+	if _, err := sa.Append(evs[1]); !errors.Is(err, pgstore.ErrLeaseLost) {
+		t.Fatalf("append by the old owner: %v, want ErrLeaseLost", err)
+	}
+	if err := sa.WriteBase([]byte(`{}`)); !errors.Is(err, pgstore.ErrLeaseLost) {
+		t.Fatalf("base write by the old owner: %v, want ErrLeaseLost", err)
+	}
+	select {
+	case <-sa.Lost():
+	default:
+		t.Error("Lost not closed")
+	}
+	if _, err := sb.Append(evs[1]); err != nil {
+		t.Fatalf("append by the new owner: %v", err)
+	}
+	if sb.Len() != 2 {
+		t.Errorf("new owner has %d events, want 2", sb.Len())
+	}
+	sa.Close() // gives up nothing: the lease is b's
+	if _, err := sb.Append(evs[2]); err != nil {
+		t.Fatalf("the old owner's Close released the new owner's lease: %v", err)
+	}
+}
+
+// The database going away fails writes with clear errors and loses
+// nothing acknowledged; when it is back, the store carries on.
+func TestDatabaseRestart(t *testing.T) {
+	pgtest.Require(t, pg)
+	srv, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	b := backend(t, srv.DSN(), &pgstore.Options{Timeout: 3 * time.Second})
+	id := uuid.NewString()
+	st, err := b.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := storetest.Events(3)
+	if _, err := st.Append(evs[0]); err != nil {
+		t.Fatal(err)
+	}
+	srv.StopProcess()
+	if _, err := st.Append(evs[1]); err == nil {
+		t.Fatal("append with the database down succeeded")
+	} else {
+		t.Logf("append with the database down: %v", err)
+	}
+	if st.Len() != 1 {
+		t.Fatalf("a failed append changed the log: %d events", st.Len())
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	var appendErr error
+	for range 50 { // the pool reconnects on the next use
+		if _, appendErr = st.Append(evs[1]); appendErr == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if appendErr != nil {
+		t.Fatalf("append after the restart: %v", appendErr)
+	}
+	st.Close()
+	st2, err := b.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	if st2.Len() != 2 {
+		t.Errorf("after reopen: %d events, want 2", st2.Len())
+	}
+}
