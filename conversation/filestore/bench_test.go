@@ -293,6 +293,26 @@ func BenchmarkReplay1000(b *testing.B) {
 			openState(b, dir).Close()
 		}
 	})
+	// full is what replaying a conversation the reference wrote costs: no
+	// index cache, every event decoded (bench/compare's replay row).
+	b.Run("full", func(b *testing.B) {
+		b.ReportAllocs()
+		cpu := startCPU()
+		defer cpu.report(b)
+		for range b.N {
+			cpu.stop(b)
+			os.Remove(filepath.Join(dir, filestore.IndexFile))
+			cpu.start(b)
+			st := openState(b, dir)
+			s := st.Events()
+			for i := range s.Len() {
+				if _, err := s.Event(i); err != nil {
+					b.Fatal(err)
+				}
+			}
+			st.Close()
+		}
+	})
 	b.Run("decode-all", func(b *testing.B) {
 		b.ReportAllocs()
 		cpu := startCPU()

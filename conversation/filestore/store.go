@@ -17,6 +17,8 @@ import (
 	"time"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 )
@@ -36,11 +38,16 @@ type Store struct {
 	writeMu sync.Mutex // serialises appends
 	baseMu  sync.Mutex // serialises base writes
 	lock    *os.File
-	indexFD int    // IndexFile, opened for appending; -1 if unavailable
-	line    []byte // reused index line buffer, under writeMu
-	buf     []byte // reused encoding buffer, under writeMu
-	wb      *writeBehind
-	closed  atomic.Bool
+	indexFD int // IndexFile, opened for appending; -1 if unavailable
+	// eventsFD is the events directory, which event files are opened
+	// relative to (no path walk per file); -1 until load. Readers hold
+	// fdMu's read lock so that Close does not close it under them.
+	eventsFD int
+	fdMu     sync.RWMutex
+	line     []byte // reused index line buffer, under writeMu
+	buf      []byte // reused encoding buffer, under writeMu
+	wb       *writeBehind
+	closed   atomic.Bool
 	// sums are the checksums of the events found at open, by index: Raw
 	// checks what it reads against them. Not changed after open.
 	sums []fileSum
@@ -68,7 +75,7 @@ func checksum(data []byte) uint32 { return crc32.Checksum(data, crcTable) }
 // that no longer matches the size and checksum it was written with the same
 // way.
 func Open(dir string, opts *Options) (*Store, error) {
-	s := &Store{dir: dir, eventsDir: filepath.Join(dir, EventsDir), indexFD: -1}
+	s := &Store{dir: dir, eventsDir: filepath.Join(dir, EventsDir), indexFD: -1, eventsFD: -1}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -82,6 +89,9 @@ func Open(dir string, opts *Options) (*Store, error) {
 		return nil, err
 	}
 	if err := s.load(); err != nil {
+		if s.eventsFD >= 0 {
+			unix.Close(s.eventsFD)
+		}
 		s.lock.Close()
 		return nil, err
 	}
@@ -170,6 +180,11 @@ func digits(i int) int {
 }
 
 func (s *Store) load() error {
+	dfd, err := unix.Open(s.eventsDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("conversation: %w", &os.PathError{Op: "open", Path: s.eventsDir, Err: err})
+	}
+	s.eventsFD = dfd
 	names, err := readDirNames(s.eventsDir)
 	if err != nil {
 		return fmt.Errorf("conversation: listing %s: %w", s.eventsDir, err)
@@ -198,18 +213,9 @@ func (s *Store) load() error {
 			cached--
 		}
 	}
-	for i := 0; i < n; i++ {
-		if have[i] {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(s.eventsDir, eventFileName(i, ids[i])))
-		if err == nil {
-			entries[i], err = conversation.ScanEntry(i, data)
-			if err == nil && entries[i].ID != ids[i] {
-				err = fmt.Errorf("file name says id %s, content says %s", ids[i], entries[i].ID)
-			}
-		}
-		if err != nil {
+	errs := s.scanFiles(ids, entries, have)
+	for i := 0; i < n && errs != nil; i++ {
+		if err := errs[i]; err != nil {
 			if i == n-1 {
 				s.setAside(eventFileName(i, ids[i]), err)
 				n--
@@ -219,7 +225,6 @@ func (s *Store) load() error {
 			}
 			return &DamageError{Dir: s.dir, Index: i, File: eventFileName(i, ids[i]), Err: err}
 		}
-		s.sums[i] = fileSum{checksum(data), true}
 	}
 	s.idx = conversation.NewIndex(0)
 	s.idx.Adopt(entries)
@@ -549,35 +554,18 @@ func (s *Store) Raw(i int) ([]byte, error) {
 	if data, ok := s.pendingData(i); ok {
 		return data, nil
 	}
-	path := filepath.Join(s.eventsDir, eventFileName(i, ent.ID))
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("conversation: %w", &os.PathError{Op: "open", Path: path, Err: err})
-	}
-	defer syscall.Close(fd)
 	// Size is known, so one read usually does it; one byte more detects a
 	// file that grew behind our back.
-	buf := make([]byte, ent.Size+1)
-	n := 0
-	for {
-		m, err := syscall.Read(fd, buf[n:])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("conversation: %w", &os.PathError{Op: "read", Path: path, Err: err})
-		}
-		if m == 0 {
-			break
-		}
-		n += m
-		if n == len(buf) {
-			if len(buf) > maxEventFileBytes {
-				return nil, fmt.Errorf("conversation: %s is larger than %d bytes", path, maxEventFileBytes)
-			}
-			buf = append(buf, make([]byte, len(buf))...)
-		}
+	s.fdMu.RLock()
+	defer s.fdMu.RUnlock()
+	if s.eventsFD < 0 {
+		return nil, conversation.ErrClosed
 	}
+	buf, err := readAt(s.eventsFD, eventFileName(i, ent.ID), make([]byte, 0, ent.Size+1))
+	if err != nil {
+		return nil, fmt.Errorf("conversation: %s: %w", s.eventsDir, err)
+	}
+	n := len(buf)
 	if i < len(s.sums) && s.sums[i].ok {
 		if n != ent.Size {
 			return nil, &DamageError{Dir: s.dir, Index: i, File: eventFileName(i, ent.ID), Err: fmt.Errorf("%d bytes, %d when it was written", n, ent.Size)}
@@ -618,6 +606,10 @@ func (s *Store) Close() error {
 		syscall.Close(s.indexFD)
 		s.indexFD = -1
 	}
+	s.fdMu.Lock()
+	unix.Close(s.eventsFD)
+	s.eventsFD = -1
+	s.fdMu.Unlock()
 	return s.lock.Close()
 }
 

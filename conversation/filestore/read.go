@@ -1,0 +1,96 @@
+//go:build unix
+
+package filestore
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gohands/gohands/conversation"
+)
+
+// readAt reads the file name of directory dirfd into buf (from its
+// start, growing it as needed) and returns the bytes read. A read that
+// does not fill the space offered is taken as the end of the file, as it
+// is for regular files: that saves the read that would return 0, one of
+// three system calls per event file. A file cut short meanwhile is caught
+// by the JSON scan or decode that follows every read.
+func readAt(dirfd int, name string, buf []byte) ([]byte, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	defer unix.Close(fd)
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) > maxEventFileBytes {
+				return nil, fmt.Errorf("%s is larger than %d bytes", name, maxEventFileBytes)
+			}
+			buf = append(buf, make([]byte, max(cap(buf), 4096))...)[:len(buf)]
+		}
+		m, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: name, Err: err}
+		}
+		short := m < cap(buf)-len(buf)
+		buf = buf[:len(buf)+m]
+		if m == 0 || short {
+			return buf, nil
+		}
+	}
+}
+
+// scanFiles fills the entries the index cache did not (have[i] false)
+// from their files, on a few goroutines: for a conversation the reference
+// wrote, which has no cache, reading a thousand small files is most of
+// an open. It records each file's checksum in s.sums and returns each
+// index's error, nil if none failed.
+func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []bool) []error {
+	var todo []int
+	for i := range ids {
+		if !have[i] {
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	var (
+		errs    []error
+		errOnce sync.Once
+	)
+	scan := func(part []int) {
+		buf := make([]byte, 0, 64<<10)
+		for _, i := range part {
+			data, err := readAt(s.eventsFD, eventFileName(i, ids[i]), buf)
+			if err == nil {
+				buf = data // keep a grown buffer
+				entries[i], err = conversation.ScanEntry(i, data)
+				if err == nil && entries[i].ID != ids[i] {
+					err = fmt.Errorf("file name says id %s, content says %s", ids[i], entries[i].ID)
+				}
+				s.sums[i] = fileSum{checksum(data), true}
+			}
+			if err != nil {
+				errOnce.Do(func() { errs = make([]error, len(ids)) })
+				errs[i] = err // distinct i per goroutine
+			}
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), 4, len(todo)/64+1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		part := todo[len(todo)*w/workers : len(todo)*(w+1)/workers]
+		wg.Go(func() { scan(part) })
+	}
+	wg.Wait()
+	return errs
+}
