@@ -1,0 +1,463 @@
+// Command compare runs the same jobs through gohands and the Python
+// reference (openhands-sdk 1.43.1), alternating A B A B, and prints one
+// Markdown table of medians and ratios. scripts/compare.sh builds gohands,
+// finds the reference's venv and runs it:
+//
+//	compare -gohands ./gohands -python venv/bin/python [-steps 200] [-runs 3]
+//
+// Both sides talk to the same scripted model: llmtest's server, started
+// in this process. It answers by the task (the first user message) and
+// counts the agent's calls itself, so a job has exactly -steps steps even
+// when the condenser (both default agents have one) shortens the history;
+// a request offering no tools (a summary, a title) gets a short text.
+//
+// The jobs: start-up (one model call, then exit); -steps think steps;
+// -steps terminal steps (wall, CPU and peak RSS of the process); full
+// replay of a conversation the reference wrote (its event log opened and
+// every event decoded, in process); resume of it to the first model
+// request (in process); and on each agent server, -conversations
+// conversations created one after another and the memory each adds.
+package main
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gohands/gohands/llm/llmtest"
+)
+
+//go:embed reference.py
+var referenceScript []byte
+
+// config is one comparison.
+type config struct {
+	Gohands       string // the gohands binary
+	Python        string // the reference venv's python
+	Steps         int    // steps of the think and terminal jobs
+	Runs          int    // runs of each job on each side (the median is shown)
+	ReplaySteps   int    // think steps of the conversation replayed (2 events each)
+	Conversations int    // conversations created on each server
+	Log           io.Writer
+}
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("compare: ")
+	var c config
+	flag.StringVar(&c.Gohands, "gohands", "", "the gohands `binary` (required)")
+	flag.StringVar(&c.Python, "python", "", "the `python` of a venv with openhands-sdk, -tools and -agent-server 1.43.1 (required)")
+	flag.IntVar(&c.Steps, "steps", 200, "steps of the think and terminal jobs")
+	flag.IntVar(&c.Runs, "runs", 3, "runs of each job on each side; medians are shown")
+	flag.IntVar(&c.ReplaySteps, "replay-steps", 500, "think steps of the stored conversation replayed (two events each, ~1,000 events)")
+	flag.IntVar(&c.Conversations, "conversations", 100, "conversations created on each agent server")
+	verbose := flag.Bool("v", false, "log each run on standard error")
+	flag.Parse()
+	if c.Gohands == "" || c.Python == "" || flag.NArg() > 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	c.Log = io.Discard
+	if *verbose {
+		c.Log = os.Stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	t, err := compare(ctx, &c)
+	if err != nil {
+		log.Fatal(err)
+	}
+	t.write(os.Stdout)
+}
+
+// sides are the two implementations, in the order they run.
+var sides = [2]string{"reference", "gohands"}
+
+// compare runs every job c.Runs times on each side.
+func compare(ctx context.Context, c *config) (*table, error) {
+	work, err := os.MkdirTemp("", "gohands-compare-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	script := filepath.Join(work, "reference.py")
+	if err := os.WriteFile(script, referenceScript, 0o644); err != nil {
+		return nil, err
+	}
+	m := newModel()
+	srv := llmtest.NewResponder(nil, m.respond, &llmtest.ResponderOptions{NoRecord: true})
+	defer srv.Close()
+	r := &runner{c: c, work: work, script: script, model: m, modelURL: srv.URL}
+	t := newTable(c)
+
+	// The stored conversation: written once by the reference.
+	fmt.Fprintf(c.Log, "writing a %d-step conversation with the reference\n", c.ReplaySteps)
+	stored, err := r.writeStored(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("writing the stored conversation: %w", err)
+	}
+	t.note("replay", fmt.Sprintf("%d events, %.1f MB, written by the reference", stored.events, float64(stored.bytes)/1e6))
+
+	for i := range c.Runs {
+		for _, side := range sides {
+			jobs := []struct {
+				row  string
+				kind string
+				n    int
+			}{{"start-up, one model call", "start", 0}, {fmt.Sprintf("%d think steps", c.Steps), "think", c.Steps}, {fmt.Sprintf("%d terminal steps", c.Steps), "terminal", c.Steps}}
+			for _, j := range jobs {
+				s, err := r.process(ctx, side, j.kind, j.n)
+				if err != nil {
+					return nil, fmt.Errorf("%s, %s: %w", side, j.row, err)
+				}
+				fmt.Fprintf(c.Log, "run %d %s %s: %+v\n", i, side, j.row, s)
+				t.add(j.row+": wall (s)", side, s.wall.Seconds())
+				t.add(j.row+": CPU (s)", side, s.cpu.Seconds())
+				t.add(j.row+": peak RSS (MB)", side, float64(s.rss)/1e6)
+			}
+			ms, err := r.replay(ctx, side, stored)
+			if err != nil {
+				return nil, fmt.Errorf("%s, replay: %w", side, err)
+			}
+			t.add("full replay of the stored conversation (ms)", side, ms)
+			ms, err = r.resume(ctx, side, stored)
+			if err != nil {
+				return nil, fmt.Errorf("%s, resume: %w", side, err)
+			}
+			t.add("resume of it to the first model request (ms)", side, ms)
+			fmt.Fprintf(c.Log, "run %d %s: replay and resume done\n", i, side)
+		}
+	}
+	// The servers take long to start (the reference: seconds) and are
+	// measured once each.
+	for _, side := range sides {
+		s, err := r.server(ctx, side)
+		if err != nil {
+			return nil, fmt.Errorf("%s server: %w", side, err)
+		}
+		t.add(fmt.Sprintf("server: create %d conversations (ms)", c.Conversations), side, s.createMS)
+		t.add("server: idle RSS (MB)", side, s.idleMB)
+		t.add("server: RSS per idle conversation (MB)", side, s.perConvMB)
+	}
+	return t, nil
+}
+
+// model is the scripted model: per task, a number of steps then finish.
+type model struct {
+	mu   sync.Mutex
+	jobs map[string]*job
+}
+
+// job is what the model does for one task.
+type job struct {
+	tool  string // "think" or "terminal"
+	steps int
+	calls int
+	first time.Time // when the first request arrived
+	seen  chan struct{}
+}
+
+func newModel() *model { return &model{jobs: map[string]*job{}} }
+
+// expect scripts the task: steps calls of tool, then finish.
+func (m *model) expect(task, tool string, steps int) *job {
+	j := &job{tool: tool, steps: steps, seen: make(chan struct{})}
+	m.mu.Lock()
+	m.jobs[task] = j
+	m.mu.Unlock()
+	return j
+}
+
+func (m *model) respond(req llmtest.Request) (llmtest.Reply, error) {
+	now := time.Now()
+	if tools, _ := req.Body["tools"].([]any); len(tools) == 0 {
+		return llmtest.Reply{Text: "The bench task so far: steps were taken; go on."}, nil
+	}
+	task := firstUser(req.Body)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	j := m.jobs[task]
+	if j == nil {
+		return llmtest.Reply{}, fmt.Errorf("no job for task %.80q", task)
+	}
+	if j.calls == 0 {
+		j.first = now
+		close(j.seen)
+	}
+	j.calls++
+	if j.calls > j.steps {
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}}, nil
+	}
+	switch j.tool {
+	case "terminal":
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "terminal", Arguments: llmtest.Args(map[string]string{"command": fmt.Sprintf("echo step %d", j.calls)})}}}, nil
+	default:
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "think", Arguments: llmtest.Args(map[string]string{"thought": fmt.Sprintf("step %d", j.calls)})}}}, nil
+	}
+}
+
+// firstUser returns the text of the first user message of a Chat
+// Completions request: the task, which names the job.
+func firstUser(body map[string]any) string {
+	msgs, _ := body["messages"].([]any)
+	for _, m := range msgs {
+		msg, _ := m.(map[string]any)
+		if msg["role"] != "user" {
+			continue
+		}
+		switch c := msg["content"].(type) {
+		case string:
+			return c
+		case []any:
+			var b strings.Builder
+			for _, p := range c {
+				part, _ := p.(map[string]any)
+				if s, ok := part["text"].(string); ok {
+					b.WriteString(s)
+				}
+			}
+			return b.String()
+		}
+	}
+	return ""
+}
+
+// runner runs jobs.
+type runner struct {
+	c        *config
+	work     string
+	script   string
+	model    *model
+	modelURL string
+	seq      int
+}
+
+// task returns a task no other job has used.
+func (r *runner) task(kind string) string {
+	r.seq++
+	return fmt.Sprintf("#%s %d: follow the bench script.", kind, r.seq)
+}
+
+// dir returns a new directory under the work directory.
+func (r *runner) dir(name string) (string, error) {
+	r.seq++
+	d := filepath.Join(r.work, fmt.Sprintf("%s-%d", name, r.seq))
+	return d, os.MkdirAll(d, 0o755)
+}
+
+// sample is what one process used.
+type sample struct {
+	wall, cpu time.Duration
+	rss       int64 // peak resident set, bytes
+}
+
+// process runs one job as a process: gohands run, or the reference's
+// LocalConversation in reference.py.
+func (r *runner) process(ctx context.Context, side, kind string, steps int) (sample, error) {
+	task := r.task(kind)
+	r.model.expect(task, kind, steps)
+	ws, err := r.dir("ws")
+	if err != nil {
+		return sample{}, err
+	}
+	store, err := r.dir("store")
+	if err != nil {
+		return sample{}, err
+	}
+	maxIter := fmt.Sprint(steps + 10)
+	var argv []string
+	if side == "gohands" {
+		argv = []string{r.c.Gohands, "run", "--model", "openai/bench", "--api-key", "bench", "--base-url", r.modelURL + "/v1",
+			"--workspace", ws, "--persistence-dir", store, "--max-iterations", maxIter, task}
+	} else {
+		argv = []string{r.c.Python, r.script, "run", r.modelURL, store, ws, task, maxIter}
+	}
+	s, _, err := r.exec(ctx, argv, ws)
+	return s, err
+}
+
+// exec runs argv in dir and returns what it used and its standard output.
+func (r *runner) exec(ctx context.Context, argv []string, dir string) (sample, []byte, error) {
+	cmd := commandContext(ctx, argv, dir)
+	var out, errOut tailBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	err := cmd.Run()
+	s := sample{wall: time.Since(start)}
+	if cmd.ProcessState != nil {
+		s.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		s.rss = peakRSS(cmd.ProcessState)
+	}
+	if err != nil {
+		return s, nil, fmt.Errorf("%s: %w\n%s\n%s", filepath.Base(argv[0]), err, out.tail(), errOut.tail())
+	}
+	return s, out.buf, nil
+}
+
+// tailBuffer keeps a process's output: all of it up to 1 MB, for
+// results and error messages.
+type tailBuffer struct{ buf []byte }
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	if len(b.buf) < 1<<20 {
+		b.buf = append(b.buf, p...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) tail() string {
+	if len(b.buf) > 3000 {
+		return "..." + string(b.buf[len(b.buf)-3000:])
+	}
+	return string(b.buf)
+}
+
+// result decodes the RESULT line reference.py prints last.
+func result(out []byte, v any) error {
+	i := strings.LastIndex(string(out), "\nRESULT ")
+	if i < 0 {
+		return errors.New("reference.py printed no result")
+	}
+	return json.Unmarshal([]byte(strings.TrimSpace(string(out[i+len("\nRESULT "):]))), v)
+}
+
+// stored is the conversation replayed.
+type stored struct {
+	base, id, task string
+	events         int
+	bytes          int64
+}
+
+// dir is the conversation's own directory.
+func (s *stored) dir() string { return filepath.Join(s.base, s.id) }
+
+func (r *runner) writeStored(ctx context.Context) (*stored, error) {
+	task := r.task("stored")
+	r.model.expect(task, "think", r.c.ReplaySteps)
+	ws, err := r.dir("ws")
+	if err != nil {
+		return nil, err
+	}
+	base, err := r.dir("stored")
+	if err != nil {
+		return nil, err
+	}
+	_, out, err := r.exec(ctx, []string{r.c.Python, r.script, "run", r.modelURL, base, ws, task, fmt.Sprint(r.c.ReplaySteps + 10)}, ws)
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		ID     string `json:"id"`
+		Events int    `json:"events"`
+	}
+	if err := result(out, &res); err != nil {
+		return nil, err
+	}
+	s := &stored{base: base, id: res.ID, task: task, events: res.Events}
+	err = filepath.WalkDir(s.dir(), func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				s.bytes += info.Size()
+			}
+		}
+		return err
+	})
+	return s, err
+}
+
+// copyStored copies the stored conversation under a new base, so that a
+// resume (which appends) or gohands' index cache leave it as written.
+func (r *runner) copyStored(s *stored) (string, error) {
+	base, err := r.dir("copy")
+	if err != nil {
+		return "", err
+	}
+	return base, os.CopyFS(filepath.Join(base, s.id), os.DirFS(s.dir()))
+}
+
+// replay opens a copy of the stored conversation and decodes every event,
+// in process: gohands here, the reference in reference.py.
+func (r *runner) replay(ctx context.Context, side string, s *stored) (float64, error) {
+	base, err := r.copyStored(s)
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(base)
+	dir := filepath.Join(base, s.id)
+	if side == "gohands" {
+		d, n, err := replayGohands(dir)
+		if err != nil {
+			return 0, err
+		}
+		if n != s.events {
+			return 0, fmt.Errorf("gohands replayed %d events, the reference wrote %d", n, s.events)
+		}
+		return float64(d) / 1e6, nil
+	}
+	_, out, err := r.exec(ctx, []string{r.c.Python, r.script, "replay", dir}, base)
+	if err != nil {
+		return 0, err
+	}
+	var res struct {
+		MS     float64 `json:"ms"`
+		Events int     `json:"events"`
+	}
+	if err := result(out, &res); err != nil {
+		return 0, err
+	}
+	if res.Events != s.events {
+		return 0, fmt.Errorf("the reference replayed %d events, it wrote %d", res.Events, s.events)
+	}
+	return res.MS, nil
+}
+
+// resume continues a copy of the stored conversation with a message and
+// measures until the model gets the first request.
+func (r *runner) resume(ctx context.Context, side string, s *stored) (float64, error) {
+	base, err := r.copyStored(s)
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(base)
+	ws, err := r.dir("ws")
+	if err != nil {
+		return 0, err
+	}
+	j := r.model.expect(s.task, "think", 0)
+	var t0 time.Time
+	if side == "gohands" {
+		if t0, err = resumeGohands(ctx, r.modelURL, base, ws, s.id); err != nil {
+			return 0, err
+		}
+	} else {
+		_, out, err := r.exec(ctx, []string{r.c.Python, r.script, "resume", r.modelURL, base, ws, s.id, "go on"}, ws)
+		if err != nil {
+			return 0, err
+		}
+		var res struct {
+			T0 int64 `json:"t0_unix_ns"`
+		}
+		if err := result(out, &res); err != nil {
+			return 0, err
+		}
+		t0 = time.Unix(0, res.T0)
+	}
+	select {
+	case <-j.seen:
+	default:
+		return 0, errors.New("the resumed conversation made no model request")
+	}
+	return float64(j.first.Sub(t0)) / 1e6, nil
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# gohands beside the Python reference (openhands-sdk 1.43.1): installs the
+# reference's venv if needed (scripts/deps.d/20-reference.sh), builds
+# gohands and bench/compare, and runs the same jobs through both,
+# alternating, printing one Markdown table of medians and ratios. Flags go
+# to bench/compare, e.g.:
+#
+#   scripts/compare.sh                      # full size: 200 steps, 3 runs (~30 min)
+#   scripts/compare.sh -steps 20 -runs 1 -replay-steps 50 -conversations 10 -v
+#
+# The reference's figures include its interpreter start-up where the job
+# is a process (it takes seconds to import); replay and resume are timed
+# inside each process. See bench/compare for what each row measures.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v go >/dev/null || { echo "compare.sh: go is not installed" >&2; exit 1; }
+./scripts/deps.d/20-reference.sh >&2
+py=$(./scripts/deps.d/20-reference.sh --print)
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+go build -o "$bin/gohands" ./cmd/gohands
+go build -o "$bin/compare" ./bench/compare
+"$bin/compare" -gohands "$bin/gohands" -python "$py" "$@"
+echo
+stat -c %s "$bin/gohands" | awk '{printf "gohands binary: %.1f MB unstripped\n", $1 / 1e6}'
