@@ -71,6 +71,8 @@ type LLM struct {
 
 	mu      sync.Mutex
 	metrics Metrics
+
+	cache MessageCache // the previous request's encoded messages
 }
 
 var _ Model = (*LLM)(nil)
@@ -191,6 +193,7 @@ func (l *LLM) Completion(ctx context.Context, messages []event.Message, tools []
 		MaxOutputTokens: EffectiveMaxOutputTokens(&cfg, l.features),
 		ConversationID:  opts.ConversationID,
 		HTTPClient:      l.hc,
+		Cache:           &l.cache,
 	}
 	if l.features.StopWords && !cfg.DisableStopWord {
 		req.Stop = slices.Clone(opts.Stop)

@@ -105,6 +105,9 @@ type Request struct {
 	// HTTPClient is the client to send with. It has no timeout of its own;
 	// the per-call timeout is on ctx.
 	HTTPClient *http.Client
+	// Cache keeps the encodings of the LLM's previous request's messages
+	// for a provider to reuse (nil: none).
+	Cache *MessageCache
 }
 
 // Provider speaks one wire API (Chat Completions, Responses, Anthropic

@@ -1,8 +1,11 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -117,84 +120,103 @@ func clip(s string, limit int) string {
 // chatMessages converts messages to the Chat Completions wire format, as
 // the reference serialises them.
 func chatMessages(req *llm.Request) []chatMessage {
-	f := req.Features
-	// The list format carries images and cache markers; a few models only
-	// take strings.
-	list := !f.ForceStringContent && (req.Config.NativeToolCalling || req.Config.CachingPrompt || f.Vision)
+	flags := chatFlagsOf(req)
 	out := make([]chatMessage, 0, len(req.Messages))
 	for _, m := range req.Messages {
-		cm := chatMessage{Role: m.Role, ToolCallID: m.ToolCallID, Name: m.Name}
-		if m.Role != event.RoleTool {
-			cm.Name = ""
-		}
-		contents := m.Content
-		if m.Role == event.RoleTool {
-			contents = clipTexts(contents)
-		}
-		if list {
-			parts := make([]chatPart, 0, len(contents))
-			for _, c := range contents {
-				switch c.Type {
-				case event.ContentImage:
-					if !f.Vision {
-						continue
-					}
-					for _, u := range c.ImageURLs {
-						parts = append(parts, chatPart{Type: "image_url", ImageURL: &imageURL{URL: u}})
-					}
-				default:
-					if c.Text == "" && m.Role == event.RoleAssistant && len(m.ToolCalls) > 0 {
-						continue
-					}
-					t := c.Text
-					parts = append(parts, chatPart{Type: "text", Text: &t})
-				}
-				if c.CachePrompt && len(parts) > 0 {
-					if m.Role == event.RoleTool {
-						// Tool messages carry the marker on the message.
-						cm.CacheControl = ephemeral
-					} else {
-						parts[len(parts)-1].CacheControl = ephemeral
-					}
-				}
-			}
-			switch {
-			case len(parts) > 0:
-				cm.Content = parts
-			case m.Role == event.RoleAssistant && len(m.ToolCalls) > 0:
-				// No content key at all.
-			default:
-				cm.Content = ""
-			}
-		} else {
-			var texts []string
-			for _, c := range contents {
-				if c.Type != event.ContentImage {
-					texts = append(texts, c.Text)
-				}
-			}
-			text := strings.Join(texts, "\n")
-			if text != "" || m.Role != event.RoleAssistant || len(m.ToolCalls) == 0 {
-				cm.Content = text
-			}
-		}
-		if cm.Content == nil && (m.Role != event.RoleAssistant || len(m.ToolCalls) == 0) {
-			cm.Content = ""
-		}
-		for _, tc := range m.ToolCalls {
-			cm.ToolCalls = append(cm.ToolCalls, chatToolCall{ID: tc.ID, Type: "function", Function: chatCallFunction{Name: tc.Name, Arguments: tc.Arguments}})
-		}
-		if m.Role == event.RoleAssistant {
-			if f.SendReasoningContent {
-				cm.ReasoningContent = m.ReasoningContent
-			}
-			if list {
-				cm.ThinkingBlocks = m.ThinkingBlocks
-			}
-		}
-		out = append(out, cm)
+		out = append(out, chatMessageOf(m, flags))
 	}
 	return out
+}
+
+// chatFlags is what a message's encoding depends on besides the message.
+type chatFlags struct {
+	list                  bool // content as a list of parts
+	vision, sendReasoning bool
+}
+
+func chatFlagsOf(req *llm.Request) chatFlags {
+	f := req.Features
+	return chatFlags{
+		// The list format carries images and cache markers; a few models
+		// only take strings.
+		list:   !f.ForceStringContent && (req.Config.NativeToolCalling || req.Config.CachingPrompt || f.Vision),
+		vision: f.Vision, sendReasoning: f.SendReasoningContent,
+	}
+}
+
+// chatMessageOf converts one message.
+func chatMessageOf(m event.Message, flags chatFlags) chatMessage {
+	list := flags.list
+	cm := chatMessage{Role: m.Role, ToolCallID: m.ToolCallID, Name: m.Name}
+	if m.Role != event.RoleTool {
+		cm.Name = ""
+	}
+	contents := m.Content
+	if m.Role == event.RoleTool {
+		contents = clipTexts(contents)
+	}
+	if list {
+		parts := make([]chatPart, 0, len(contents))
+		for _, c := range contents {
+			switch c.Type {
+			case event.ContentImage:
+				if !flags.vision {
+					continue
+				}
+				for _, u := range c.ImageURLs {
+					parts = append(parts, chatPart{Type: "image_url", ImageURL: &imageURL{URL: u}})
+				}
+			default:
+				if c.Text == "" && m.Role == event.RoleAssistant && len(m.ToolCalls) > 0 {
+					continue
+				}
+				t := c.Text
+				parts = append(parts, chatPart{Type: "text", Text: &t})
+			}
+			if c.CachePrompt && len(parts) > 0 {
+				if m.Role == event.RoleTool {
+					// Tool messages carry the marker on the message.
+					cm.CacheControl = ephemeral
+				} else {
+					parts[len(parts)-1].CacheControl = ephemeral
+				}
+			}
+		}
+		switch {
+		case len(parts) > 0:
+			cm.Content = parts
+		case m.Role == event.RoleAssistant && len(m.ToolCalls) > 0:
+			// No content key at all.
+		default:
+			cm.Content = ""
+		}
+	} else {
+		var texts []string
+		for _, c := range contents {
+			if c.Type != event.ContentImage {
+				texts = append(texts, c.Text)
+			}
+		}
+		text := strings.Join(texts, "\n")
+		if text != "" || m.Role != event.RoleAssistant || len(m.ToolCalls) == 0 {
+			cm.Content = text
+		}
+	}
+	if cm.Content == nil && (m.Role != event.RoleAssistant || len(m.ToolCalls) == 0) {
+		cm.Content = ""
+	}
+	for _, tc := range m.ToolCalls {
+		cm.ToolCalls = append(cm.ToolCalls, chatToolCall{ID: tc.ID, Type: "function", Function: chatCallFunction{Name: tc.Name, Arguments: tc.Arguments}})
+	}
+	if m.Role == event.RoleAssistant {
+		if flags.sendReasoning {
+			cm.ReasoningContent = m.ReasoningContent
+		}
+		if list {
+			cm.ThinkingBlocks = m.ThinkingBlocks
+		}
+	}
+	return cm
 }
 
 func clipTexts(contents []event.Content) []event.Content {
@@ -214,8 +236,13 @@ func clipTexts(contents []event.Content) []event.Content {
 
 // chatBody builds the request body.
 func chatBody(req *llm.Request) chatRequest {
+	return chatBodyWith(req, chatMessages(req))
+}
+
+// chatBodyWith builds the request body around msgs.
+func chatBodyWith(req *llm.Request, msgs []chatMessage) chatRequest {
 	cfg, f, ep := req.Config, req.Features, req.Endpoint
-	body := chatRequest{Model: ep.Model, Messages: chatMessages(req), Stop: req.Stop, Seed: cfg.Seed}
+	body := chatRequest{Model: ep.Model, Messages: msgs, Stop: req.Stop, Seed: cfg.Seed}
 	if n := req.MaxOutputTokens; n > 0 {
 		if ep.Provider == "azure" {
 			body.MaxTokens = n
@@ -259,7 +286,7 @@ func chatBody(req *llm.Request) chatRequest {
 
 // Complete implements llm.Provider.
 func (Chat) Complete(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	raw, err := marshalBody(chatBody(req), req.Config.ExtraBody)
+	raw, err := encodeChat(req)
 	if err != nil {
 		return nil, err
 	}
@@ -427,4 +454,45 @@ func extraInt[F interface{ Raw() string }](fields map[string]F, key string) int 
 		return n
 	}
 	return 0
+}
+
+// encodeChat encodes the request body. The messages are encoded one by
+// one through req.Cache, so that those of the previous request are not
+// encoded again, and spliced into the rest of the body; the bytes are
+// those of encoding the whole body at once.
+func encodeChat(req *llm.Request) ([]byte, error) {
+	if len(req.Config.ExtraBody) > 0 {
+		return marshalBody(chatBody(req), req.Config.ExtraBody)
+	}
+	flags := chatFlagsOf(req)
+	msgs, err := req.Cache.Encode(flags, req.Messages, func(i int) ([]byte, error) {
+		return json.Marshal(chatMessageOf(req.Messages[i], flags))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("openai: encoding request: %w", err)
+	}
+	rest, err := json.Marshal(chatBodyWith(req, []chatMessage{}))
+	if err != nil {
+		return nil, fmt.Errorf("openai: encoding request: %w", err)
+	}
+	// "model" comes first and is a JSON string, in which a quote is
+	// escaped: the first "messages":[] is the key's.
+	const empty = `,"messages":[]`
+	at := bytes.Index(rest, []byte(empty))
+	if at < 0 {
+		return nil, errors.New("openai: encoding request: no messages key")
+	}
+	n := len(rest) + len(msgs)
+	for _, m := range msgs {
+		n += len(m)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, rest[:at+len(empty)-1]...)
+	for i, m := range msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, m...)
+	}
+	return append(b, rest[at+len(empty)-1:]...), nil
 }
