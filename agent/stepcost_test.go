@@ -1,0 +1,77 @@
+package agent_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gohands/gohands/agent"
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/secret"
+)
+
+// BenchmarkStepHistory measures the agent's own CPU time per step with
+// 10, 100 and 1,000 steps of history before it: the real Chat
+// Completions provider over HTTP, events persisted to files, no
+// condenser (so the history stays whole). The model is a handler that
+// discards the request and answers a canned think call, so nearly all
+// the CPU counted is the agent's: building, encoding and sending the
+// request, decoding the reply, running the tool, persisting. One op is
+// one step; the history is built before the timer starts.
+//
+//	go test -run '^$' -bench BenchmarkStepHistory -benchtime 50x ./agent/
+func BenchmarkStepHistory(b *testing.B) {
+	for _, history := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
+			var calls, stopAt atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				n := calls.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				if n == stopAt.Load() {
+					fmt.Fprintf(w, `{"id":"c%d","object":"chat.completion","created":1,"model":"bench","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"Paused."}}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`, n)
+					return
+				}
+				fmt.Fprintf(w, `{"id":"c%d","object":"chat.completion","created":1,"model":"bench","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":"think","arguments":"{\"thought\":\"step %d: look at the next file and the one after it\"}"}}]}}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`, n, n, n)
+			}))
+			defer srv.Close()
+			cfg := llm.DefaultConfig("openai/bench")
+			cfg.BaseURL = srv.URL + "/v1"
+			cfg.APIKey = secret.New("bench")
+			a := agent.New(cfg, nil, nil)
+			c, err := conversation.New(ctx, a, b.TempDir(), &conversation.LocalOptions{
+				Backend: filestore.NewBackend(b.TempDir(), nil), MaxIterations: history + b.N + 10, DisableStuckDetection: true,
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			run := func(steps int) {
+				stopAt.Store(calls.Load() + int64(steps) + 1)
+				if err := c.SendMessage(ctx, event.UserMessage("Go on.")); err != nil {
+					b.Fatal(err)
+				}
+				if err := c.Run(ctx); err != nil {
+					b.Fatal(err)
+				}
+				if c.Status() != conversation.StatusFinished {
+					b.Fatalf("status %s", c.Status())
+				}
+			}
+			run(history)
+			b.ReportAllocs()
+			b.ResetTimer()
+			c0 := cpuTime()
+			run(b.N)
+			cpu := cpuTime() - c0
+			b.StopTimer()
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/step")
+		})
+	}
+}
