@@ -17,6 +17,9 @@ out=$(go test -run '^$' -benchmem -benchtime "${BENCHTIME:-1s}" \
 out+=$'\n'$(go test -run '^$' -benchtime 2000x -bench '^BenchmarkTerminalEcho$' "$@" ./tools/terminal/)
 out+=$'\n'$(go test -run '^$' -benchmem -benchtime 3000x -bench '^BenchmarkAgentStep$' "$@" ./agent/)
 out+=$'\n'$(go test -run '^$' -benchtime 1x -bench '^BenchmarkIdleConversationMemory$' "$@" ./agent/)
+# Per-step cost against the history (issue 20): 20 steps after 10, 100 and
+# 1,000 steps of history.
+out+=$'\n'$(go test -run '^$' -benchmem -benchtime 20x -bench '^BenchmarkStepHistory$' "$@" ./agent/)
 echo "$out" >&2
 
 echo "$out" | awk '
@@ -29,6 +32,10 @@ BEGIN {
   target["BenchmarkReplay1000/open"] = "<= 2 ms";            ref["BenchmarkReplay1000/open"] = "29.5 ms (full replay)"
   target["BenchmarkReplay1000/open-no-cache"] = "-";         ref["BenchmarkReplay1000/open-no-cache"] = "29.5 ms (full replay)"
   target["BenchmarkReplay1000/decode-all"] = "-";            ref["BenchmarkReplay1000/decode-all"] = "29.5 ms (full replay)"
+  target["BenchmarkReplay1000/full"] = "<= 20 ms";           ref["BenchmarkReplay1000/full"] = "see compare.sh"
+  target["BenchmarkStepHistory/history=10"] = "-";            ref["BenchmarkStepHistory/history=10"] = "-"
+  target["BenchmarkStepHistory/history=100"] = "-";           ref["BenchmarkStepHistory/history=100"] = "-"
+  target["BenchmarkStepHistory/history=1000"] = "cpu <= 2x h=10"; ref["BenchmarkStepHistory/history=1000"] = "-"
   target["BenchmarkRecovery1000"] = "<= 3 ms";               ref["BenchmarkRecovery1000"] = "57.5 ms"
   target["BenchmarkSearch2000/entries"] = "<= 0.5 ms";       ref["BenchmarkSearch2000/entries"] = "7.7 ms"
   target["BenchmarkSearch2000/raw"] = "-";                   ref["BenchmarkSearch2000/raw"] = "7.7 ms"
@@ -51,6 +58,38 @@ BEGIN {
   t = (name in target) ? target[name] : "-"; r = (name in ref) ? ref[name] : "-"
   printf "%-42s %12s %12s %12s %14s  %s\n", name, nsop, p50, cpu, t, r
 }'
+
+# The binary (issue 20): gohands' size, and what the biggest modules add
+# to a program that already has net/http, encoding/json and crypto/tls
+# (each imported alone: a module's share inside gohands is smaller, since
+# the linker keeps only what is used). BENCH_SIZES=0 skips the module rows.
+echo
+szdir=$(mktemp -d)
+go build -o "$szdir/gohands" ./cmd/gohands
+go build -ldflags='-s -w' -o "$szdir/gohands-stripped" ./cmd/gohands
+printf '%-48s %12s %10s\n' "binary" "MB" "target"
+printf '%-48s %12.1f %10s\n' "gohands, unstripped" "$(stat -c %s "$szdir/gohands" | awk '{print $1/1e6}')" "<= 40"
+printf '%-48s %12.1f %10s\n' "gohands, stripped (-s -w)" "$(stat -c %s "$szdir/gohands-stripped" | awk '{print $1/1e6}')" "-"
+if [[ ${BENCH_SIZES:-1} != 0 ]]; then
+  size_of() { # name import-path...
+    local d=$szdir/$1; shift; mkdir -p "$d"
+    { echo 'package main'; echo 'import (_ "net/http"; _ "encoding/json"; _ "crypto/tls"'
+      for i in "$@"; do echo "_ \"$i\""; done; echo ')'; echo 'func main() {}'; } >"$d/main.go"
+    (cd "$d" && cp "$OLDPWD/go.mod" "$OLDPWD/go.sum" . && sed -i 's|^module .*|module sizecheck|' go.mod &&
+      go build -o bin . && stat -c %s bin)
+  }
+  base=$(size_of base)
+  for m in "openai-go github.com/openai/openai-go/v3 github.com/openai/openai-go/v3/responses" \
+           "anthropic-sdk-go github.com/anthropics/anthropic-sdk-go" \
+           "genai google.golang.org/genai" \
+           "mcp-go-sdk github.com/modelcontextprotocol/go-sdk/mcp" \
+           "chromedp github.com/chromedp/chromedp"; do
+    set -- $m
+    name=$1; shift
+    printf '%-48s %12.1f %10s\n' "+ $name (alone)" "$(( $(size_of "${name// /-}" "$@") - base ))e-6" "-"
+  done
+fi
+rm -rf "$szdir"
 
 # The agent server (issue 11): `gohands serve` and the reference's
 # openhands-agent-server under the same Go client and zero-latency scripted
