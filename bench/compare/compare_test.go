@@ -64,7 +64,7 @@ func TestCompareSmall(t *testing.T) {
 			t.Errorf("row %q: no ratio", row)
 		}
 	}
-	if len(rows) != len(want)+1 { // the header row too
+	if len(rows) != len(want)+2 { // the header and its rule too
 		t.Errorf("%d rows, want %d", len(rows)-1, len(want))
 	}
 }

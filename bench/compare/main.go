@@ -294,12 +294,17 @@ func (r *runner) exec(ctx context.Context, argv []string, dir string) (sample, [
 	var out, errOut tailBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()
-	err := cmd.Run()
-	s := sample{wall: time.Since(start)}
-	if cmd.ProcessState != nil {
-		s.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-		s.rss = peakRSS(cmd.ProcessState)
+	if err := cmd.Start(); err != nil {
+		return sample{}, nil, err
 	}
+	done := make(chan struct{})
+	hwm := make(chan int64, 1)
+	go func() { hwm <- watchPeakRSS(cmd.Process.Pid, filepath.Base(argv[0]), done) }()
+	err := cmd.Wait()
+	s := sample{wall: time.Since(start)}
+	close(done)
+	s.rss = <-hwm
+	s.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	if err != nil {
 		return s, nil, fmt.Errorf("%s: %w\n%s\n%s", filepath.Base(argv[0]), err, out.tail(), errOut.tail())
 	}
