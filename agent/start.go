@@ -17,6 +17,7 @@ import (
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/mcp"
+	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/skill"
 	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tools/invokeskill"
@@ -29,6 +30,7 @@ func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversa
 		return nil, err
 	}
 	r := &runner{a: a, sess: sess, limit: a.ToolConcurrencyLimit, locks: make(map[string]*sync.Mutex)}
+	a.hideCredentials(sess)
 	tools, err := a.resolveTools(sess)
 	if err != nil {
 		return nil, err
@@ -91,6 +93,28 @@ func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversa
 		}
 	}
 	return r, nil
+}
+
+// hideCredentials registers the credentials the agent's configuration
+// holds with the conversation's masker, so that a command printing one (a
+// key read from a file, an MCP header echoed back) never shows it to the
+// model, the log or a person.
+func (a *Agent) hideCredentials(sess *conversation.Session) {
+	vals := []string{a.LLM.APIKey.Value()}
+	if len(a.MCPConfig) > 0 {
+		if raw, err := json.Marshal(a.MCPConfig); err == nil {
+			if cfg, err := mcp.ParseConfig(raw); err == nil {
+				_, _ = cfg.MapSecrets(func(s secret.String) (secret.String, error) {
+					vals = append(vals, s.Value())
+					return s, nil
+				})
+			}
+		}
+	}
+	if s, ok := a.opts.Condenser.(*condenser.LLMSummarizing); ok {
+		vals = append(vals, s.LLM.APIKey.Value())
+	}
+	sess.Secrets().Hide(vals...)
 }
 
 // initCondenser sets the condenser: Options.Condenser, or else the

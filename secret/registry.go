@@ -131,6 +131,24 @@ func (m *Manager) Update(sources map[string]Source) error {
 	return nil
 }
 
+// MinHiddenLen is the shortest value Hide masks: a shorter one cannot be a
+// real credential, and masking it would garble ordinary output.
+const MinHiddenLen = 8
+
+// Hide masks values without making them secrets the agent may use: no
+// name, not offered to the model, never exported to commands. It is for
+// the credentials the application holds itself (the model's API key, an MCP
+// server's headers). Values shorter than MinHiddenLen are ignored.
+func (m *Manager) Hide(values ...string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, v := range values {
+		if len(v) >= MinHiddenLen {
+			m.retired[v] = struct{}{}
+		}
+	}
+}
+
 // Set adds or replaces the source of name.
 func (m *Manager) Set(name string, src Source) error {
 	return m.Update(map[string]Source{name: src})

@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -26,13 +27,32 @@ import (
 )
 
 func main() {
+	// The agent's commands can read this process's original command line
+	// (/proc/$PPID/cmdline): copy it, then blank the credentials in it.
+	os.Args = cloneArgs(os.Args)
+	if err := scrubArgs(); err != nil {
+		fmt.Fprintf(os.Stderr, "gohands: hiding the credentials on the command line: %v\n", err)
+		os.Exit(exitError)
+	}
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	a := &app{
 		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
-		getenv: os.Getenv, unsetenv: os.Unsetenv, signals: sig, exit: os.Exit,
+		getenv: os.Getenv, unsetenv: unsetenv, signals: sig, exit: os.Exit,
 	}
 	os.Exit(a.main(context.Background(), os.Args[1:]))
+}
+
+// unsetenv removes name from the environment, and its value from the
+// environment the process started with, which /proc/<pid>/environ shows.
+func unsetenv(name string) error {
+	if _, ok := os.LookupEnv(name); !ok {
+		return nil
+	}
+	if err := os.Unsetenv(name); err != nil {
+		return err
+	}
+	return scrubEnv(name)
 }
 
 // app is the command line program with its surroundings, so tests can run
