@@ -188,6 +188,7 @@ func (a *Agent) resolveTools(sess *conversation.Session) ([]tool.Tool, error) {
 		Secrets:         sess.Secrets().Lookup(context.Background()),
 		SecretEnv:       env,
 		Mask:            mask,
+		Partial:         sess.Secrets().PartialSuffix,
 	}
 	tools, err := tool.ResolveAll(tctx, a.Tools)
 	if err != nil {

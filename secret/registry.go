@@ -298,6 +298,34 @@ func (m *Manager) MaskContext(ctx context.Context, text string) string {
 	return maskValues(text, m.knownValues())
 }
 
+// PartialSuffix returns the length of the longest end of text that is the
+// beginning of a secret value, but not all of it: the bytes a reader of a
+// stream must hold back until more text shows whether a secret follows, so
+// that no secret is ever shown in part (Mask hides whole values only).
+func (m *Manager) PartialSuffix(text string) int {
+	if text == "" {
+		return 0
+	}
+	ctx := context.Background()
+	for _, name := range m.unresolved() {
+		m.resolve(ctx, name)
+	}
+	return partialSuffix(text, m.knownValues())
+}
+
+func partialSuffix(text string, values []string) int {
+	best := 0
+	for _, v := range values {
+		for k := min(len(v)-1, len(text)); k > best; k-- {
+			if strings.HasSuffix(text, v[:k]) {
+				best = k
+				break
+			}
+		}
+	}
+	return best
+}
+
 // unresolved returns the names that have no value yet and are not backing
 // off after a failure.
 func (m *Manager) unresolved() []string {

@@ -37,6 +37,10 @@ type Context struct {
 	SecretEnv func(command string) map[string]string
 	// Mask hides secret values in tool output; nil means no masking.
 	Mask func(text string) string
+	// Partial returns how many bytes at the end of text may begin a secret
+	// value: a tool returning a stream in pieces holds them back until the
+	// next piece, so Mask sees every value whole. nil means none.
+	Partial func(text string) int
 }
 
 // Factory makes the tools of one spec. params is the spec's params object

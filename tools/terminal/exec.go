@@ -66,6 +66,11 @@ type Options struct {
 	// Mask, if set, is applied to all output before it is returned or
 	// saved (it replaces secret values).
 	Mask func(string) string
+	// Partial, if set, returns how many bytes at the end of the output may
+	// be the start of a secret value (tool.Context.Partial). While the
+	// command runs they are held back for the next read, so that a secret
+	// split across two reads is masked whole.
+	Partial func(string) int
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -493,6 +498,11 @@ func (t *Terminal) previousResult(s *session) string {
 // that echo input themselves) is dropped from the start of the output.
 func (t *Terminal) observe(s *session, command, sent string) *Observation {
 	snap := s.take()
+	if snap.done == nil && snap.exit == nil && t.opts.Partial != nil {
+		held := t.opts.Partial(string(snap.out))
+		snap.out = snap.out[:len(snap.out)-held]
+		snap.next -= int64(held)
+	}
 	text := clean(snap.out)
 	if sent != "" {
 		if rest, ok := strings.CutPrefix(strings.TrimLeft(text, " \n"), sent); ok {
@@ -558,19 +568,26 @@ func textList(s string) event.List[event.Content] {
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // exports returns shell lines that export vars, quoted so any value is
-// taken literally.
+// taken literally, for one command: the shell's prompt function unsets
+// them once the command ends (__gh_sn names them), so they do not stay in
+// the persistent shell for later commands to read.
 func (t *Terminal) exports(vars map[string]string) string {
 	var b strings.Builder
+	var names []string
 	for _, k := range slices.Sorted(maps.Keys(vars)) {
 		if !envName.MatchString(k) {
 			t.log.Warn("terminal: skipping variable with an invalid name", "name", k)
 			continue
 		}
+		names = append(names, k)
 		b.WriteString("export ")
 		b.WriteString(k)
 		b.WriteByte('=')
 		b.WriteString(ansiQuote(vars[k]))
 		b.WriteByte('\n')
+	}
+	if len(names) > 0 {
+		b.WriteString("__gh_sn='" + strings.Join(names, " ") + "'\n")
 	}
 	return b.String()
 }

@@ -61,6 +61,7 @@ const rcTemplate = `set +o history
 unset HISTFILE
 __gh_prompt() {
 	local __gh_ec=$? __gh_pid=$! __gh_py
+	if [[ -n ${__gh_sn-} ]]; then builtin unset -v $__gh_sn; builtin unset -v __gh_sn; fi
 	while builtin read -r -t 0 </dev/tty 2>/dev/null; do builtin read -r -t 1 __gh_py </dev/tty || break; done
 	__gh_py=${BASH_CMDS[python]-}
 	if [[ -z $__gh_py ]] && builtin hash python 2>/dev/null; then __gh_py=${BASH_CMDS[python]-}; fi
@@ -123,8 +124,13 @@ type session struct {
 
 // startSession starts a shell and waits for its first prompt.
 func startSession(cfg sessionConfig) (*session, error) {
-	tmp, err := os.MkdirTemp("", "gohands-terminal-")
+	cleanStaleOnce.Do(cleanStale)
+	tmp, err := os.MkdirTemp("", tmpPrefix)
 	if err != nil {
+		return nil, fmt.Errorf("terminal: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ownerFile), strconv.AppendInt(nil, int64(os.Getpid()), 10), 0o600); err != nil {
+		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("terminal: %w", err)
 	}
 	nonceBytes := make([]byte, 12)
@@ -584,6 +590,10 @@ func foreground(f *os.File) (int, error) {
 
 // run starts script, a shell script, as the next command.
 func (s *session) run(script string) error {
+	// The shell reads a sourced file whole before running it: its first
+	// line empties the file, so exported secrets do not stay on disk while
+	// the command runs (finish removes it).
+	script = "builtin : >| " + shellQuote(s.script()) + "\n" + script
 	if err := os.WriteFile(s.script(), []byte(script), 0o600); err != nil {
 		return fmt.Errorf("terminal: writing the command: %w", err)
 	}
@@ -592,6 +602,46 @@ func (s *session) run(script string) error {
 
 // script is the path of the command file.
 func (s *session) script() string { return filepath.Join(s.tmp, "cmd") }
+
+const (
+	tmpPrefix = "gohands-terminal-"
+	// ownerFile, in a session's directory, holds the process id of the
+	// gohands process that made it.
+	ownerFile = "owner"
+)
+
+var cleanStaleOnce sync.Once
+
+// cleanStale removes the session directories that processes killed
+// before they could remove them left behind: those whose owner is gone.
+// A directory without an owner file (an older gohands) is removed once it
+// is a day old.
+func cleanStale() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tmpPrefix+"*"))
+	for _, d := range dirs {
+		fi, err := os.Lstat(d)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) && time.Since(fi.ModTime()) > 24*time.Hour {
+				os.RemoveAll(d)
+			}
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.RemoveAll(d)
+		}
+	}
+}
 
 // finish is called once a command's result is taken: the command file,
 // which may hold exported secrets, is removed.
