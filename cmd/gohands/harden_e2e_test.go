@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,5 +82,36 @@ func TestE2ECredentialsNotReadable(t *testing.T) {
 				t.Fatalf("%d model requests", len(e.srv.Requests()))
 			}
 		})
+	}
+}
+
+// TestE2EModelTextStripped: escape sequences in everything the model
+// writes (text, reasoning, thought, tool names, arguments, the finish
+// message) and in a command's output never reach the terminal.
+func TestE2EModelTextStripped(t *testing.T) {
+	const evil = "\x1b[2J\x1b]52;c;ZXZpbA==\x07\x1b[8mhidden\x1b[0m\x9b31m\r"
+	for _, mode := range [][]string{nil, {"--json"}} {
+		e := newE2E(t,
+			llmtest.Reply{Text: "text" + evil, Reasoning: "reason" + evil, ToolCalls: []llmtest.ToolCall{
+				call("c1", "terminal", map[string]any{"command": "printf 'out\\033]52;c;eA==\\007\\n'", "thought": "th" + evil}),
+				call("c2", "no_such_tool"+evil, map[string]any{"x": evil}),
+			}},
+			llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("c3", "terminal", `{"command": "echo`+strings.ReplaceAll(fmt.Sprintf("%q", evil), `"`, ``)+`"`)}},
+			finishReply("bye"+evil),
+		)
+		r := e.run(append(e.args(mode...), "go"+evil)...)
+		ls := e.run("ls", "--persistence-dir", e.data)
+		r.stderr += ls.stdout + ls.stderr
+		if r.code != 0 || !strings.Contains(r.stdout, "bye") || !strings.Contains(r.stdout, "hidden") {
+			t.Errorf("%v: exit %d\n%s\n%s", mode, r.code, r.stdout, r.stderr)
+		}
+		for name, s := range map[string]string{"stdout": r.stdout, "stderr": r.stderr} {
+			for i, c := range s {
+				if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f || c >= 0x80 && c < 0xa0 {
+					t.Errorf("%v %s: control character %q at %d: %q", mode, name, c, i, s[max(0, i-40):min(len(s), i+40)])
+					break
+				}
+			}
+		}
 	}
 }

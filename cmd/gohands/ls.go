@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gohands/gohands/conversation/filestore"
+	"github.com/gohands/gohands/internal/termtext"
 )
 
 func (a *app) lsCmd() *cobra.Command {
@@ -269,7 +270,8 @@ func shortTime(ts string) string {
 
 // clip shortens s to one line of at most n characters.
 func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	// A sub-agent's task, for one, is written by the model.
+	s = strings.Join(strings.Fields(termtext.Strip(s)), " ")
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}

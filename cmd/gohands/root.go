@@ -9,6 +9,8 @@ import (
 	"runtime"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gohands/gohands/internal/termtext"
 )
 
 // Exit statuses.
@@ -48,12 +50,13 @@ func (a *app) main(ctx context.Context, args []string) int {
 	var ee *exitErr
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
-			fmt.Fprintf(a.stderr, "gohands: %s\n", ee.msg)
+			// The reason may quote the model or a stored event.
+			fmt.Fprintf(a.stderr, "gohands: %s\n", termtext.Strip(ee.msg))
 		}
 		return ee.code
 	}
 	// Cobra's own errors (unknown flags or commands) are usage errors.
-	fmt.Fprintf(a.stderr, "gohands: %v\nRun 'gohands --help' for usage.\n", err)
+	fmt.Fprintf(a.stderr, "gohands: %s\nRun 'gohands --help' for usage.\n", termtext.Strip(err.Error()))
 	return exitUsage
 }
 
