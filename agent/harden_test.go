@@ -2,14 +2,18 @@ package agent_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm/llmtest"
 	"github.com/gohands/gohands/secret"
+	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tools/terminal"
 )
@@ -48,5 +52,132 @@ func TestModelKeyMasked(t *testing.T) {
 	}
 	if !strings.Contains(string(b), secret.Hidden) {
 		t.Errorf("no masked output:\n%s", b)
+	}
+}
+
+// validHistory checks what every provider requires of a history: each
+// assistant message's tool calls are answered at once, one tool message
+// each, and no tool-call id is used twice.
+func validHistory(t *testing.T, label string, msgs []event.Message) {
+	t.Helper()
+	seen := map[string]bool{}
+	for i, m := range msgs {
+		if m.Role == event.RoleTool && (i == 0 || !seen[m.ToolCallID]) {
+			t.Errorf("%s: message %d answers call %q that no earlier message made", label, i, m.ToolCallID)
+		}
+		if m.Role != event.RoleAssistant {
+			continue
+		}
+		for k, tc := range m.ToolCalls {
+			if seen[tc.ID] {
+				t.Errorf("%s: tool-call id %q used twice", label, tc.ID)
+			}
+			seen[tc.ID] = true
+			if i+1+k >= len(msgs) || msgs[i+1+k].Role != event.RoleTool {
+				t.Errorf("%s: call %q of message %d is not answered at once: %s", label, tc.ID, i, roles(msgs))
+				return
+			}
+		}
+	}
+}
+
+func roles(msgs []event.Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		b.WriteString(string(m.Role))
+		if m.ToolCallID != "" {
+			b.WriteString("(" + m.ToolCallID + ")")
+		}
+		for _, tc := range m.ToolCalls {
+			b.WriteString("[" + tc.ID + "]")
+		}
+		b.WriteString(" ")
+	}
+	return b.String()
+}
+
+// TestReusedToolCallIDs: a model that gives the same id to calls of two
+// replies, or two calls of one reply, gets a valid history, live and
+// after a resume.
+func TestReusedToolCallIDs(t *testing.T) {
+	dir, work := t.TempDir(), t.TempDir()
+	echo := func(s string) llmtest.ToolCall {
+		return llmtest.ToolCall{ID: "call_1", Name: "terminal", Arguments: `{"command":"echo ` + s + `"}`}
+	}
+	a, p := newAgent(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{echo("one")}},
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{echo("two"), echo("three")}},
+		llmtest.Reply{Text: "done"},
+	)
+	a.Tools = append(a.Tools, tool.Spec{Name: terminal.Name})
+	c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{Backend: filestore.NewBackend(dir, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SendMessage(ctx, event.UserMessage("echo"))
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	id := c.ID()
+	c.Close()
+	b, p2 := newAgent(t, llmtest.Reply{Text: "again"})
+	b.Tools = append(b.Tools, tool.Spec{Name: terminal.Name})
+	c2, err := conversation.New(ctx, b, work, &conversation.LocalOptions{Backend: filestore.NewBackend(dir, nil), ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if br, err := c2.State().ActiveBranch(); err != nil || len(conversation.UnmatchedActions(br)) != 0 {
+		t.Errorf("actions unanswered after the resume: %v", err)
+	}
+	c2.SendMessage(ctx, event.UserMessage("more"))
+	if err := c2.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	reqs := append(p.Requests(), p2.Requests()...)
+	for i, r := range reqs {
+		validHistory(t, fmt.Sprintf("request %d", i), r.Messages)
+	}
+	last := reqs[len(reqs)-1].Messages
+	if n := strings.Count(roles(last), "tool("); n != 3 {
+		t.Errorf("%d tool results in the last request, want 3: %s", n, roles(last))
+	}
+}
+
+// TestMessageWhileWaitingForConfirmation: a user message sent while
+// actions wait for confirmation does not come between the calls and
+// their results in what the model is sent.
+func TestMessageWhileWaitingForConfirmation(t *testing.T) {
+	for _, approve := range []bool{true, false} {
+		a, p := newAgent(t,
+			llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "terminal", Arguments: `{"command":"echo hi"}`}}},
+			llmtest.Reply{Text: "ok"},
+		)
+		a.Tools = append(a.Tools, tool.Spec{Name: terminal.Name})
+		c, _ := newConv(t, a, &conversation.LocalOptions{ConfirmationPolicy: &security.AlwaysConfirm{}})
+		c.SendMessage(ctx, event.UserMessage("echo"))
+		if err := c.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if c.Status() != conversation.StatusWaitingForConfirmation {
+			t.Fatalf("status %s", c.Status())
+		}
+		c.SendMessage(ctx, event.UserMessage("and also say hello"))
+		if !approve {
+			if err := c.RejectPendingActions(ctx, "no"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := c.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		reqs := p.Requests()
+		if len(reqs) != 2 {
+			t.Fatalf("approve=%v: %d requests", approve, len(reqs))
+		}
+		validHistory(t, fmt.Sprintf("approve=%v", approve), reqs[1].Messages)
+		if last := reqs[1].Messages[len(reqs[1].Messages)-1]; last.Role != event.RoleUser {
+			t.Errorf("approve=%v: the user's message is not last: %s", approve, roles(reqs[1].Messages))
+		}
 	}
 }

@@ -35,6 +35,9 @@ type runner struct {
 
 	calls int // LLM calls since metrics were last saved; Step is never concurrent
 	msgs  msgCache
+	// callIDs holds the tool-call ids used in the conversation (see
+	// uniqueCallIDs); built at the first reply with tool calls.
+	callIDs map[string]bool
 
 	// cond condenses the view before each LLM call (nil: never);
 	// condRequests is true when it acts on CondensationRequests, so the

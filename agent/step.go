@@ -45,7 +45,7 @@ func (r *runner) messages(view []event.Event) []event.Message {
 		c.msgs = append(c.msgs, event.LLMMessages(view[len(c.events):k])...)
 		c.events = view[:k:k]
 	}
-	return append(slices.Clip(c.msgs), event.LLMMessages(view[k:])...)
+	return orderToolResults(append(slices.Clip(c.msgs), event.LLMMessages(view[k:])...))
 }
 
 // closesMessage reports whether no event after e can be joined to the
@@ -185,6 +185,7 @@ func (r *runner) finish(ctx context.Context) error {
 // is written (the reference writes them and leaves them pending).
 func (r *runner) toolCalls(ctx context.Context, resp *llm.Response) error {
 	msg := resp.Message
+	r.uniqueCallIDs(msg.ToolCalls)
 	honourRisk := r.analyzer() != nil
 	var (
 		actions []event.Event
