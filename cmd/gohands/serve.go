@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -22,6 +23,9 @@ type serveFlags struct {
 	allowNoAuth     bool
 	verbose         bool
 	shutdownTimeout time.Duration
+	stdinLease      bool
+	runtime         string
+	sandbox         sandboxFlags
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -62,9 +66,16 @@ overridden by environment variables:
 Without a session key the server only listens on a loopback address, unless
 --allow-unauthenticated says otherwise. SIGINT or SIGTERM pause the running
 conversations, persist them and exit; on restart every stored conversation is
-listed again and continues where it paused.`,
+listed again and continues where it paused.
+
+With --runtime docker each conversation runs in its own container of the
+gohands image (scripts/image.sh builds it; needs a Docker engine): its REST
+calls and sockets are routed there, its files live under --sandbox-dir, a
+container unused for --idle-stop is stopped and started again on the next
+request, and every container stops with this server.`,
 		Example: `  gohands serve
-  OH_SESSION_API_KEYS_0=$(openssl rand -hex 16) gohands serve --host 0.0.0.0 --port 8000`,
+  OH_SESSION_API_KEYS_0=$(openssl rand -hex 16) gohands serve --host 0.0.0.0 --port 8000
+  gohands serve --runtime docker --memory 2g --cpus 1 --pids 512`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.serve(cmd.Context(), &f)
@@ -77,6 +88,9 @@ listed again and continues where it paused.`,
 	fl.BoolVar(&f.allowNoAuth, "allow-unauthenticated", false, "listen on a non-loopback address without any session key (anyone who can reach the port controls the agent)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for running conversations to pause on shutdown")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log requests and diagnostics to standard error")
+	fl.StringVar(&f.runtime, "runtime", "local", "where conversations run: local (in this process) or docker (each in its own container)")
+	f.sandbox.register(fl)
+	fl.BoolVar(&f.stdinLease, "exit-on-stdin-close", false, "shut down (as on SIGTERM) when standard input closes: a sandbox container ends with the program attached to it")
 	return cmd
 }
 
@@ -105,7 +119,18 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 		level = slog.LevelDebug
 	}
 	opts.Logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
-	srv, err := server.New(opts)
+	var srv interface {
+		http.Handler
+		Close(context.Context) error
+	}
+	switch f.runtime {
+	case "local":
+		srv, err = server.New(opts)
+	case "docker":
+		srv, err = newSandboxServer(&f.sandbox, opts)
+	default:
+		return usageErr("--runtime %q: want local or docker", f.runtime)
+	}
 	if err != nil {
 		return &exitErr{code: exitError, msg: err.Error()}
 	}
@@ -118,10 +143,17 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 	fmt.Fprintf(a.stderr, "gohands: serving the agent API on http://%s (docs at /docs)\n", ln.Addr())
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
+	var stdinClosed chan struct{} // nil (never ready) without the flag
+	if f.stdinLease {
+		stdinClosed = make(chan struct{})
+		go func() { io.Copy(io.Discard, a.stdin); close(stdinClosed) }()
+	}
 	select {
 	case err = <-served:
 	case <-a.signals:
 		fmt.Fprintln(a.stderr, "gohands: shutting down: pausing running conversations")
+	case <-stdinClosed:
+		fmt.Fprintln(a.stderr, "gohands: standard input closed: shutting down")
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
