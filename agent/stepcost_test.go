@@ -5,8 +5,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
@@ -74,4 +76,80 @@ func BenchmarkStepHistory(b *testing.B) {
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/step")
 		})
 	}
+}
+
+// BenchmarkResume1000 resumes a stored conversation of ~1,000 events (500
+// think steps) and measures until its first model request arrives: open
+// the store, rebuild the agent's view, project and encode the history,
+// send. Each op resumes the same conversation (which grows by 3 events).
+// first-request-ns is the median.
+//
+//	go test -run '^$' -bench BenchmarkResume1000 -benchtime 20x ./agent/
+func BenchmarkResume1000(b *testing.B) {
+	var calls atomic.Int64
+	arrived := make(chan time.Time, 1)
+	var steps atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		select {
+		case arrived <- time.Now():
+		default:
+		}
+		n := calls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		if steps.Add(-1) < 0 {
+			fmt.Fprintf(w, `{"id":"c%d","object":"chat.completion","created":1,"model":"bench","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"Paused."}}]}`, n)
+			return
+		}
+		fmt.Fprintf(w, `{"id":"c%d","object":"chat.completion","created":1,"model":"bench","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":"think","arguments":"{\"thought\":\"step %d: look at the next file and the one after it\"}"}}]}}]}`, n, n, n)
+	}))
+	defer srv.Close()
+	cfg := llm.DefaultConfig("openai/bench")
+	cfg.BaseURL = srv.URL + "/v1"
+	cfg.APIKey = secret.New("bench")
+	base, work := b.TempDir(), b.TempDir()
+	open := func(id string) *conversation.LocalConversation {
+		c, err := conversation.New(ctx, agent.New(cfg, nil, nil), work, &conversation.LocalOptions{
+			ID: id, Backend: filestore.NewBackend(base, nil), MaxIterations: 600, DisableStuckDetection: true,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return c
+	}
+	say := func(c *conversation.LocalConversation) {
+		if err := c.SendMessage(ctx, event.UserMessage("Go on.")); err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Run(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	steps.Store(499)
+	c := open("")
+	id := c.ID()
+	say(c)
+	if n := c.State().Events().Len(); n < 1000 {
+		b.Fatalf("%d events", n)
+	}
+	c.Close()
+	<-arrived
+	var firsts []time.Duration
+	var cpu time.Duration
+	b.ResetTimer()
+	for range b.N {
+		c0 := cpuTime()
+		start := time.Now()
+		c := open(id)
+		say(c)
+		firsts = append(firsts, (<-arrived).Sub(start))
+		cpu += cpuTime() - c0
+		b.StopTimer()
+		c.Close()
+		b.StartTimer()
+	}
+	slices.Sort(firsts)
+	b.ReportMetric(float64(firsts[len(firsts)/2].Nanoseconds()), "first-request-ns")
+	// Includes the rest of the resumed run (one reply, the finish).
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 }

@@ -1,7 +1,9 @@
 package conversation
 
 import (
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/gohands/gohands/event"
 )
@@ -61,15 +63,18 @@ func buildView(s *State) ([]event.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	var view []event.Event
+	var idx []int
 	for _, en := range branch {
-		if !inView(en.Kind) {
-			continue
+		if inView(en.Kind) {
+			idx = append(idx, en.Index)
 		}
-		e, err := s.Events().Event(en.Index)
-		if err != nil {
-			return nil, err
-		}
+	}
+	evs, err := decodeEvents(s.Events(), idx)
+	if err != nil {
+		return nil, err
+	}
+	var view []event.Event
+	for _, e := range evs {
 		view = applyToView(view, e)
 	}
 	pending := make(map[string]bool)
@@ -151,4 +156,35 @@ func pairCalls(view []event.Event, pending map[string]bool) []event.Event {
 		}
 		view = out
 	}
+}
+
+// decodeEvents returns the events at indexes idx of s, decoded on a few
+// goroutines when there are many: resuming a long conversation decodes
+// its whole view, and reading and decoding a thousand events is most of a
+// resume. Stores are safe for concurrent use.
+func decodeEvents(s Store, idx []int) ([]event.Event, error) {
+	out := make([]event.Event, len(idx))
+	workers := min(runtime.GOMAXPROCS(0), 4, len(idx)/128+1)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := len(idx)*w/workers, len(idx)*(w+1)/workers
+		wg.Go(func() {
+			for k := lo; k < hi; k++ {
+				e, err := s.Event(idx[k])
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				out[k] = e
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs { // the first failing index's, as in order
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
