@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -44,5 +45,35 @@ func BenchmarkAgentSteps(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N*convs*(steps+1))/b.Elapsed().Seconds(), "steps/s")
 		})
+	}
+}
+
+// BenchmarkShutdown measures Close of a server holding 100 idle
+// conversations, each with the shell of one terminal command: the
+// graceful shutdown of `gohands serve`.
+func BenchmarkShutdown(b *testing.B) {
+	const convs = 100
+	for range b.N {
+		b.StopTimer()
+		var replies []llmtest.Reply
+		for range convs {
+			replies = append(replies,
+				llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "terminal", Arguments: `{"command":"echo hi"}`}}},
+				llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}})
+		}
+		model := llmtest.NewChat(b, replies...)
+		ts := newTestServer(b, &server.Options{MaxConcurrentRuns: convs})
+		for range convs {
+			body := ts.startBody(model, map[string]any{
+				"initial_message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "go"}}, "run": true},
+			})
+			var info map[string]any
+			ts.must(201, "POST", "/api/conversations", body, &info)
+			ts.waitStatus(info["id"].(string), "finished")
+		}
+		b.StartTimer()
+		if err := ts.srv.Close(context.Background()); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
