@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -488,13 +489,22 @@ func (s *session) kill() {
 		select {
 		case <-s.exited:
 		default:
-			members = append(members, pid)
+			if !slices.Contains(members, pid) {
+				members = append(members, pid)
+			}
 		}
 		if len(members) == 0 {
 			break
 		}
 		for _, p := range members {
 			syscall.Kill(p, syscall.SIGKILL)
+		}
+		if len(members) == 1 && members[0] == pid {
+			// Only the shell, killed now: it starts nothing more, so
+			// /proc need not be read again (each scan reads every
+			// process's stat, which made closing many idle
+			// conversations slow).
+			break
 		}
 		time.Sleep(time.Millisecond)
 	}
