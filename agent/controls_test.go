@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/gohands/gohands/conversation/filestore"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -401,5 +403,55 @@ func TestGenerateTitle(t *testing.T) {
 	empty, _ := newConv(t, a, nil)
 	if _, err := empty.GenerateTitle(ctx, nil, 0); !errors.Is(err, conversation.ErrNoUserMessage) {
 		t.Fatalf("no message: %v", err)
+	}
+}
+
+// SwitchLLM moves the conversation to another model from the next call
+// on, and the persisted agent says so; a profile of the user's settings
+// is switched to by name.
+func TestSwitchLLMAndProfile(t *testing.T) {
+	a, p := newAgent(t, llmtest.Reply{Text: "one"}, llmtest.Reply{Text: "two"}, llmtest.Reply{Text: "three"})
+	settings := filepath.Join(t.TempDir(), "settings.json")
+	os.WriteFile(settings, []byte(`{"model":"x","llm_profiles":{"fast":{"model":"anthropic/claude-haiku-4-5","temperature":0}}}`), 0o600)
+	profiles, err := llm.LoadProfiles(settings)
+	if err != nil || len(profiles) != 1 {
+		t.Fatalf("profiles %v (%v)", profiles, err)
+	}
+	c, _ := newConv(t, a, &conversation.LocalOptions{Profiles: profiles})
+	turn(t, c, "first")
+
+	cfg := llm.DefaultConfig("openai/gpt-4o-mini")
+	cfg.UsageID = "cheap"
+	if err := c.SwitchLLM(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	turn(t, c, "second")
+	reqs := p.Requests()
+	if reqs[0].Config.Model != "openai/gpt-4o" || reqs[1].Config.Model != "openai/gpt-4o-mini" {
+		t.Fatalf("models %s, %s", reqs[0].Config.Model, reqs[1].Config.Model)
+	}
+	if got := c.State().Fields().Agent.(*agent.Agent).LLM; got.Model != "openai/gpt-4o-mini" || got.UsageID != "cheap" {
+		t.Fatalf("persisted agent's llm %s/%s", got.Model, got.UsageID)
+	}
+	if got := texts(reqs[1]); !slices.Equal(got, []string{"first", "one", "second"}) {
+		t.Fatalf("history after the switch %q", got)
+	}
+
+	if err := c.SwitchProfile(ctx, "fast"); err != nil {
+		t.Fatal(err)
+	}
+	turn(t, c, "third")
+	last := p.Requests()[2]
+	if last.Config.Model != "anthropic/claude-haiku-4-5" || last.Config.UsageID != "profile:fast" {
+		t.Fatalf("profile model %s/%s", last.Config.Model, last.Config.UsageID)
+	}
+	stats := c.State().Fields().Stats.UsageToMetrics
+	for _, id := range []string{"default", "cheap", "profile:fast"} {
+		if stats[id] == nil {
+			t.Errorf("no metrics for %s in %v", id, stats)
+		}
+	}
+	if err := c.SwitchProfile(ctx, "nope"); !errors.Is(err, llm.ErrNoProfile) {
+		t.Errorf("unknown profile: %v", err)
 	}
 }

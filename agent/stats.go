@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"fmt"
+
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
@@ -46,3 +48,33 @@ func (r *runner) SaveStats() error { return r.saveStats() }
 // Model implements conversation.ModelProvider: side calls (a title, say)
 // use the agent's model.
 func (r *runner) Model() llm.Model { return r.model }
+
+// SwitchLLM implements conversation.LLMSwitcher. A model given in Options
+// lends its provider and HTTP client to the new one (llm.LLM.Derive); the
+// new model's metrics continue those the conversation has for its usage
+// id.
+func (r *runner) SwitchLLM(cfg llm.Config) (conversation.Agent, error) {
+	if err := r.saveStats(); err != nil {
+		return nil, err
+	}
+	var (
+		nl  *llm.LLM
+		err error
+	)
+	if l, ok := r.model.(*llm.LLM); ok {
+		nl, err = l.Derive(cfg)
+	} else {
+		nl, err = llm.New(cfg, &llm.Options{Logger: r.sess.Logger()})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("agent: switch llm: %w", err)
+	}
+	if m, ok := r.sess.Fields().Stats.UsageToMetrics[nl.UsageID()]; ok && m != nil {
+		nl.RestoreMetrics(*m)
+	}
+	b := *r.a
+	b.LLM = nl.Config()
+	b.opts.Model = nl
+	r.a, r.model = &b, nl
+	return &b, nil
+}

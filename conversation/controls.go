@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
 )
 
 // StatsSaver is implemented by Runners that keep their models' metrics
@@ -250,4 +252,77 @@ func (c *LocalConversation) NavigateTo(eventID string) error {
 	c.view, c.viewOK, c.pending, c.pendingOK = nil, false, nil, false
 	c.viewMu.Unlock()
 	return nil
+}
+
+// LLMSwitcher is implemented by Runners whose model can be replaced
+// between runs. SwitchLLM starts using a model made from cfg and returns
+// the agent configuration to persist (the old one with cfg as its LLM).
+type LLMSwitcher interface {
+	SwitchLLM(cfg llm.Config) (Agent, error)
+}
+
+// ErrCannotSwitch is returned by SwitchLLM for an agent whose model cannot
+// be replaced.
+var ErrCannotSwitch = errors.New("the agent's model cannot be switched")
+
+// SwitchLLM makes the agent use the model cfg configures from the next
+// step on (during a Run, the step in progress keeps its model); the
+// persisted agent records it, so a resumed conversation keeps it. Metrics
+// are kept per usage id: switching back to a usage id continues its
+// metrics.
+func (c *LocalConversation) SwitchLLM(ctx context.Context, cfg llm.Config) error {
+	r, err := c.start(ctx)
+	if err != nil {
+		return err
+	}
+	s, ok := r.(LLMSwitcher)
+	if !ok {
+		return ErrCannotSwitch
+	}
+	c.runMu.Lock()
+	defer c.runMu.Unlock()
+	switch {
+	case c.closed:
+		return ErrConversationClosed
+	case c.running:
+		c.switchReq = &cfg // applied by the run loop before its next step
+		return nil
+	}
+	return c.switchNow(s, cfg)
+}
+
+// applySwitch makes the switch SwitchLLM asked for during the run, if any.
+func (c *LocalConversation) applySwitch(r Runner) error {
+	c.runMu.Lock()
+	cfg := c.switchReq
+	c.switchReq = nil
+	c.runMu.Unlock()
+	if cfg == nil {
+		return nil
+	}
+	return c.switchNow(r.(LLMSwitcher), *cfg)
+}
+
+func (c *LocalConversation) switchNow(s LLMSwitcher, cfg llm.Config) error {
+	a, err := s.SwitchLLM(cfg)
+	if err != nil {
+		return fmt.Errorf("conversation: switch llm: %w", err)
+	}
+	c.startMu.Lock()
+	c.agent = a
+	c.startMu.Unlock()
+	return c.state.Update(func(f *Fields) error {
+		f.Agent = a
+		return nil
+	})
+}
+
+// SwitchProfile is SwitchLLM to the LLM profile name of
+// LocalOptions.Profiles (llm.ErrNoProfile if there is none of that name).
+func (c *LocalConversation) SwitchProfile(ctx context.Context, name string) error {
+	cfg, err := c.opts.Profiles.Profile(name)
+	if err != nil {
+		return err
+	}
+	return c.SwitchLLM(ctx, cfg)
 }

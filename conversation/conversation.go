@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
 )
@@ -220,6 +221,9 @@ type LocalOptions struct {
 	SubscriberBuffer int
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
+	// Profiles are the named model configurations SwitchProfile picks
+	// from (the user's settings' llm_profiles).
+	Profiles llm.Profiles
 
 	// seed fills a new conversation with a fork's fields and events.
 	seed *forkSeed

@@ -64,6 +64,8 @@ type LocalConversation struct {
 
 	// budget is LocalOptions.MaxBudgetPerRun (0: none).
 	budget float64
+	// switchReq is a model switch asked for during a Run (under runMu).
+	switchReq *llm.Config
 	// opts are the options the conversation was opened with (Fork
 	// opens the fork with them).
 	opts LocalOptions
@@ -441,6 +443,9 @@ func (c *LocalConversation) Run(ctx context.Context) error {
 				}
 				continue
 			}
+		}
+		if err := c.applySwitch(runner); err != nil {
+			return c.fail(errorCode(err), err.Error(), err)
 		}
 		stepCtx, cancel := context.WithCancelCause(ctx)
 		c.runMu.Lock()

@@ -1,7 +1,10 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/server"
 	"github.com/google/uuid"
 	"strings"
 	"testing"
@@ -167,4 +170,73 @@ func chatTexts(r llmtest.Request) []string {
 		}
 	}
 	return out
+}
+
+// POST /switch_llm and /switch_profile move the conversation to another
+// model for the next call; POST /generate_title titles it; with
+// AutoTitle, the first message titles it by itself.
+func TestSwitchAndTitleRoutes(t *testing.T) {
+	model := llmtest.NewChat(t, llmtest.Reply{Text: "one"}, llmtest.Reply{Text: "🐛 Flaky login test"},
+		llmtest.Reply{Text: "two"}, llmtest.Reply{Text: "three"}, llmtest.Reply{Text: "✨ Auto"}, llmtest.Reply{Text: "four"})
+	llmJSON := func(name string) map[string]any {
+		return map[string]any{"model": name, "base_url": model.URL + "/v1", "api_key": "k", "num_retries": 0, "usage_id": "switched"}
+	}
+	profiles := llm.Profiles{}
+	var cfg llm.Config
+	b, _ := json.Marshal(llmJSON("openai/gpt-4.1-nano"))
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	profiles["nano"] = cfg
+	ts := newTestServer(t, &server.Options{Profiles: profiles})
+	var info map[string]any
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{"initial_message": userText("the login test is flaky", true)}), &info)
+	id := info["id"].(string)
+	ts.waitStatus(id, "finished")
+
+	var title map[string]string
+	ts.must(200, "POST", "/api/conversations/"+id+"/generate_title", map[string]any{"max_length": 40}, &title)
+	if title["title"] != "🐛 Flaky login test" {
+		t.Errorf("title %v", title)
+	}
+	ts.must(422, "POST", "/api/conversations/"+id+"/generate_title", map[string]any{"max_length": 0}, nil)
+
+	ts.must(200, "POST", "/api/conversations/"+id+"/switch_llm", map[string]any{"llm": llmJSON("openai/gpt-4o-mini")}, nil)
+	ts.must(200, "POST", "/api/conversations/"+id+"/events", userText("again", true), nil)
+	ts.waitStatus(id, "finished")
+	if got := model.LastRequest().Body["model"]; got != "gpt-4o-mini" {
+		t.Errorf("model after switch_llm: %v", got)
+	}
+	ts.must(200, "GET", "/api/conversations/"+id, nil, &info)
+	if m := info["agent"].(map[string]any)["llm"].(map[string]any)["model"]; m != "openai/gpt-4o-mini" {
+		t.Errorf("agent's model %v", m)
+	}
+	ts.must(200, "POST", "/api/conversations/"+id+"/switch_profile", map[string]any{"profile_name": "nano"}, nil)
+	ts.must(200, "POST", "/api/conversations/"+id+"/events", userText("once more", true), nil)
+	ts.waitStatus(id, "finished")
+	if got := model.LastRequest().Body["model"]; got != "gpt-4.1-nano" {
+		t.Errorf("model after switch_profile: %v", got)
+	}
+	ts.must(404, "POST", "/api/conversations/"+id+"/switch_profile", map[string]any{"profile_name": "nope"}, nil)
+	ts.must(422, "POST", "/api/conversations/"+id+"/switch_llm", map[string]any{}, nil)
+	ts.must(404, "POST", "/api/conversations/"+uuid.NewString()+"/switch_llm", map[string]any{"llm": llmJSON("x/y")}, nil)
+
+	// AutoTitle: the first message titles a new conversation.
+	ts2 := newTestServer(t, &server.Options{AutoTitle: true})
+	ts2.must(201, "POST", "/api/conversations", ts2.startBody(model, map[string]any{"initial_message": userText("add a feature", true)}), &info)
+	id2 := info["id"].(string)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ts2.must(200, "GET", "/api/conversations/"+id2, nil, &info)
+		if info["title"] != nil && info["execution_status"] == "finished" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no title: %v, status %v", info["title"], info["execution_status"])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if info["title"] != "✨ Auto" && info["title"] != "four" {
+		t.Errorf("auto title %v", info["title"])
+	}
 }

@@ -178,6 +178,7 @@ func (c *conv) attach(lc *conversation.LocalConversation) {
 	if len(c.s.hooks) > 0 {
 		c.unsub = lc.Subscribe(c.toWebhooks)
 	}
+	c.unsub = c.autotitle(lc, c.unsub)
 }
 
 // toWebhooks hands every event to the webhooks (off the agent's path:

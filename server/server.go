@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/secret"
 )
 
@@ -69,6 +70,14 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported by /server_info.
 	Version string
+	// Profiles are the named model configurations of switch_profile and
+	// a conversation's title_llm_profile (the user's settings'
+	// llm_profiles).
+	Profiles llm.Profiles
+	// AutoTitle titles each conversation whose autotitle is set (the
+	// reference's default) from its first user message, as the
+	// reference's server does; off, titles are only set by PATCH.
+	AutoTitle bool
 }
 
 func (o *Options) withDefaults() Options {
