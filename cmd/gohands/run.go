@@ -40,6 +40,7 @@ type runFlags struct {
 	conversationID         string
 	maxIterations          int
 	maxBudget              float64
+	profile                string
 	json                   bool
 	secrets                []string
 	verbose                bool
@@ -93,6 +94,7 @@ confirmation, 130 when paused by an interrupt.`,
 	fl.StringVar(&f.persistenceDir, "persistence-dir", "", "`directory` conversations are stored in (default $XDG_DATA_HOME/gohands/conversations)")
 	fl.StringVar(&f.conversationID, "conversation-id", "", "continue the stored conversation with this `id`, or start one with it")
 	fl.IntVar(&f.maxIterations, "max-iterations", 0, "maximum agent steps per run (default: the conversation's, 500 for a new one)")
+	fl.StringVar(&f.profile, "profile", "", "use the LLM profile `name` of the settings' llm_profiles (a full model configuration) instead of --model and the settings' model")
 	fl.Float64Var(&f.maxBudget, "max-budget", 0, "stop with an error once the conversation's model costs reach this many `USD` (sub-agents included; 0: no limit)")
 	fl.BoolVar(&f.json, "json", false, "print events as JSON lines, exactly as stored")
 	fl.StringArrayVar(&f.secrets, "secret", nil, "make a secret available to commands as an environment variable: `NAME=VALUE`, or NAME to take the value of $NAME; its value is hidden from the model and the stored events (repeatable)")

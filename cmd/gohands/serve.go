@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/server"
 	_ "github.com/gohands/gohands/tools/preset" // every tool and provider, for agents sent by clients
 )
@@ -22,6 +23,7 @@ type serveFlags struct {
 	port            int
 	allowNoAuth     bool
 	verbose         bool
+	autotitle       bool
 	shutdownTimeout time.Duration
 	stdinLease      bool
 	runtime         string
@@ -85,6 +87,7 @@ request, and every container stops with this server.`,
 	fl.StringVar(&f.host, "host", "127.0.0.1", "`address` to listen on")
 	fl.IntVar(&f.port, "port", 8000, "`port` to listen on")
 	fl.StringVar(&f.config, "config", "", "JSON configuration `file` (default $"+server.ConfigPathEnv+" or "+server.DefaultConfigPath+")")
+	fl.BoolVar(&f.autotitle, "autotitle", false, "title each conversation from its first message with a model call (its title_llm_profile from the settings' llm_profiles, else the agent's model), as the reference's server does")
 	fl.BoolVar(&f.allowNoAuth, "allow-unauthenticated", false, "listen on a non-loopback address without any session key (anyone who can reach the port controls the agent)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for running conversations to pause on shutdown")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log requests and diagnostics to standard error")
@@ -119,6 +122,13 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 		level = slog.LevelDebug
 	}
 	opts.Logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+	opts.AutoTitle = f.autotitle
+	// switch_profile and title_llm_profile name the settings' llm_profiles.
+	if path, err := a.settingsPath(); err == nil {
+		if opts.Profiles, err = llm.LoadProfiles(path); err != nil {
+			return usageErr("%v", err)
+		}
+	}
 	var srv interface {
 		http.Handler
 		Close(context.Context) error

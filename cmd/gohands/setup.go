@@ -272,7 +272,20 @@ func (a *app) llmConfig(f *runFlags, st settings, stored convInfo) (llm.Config, 
 	cfg := llm.DefaultConfig("")
 	// What the file names is taken from it; the rest from the settings.
 	var named struct{ Model, BaseURL *string }
-	if f.llmConfig != "" {
+	if f.profile != "" {
+		path, err := a.settingsPath()
+		if err != nil {
+			return cfg, "", usageErr("--profile: %v", err)
+		}
+		profiles, err := llm.LoadProfiles(path)
+		if err != nil {
+			return cfg, "", usageErr("--profile: %v", err)
+		}
+		if cfg, err = profiles.Profile(f.profile); err != nil {
+			return cfg, "", usageErr("--profile: %v", err)
+		}
+		named.Model, named.BaseURL = &cfg.Model, &cfg.BaseURL
+	} else if f.llmConfig != "" {
 		data, err := os.ReadFile(f.llmConfig)
 		if err != nil {
 			return cfg, "", usageErr("--llm-config: %v", err)
@@ -293,9 +306,12 @@ func (a *app) llmConfig(f *runFlags, st settings, stored convInfo) (llm.Config, 
 	if named.BaseURL == nil {
 		cfg.BaseURL = st.BaseURL
 	}
-	if stored.Model != "" {
+	switch {
+	case f.profile != "":
+		// The profile names the model, also for a resumed conversation.
+	case stored.Model != "":
 		cfg.Model, cfg.BaseURL = stored.Model, stored.BaseURL
-	} else {
+	default:
 		cfg.Model = cmpOr(a.getenv(envModel), cfg.Model)
 		cfg.BaseURL = cmpOr(a.getenv(envBaseURL), cfg.BaseURL)
 	}
