@@ -48,7 +48,7 @@ func BenchmarkStepHistory(b *testing.B) {
 			cfg.APIKey = secret.New("bench")
 			a := agent.New(cfg, nil, nil)
 			c, err := conversation.New(ctx, a, b.TempDir(), &conversation.LocalOptions{
-				Backend: filestore.NewBackend(b.TempDir(), nil), MaxIterations: history + b.N + 10, DisableStuckDetection: true,
+				Backend: filestore.NewBackend(benchDir(b), nil), MaxIterations: history + b.N + 10, DisableStuckDetection: true,
 			})
 			if err != nil {
 				b.Fatal(err)
