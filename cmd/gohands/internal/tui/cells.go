@@ -1,0 +1,264 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/internal/termtext"
+	"github.com/gohands/gohands/tools/fileeditor"
+	"github.com/gohands/gohands/tools/tasktracker"
+	"github.com/gohands/gohands/tools/terminal"
+)
+
+type cellKind int
+
+const (
+	cellUser cellKind = iota
+	cellAgent
+	cellAction
+	cellInfo
+	cellError
+)
+
+// collapsedLines is how many lines of output a collapsed action shows.
+const collapsedLines = 6
+
+// cell is one block of the conversation on screen.
+type cell struct {
+	kind      cellKind
+	text      string // the message, the info, or the action's title
+	streaming bool   // agent text still arriving
+	callID    string // an action's tool call id
+
+	// An action's result.
+	output   string // command output (live while running) or result text
+	diff     []string
+	tasks    []tasktracker.TaskItem
+	exitCode *int
+	done     bool
+	failed   bool
+	rejected bool
+	expanded bool
+}
+
+var (
+	styleUser     = lipgloss.NewStyle().Bold(true)
+	styleDim      = lipgloss.NewStyle().Faint(true)
+	styleErr      = lipgloss.NewStyle().Foreground(lipgloss.Color("1"))
+	styleAdd      = lipgloss.NewStyle().Foreground(lipgloss.Color("2"))
+	styleDel      = lipgloss.NewStyle().Foreground(lipgloss.Color("1"))
+	styleHunk     = lipgloss.NewStyle().Foreground(lipgloss.Color("6"))
+	styleRunning  = lipgloss.NewStyle().Foreground(lipgloss.Color("3"))
+	styleOK       = lipgloss.NewStyle().Foreground(lipgloss.Color("2"))
+	styleSelected = lipgloss.NewStyle().Reverse(true)
+	styleStatus   = lipgloss.NewStyle().Faint(true)
+	stylePanel    = lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).Padding(0, 1)
+	styleKey      = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("6"))
+)
+
+// render returns the cell's lines at width w. markdown, if set, renders
+// the agent's finished messages.
+func (c *cell) render(w int, selected bool, markdown func(string, int) string) []string {
+	switch c.kind {
+	case cellUser:
+		return wrapLines(styleUser.Render("› ")+styleUser.Render(c.text), w)
+	case cellAgent:
+		if !c.streaming && markdown != nil {
+			if s := markdown(c.text, w); s != "" {
+				return strings.Split(strings.Trim(s, "\n"), "\n")
+			}
+		}
+		return wrapLines(c.text, w)
+	case cellInfo:
+		return wrapLines(styleDim.Render(c.text), w)
+	case cellError:
+		return wrapLines(styleErr.Render("✗ "+c.text), w)
+	}
+	return c.renderAction(w, selected)
+}
+
+func (c *cell) renderAction(w int, selected bool) []string {
+	mark := styleRunning.Render("●")
+	switch {
+	case c.rejected:
+		mark = styleDim.Render("○")
+	case c.failed || (c.exitCode != nil && *c.exitCode != 0):
+		mark = styleErr.Render("●")
+	case c.done:
+		mark = styleOK.Render("●")
+	}
+	title := c.text
+	if c.exitCode != nil && *c.exitCode != 0 {
+		title += fmt.Sprintf("  (exit %d)", *c.exitCode)
+	}
+	head := ansi.Truncate(title, max(w-2, 1), "…")
+	if selected {
+		head = styleSelected.Render(head)
+	}
+	lines := []string{mark + " " + head}
+
+	var body []string
+	switch {
+	case c.rejected:
+		body = []string{styleDim.Render(c.output)}
+	case len(c.tasks) > 0:
+		for _, t := range c.tasks {
+			box := "☐"
+			switch t.Status {
+			case tasktracker.StatusDone:
+				box = styleOK.Render("☑")
+			case tasktracker.StatusInProgress:
+				box = styleRunning.Render("◐")
+			}
+			body = append(body, box+" "+termtext.Strip(t.Title))
+		}
+	case len(c.diff) > 0:
+		body = c.diff
+	case c.output != "":
+		text := strings.TrimRight(c.output, "\n")
+		if c.failed {
+			text = styleErr.Render(text)
+		}
+		body = strings.Split(text, "\n")
+	}
+	var wrapped []string
+	for _, l := range body {
+		wrapped = append(wrapped, wrapLines(l, max(w-4, 1))...)
+	}
+	limit := collapsedLines
+	if len(c.diff) > 0 {
+		limit *= 2
+	}
+	if !c.expanded && len(c.tasks) == 0 && len(wrapped) > limit {
+		hidden := len(wrapped) - limit
+		// A running command's newest lines matter; of a result, its start.
+		if c.done {
+			wrapped = append(wrapped[:limit:limit],
+				styleDim.Render(fmt.Sprintf("… %s (ctrl+o expands)", plural(hidden, "more line"))))
+		} else {
+			wrapped = append([]string{styleDim.Render("… " + plural(hidden, "earlier line"))},
+				wrapped[hidden:]...)
+		}
+	}
+	for _, l := range wrapped {
+		lines = append(lines, styleDim.Render("  │ ")+l)
+	}
+	return lines
+}
+
+// wrapLines wraps s at width w into lines, tabs expanded (a tab's
+// width depends on the column, which the wrapper cannot know).
+func wrapLines(s string, w int) []string {
+	return strings.Split(ansi.Wrap(strings.ReplaceAll(s, "\t", "    "), max(w, 1), ""), "\n")
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// actionTitle is an action's one-line title: a command, a file edit, a
+// tool call.
+func actionTitle(a *event.ActionEvent) string {
+	var args struct {
+		Command  string `json:"command"`
+		Path     string `json:"path"`
+		TaskList []any  `json:"task_list"`
+	}
+	_ = json.Unmarshal([]byte(a.ToolCall.Arguments), &args)
+	one := func(s string) string {
+		s = termtext.Strip(strings.TrimSpace(s))
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = s[:i] + " …"
+		}
+		return s
+	}
+	switch {
+	case a.ToolName == terminal.Name && args.Command != "":
+		return "$ " + one(args.Command)
+	case a.ToolName == fileeditor.Name && args.Path != "":
+		return one(args.Command) + " " + one(args.Path)
+	case a.ToolName == tasktracker.Name:
+		if args.Command == tasktracker.CommandView {
+			return "tasks"
+		}
+		return "plan tasks"
+	case a.Summary != "":
+		return a.ToolName + ": " + one(a.Summary)
+	}
+	return a.ToolName + " " + one(a.ToolCall.Arguments)
+}
+
+// diffLines shows the change from old to new as a unified diff of the
+// changed region with two lines of context: edits are usually one hunk.
+func diffLines(old, new string) []string {
+	a := strings.Split(old, "\n")
+	b := strings.Split(new, "\n")
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	const ctx = 2
+	from := max(pre-ctx, 0)
+	toA, toB := min(len(a)-suf+ctx, len(a)), min(len(b)-suf+ctx, len(b))
+	out := []string{styleHunk.Render(fmt.Sprintf("@@ -%d,%d +%d,%d @@", from+1, toA-from, from+1, toB-from))}
+	for _, l := range a[from:pre] {
+		out = append(out, " "+termtext.Strip(l))
+	}
+	for _, l := range a[pre : len(a)-suf] {
+		out = append(out, styleDel.Render("-"+termtext.Strip(l)))
+	}
+	for _, l := range b[pre : len(b)-suf] {
+		out = append(out, styleAdd.Render("+"+termtext.Strip(l)))
+	}
+	for _, l := range b[len(b)-suf : toB] {
+		out = append(out, " "+termtext.Strip(l))
+	}
+	return out
+}
+
+// observe fills an action cell with its result.
+func (c *cell) observe(o event.Observation) {
+	c.done = true
+	base := o.Obs()
+	c.failed = base.IsError
+	text := termtext.Strip(event.TextOf(base.Content))
+	switch o := o.(type) {
+	case *terminal.Observation:
+		if o.ExitCode != nil && *o.ExitCode >= 0 {
+			c.exitCode = o.ExitCode
+		}
+		if c.output == "" || text != "" {
+			c.output = text
+		}
+	case *fileeditor.Observation:
+		if o.NewContent != nil && !base.IsError && o.Command != "view" {
+			old := ""
+			if o.OldContent != nil {
+				old = *o.OldContent
+			}
+			c.diff = diffLines(old, *o.NewContent)
+			return
+		}
+		c.output = text
+	case *tasktracker.Observation:
+		if len(o.TaskList) > 0 {
+			c.tasks = o.TaskList
+			return
+		}
+		c.output = text
+	default:
+		c.output = text
+	}
+}

@@ -1,0 +1,385 @@
+package tui
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"charm.land/bubbles/v2/spinner"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/tools/fileeditor"
+	"github.com/gohands/gohands/tools/tasktracker"
+	"github.com/gohands/gohands/tools/terminal"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden screens in testdata")
+
+// fake is a Backend that records calls and answers from its fields.
+type fake struct {
+	mu      sync.Mutex
+	sent    []string
+	answers []Answer
+	paused  int
+	cmds    []string
+	outcome Outcome
+	list    []Summary
+	setup   []string
+}
+
+func (f *fake) Send(_ context.Context, text string) Outcome {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sent = append(f.sent, text)
+	return f.outcome
+}
+
+func (f *fake) Answer(_ context.Context, a Answer) Outcome {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.answers = append(f.answers, a)
+	return Outcome{Status: "finished"}
+}
+
+func (f *fake) Pause() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.paused++
+}
+
+func (f *fake) New() error                        { return nil }
+func (f *fake) Conversations() ([]Summary, error) { return f.list, nil }
+func (f *fake) Resume(id string) ([]event.Event, error) {
+	return []event.Event{userMsg("an earlier task"), agentMsg("Done earlier.")}, nil
+}
+
+func (f *fake) Command(_ context.Context, name, arg string) (string, error) {
+	f.cmds = append(f.cmds, name+" "+arg)
+	return "output of /" + name, nil
+}
+
+func (f *fake) Stats() Stats {
+	return Stats{Model: "openai/gpt-4o", ConversationID: "4171115a-0000-4000-8000-000000000000",
+		Confirm: "always", Tokens: 12345, Cost: 0.0123, Context: 0.07}
+}
+
+func (f *fake) Setup(model, key, baseURL string) error {
+	f.setup = []string{model, key, baseURL}
+	return nil
+}
+
+var epoch = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+
+// newModel returns a Model at 80x24 whose clock reads epoch+12s.
+func newModel(t *testing.T, b Backend, opts *Options) *Model {
+	t.Helper()
+	if opts == nil {
+		opts = &Options{}
+	}
+	now := epoch
+	opts.Now = func() time.Time { n := now; now = now.Add(12 * time.Second); return n }
+	m := New(b, opts)
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	return m
+}
+
+// do runs cmd as the program would, one level deep, feeding the messages
+// back; spinner ticks are dropped (they would sleep).
+func do(m *Model, cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	msg := cmd()
+	if b, ok := msg.(tea.BatchMsg); ok {
+		for _, c := range b {
+			do(m, c)
+		}
+		return
+	}
+	switch msg.(type) {
+	case spinner.TickMsg, nil:
+		return
+	}
+	_, next := m.Update(msg)
+	if _, quit := msg.(tea.QuitMsg); !quit {
+		do(m, next)
+	}
+}
+
+func typeText(m *Model, s string) {
+	for _, r := range s {
+		m.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+}
+
+func press(m *Model, code rune, mod tea.KeyMod) tea.Cmd {
+	_, cmd := m.Update(tea.KeyPressMsg{Code: code, Mod: mod})
+	return cmd
+}
+
+// golden compares the plain screen with testdata/name.golden.
+func golden(t *testing.T, m *Model, name string) {
+	t.Helper()
+	got := plain(m.Render())
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("screen %s differs from %s:\n%s", name, path, got)
+	}
+}
+
+func plain(s string) string {
+	lines := strings.Split(ansi.Strip(s), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func userMsg(s string) *event.MessageEvent {
+	return &event.MessageEvent{Base: event.Base{Source: event.SourceUser}, LLMMessage: event.UserMessage(s)}
+}
+
+func agentMsg(s string) *event.MessageEvent {
+	return &event.MessageEvent{Base: event.Base{Source: event.SourceAgent},
+		LLMMessage: event.Message{Role: "assistant", Content: event.List[event.Content]{event.Text(s)}}}
+}
+
+func delta(s string) *event.StreamingDeltaEvent { return &event.StreamingDeltaEvent{Content: &s} }
+
+func action(tool, id, args string) *event.ActionEvent {
+	return &event.ActionEvent{Base: event.Base{Source: event.SourceAgent}, ToolName: tool, ToolCallID: id,
+		ToolCall: event.ToolCall{ID: id, Name: tool, Arguments: args}}
+}
+
+func observation(tool, id string, o event.Observation) *event.ObservationEvent {
+	return &event.ObservationEvent{Base: event.Base{Source: event.SourceEnvironment}, ToolName: tool,
+		ToolCallID: id, Observation: o}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestStreamingAndLiveOutput: the agent's text appears delta by delta,
+// a command's output while it runs, with the spinner and elapsed time.
+func TestStreamingAndLiveOutput(t *testing.T) {
+	f := &fake{outcome: Outcome{Status: "finished"}}
+	m := newModel(t, f, nil)
+	typeText(m, "count to three")
+	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	if !m.running {
+		t.Fatal("not running after Enter")
+	}
+	m.Update(EventMsg{userMsg("count to three")})
+	m.Update(EventMsg{delta("I will count ")})
+	m.Update(EventMsg{delta("with a loop.")})
+	m.Update(EventMsg{action(terminal.Name, "c1", `{"command":"for i in 1 2 3; do echo $i; sleep 1; done"}`)})
+	m.Update(OutputMsg{"1\n2\n"})
+	golden(t, m, "running")
+
+	m.Update(OutputMsg{"3\n"})
+	m.Update(EventMsg{observation(terminal.Name, "c1", &terminal.Observation{
+		ObservationBase: event.ObservationBase{Content: event.List[event.Content]{event.Text("1\n2\n3\n")}},
+		ExitCode:        ptr(0)})})
+	m.Update(EventMsg{delta("Counted to **three**.")})
+	m.Update(EventMsg{agentMsg("Counted to **three**.")})
+	do(m, cmd) // the run ends
+	if len(f.sent) != 1 || f.sent[0] != "count to three" {
+		t.Fatalf("sent %q", f.sent)
+	}
+	if m.running {
+		t.Fatal("still running after the outcome")
+	}
+	golden(t, m, "finished")
+}
+
+// TestConfirmPanel: a run waiting for confirmation shows the panel; each
+// key gives its answer.
+func TestConfirmPanel(t *testing.T) {
+	for key, want := range map[rune]Answer{'y': AnswerYes, 'n': AnswerNo, 'a': AnswerAlways, 'r': AnswerAuto} {
+		f := &fake{outcome: Outcome{Status: "waiting_for_confirmation", Pending: []Pending{
+			{Tool: "terminal", Risk: "HIGH", Line: "rm -rf build"}}}}
+		m := newModel(t, f, &Options{Task: "clean up"})
+		do(m, m.Init())
+		m.Update(EventMsg{userMsg("clean up")})
+		m.Update(EventMsg{action(terminal.Name, "c1", `{"command":"rm -rf build"}`)})
+		if m.mode != modeConfirm {
+			t.Fatalf("mode %v, want the confirmation panel", m.mode)
+		}
+		if key == 'y' {
+			golden(t, m, "confirm")
+		}
+		do(m, press(m, key, 0))
+		if len(f.answers) != 1 || f.answers[0] != want {
+			t.Errorf("key %c: answers %v, want %v", key, f.answers, want)
+		}
+		if m.mode != modePrompt {
+			t.Errorf("key %c: panel still open", key)
+		}
+	}
+}
+
+// TestDiffAndTasks: a file edit shows as a coloured diff, a task list
+// with its marks; ctrl+o expands a long output.
+func TestDiffAndTasks(t *testing.T) {
+	m := newModel(t, &fake{}, nil)
+	m.Update(EventMsg{userMsg("rename the greeting")})
+	m.Update(EventMsg{action(fileeditor.Name, "e1", `{"command":"str_replace","path":"/w/main.go"}`)})
+	old := "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"hello\")\n}\n"
+	m.Update(EventMsg{observation(fileeditor.Name, "e1", &fileeditor.Observation{
+		Command: "str_replace", Path: ptr("/w/main.go"), PrevExist: true,
+		OldContent: &old, NewContent: ptr(strings.Replace(old, "hello", "hi there", 1))})})
+	m.Update(EventMsg{action(tasktracker.Name, "t1", `{"command":"plan","task_list":[]}`)})
+	m.Update(EventMsg{observation(tasktracker.Name, "t1", &tasktracker.Observation{Command: "plan",
+		TaskList: event.List[tasktracker.TaskItem]{
+			{Title: "rename", Status: "done"}, {Title: "run the tests", Status: "in_progress"}, {Title: "commit", Status: "todo"}}})})
+	m.Update(EventMsg{action(terminal.Name, "c2", `{"command":"seq 20"}`)})
+	var out strings.Builder
+	for i := 1; i <= 20; i++ {
+		out.WriteString(strings.Repeat("x", i%3) + "line\n")
+	}
+	m.Update(EventMsg{observation(terminal.Name, "c2", &terminal.Observation{
+		ObservationBase: event.ObservationBase{Content: event.List[event.Content]{event.Text(out.String())}},
+		ExitCode:        ptr(1)})})
+	golden(t, m, "diff-tasks")
+	if s := m.Render(); !strings.Contains(s, "\x1b[31m-    fmt.Println(\"hello\")") ||
+		!strings.Contains(s, "\x1b[32m+    fmt.Println(\"hi there\")") {
+		t.Errorf("the diff is not coloured red and green:\n%q", s)
+	}
+	before := len(strings.Split(plain(m.Render()), "\n"))
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 60})
+	tall := plain(m.Render())
+	press(m, 'o', tea.ModCtrl)
+	if got := plain(m.Render()); strings.Count(got, "line\n") != 20 || strings.Count(tall, "line\n") != collapsedLines {
+		t.Errorf("ctrl+o did not expand the last action (%d lines before):\n%s", before, got)
+	}
+}
+
+// TestSlashCommands: /help lists the commands, the backend's commands
+// are called, /resume opens the picker and resumes the choice.
+func TestSlashCommands(t *testing.T) {
+	f := &fake{list: []Summary{
+		{ID: "aaaaaaaa-1", Status: "finished", Updated: "11-23 10:00", Title: "fix the tests"},
+		{ID: "bbbbbbbb-2", Status: "paused", Updated: "11-22 09:00", Title: "write docs"}}}
+	m := newModel(t, f, nil)
+	for _, c := range []string{"/help", "/cost", "/confirm risky", "/nope"} {
+		typeText(m, c)
+		do(m, press(m, tea.KeyEnter, 0))
+	}
+	golden(t, m, "help")
+	if strings.Join(f.cmds, ",") != "cost ,confirm risky" {
+		t.Errorf("backend commands %q", f.cmds)
+	}
+	typeText(m, "/resume")
+	do(m, press(m, tea.KeyEnter, 0))
+	if m.mode != modePick {
+		t.Fatal("/resume did not open the picker")
+	}
+	press(m, tea.KeyDown, 0)
+	golden(t, m, "picker")
+	do(m, press(m, tea.KeyEnter, 0))
+	if got := plain(m.Render()); !strings.Contains(got, "Resumed conversation bbbbbbbb-2") ||
+		!strings.Contains(got, "an earlier task") {
+		t.Errorf("after the pick:\n%s", got)
+	}
+	typeText(m, "/exit")
+	if cmd := press(m, tea.KeyEnter, 0); cmd == nil || !m.Quitting() {
+		t.Error("/exit does not quit")
+	}
+}
+
+// TestCtrlC: Ctrl-C pauses a run; at the prompt, the second one exits.
+func TestCtrlC(t *testing.T) {
+	f := &fake{outcome: Outcome{Status: "paused"}}
+	m := newModel(t, f, nil)
+	typeText(m, "work")
+	_, run := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	if cmd := press(m, 'c', tea.ModCtrl); cmd != nil {
+		t.Fatal("Ctrl-C during a run quits")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f.mu.Lock()
+		n := f.paused
+		f.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Ctrl-C during a run did not pause it")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	do(m, run)
+	if !strings.Contains(plain(m.Render()), "Paused.") {
+		t.Error("no paused notice")
+	}
+	typeText(m, "half typed")
+	press(m, 'c', tea.ModCtrl)
+	if m.input.Value() != "" || m.Quitting() {
+		t.Fatal("Ctrl-C with text should clear the prompt only")
+	}
+	if press(m, 'c', tea.ModCtrl); m.Quitting() {
+		t.Fatal("the first Ctrl-C at the prompt exits")
+	}
+	if !strings.Contains(plain(m.Render()), "Press Ctrl-C again to exit.") {
+		t.Error("no hint after the first Ctrl-C")
+	}
+	if cmd := press(m, 'c', tea.ModCtrl); cmd == nil || !m.Quitting() {
+		t.Error("the second Ctrl-C at the prompt does not exit")
+	}
+}
+
+// TestSetup: the first run asks for a model, a key (hidden) and a base
+// URL, then sends the task.
+func TestSetup(t *testing.T) {
+	f := &fake{outcome: Outcome{Status: "finished"}}
+	m := newModel(t, f, &Options{Setup: true, Task: "hello"})
+	if cmd := m.Init(); cmd != nil {
+		t.Fatal("the task was sent before the setup")
+	}
+	typeText(m, "openai/gpt-4o")
+	press(m, tea.KeyEnter, 0)
+	typeText(m, "sk-secret")
+	golden(t, m, "setup")
+	if strings.Contains(m.Render(), "sk-secret") {
+		t.Error("the key is shown")
+	}
+	press(m, tea.KeyEnter, 0)
+	do(m, press(m, tea.KeyEnter, 0))
+	if strings.Join(f.setup, "|") != "openai/gpt-4o|sk-secret|" {
+		t.Errorf("setup %q", f.setup)
+	}
+	if len(f.sent) != 1 || f.sent[0] != "hello" {
+		t.Errorf("sent %q after the setup", f.sent)
+	}
+}
+
+// TestControlSequencesStripped: what the model writes cannot drive the
+// terminal.
+func TestControlSequencesStripped(t *testing.T) {
+	m := newModel(t, &fake{}, nil)
+	m.Update(EventMsg{delta("safe\x1b]0;pwned\x07 text\x1b[2J")})
+	m.Update(EventMsg{action(terminal.Name, "c1", `{"command":"echo \u001b[31mred"}`)})
+	m.Update(OutputMsg{"\x1b[?1049lout\n"})
+	s := m.Render()
+	for _, bad := range []string{"\x1b]0;", "\x1b[2J", "\x1b[?1049l"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("screen holds %q", bad)
+		}
+	}
+}

@@ -1,0 +1,514 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/gohands/gohands/cmd/gohands/internal/tui"
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/security"
+	"github.com/gohands/gohands/skill"
+	"github.com/gohands/gohands/tool"
+)
+
+// session is the interactive mode's conversation: the tui.Backend of the
+// full-screen interface and of the line-mode REPL. It opens a
+// conversation on the first message, and can leave it for a new one or
+// another stored one of the same workspace.
+type session struct {
+	a   *app
+	f   runFlags
+	p   *prepared // nil until the first-run setup is done
+	ctx context.Context
+
+	// onEvent and onOutput show the conversation's events and a running
+	// command's output.
+	onEvent  func(event.Event)
+	onOutput func(string)
+
+	mu    sync.Mutex
+	conv  *conversation.LocalConversation
+	unsub func()
+}
+
+var _ tui.Backend = (*session)(nil)
+
+// open opens the current conversation if none is: the stored one of
+// p.id, or a new one.
+func (s *session) open() (*conversation.LocalConversation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conv != nil {
+		return s.conv, nil
+	}
+	if s.p == nil {
+		return nil, errors.New("no model is configured")
+	}
+	p := s.p
+	conv, err := conversation.New(s.ctx, p.agent, p.workDir, &conversation.LocalOptions{
+		ID:                 p.id,
+		Backend:            filestore.NewBackend(p.base, nil),
+		MaxIterations:      s.f.maxIterations,
+		Secrets:            p.sources,
+		Logger:             p.logger,
+		SubscriberBuffer:   1 << 16,
+		ConfirmationPolicy: p.policy,
+		SecurityAnalyzer:   p.analyzer,
+	})
+	if errors.Is(err, conversation.ErrLocked) {
+		return nil, fmt.Errorf("conversation %s is in use by another process", p.id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.id = conv.ID()
+	if p.model != nil {
+		if m := conv.State().Fields().Stats.UsageToMetrics[p.model.UsageID()]; m != nil {
+			p.model.RestoreMetrics(*m)
+		}
+	}
+	if s.onEvent != nil {
+		s.unsub = conv.Subscribe(s.onEvent)
+	}
+	s.conv = conv
+	return conv, nil
+}
+
+// close closes the current conversation.
+func (s *session) close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conv == nil {
+		return nil
+	}
+	conv, unsub := s.conv, s.unsub
+	s.conv, s.unsub = nil, nil
+	s.mu.Unlock()
+	if unsub != nil {
+		unsub()
+	}
+	err := conv.Close()
+	s.mu.Lock()
+	return err
+}
+
+func (s *session) current() *conversation.LocalConversation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conv
+}
+
+// Send implements tui.Backend.
+func (s *session) Send(ctx context.Context, text string) tui.Outcome {
+	conv, err := s.open()
+	if err != nil {
+		return tui.Outcome{Err: err}
+	}
+	if conv.Status() == conversation.StatusWaitingForConfirmation && s.p.confirm != "never" {
+		// Running would approve the waiting actions: ask first.
+		return s.outcome(ctx, conv, nil)
+	}
+	if err := conv.SendMessage(ctx, event.UserMessage(text)); err != nil {
+		return tui.Outcome{Err: err}
+	}
+	return s.run(ctx, conv)
+}
+
+// run runs the agent until it stops.
+func (s *session) run(ctx context.Context, conv *conversation.LocalConversation) tui.Outcome {
+	if s.onOutput != nil {
+		ctx = tool.WithOutput(ctx, s.onOutput)
+	}
+	err := conv.Run(ctx)
+	s.flush(conv)
+	return s.outcome(ctx, conv, err)
+}
+
+// flush returns once every event of the run has been shown, so that the
+// outcome comes after them.
+// The lock is not held while waiting: showing an event may need it
+// (the interface asks for Stats).
+func (s *session) flush(conv *conversation.LocalConversation) {
+	s.mu.Lock()
+	unsub := s.unsub
+	if s.conv != conv || unsub == nil {
+		s.mu.Unlock()
+		return
+	}
+	s.unsub = nil
+	s.mu.Unlock()
+	unsub()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conv == conv && s.unsub == nil {
+		s.unsub = conv.Subscribe(s.onEvent)
+	}
+}
+
+func (s *session) outcome(ctx context.Context, conv *conversation.LocalConversation, err error) tui.Outcome {
+	o := tui.Outcome{Status: string(conv.Status())}
+	if err != nil {
+		msg := oneLine(err.Error())
+		var re *conversation.RunError
+		if errors.As(err, &re) {
+			msg = fmt.Sprintf("%s: %s", re.Code, oneLine(re.Detail))
+		}
+		if h := s.p.hint(err); h != "" {
+			msg += " — " + h
+		}
+		o.Err = errors.New(msg)
+	}
+	if conv.Status() != conversation.StatusWaitingForConfirmation {
+		return o
+	}
+	actions, perr := pendingActions(conv.State())
+	if perr != nil {
+		o.Err = perr
+		return o
+	}
+	risks := make([]event.SecurityRisk, len(actions))
+	for i, a := range actions {
+		risks[i] = a.SecurityRisk
+	}
+	if an, ok := s.p.analyzer.(security.Analyzer); ok && len(actions) > 0 {
+		risks = security.AnalyzeAll(ctx, an, actions)
+	}
+	for i, a := range actions {
+		o.Pending = append(o.Pending, tui.Pending{Tool: a.ToolName, Risk: risk(risks[i]), Line: actionLine(a)})
+	}
+	return o
+}
+
+// Answer implements tui.Backend.
+func (s *session) Answer(ctx context.Context, ans tui.Answer) tui.Outcome {
+	conv := s.current()
+	if conv == nil {
+		return tui.Outcome{Err: errors.New("no conversation")}
+	}
+	var err error
+	switch ans {
+	case tui.AnswerNo:
+		err = conv.RejectPendingActions(ctx, "")
+	case tui.AnswerAlways:
+		if err = conv.SetConfirmationPolicy(security.NeverConfirm{}); err == nil {
+			s.setConfirm("never", security.NeverConfirm{})
+		}
+	case tui.AnswerAuto:
+		p := security.NewConfirmRisky()
+		if err = conv.SetConfirmationPolicy(p); err == nil {
+			s.setConfirm("risky", p)
+		}
+	}
+	if err != nil {
+		return tui.Outcome{Status: string(conv.Status()), Err: err}
+	}
+	return s.run(ctx, conv)
+}
+
+func (s *session) setConfirm(mode string, p security.ConfirmationPolicy) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.p.confirm, s.p.policy = mode, p
+}
+
+// Pause implements tui.Backend.
+func (s *session) Pause() {
+	if conv := s.current(); conv != nil {
+		_ = conv.Pause() // a conversation that is not running has nothing to pause
+	}
+}
+
+// New implements tui.Backend.
+func (s *session) New() error {
+	err := s.close()
+	if s.p != nil {
+		s.p.id, s.p.resume = "", false
+	}
+	return err
+}
+
+// Conversations implements tui.Backend.
+func (s *session) Conversations() ([]tui.Summary, error) {
+	if s.p == nil {
+		return nil, errors.New("no model is configured")
+	}
+	infos, err := listConversations(s.p.base, func(string, error) {})
+	if err != nil {
+		return nil, err
+	}
+	var out []tui.Summary
+	for _, c := range infos {
+		if c.Workspace == s.p.workDir {
+			out = append(out, tui.Summary{ID: c.ID, Status: c.Status, Updated: shortTime(c.UpdatedAt), Title: c.FirstMessage})
+		}
+	}
+	return out, nil
+}
+
+// Resume implements tui.Backend.
+func (s *session) Resume(id string) ([]event.Event, error) {
+	if s.p == nil {
+		return nil, errors.New("no model is configured")
+	}
+	info, err := findConversation(s.p.base, id)
+	if err != nil {
+		return nil, err
+	}
+	if info.Workspace != "" && info.Workspace != s.p.workDir {
+		return nil, fmt.Errorf("conversation %s works in %s: run gohands -r %s there", info.ID, info.Workspace, info.ID)
+	}
+	if err := s.close(); err != nil {
+		return nil, err
+	}
+	s.p.id, s.p.resume = info.ID, true
+	conv, err := s.open()
+	if err != nil {
+		return nil, err
+	}
+	return history(conv.State())
+}
+
+// history returns the events of a conversation, for showing.
+func history(st *conversation.State) ([]event.Event, error) {
+	var out []event.Event
+	for e, err := range conversation.EventsFrom(st.Events(), 0) {
+		if err != nil {
+			return out, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Stats implements tui.Backend.
+func (s *session) Stats() tui.Stats {
+	st := tui.Stats{Context: -1}
+	if s.p == nil {
+		return st
+	}
+	st.Model, st.Confirm = s.p.cfg.Model, s.p.confirm
+	conv := s.current()
+	if conv == nil {
+		return st
+	}
+	st.ConversationID = conv.ID()
+	stats := conv.State().Fields().Stats
+	prompt, completion := stats.Tokens()
+	st.Cost, st.Tokens = stats.TotalCost(), prompt+completion
+	if s.p.model != nil {
+		if m := stats.UsageToMetrics[s.p.model.UsageID()]; m != nil && len(m.TokenUsages) > 0 {
+			u := m.TokenUsages[len(m.TokenUsages)-1]
+			window := cmp.Or(u.ContextWindow, s.p.cfg.MaxInputTokens)
+			if window > 0 {
+				st.Context = float64(u.PromptTokens) / float64(window)
+			}
+		}
+	}
+	return st
+}
+
+// Setup implements tui.Backend: it saves the first settings and prepares
+// the model with them.
+func (s *session) Setup(model, key, baseURL string) error {
+	st, path, err := s.a.loadSettings()
+	if err != nil {
+		return err
+	}
+	if path == "" {
+		return errors.New("no settings file: neither $XDG_CONFIG_HOME nor $HOME is set")
+	}
+	st.Model, st.BaseURL = model, baseURL
+	if key != "" {
+		st.APIKey = key
+	}
+	if err := saveSettings(path, st); err != nil {
+		return err
+	}
+	p, err := s.a.prepare(s.ctx, &s.f)
+	if err != nil {
+		return err
+	}
+	interactiveAnalyzer(p)
+	s.p = p
+	return nil
+}
+
+// interactiveAnalyzer rates every action with the model's rating and the
+// rules, whatever the confirmation mode, so that the panel shows a risk
+// and "auto" can ask about high risk only.
+func interactiveAnalyzer(p *prepared) {
+	if p.analyzer == nil && p.model != nil {
+		_, p.analyzer, _ = confirmPolicy("risky", p.workDir, nil)
+	}
+}
+
+// Command implements tui.Backend.
+func (s *session) Command(ctx context.Context, name, arg string) (string, error) {
+	if s.p == nil {
+		return "", errors.New("no model is configured")
+	}
+	p := s.p
+	var sb strings.Builder
+	switch name {
+	case "settings":
+		_, path, err := s.a.loadSettings()
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&sb, "Settings file: %s\n", cmpOr(path, "(none)"))
+		fmt.Fprintf(&sb, "Model: %s\n", p.cfg.Model)
+		if p.cfg.BaseURL != "" {
+			fmt.Fprintf(&sb, "Base URL: %s\n", p.cfg.BaseURL)
+		}
+		fmt.Fprintf(&sb, "Key: from %s\n", cmpOr(p.keySource, "nowhere (none needed)"))
+		fmt.Fprintf(&sb, "Confirmation: %s\n", p.confirm)
+		fmt.Fprintf(&sb, "Workspace: %s\nConversations: %s", p.workDir, p.base)
+	case "model":
+		if arg == "" {
+			return "Model: " + p.cfg.Model + "\n/model NAME saves another model in the settings for the next start.", nil
+		}
+		st, path, err := s.a.loadSettings()
+		if err != nil {
+			return "", err
+		}
+		st.Model = arg
+		if err := saveSettings(path, st); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Saved %s in %s: it is used from the next start (this conversation keeps %s).", arg, path, p.cfg.Model), nil
+	case "confirm":
+		if arg == "" {
+			return "Confirmation: " + p.confirm + " (/confirm always|risky|never)", nil
+		}
+		policy, _, err := confirmPolicy(arg, p.workDir, nil)
+		if err != nil {
+			return "", errors.New("/confirm: want always, risky or never")
+		}
+		if conv := s.current(); conv != nil {
+			if err := conv.SetConfirmationPolicy(policy); err != nil {
+				return "", err
+			}
+		}
+		s.setConfirm(arg, policy)
+		return "Confirmation: " + arg, nil
+	case "condense":
+		conv := s.current()
+		if conv == nil {
+			return "Nothing to condense yet.", nil
+		}
+		if c, ok := any(conv).(interface{ Condense(context.Context) error }); ok {
+			if err := c.Condense(ctx); err != nil {
+				return "", err
+			}
+			return "The history was condensed.", nil
+		}
+		return "Condensing on request is not available yet; the condenser summarises the history by itself when it grows past its limit.", nil
+	case "skills":
+		home := s.a.getenv("HOME")
+		project, _ := skill.LoadProject(p.workDir)
+		user, _ := skill.LoadUser(home)
+		if len(project)+len(user) == 0 {
+			return "No skills: add them under .openhands/skills in the workspace or ~/.openhands/skills.", nil
+		}
+		for _, set := range []struct {
+			what string
+			list []skill.Skill
+		}{{"Workspace", project}, {"User", user}} {
+			if len(set.list) == 0 {
+				continue
+			}
+			fmt.Fprintf(&sb, "%s skills:\n", set.what)
+			for _, k := range set.list {
+				how := "always on"
+				if k.Trigger != nil {
+					how = "on trigger"
+				}
+				fmt.Fprintf(&sb, "  %s (%s) %s\n", k.Name, how, oneLine(k.Description))
+			}
+		}
+	case "mcp":
+		st, _, err := s.a.loadSettings()
+		if err != nil {
+			return "", err
+		}
+		if len(st.MCPServers) == 0 && p.mcp == nil {
+			return "No MCP servers: add one with gohands mcp add NAME -- COMMAND ARGS.", nil
+		}
+		names := make([]string, 0, len(st.MCPServers))
+		for n := range st.MCPServers {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		sb.WriteString("MCP servers (settings):\n")
+		for _, n := range names {
+			fmt.Fprintf(&sb, "  %s\n", n)
+		}
+		if p.mcp != nil {
+			var tools []string
+			for _, t := range p.mcp.Tools() {
+				tools = append(tools, t.Name())
+			}
+			fmt.Fprintf(&sb, "Tools: %s", strings.Join(tools, ", "))
+		}
+	case "cost":
+		conv := s.current()
+		if conv == nil {
+			return "No conversation yet: $0.", nil
+		}
+		stats := conv.State().Fields().Stats
+		ids := make([]string, 0, len(stats.UsageToMetrics))
+		for id := range stats.UsageToMetrics {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			m := stats.UsageToMetrics[id]
+			if m == nil {
+				continue
+			}
+			fmt.Fprintf(&sb, "%s (%s): $%.4f", id, m.ModelName, m.AccumulatedCost)
+			if u := m.AccumulatedTokenUsage; u != nil {
+				fmt.Fprintf(&sb, " · %d prompt tokens (%d cached) · %d completion tokens · %d calls",
+					u.PromptTokens, u.CacheReadTokens, u.CompletionTokens, len(m.TokenUsages))
+			}
+			sb.WriteString("\n")
+		}
+		prompt, completion := stats.Tokens()
+		fmt.Fprintf(&sb, "Total: $%.4f · %s tokens", stats.TotalCost(), tokenCount(prompt+completion))
+	default:
+		return "", fmt.Errorf("unknown command /%s", name)
+	}
+	return strings.TrimRight(sb.String(), "\n"), nil
+}
+
+// findConversation finds the stored conversation whose id is id or
+// starts with it.
+func findConversation(base, id string) (convInfo, error) {
+	infos, err := listConversations(base, func(string, error) {})
+	if err != nil {
+		return convInfo{}, err
+	}
+	var found []convInfo
+	for _, c := range infos {
+		if c.ID == id {
+			return c, nil
+		}
+		if len(id) >= 4 && strings.HasPrefix(c.ID, id) {
+			found = append(found, c)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return convInfo{}, fmt.Errorf("no conversation %s in %s", id, base)
+	case 1:
+		return found[0], nil
+	}
+	return convInfo{}, fmt.Errorf("%d conversations start with %s: give more of the id", len(found), id)
+}
