@@ -36,6 +36,12 @@ type transcript struct {
 	live      bool // command output was shown since the last event
 	lineStart bool
 	err       error
+
+	// The waiting indicator (see showWaiting).
+	waitW     io.Writer
+	waitShown bool
+	held      bool
+	last      time.Time
 }
 
 func (t *transcript) write(s string) {
@@ -51,6 +57,7 @@ func (t *transcript) write(s string) {
 func (t *transcript) onEvent(e event.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.clearWaiting()
 	switch e := e.(type) {
 	case *event.StreamingDeltaEvent:
 		if e.Content != nil {
@@ -99,6 +106,7 @@ func (t *transcript) onEvent(e event.Event) {
 func (t *transcript) output(s string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.clearWaiting()
 	t.live = true
 	t.write(termtext.Strip(s))
 }
@@ -239,6 +247,20 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	fmt.Fprintf(a.stderr, "gohands: %s conversation %s in %s\n", verb, id, p.workDir)
 	steps0 := conv.State().Events().Len()
 
+	stopWaiting := func() {}
+	if tr != nil && isTerminal(a.stderr) && a.getenv("TERM") != "dumb" {
+		waitDone := make(chan struct{})
+		waitEnded := make(chan struct{})
+		go func() {
+			defer close(waitEnded)
+			tr.showWaiting(a.stderr, waitDone)
+		}()
+		stopWaiting = sync.OnceFunc(func() {
+			close(waitDone)
+			<-waitEnded
+		})
+		defer stopWaiting()
+	}
 	runErr := func() error {
 		if task != "" {
 			if err := conv.SendMessage(runCtx, event.UserMessage(task)); err != nil {
@@ -263,7 +285,13 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 				return err
 			}
 			unsubscribe() // the transcript is complete before the question
+			if tr != nil {
+				tr.hold(true)
+			}
 			ans, err := ask.ask(runCtx, pending)
+			if tr != nil {
+				tr.hold(false)
+			}
 			if tr != nil {
 				unsubscribe = conv.Subscribe(tr.onEvent)
 			}
@@ -286,6 +314,7 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 			}
 		}
 	}()
+	stopWaiting()
 	unsubscribe()
 	status := conv.Status()
 	st := conv.State()

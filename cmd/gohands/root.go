@@ -76,6 +76,7 @@ LLM_BASE_URL.`,
 		Version:       version(),
 	}
 	root.AddCommand(a.runCmd(), a.lsCmd(), a.acpCmd(), a.serveCmd(), a.mcpCmd(), a.evalCmd(), a.exportCmd(), a.importCmd())
+	root.AddCommand(a.showCmd(), a.rmCmd())
 	a.interactive(root)
 	return root
 }

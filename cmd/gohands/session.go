@@ -403,13 +403,10 @@ func (s *session) Command(ctx context.Context, name, arg string) (string, error)
 		if conv == nil {
 			return "Nothing to condense yet.", nil
 		}
-		if c, ok := any(conv).(interface{ Condense(context.Context) error }); ok {
-			if err := c.Condense(ctx); err != nil {
-				return "", err
-			}
-			return "The history was condensed.", nil
+		if err := conv.Condense(ctx); err != nil {
+			return "", err
 		}
-		return "Condensing on request is not available yet; the condenser summarises the history by itself when it grows past its limit.", nil
+		return "The history was condensed.", nil
 	case "skills":
 		home := s.a.getenv("HOME")
 		project, _ := skill.LoadProject(p.workDir)

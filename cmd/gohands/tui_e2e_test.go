@@ -27,6 +27,13 @@ type screen struct {
 // environment, in e's workspace.
 func startScreen(t *testing.T, e *e2e, name string, args ...string) *screen {
 	t.Helper()
+	return startScreenOn(t, e, name, false, args...)
+}
+
+// startScreenOn is startScreen; with paneStderr, standard error goes to
+// the terminal too.
+func startScreenOn(t *testing.T, e *e2e, name string, paneStderr bool, args ...string) *screen {
+	t.Helper()
 	tmux := testenv.Program(t, "tmux")
 	dir := t.TempDir()
 	s := &screen{t: t, sock: filepath.Join(dir, "tmux.sock"), name: name,
@@ -45,7 +52,11 @@ func startScreen(t *testing.T, e *e2e, name string, args ...string) *screen {
 	for _, a := range args {
 		q = append(q, shellQuote(a))
 	}
-	fmt.Fprintf(&script, "%s 2>%s\necho $? >%s\nsleep 600\n", strings.Join(q, " "), shellQuote(s.stderr), shellQuote(s.status))
+	redirect := " 2>" + shellQuote(s.stderr)
+	if paneStderr {
+		redirect = ""
+	}
+	fmt.Fprintf(&script, "%s%s\necho $? >%s\nsleep 600\n", strings.Join(q, " "), redirect, shellQuote(s.status))
 	sh := filepath.Join(dir, "run.sh")
 	if err := os.WriteFile(sh, []byte(script.String()), 0o755); err != nil {
 		t.Fatal(err)
@@ -244,5 +255,21 @@ func TestLineModeREPL(t *testing.T) {
 	infos, err := listConversations(e.data, func(string, error) {})
 	if err != nil || len(infos) != 1 || infos[0].FirstMessage != "make a file" {
 		t.Errorf("stored %+v, %v", infos, err)
+	}
+}
+
+// TestRunWaitingIndicator: gohands run on a terminal shows a spinner and
+// the time waited while the model thinks, and clears it for the answer.
+func TestRunWaitingIndicator(t *testing.T) {
+	e := newE2E(t, llmtest.Reply{Text: "Thought about it.", Delay: 3 * time.Second})
+	s := startScreenOn(t, e, "run", true, e.args("think hard")...)
+	scr := s.waitFor("working… 1s (Ctrl-C pauses)")
+	t.Logf("waiting:\n%s", scr)
+	scr = s.waitFor("Thought about it.", "gohands: finished")
+	if strings.Contains(scr, "working…") {
+		t.Errorf("the indicator stayed:\n%s", scr)
+	}
+	if code, stderr := s.exited(); code != "0" {
+		t.Errorf("exit %s: %s", code, stderr)
 	}
 }
