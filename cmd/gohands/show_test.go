@@ -22,7 +22,7 @@ func TestShowAndRm(t *testing.T) {
 		}
 	}
 	r = e.mustRun(exitOK, "show", "--json", "--persistence-dir", e.data, e.id)
-	if n := strings.Count(r.stdout, "\n"); n < 4 || !strings.Contains(r.stdout, `"kind":"SystemPromptEvent"`) {
+	if n := strings.Count(r.stdout, "\n") + 1; n < 4 || !strings.Contains(r.stdout, `"kind":"SystemPromptEvent"`) {
 		t.Errorf("show --json printed %d lines:\n%s", n, r.stdout)
 	}
 	e.mustRun(exitUsage, "show", "--persistence-dir", e.data, "ffffffff")
