@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gohands/gohands/secret"
+	"github.com/gohands/gohands/workspace/docker"
 )
 
 // Environment variables read by the command line (never by the library).
@@ -50,6 +51,7 @@ type runFlags struct {
 	preset                 string
 	browser                bool
 	moveWorkspace          bool
+	sandbox, sandboxImage  string
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -82,6 +84,9 @@ confirmation, 130 when paused by an interrupt.`,
   gohands run --confirm risky --mcp-config mcp.json "tidy the repository"
   gohands run --acp "npx -y @zed-industries/claude-agent-acp" "fix the failing test"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.sandbox != "" {
+				return a.runSandboxed(cmd.Context(), cmd, &f, args)
+			}
 			return a.run(cmd.Context(), &f, args)
 		},
 	}
@@ -105,6 +110,8 @@ confirmation, 130 when paused by an interrupt.`,
 	fl.StringVar(&f.preset, "preset", preset.Default, "the agent: `NAME` of a preset, one of "+strings.Join(preset.Names(), ", ")+" (all but planning can hand work to sub-agents with the task tool)")
 	fl.BoolVar(&f.browser, "browser", false, "give the agent a web browser: the browser tools drive a headless Chromium (Debian's chromium package), started on first use and stopped with the run")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log diagnostics to standard error")
+	fl.StringVar(&f.sandbox, "sandbox", "", "run in a sandbox: `docker` runs this command in a fresh container of the gohands image (scripts/image.sh) with the workspace mounted, on this machine's network")
+	fl.StringVar(&f.sandboxImage, "image", "", "with --sandbox docker: the `image` (default $GOHANDS_IMAGE or "+docker.DefaultImage+")")
 	return cmd
 }
 

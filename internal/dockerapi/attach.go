@@ -59,5 +59,41 @@ func (c *Client) ContainerAttach(ctx context.Context, id string) (*Attachment, e
 // until the container's streams end or the attachment is closed.
 func (a *Attachment) Output(w io.Writer) error { return demux(w, a.r) }
 
+// OutputTo copies the container's stdout to stdout and its stderr to
+// stderr until the container's streams end or the attachment is closed.
+func (a *Attachment) OutputTo(stdout, stderr io.Writer) error {
+	var h [8]byte
+	for {
+		if _, err := io.ReadFull(a.r, h[:]); err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return nil
+			}
+			return err
+		}
+		n := int64(h[4])<<24 | int64(h[5])<<16 | int64(h[6])<<8 | int64(h[7])
+		w := stdout
+		if h[0] == 2 {
+			w = stderr
+		}
+		if _, err := io.CopyN(w, a.r, n); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// Write sends p to the container's stdin.
+func (a *Attachment) Write(p []byte) (int, error) { return a.conn.Write(p) }
+
+// CloseWrite ends the container's stdin, keeping its output coming.
+func (a *Attachment) CloseWrite() error {
+	if cw, ok := a.conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
 // Close detaches, closing the container's stdin.
 func (a *Attachment) Close() error { return a.conn.Close() }

@@ -127,12 +127,6 @@ func Start(ctx context.Context, opts *Options) (*Container, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Image == "" {
-		o.Image = os.Getenv("GOHANDS_IMAGE")
-	}
-	if o.Image == "" {
-		o.Image = DefaultImage
-	}
 	if o.HealthTimeout <= 0 {
 		o.HealthTimeout = DefaultHealthTimeout
 	}
@@ -140,20 +134,8 @@ func Start(ctx context.Context, opts *Options) (*Container, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	api, err := dockerapi.New(o.DockerHost)
+	api, err := engine(ctx, &o)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := api.ImageInspect(ctx, o.Image); err != nil {
-		api.Close()
-		switch {
-		case dockerapi.IsNotFound(err):
-			return nil, fmt.Errorf("%w: %s is not on this engine; build it with scripts/image.sh", ErrNoImage, o.Image)
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case isUnreachable(err):
-			return nil, fmt.Errorf("%w at %s (start dockerd, or set DOCKER_HOST): %v", ErrNoEngine, api.Host(), err)
-		}
 		return nil, err
 	}
 	binds, err := binds(o.Volumes)
@@ -209,45 +191,37 @@ func Start(ctx context.Context, opts *Options) (*Container, error) {
 
 var errPortTaken = errors.New("host port in use")
 
-func (c *Container) start(ctx context.Context, o *Options, binds []string, port int) error {
-	env := []string{"OH_SESSION_API_KEYS_0=" + c.key}
-	for _, k := range o.ForwardEnv {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
+// engine returns a client of o's engine after checking it has o.Image
+// (filling in the default image).
+func engine(ctx context.Context, o *Options) (*dockerapi.Client, error) {
+	if o.Image == "" {
+		o.Image = os.Getenv("GOHANDS_IMAGE")
+	}
+	if o.Image == "" {
+		o.Image = DefaultImage
+	}
+	api, err := dockerapi.New(o.DockerHost)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := api.ImageInspect(ctx, o.Image); err != nil {
+		api.Close()
+		switch {
+		case dockerapi.IsNotFound(err):
+			return nil, fmt.Errorf("%w: %s is not on this engine; build it with scripts/image.sh", ErrNoImage, o.Image)
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case isUnreachable(err):
+			return nil, fmt.Errorf("%w at %s (start dockerd, or set DOCKER_HOST): %v", ErrNoEngine, api.Host(), err)
 		}
+		return nil, err
 	}
-	for _, k := range slices.Sorted(maps.Keys(o.Env)) {
-		env = append(env, k+"="+o.Env[k])
-	}
-	labels := map[string]string{Label: strconv.Itoa(os.Getpid())}
-	maps.Copy(labels, o.Labels)
-	useInit := true
-	hc := &dockerapi.HostConfig{
-		Binds:       binds,
-		NetworkMode: o.Network,
-		AutoRemove:  true,
-		Init:        &useInit,
-		NanoCPUs:    int64(o.CPUs * 1e9),
-		Memory:      o.Memory,
-	}
-	if o.Memory > 0 {
-		hc.MemorySwap = o.Memory // no swap beyond the limit
-	}
-	if o.Pids > 0 {
-		hc.PidsLimit = &o.Pids
-	}
-	if o.GPUs {
-		hc.DeviceRequests = []dockerapi.DeviceRequest{{Count: -1, Capabilities: [][]string{{"gpu"}}}}
-	}
-	cmd := o.Cmd
-	if cmd == nil && o.Entrypoint != nil {
-		cmd = []string{} // the engine drops the image's Cmd with its Entrypoint
-	}
-	cfg := &dockerapi.ContainerConfig{
-		Image: o.Image, Entrypoint: o.Entrypoint, Env: env, User: o.User, Labels: labels,
-		AttachStdin: true, AttachStdout: true, AttachStderr: true, OpenStdin: true, StdinOnce: true,
-		HostConfig: hc,
-	}
+	return api, nil
+}
+
+func (c *Container) start(ctx context.Context, o *Options, binds []string, port int) error {
+	cfg := config(o, binds, "OH_SESSION_API_KEYS_0="+c.key)
+	cmd := cfg.Cmd
 	if o.Network == "host" {
 		// The server shares this machine's network: it listens on the
 		// chosen port of the host's loopback, nothing is published.
@@ -260,7 +234,7 @@ func (c *Container) start(ctx context.Context, o *Options, binds []string, port 
 		}
 		p := strconv.Itoa(ContainerPort) + "/tcp"
 		cfg.ExposedPorts = map[string]struct{}{p: {}}
-		hc.PortBindings = map[string][]dockerapi.PortBinding{p: {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(port)}}}
+		cfg.HostConfig.PortBindings = map[string][]dockerapi.PortBinding{p: {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(port)}}}
 	}
 	cfg.Cmd = cmd
 	c.name = "gohands-" + newKey()[:12]
@@ -439,6 +413,48 @@ func (c *Container) remove() {
 		case <-removed:
 		case <-ctx.Done():
 		}
+	}
+}
+
+// config is the container's configuration from o, with the extra
+// environment variables env; Cmd is o.Cmd (nil keeps the image's).
+func config(o *Options, binds []string, env ...string) *dockerapi.ContainerConfig {
+	for _, k := range o.ForwardEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(o.Env)) {
+		env = append(env, k+"="+o.Env[k])
+	}
+	labels := map[string]string{Label: strconv.Itoa(os.Getpid())}
+	maps.Copy(labels, o.Labels)
+	useInit := true
+	hc := &dockerapi.HostConfig{
+		Binds:       binds,
+		NetworkMode: o.Network,
+		AutoRemove:  true,
+		Init:        &useInit,
+		NanoCPUs:    int64(o.CPUs * 1e9),
+		Memory:      o.Memory,
+	}
+	if o.Memory > 0 {
+		hc.MemorySwap = o.Memory // no swap beyond the limit
+	}
+	if o.Pids > 0 {
+		hc.PidsLimit = &o.Pids
+	}
+	if o.GPUs {
+		hc.DeviceRequests = []dockerapi.DeviceRequest{{Count: -1, Capabilities: [][]string{{"gpu"}}}}
+	}
+	cmd := o.Cmd
+	if cmd == nil && o.Entrypoint != nil {
+		cmd = []string{} // the engine drops the image's Cmd with its Entrypoint
+	}
+	return &dockerapi.ContainerConfig{
+		Image: o.Image, Entrypoint: o.Entrypoint, Cmd: cmd, Env: env, User: o.User, Labels: labels,
+		AttachStdin: true, AttachStdout: true, AttachStderr: true, OpenStdin: true, StdinOnce: true,
+		HostConfig: hc,
 	}
 }
 
