@@ -122,3 +122,28 @@ END {
     printf "%-48s %12s %12s %10s\n", f[3], (g == "" ? "-" : g), (ref == "" ? "-" : ref), f[4]
   }
 }'
+
+# The sandbox (issue 13): a container of the gohands image from creation to a
+# 200 /health, its idle memory, the image's size, and the time per agent step
+# (a scripted model asking for a shell command) in a container versus in
+# this process. Needs a Docker engine (scripts/deps.d/50-docker.sh); the
+# image is built from this tree (scripts/image.sh, cached). BENCH_DOCKER=0
+# leaves it out.
+if [[ ${BENCH_DOCKER:-1} != 0 ]]; then
+  dout=$(go test -run '^$' -benchtime "${BENCH_DOCKER_N:-5}x" -timeout 30m -bench '^Benchmark(ColdStart|Step)$' "$@" ./workspace/docker/)
+  echo "$dout" >&2
+  echo
+  echo "$dout" | awk '
+  /^Benchmark(ColdStart|Step)/ {
+    name = $1; sub(/-[0-9]+$/, "", name)
+    for (i = 3; i < NF; i++) if ($(i+1) ~ /[a-zA-Z]/ && $(i) ~ /^[0-9.e+-]+$/) v[name "|" $(i+1)] = $(i)
+  }
+  END {
+    printf "%-48s %12s %10s %12s\n", "sandbox (docker)", "gohands", "target", "reference"
+    printf "%-48s %12s %10s %12s\n", "cold start: container creation to 200 /health (ms)", v["BenchmarkColdStart|ms-to-health"], "<= 1000", "~6000"
+    printf "%-48s %12s %10s %12s\n", "image size (MB)", v["BenchmarkColdStart|image-MB"], "<= 250", "1640"
+    printf "%-48s %12s %10s %12s\n", "idle container memory (MB)", v["BenchmarkColdStart|idle-MB"], "-", "-"
+    printf "%-48s %12s %10s %12s\n", "ms per agent step, local server", v["BenchmarkStep/local|ms/step"], "-", "-"
+    printf "%-48s %12s %10s %12s\n", "ms per agent step, in a container", v["BenchmarkStep/docker|ms/step"], "-", "-"
+  }'
+fi
