@@ -129,13 +129,13 @@ type Runner interface {
 // Errors of the conversation API.
 var (
 	// ErrRunning is returned by Run when another Run is in progress.
-	ErrRunning = errors.New("conversation is already running")
+	ErrRunning = errors.New("conversation: already running")
 	// ErrConversationClosed is returned by methods of a closed
 	// conversation.
-	ErrConversationClosed = errors.New("conversation is closed")
+	ErrConversationClosed = errors.New("conversation: closed")
 	// ErrNoAgent is returned by New for a new conversation without an
 	// agent, or a persisted one whose agent cannot run.
-	ErrNoAgent = errors.New("conversation has no agent")
+	ErrNoAgent = errors.New("conversation: no agent")
 )
 
 // RunError is returned by Run when the run ended with status error or

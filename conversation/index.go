@@ -84,7 +84,7 @@ func (x *Index) Entry(i int) (Entry, error) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	if i < 0 || i >= len(x.entries) {
-		return Entry{}, fmt.Errorf("conversation: %w: %d of %d", ErrIndexOutOfRange, i, len(x.entries))
+		return Entry{}, fmt.Errorf("%w: %d of %d", ErrIndexOutOfRange, i, len(x.entries))
 	}
 	return x.entries[i], nil
 }
@@ -114,11 +114,11 @@ func (x *Index) CheckAppend(id, parent string) error {
 		return fmt.Errorf("conversation: invalid event id %q", id)
 	}
 	if i, dup := x.byID[id]; dup {
-		return fmt.Errorf("conversation: %w: %s at index %d", ErrDuplicateID, id, i)
+		return fmt.Errorf("%w: %s at index %d", ErrDuplicateID, id, i)
 	}
 	if parent != "" && parent != event.RootParentID {
 		if _, ok := x.byID[parent]; !ok {
-			return fmt.Errorf("conversation: %w: parent %s of event %s", ErrUnknownParent, parent, id)
+			return fmt.Errorf("%w: parent %s of event %s", ErrUnknownParent, parent, id)
 		}
 	}
 	return nil
@@ -163,7 +163,7 @@ func (x *Index) Search(q Query) (Page, error) {
 	if q.PageID != "" {
 		start, ok := x.byID[q.PageID]
 		if !ok {
-			return Page{}, fmt.Errorf("conversation: %w: page id %s", ErrNotFound, q.PageID)
+			return Page{}, fmt.Errorf("%w: page id %s", ErrNotFound, q.PageID)
 		}
 		s := int(start)
 		if q.Descending {

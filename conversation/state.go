@@ -69,9 +69,9 @@ type notice struct {
 
 // Errors returned by Create and Open.
 var (
-	ErrExists   = errors.New("conversation already exists")
-	ErrNoState  = errors.New("conversation has no saved state")
-	ErrMismatch = errors.New("conversation id does not match")
+	ErrExists   = errors.New("conversation: already exists")
+	ErrNoState  = errors.New("conversation: no saved state")
+	ErrMismatch = errors.New("conversation: id does not match")
 )
 
 // Create starts a new conversation in store with the given fields and writes
@@ -83,7 +83,7 @@ func Create(store Store, f *Fields, opts *Options) (*State, error) {
 		return nil, err
 	}
 	if len(base) > 0 {
-		return nil, fmt.Errorf("conversation: %s: %w", f.ID, ErrExists)
+		return nil, fmt.Errorf("%w: %s", ErrExists, f.ID)
 	}
 	if err := f.Validate(); err != nil {
 		return nil, err
@@ -110,7 +110,7 @@ func Open(store Store, opts *Options) (*State, error) {
 		return nil, err
 	}
 	if len(bytes.TrimSpace(base)) == 0 {
-		return nil, fmt.Errorf("conversation: %w", ErrNoState)
+		return nil, ErrNoState
 	}
 	s := newState(store, opts)
 	f, err := DecodeFields(base, s.cipher)
@@ -135,7 +135,7 @@ func OpenID(store Store, id string, opts *Options) (*State, error) {
 		return nil, err
 	}
 	if got := s.Fields().ID; got != id {
-		return nil, fmt.Errorf("conversation: %w: want %s, stored %s", ErrMismatch, id, got)
+		return nil, fmt.Errorf("%w: want %s, stored %s", ErrMismatch, id, got)
 	}
 	return s, nil
 }

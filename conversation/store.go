@@ -91,10 +91,10 @@ type Page struct {
 
 // Errors returned by stores.
 var (
-	ErrDuplicateID     = errors.New("duplicate event id")
-	ErrUnknownParent   = errors.New("unknown parent event")
-	ErrIndexOutOfRange = errors.New("event index out of range")
-	ErrNotFound        = errors.New("event not found")
-	ErrLocked          = errors.New("conversation is locked by another process")
-	ErrClosed          = errors.New("store is closed")
+	ErrDuplicateID     = errors.New("conversation: duplicate event id")
+	ErrUnknownParent   = errors.New("conversation: unknown parent event")
+	ErrIndexOutOfRange = errors.New("conversation: event index out of range")
+	ErrNotFound        = errors.New("conversation: event not found")
+	ErrLocked          = errors.New("conversation: locked by another process")
+	ErrClosed          = errors.New("conversation: store closed")
 )

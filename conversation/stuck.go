@@ -160,7 +160,7 @@ func stuckWindowEvents(s *State, cache map[string]event.Event) ([]event.Event, e
 		seen[id] = true
 		i, ok := s.store.Lookup(id)
 		if !ok || i >= len(entries) {
-			return nil, fmt.Errorf("conversation: %w: %s on the active branch", ErrNotFound, id)
+			return nil, fmt.Errorf("%w: %s on the active branch", ErrNotFound, id)
 		}
 		e, ok := cache[id]
 		if !ok {

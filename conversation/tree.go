@@ -82,7 +82,7 @@ func (s *State) pathToRoot(leaf string) ([]Entry, error) {
 		seen[id] = true
 		i, ok := s.store.Lookup(id)
 		if !ok || i >= len(entries) {
-			return nil, fmt.Errorf("conversation: %w: %s on the active branch", ErrNotFound, id)
+			return nil, fmt.Errorf("%w: %s on the active branch", ErrNotFound, id)
 		}
 		rev = append(rev, entries[i])
 		id = effectiveParent(entries, i)

@@ -919,7 +919,7 @@ func newStructDecoder(t reflect.Type) decFunc {
 					return err
 				}
 				if strict {
-					return fmt.Errorf("unknown field %q: %w", key, ErrUnknownField)
+					return unknownFieldError{string(key)}
 				}
 				return d.skipValue()
 			}
@@ -1081,7 +1081,7 @@ func (c *Content) set(typ, text *string, urls []string, hasURLs, cache bool, unk
 			unknown = "image_urls"
 		}
 		if unknown != "" {
-			return fmt.Errorf("TextContent: unknown field %q: %w", unknown, ErrUnknownField)
+			return fmt.Errorf("TextContent: %w", unknownFieldError{unknown})
 		}
 		if text == nil {
 			return errors.New("TextContent: missing text")

@@ -32,7 +32,7 @@ func ExampleRegisterKind() {
 	// Output:
 	// {"name":"Ada","times":3,"delay":2.0,"kind":"GreetAction"}
 	// Bob 1 <nil>
-	// event: decoding GreetAction: unknown field "loud": field not allowed
+	// event: decoding GreetAction: unknown field "loud"
 }
 
 func ExampleMarshal() {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -46,7 +47,14 @@ func unmarshalStrict(data []byte, v any) error { return decodeJSON(data, v, true
 // ErrUnknownField is returned (wrapped) when an object the reference decodes
 // strictly (events, tool actions and observations, text content, error
 // classifications) has a key its type does not declare.
-var ErrUnknownField = errors.New("field not allowed")
+var ErrUnknownField = errors.New("event: unknown field")
+
+// unknownFieldError names the key; it matches ErrUnknownField without
+// repeating its prefix inside the decoding error that wraps it.
+type unknownFieldError struct{ key string }
+
+func (e unknownFieldError) Error() string { return fmt.Sprintf("unknown field %q", e.key) }
+func (e unknownFieldError) Unwrap() error { return ErrUnknownField }
 
 // List is a slice that encodes as [] rather than null when empty. The
 // reference rejects null for list fields with a default, so fields of that

@@ -228,7 +228,7 @@ func kindAtEnd(data []byte) (string, bool) {
 
 // ErrUnknownKind is returned (wrapped) when a JSON object names a kind that is
 // not registered.
-var ErrUnknownKind = errors.New("unknown kind")
+var ErrUnknownKind = errors.New("event: unknown kind")
 
 // Defaulter is implemented by kinds whose fields have defaults other than
 // Go's zero values. DecodeKinded calls SetDefaults on the new value before
@@ -257,7 +257,7 @@ func DecodeKinded[T any](data []byte) (T, error) {
 	}
 	v, ok := NewKind(name)
 	if !ok {
-		return zero, fmt.Errorf("event: %w %q for %v", ErrUnknownKind, name, reflect.TypeFor[T]())
+		return zero, fmt.Errorf("%w %q for %v", ErrUnknownKind, name, reflect.TypeFor[T]())
 	}
 	t, ok := v.(T)
 	if !ok {

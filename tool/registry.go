@@ -77,7 +77,17 @@ func Registered() []string {
 
 // ErrNotRegistered is returned (wrapped) by Resolve for a spec whose name
 // has no registered factory.
-var ErrNotRegistered = errors.New("not registered")
+var ErrNotRegistered = errors.New("tool: not registered")
+
+// notRegisteredError keeps the reference's wording, so users of both
+// recognise it, and matches ErrNotRegistered.
+type notRegisteredError struct{ name string }
+
+func (e notRegisteredError) Error() string {
+	return fmt.Sprintf("ToolDefinition '%s' is not registered", e.name)
+}
+
+func (e notRegisteredError) Unwrap() error { return ErrNotRegistered }
 
 // Resolve makes the tools of spec with the factory registered under
 // spec.Name, handing it ctx and the spec's params as JSON.
@@ -91,8 +101,7 @@ func Resolve(ctx Context, spec Spec) ([]Tool, error) {
 	f, ok := registry.m[spec.Name]
 	registry.mu.RUnlock()
 	if !ok {
-		// The reference's wording, so users of both recognise it.
-		return nil, fmt.Errorf("ToolDefinition '%s' is %w", spec.Name, ErrNotRegistered)
+		return nil, notRegisteredError{spec.Name}
 	}
 	p := spec.Params
 	var response map[string]any

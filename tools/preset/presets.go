@@ -59,8 +59,8 @@ var presets = []Preset{
 	{Planning, "read-only exploration (glob, grep) writing a plan to PLAN.md with planning_file_editor", PlanningAgent},
 }
 
-// Presets returns every preset, the default first.
-func Presets() []Preset { return slices.Clone(presets) }
+// All returns every preset, the default first.
+func All() []Preset { return slices.Clone(presets) }
 
 // Names returns the presets' names, the default first.
 func Names() []string {
@@ -84,15 +84,24 @@ func Lookup(name string) (Preset, bool) {
 	return Preset{}, false
 }
 
-// ErrUnknownPreset is returned (wrapped) by New for a name no preset has.
-var ErrUnknownPreset = errors.New("unknown preset")
+// ErrUnknown is returned (wrapped) by New for a name no preset has.
+var ErrUnknown = errors.New("preset: unknown preset")
+
+// unknownError names the preset and the known ones; it matches ErrUnknown.
+type unknownError struct{ name string }
+
+func (e unknownError) Error() string {
+	return fmt.Sprintf("unknown preset %q (known: %s)", e.name, strings.Join(Names(), ", "))
+}
+
+func (e unknownError) Unwrap() error { return ErrUnknown }
 
 // New returns the agent of the preset called name ("" for the default)
 // for the model cfg describes.
 func New(name string, cfg llm.Config, opts *Options) (*agent.Agent, error) {
 	p, ok := Lookup(name)
 	if !ok {
-		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownPreset, name, strings.Join(Names(), ", "))
+		return nil, unknownError{name}
 	}
 	return p.Agent(cfg, opts), nil
 }

@@ -124,13 +124,13 @@ func TestLookup(t *testing.T) {
 	if p, ok := preset.Lookup(""); !ok || p.Name != preset.Default {
 		t.Errorf("empty name: %v %v", p.Name, ok)
 	}
-	for _, p := range preset.Presets() {
+	for _, p := range preset.All() {
 		if p.Description == "" || p.Agent == nil {
 			t.Errorf("%+v", p)
 		}
 	}
 	_, err := preset.New("gpt6", llm.DefaultConfig("openai/gpt-4o"), nil)
-	if !errors.Is(err, preset.ErrUnknownPreset) || err.Error() != `unknown preset "gpt6" (known: default, gpt5, gemini, planning)` {
+	if !errors.Is(err, preset.ErrUnknown) || err.Error() != `unknown preset "gpt6" (known: default, gpt5, gemini, planning)` {
 		t.Errorf("err = %v", err)
 	}
 }
