@@ -170,7 +170,7 @@ func (l *LLM) Completion(ctx context.Context, messages []event.Message, tools []
 		opts = &CallOptions{}
 	}
 	if len(messages) == 0 {
-		return nil, fmt.Errorf("llm: no messages to send: %w", ErrBadRequest)
+		return nil, fmt.Errorf("%w: no messages to send", ErrBadRequest)
 	}
 	cfg := l.cfg
 	if l.wantsInlineImages() {
@@ -250,7 +250,7 @@ func (l *LLM) send(ctx context.Context, req *Request) (*Response, error) {
 		// not retried.
 		if attempt >= attempts || !retryable(err) || streamed || l.retry != nil && !l.retry(err) {
 			if ra, ok := RetryAfter(err); ok && ra > maxWait && attempt > 1 {
-				return nil, fmt.Errorf("llm: giving up after %d attempts; the provider asked to wait %v, more than retry_max_wait %v: %w", attempt, ra, maxWait, err)
+				return nil, fmt.Errorf("%w (gave up after %d attempts: the provider asked to wait %v, more than retry_max_wait %v)", err, attempt, ra, maxWait)
 			}
 			return nil, err
 		}

@@ -14,7 +14,7 @@ import (
 // files are damaged in a way a crash does not leave: a middle file missing,
 // unreadable or changed, files past a gap, two files for one index.
 // [Repair] sets the damage aside.
-var ErrDamaged = errors.New("conversation store is damaged")
+var ErrDamaged = errors.New("filestore: store damaged")
 
 // DamageError describes the first damage found in a conversation's events.
 type DamageError struct {
@@ -29,7 +29,7 @@ func (e *DamageError) Error() string {
 	if e.File != "" {
 		what += " (" + e.File + ")"
 	}
-	return fmt.Sprintf("conversation: %s: %s: %v (damaged store: Repair, or gohands doctor, sets the damage aside)", e.Dir, what, e.Err)
+	return fmt.Sprintf("filestore: %s: %s: %v (damaged store: Repair, or gohands doctor, sets the damage aside)", e.Dir, what, e.Err)
 }
 
 func (e *DamageError) Unwrap() []error { return []error{ErrDamaged, e.Err} }
@@ -48,7 +48,7 @@ func listEvents(names []string, eventsDir string) *listing {
 		switch {
 		case !ok:
 			if name != LockFile && !strings.HasSuffix(name, TornSuffix) {
-				slog.Warn("conversation: ignoring unrecognised file in events directory", "dir", eventsDir, "name", name)
+				slog.Warn("filestore: ignoring unrecognised file in events directory", "dir", eventsDir, "name", name)
 			}
 		case i >= len(l.ids):
 			l.far = append(l.far, i)

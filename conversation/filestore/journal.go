@@ -109,7 +109,7 @@ func (s *Store) replayJournal(ids []string) (_ []string, from int, _ error) {
 	replayed := 0
 	for _, r := range parseJournal(b) {
 		if r.idx > len(ids) || r.idx < len(ids) && ids[r.idx] != r.id {
-			slog.Warn("conversation: journal record does not fit the log; ignoring the rest", "index", r.idx, "id", r.id)
+			slog.Warn("filestore: journal record does not fit the log; ignoring the rest", "index", r.idx, "id", r.id)
 			break
 		}
 		name := filepath.Join(s.eventsDir, eventFileName(r.idx, r.id))
@@ -119,7 +119,7 @@ func (s *Store) replayJournal(ids []string) (_ []string, from int, _ error) {
 			}
 		}
 		if err := writeNew(name, r.data, s.opts.Durable, true); err != nil {
-			return nil, 0, fmt.Errorf("conversation: writing journaled event %d: %w", r.idx, err)
+			return nil, 0, fmt.Errorf("filestore: writing journaled event %d: %w", r.idx, err)
 		}
 		from = min(from, r.idx)
 		if r.idx == len(ids) {
@@ -129,14 +129,14 @@ func (s *Store) replayJournal(ids []string) (_ []string, from int, _ error) {
 	}
 	if s.opts.Durable && replayed > 0 {
 		if err := syncDir(s.eventsDir); err != nil {
-			return nil, 0, fmt.Errorf("conversation: %w", err)
+			return nil, 0, fmt.Errorf("filestore: %w", err)
 		}
 	}
 	if err := os.Remove(path); err != nil {
-		slog.Warn("conversation: cannot remove the replayed journal", "err", err)
+		slog.Warn("filestore: cannot remove the replayed journal", "err", err)
 	}
 	if replayed > 0 {
-		slog.Info("conversation: wrote journaled events left by an interrupted writer", "dir", s.dir, "events", replayed)
+		slog.Info("filestore: wrote journaled events left by an interrupted writer", "dir", s.dir, "events", replayed)
 	}
 	return ids, from, nil
 }
@@ -220,7 +220,7 @@ func (s *Store) startJournal() error {
 		if m, err := mapJournal(fd, journalMapSize); err == nil {
 			w.mapped, w.buf, w.useMap = m, m[:0], true
 		} else {
-			slog.Debug("conversation: journal not mapped; appends use pwrite", "err", err)
+			slog.Debug("filestore: journal not mapped; appends use pwrite", "err", err)
 		}
 	}
 	w.wake, w.quit, w.done = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
@@ -259,7 +259,7 @@ func (s *Store) journalAppend(i int, e event.Event, kind string) (conversation.E
 		b, data, err = appendJournalRecord(w.buf, i, e)
 	}
 	if err != nil {
-		return conversation.Entry{}, fmt.Errorf("conversation: encoding event %s: %w", e.EventBase().ID, err)
+		return conversation.Entry{}, fmt.Errorf("filestore: encoding event %s: %w", e.EventBase().ID, err)
 	}
 	for rest, at := b[off:], int64(off); len(rest) > 0 && !w.inMap(b); {
 		n, err := syscall.Pwrite(w.fd, rest, at)
@@ -355,9 +355,9 @@ func (s *Store) drain() {
 			err = syncDir(s.eventsDir)
 		}
 		if err != nil {
-			slog.Error("conversation: write-behind failed; the events stay in the journal", "err", err)
+			slog.Error("filestore: write-behind failed; the events stay in the journal", "err", err)
 			w.mu.Lock()
-			w.err = fmt.Errorf("conversation: write-behind: %w", err)
+			w.err = fmt.Errorf("filestore: write-behind: %w", err)
 			w.cond.Broadcast()
 			w.mu.Unlock()
 			return
@@ -435,7 +435,7 @@ func (s *Store) stopWriteBehind() {
 	if s.wb.err == nil {
 		// Every record has its file: a clean close leaves no journal to replay.
 		if err := syscall.Ftruncate(s.wb.fd, 0); err != nil {
-			slog.Warn("conversation: cannot empty the journal", "err", err)
+			slog.Warn("filestore: cannot empty the journal", "err", err)
 		}
 	}
 	syscall.Close(s.wb.fd)

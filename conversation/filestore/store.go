@@ -83,7 +83,7 @@ func Open(dir string, opts *Options) (*Store, error) {
 		s.opts.LockTimeout = time.Second
 	}
 	if err := os.MkdirAll(s.eventsDir, 0o755); err != nil {
-		return nil, fmt.Errorf("conversation: %w", err)
+		return nil, fmt.Errorf("filestore: %w", err)
 	}
 	if err := s.takeLock(); err != nil {
 		return nil, err
@@ -102,7 +102,7 @@ func (s *Store) takeLock() error {
 	path := filepath.Join(s.eventsDir, LockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return fmt.Errorf("conversation: %w", err)
+		return fmt.Errorf("filestore: %w", err)
 	}
 	deadline := time.Now().Add(s.opts.LockTimeout)
 	for {
@@ -114,9 +114,9 @@ func (s *Store) takeLock() error {
 		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
 			f.Close()
 			if errors.Is(err, syscall.EWOULDBLOCK) {
-				return fmt.Errorf("conversation: %s: %w", s.dir, conversation.ErrLocked)
+				return fmt.Errorf("filestore: %s: %w", s.dir, conversation.ErrLocked)
 			}
-			return fmt.Errorf("conversation: locking %s: %w", path, err)
+			return fmt.Errorf("filestore: locking %s: %w", path, err)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -182,12 +182,12 @@ func digits(i int) int {
 func (s *Store) load() error {
 	dfd, err := unix.Open(s.eventsDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("conversation: %w", &os.PathError{Op: "open", Path: s.eventsDir, Err: err})
+		return fmt.Errorf("filestore: %w", &os.PathError{Op: "open", Path: s.eventsDir, Err: err})
 	}
 	s.eventsFD = dfd
 	names, err := readDirNames(s.eventsDir)
 	if err != nil {
-		return fmt.Errorf("conversation: listing %s: %w", s.eventsDir, err)
+		return fmt.Errorf("filestore: listing %s: %w", s.eventsDir, err)
 	}
 	l := listEvents(names, s.eventsDir)
 	ids := l.ids[:l.contiguous()]
@@ -230,12 +230,12 @@ func (s *Store) load() error {
 	s.idx.Adopt(entries)
 	if cached != n {
 		if err := s.rewriteIndexFile(entries); err != nil {
-			slog.Warn("conversation: cannot write event index cache", "err", err)
+			slog.Warn("filestore: cannot write event index cache", "err", err)
 		}
 	}
 	fd, err := syscall.Open(filepath.Join(s.dir, IndexFile), syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CREAT|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
-		slog.Warn("conversation: cannot open event index cache", "err", err)
+		slog.Warn("filestore: cannot open event index cache", "err", err)
 	} else {
 		s.indexFD = fd
 	}
@@ -249,10 +249,10 @@ func (s *Store) setAside(name string, cause error) {
 	from := filepath.Join(s.eventsDir, name)
 	to := from + TornSuffix
 	if err := os.Rename(from, to); err != nil {
-		slog.Warn("conversation: cannot set aside torn event file", "file", from, "err", err)
+		slog.Warn("filestore: cannot set aside torn event file", "file", from, "err", err)
 		return
 	}
-	slog.Warn("conversation: torn last event file set aside (its writer was probably killed mid-write)",
+	slog.Warn("filestore: torn last event file set aside (its writer was probably killed mid-write)",
 		"file", to, "cause", cause)
 }
 
@@ -357,7 +357,7 @@ func (s *Store) ReadBase() ([]byte, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("conversation: %w", err)
+		return nil, fmt.Errorf("filestore: %w", err)
 	}
 	return b, nil
 }
@@ -371,7 +371,7 @@ func (s *Store) WriteBase(data []byte) error {
 	s.baseMu.Lock()
 	defer s.baseMu.Unlock()
 	if err := writeAtomic(filepath.Join(s.dir, BaseStateFile), data, s.opts.Durable); err != nil {
-		return fmt.Errorf("conversation: writing base state: %w", err)
+		return fmt.Errorf("filestore: writing base state: %w", err)
 	}
 	return nil
 }
@@ -453,30 +453,30 @@ func (s *Store) Append(e event.Event) (conversation.Entry, error) {
 	}
 	kind, ok := event.KindOf(e)
 	if !ok {
-		return conversation.Entry{}, fmt.Errorf("conversation: %T has no registered kind", e)
+		return conversation.Entry{}, fmt.Errorf("filestore: %T has no registered kind", e)
 	}
 	i := s.idx.Len()
 	if s.wb != nil {
 		ent, err := s.journalAppend(i, e, kind)
 		if err != nil {
-			return conversation.Entry{}, fmt.Errorf("conversation: appending event %d: %w", i, err)
+			return conversation.Entry{}, fmt.Errorf("filestore: appending event %d: %w", i, err)
 		}
 		s.idx.Add(ent)
 		return ent, nil
 	}
 	data, err := event.Append(s.buf[:0], e)
 	if err != nil {
-		return conversation.Entry{}, fmt.Errorf("conversation: encoding event %s: %w", b.ID, err)
+		return conversation.Entry{}, fmt.Errorf("filestore: encoding event %s: %w", b.ID, err)
 	}
 	if cap(data) <= maxReusedBuf {
 		s.buf = data
 	}
 	if err := writeNew(filepath.Join(s.eventsDir, eventFileName(i, b.ID)), data, s.opts.Durable, false); err != nil {
-		return conversation.Entry{}, fmt.Errorf("conversation: appending event %d: %w", i, err)
+		return conversation.Entry{}, fmt.Errorf("filestore: appending event %d: %w", i, err)
 	}
 	if s.opts.Durable {
 		if err := syncDir(s.eventsDir); err != nil {
-			return conversation.Entry{}, fmt.Errorf("conversation: appending event %d: %w", i, err)
+			return conversation.Entry{}, fmt.Errorf("filestore: appending event %d: %w", i, err)
 		}
 	}
 	ent := conversation.EntryOf(i, e, kind, len(data))
@@ -517,7 +517,7 @@ func (s *Store) flushIndex(buf *[]byte) {
 			continue
 		}
 		if err != nil {
-			slog.Warn("conversation: event index cache write failed", "err", err)
+			slog.Warn("filestore: event index cache write failed", "err", err)
 			syscall.Close(s.indexFD)
 			s.indexFD = -1
 			break
@@ -563,7 +563,7 @@ func (s *Store) Raw(i int) ([]byte, error) {
 	}
 	buf, err := readAt(s.eventsFD, eventFileName(i, ent.ID), make([]byte, 0, ent.Size+1))
 	if err != nil {
-		return nil, fmt.Errorf("conversation: %s: %w", s.eventsDir, err)
+		return nil, fmt.Errorf("filestore: %s: %w", s.eventsDir, err)
 	}
 	n := len(buf)
 	if i < len(s.sums) && s.sums[i].ok {
@@ -585,7 +585,7 @@ func (s *Store) Event(i int) (event.Event, error) {
 	}
 	ev, err := event.Unmarshal(raw)
 	if err != nil {
-		return nil, fmt.Errorf("conversation: event %d: %w", i, err)
+		return nil, fmt.Errorf("filestore: event %d: %w", i, err)
 	}
 	return ev, nil
 }
