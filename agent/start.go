@@ -163,7 +163,7 @@ func (r *runner) initSkills() error {
 		if err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}
-		if en.Kind != "MessageEvent" || en.Source != event.SourceUser {
+		if en.Kind != event.KindMessage || en.Source != event.SourceUser {
 			continue
 		}
 		e, err := log.Event(i)
@@ -241,9 +241,9 @@ func (r *runner) initState() error {
 			return fmt.Errorf("agent: %w", err)
 		}
 		switch {
-		case en.Kind == "SystemPromptEvent":
+		case en.Kind == event.KindSystemPrompt:
 			return nil // resumed
-		case en.Kind == "MessageEvent" && en.Source == event.SourceUser:
+		case en.Kind == event.KindMessage && en.Source == event.SourceUser:
 			return errors.New("agent: the log has a user message before the system prompt")
 		}
 	}

@@ -31,18 +31,6 @@ type Entry struct {
 	Size int
 }
 
-// Kind names used by the store and the state.
-const (
-	kindAction       = "ActionEvent"
-	kindObservation  = "ObservationEvent"
-	kindUserReject   = "UserRejectObservation"
-	kindAgentError   = "AgentErrorEvent"
-	kindStateUpdate  = "ConversationStateUpdateEvent"
-	kindConvError    = "ConversationErrorEvent"
-	kindMessage      = "MessageEvent"
-	kindSystemPrompt = "SystemPromptEvent"
-)
-
 // EntryOf builds the entry of event e, of the given kind and encoded in
 // size bytes, about to be appended at index i. Stores call it on Append.
 func EntryOf(i int, e event.Event, kind string, size int) Entry {
@@ -111,7 +99,7 @@ func ScanEntry(i int, data []byte) (Entry, error) {
 		return Entry{}, errors.New(`event has no "id" or no "kind"`)
 	}
 	ent.Kind = internKind(ent.Kind)
-	ent.HasAction = hasAction && ent.Kind == kindAction
+	ent.HasAction = hasAction && ent.Kind == event.KindAction
 	return ent, nil
 }
 
@@ -145,10 +133,10 @@ func topField(data []byte, key string) []byte {
 // Kinds and sources repeat on every event; interning them keeps one copy.
 var knownKinds = func() map[string]string {
 	m := make(map[string]string)
-	for _, k := range []string{kindAction, kindObservation, kindUserReject, kindAgentError,
-		kindStateUpdate, kindConvError, kindMessage, kindSystemPrompt, "Condensation",
-		"CondensationRequest", "PauseEvent", "InterruptEvent", "HookExecutionEvent",
-		"LLMCompletionLogEvent", "TokenEvent", "ACPToolCallEvent"} {
+	for _, k := range []string{event.KindAction, event.KindObservation, event.KindUserRejectObservation, event.KindAgentError,
+		event.KindConversationStateUpdate, event.KindConversationError, event.KindMessage, event.KindSystemPrompt, event.KindCondensation,
+		event.KindCondensationRequest, event.KindPause, event.KindInterrupt, event.KindHookExecution,
+		event.KindLLMCompletionLog, event.KindToken, event.KindACPToolCall} {
 		m[k] = k
 	}
 	return m

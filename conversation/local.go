@@ -600,7 +600,7 @@ func (c *LocalConversation) fail(code, detail string, cause error) error {
 // stuck, from its latest ConversationErrorEvent.
 func (c *LocalConversation) runError(st ExecutionStatus) error {
 	re := &RunError{Status: st, Code: string(st)}
-	p, err := c.state.Events().Search(Query{Kind: "ConversationErrorEvent", Descending: true, Limit: 1})
+	p, err := c.state.Events().Search(Query{Kind: event.KindConversationError, Descending: true, Limit: 1})
 	if err == nil && len(p.Entries) == 1 {
 		if e, err := c.state.Events().Event(p.Entries[0].Index); err == nil {
 			ce := e.(*event.ConversationErrorEvent)

@@ -207,12 +207,12 @@ func (tx *Tx) Append(e event.Event) (event.Event, error) {
 		return nil, err
 	}
 	tx.events = append(tx.events, e)
-	if ent.Kind != kindStateUpdate {
+	if ent.Kind != event.KindConversationStateUpdate {
 		f := tx.shallow()
 		f.LeafEventID, f.HeadIsEmpty = ent.ID, false
 		tx.s.headDirty = true
 	}
-	if ent.Kind == kindMessage && ent.Source == event.SourceUser {
+	if ent.Kind == event.KindMessage && ent.Source == event.SourceUser {
 		tx.shallow().LastUserMessageID = ent.ID
 		tx.touched = true
 	}

@@ -44,10 +44,10 @@ func AgentSteps(log Store, from int) int {
 			continue
 		}
 		switch en.Kind {
-		case "MessageEvent":
+		case event.KindMessage:
 			n++
 			last = ""
-		case "ActionEvent":
+		case event.KindAction:
 			e, err := log.Event(i)
 			if err != nil {
 				continue

@@ -22,7 +22,7 @@ func effectiveParent(entries []Entry, i int) string {
 	}
 }
 
-func isTreeNode(kind string) bool { return kind != kindStateUpdate }
+func isTreeNode(kind string) bool { return kind != event.KindConversationStateUpdate }
 
 // resolveLeaf returns the active leaf: LeafEventID if set; none if the HEAD
 // was deliberately emptied; else (a legacy log) the last event that is not
@@ -36,7 +36,7 @@ func resolveLeaf(store Store, f *Fields) string {
 	}
 	for i := store.Len() - 1; i >= 0; i-- {
 		e, err := store.Entry(i)
-		if err == nil && e.Kind != kindStateUpdate && e.Kind != kindConvError {
+		if err == nil && e.Kind != event.KindConversationStateUpdate && e.Kind != event.KindConversationError {
 			return e.ID
 		}
 	}
@@ -104,11 +104,11 @@ func UnmatchedActions(entries []Entry) []Entry {
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := &entries[i]
 		switch e.Kind {
-		case kindObservation, kindUserReject:
+		case event.KindObservation, event.KindUserRejectObservation:
 			answeredAction[e.ActionID] = true
-		case kindAgentError:
+		case event.KindAgentError:
 			erroredCall[e.ToolCallID] = true
-		case kindAction:
+		case event.KindAction:
 			if e.HasAction && !answeredAction[e.ID] && !erroredCall[e.ToolCallID] {
 				out = append(out, *e)
 			}
@@ -147,7 +147,7 @@ func (s *State) RecoverRunning() (*event.AgentErrorEvent, error) {
 		first := unmatched[0]
 		for i := range entries {
 			switch entries[i].Kind {
-			case kindObservation, kindUserReject, kindAgentError:
+			case event.KindObservation, event.KindUserRejectObservation, event.KindAgentError:
 				if entries[i].ToolCallID == first.ToolCallID {
 					return nil
 				}

@@ -12,8 +12,8 @@ import (
 // shape it (Condensation).
 func inView(kind string) bool {
 	switch kind {
-	case "SystemPromptEvent", "MessageEvent", "ActionEvent", "ObservationEvent",
-		"UserRejectObservation", "AgentErrorEvent", "Condensation":
+	case event.KindSystemPrompt, event.KindMessage, event.KindAction, event.KindObservation,
+		event.KindUserRejectObservation, event.KindAgentError, event.KindCondensation:
 		return true
 	}
 	return false

@@ -376,7 +376,7 @@ func (e *ActionEvent) decode(kind string, data []byte) error {
 
 // UnmarshalJSON implements json.Unmarshaler for encoding/json users; a
 // "kind" key, if present, must be "ActionEvent". Prefer Unmarshal.
-func (e *ActionEvent) UnmarshalJSON(data []byte) error { return unmarshalAs(e, "ActionEvent", data) }
+func (e *ActionEvent) UnmarshalJSON(data []byte) error { return unmarshalAs(e, KindAction, data) }
 
 type observationEventJSON struct {
 	Base
@@ -409,7 +409,7 @@ func (e *ObservationEvent) decode(kind string, data []byte) error {
 // UnmarshalJSON implements json.Unmarshaler for encoding/json users; a
 // "kind" key, if present, must be "ObservationEvent". Prefer Unmarshal.
 func (e *ObservationEvent) UnmarshalJSON(data []byte) error {
-	return unmarshalAs(e, "ObservationEvent", data)
+	return unmarshalAs(e, KindObservation, data)
 }
 
 func (e *ConversationStateUpdateEvent) decode(kind string, data []byte) error {
@@ -440,7 +440,7 @@ func (e *ConversationStateUpdateEvent) decode(kind string, data []byte) error {
 // "kind" key, if present, must be "ConversationStateUpdateEvent". Prefer
 // Unmarshal.
 func (e *ConversationStateUpdateEvent) UnmarshalJSON(data []byte) error {
-	return unmarshalAs(e, "ConversationStateUpdateEvent", data)
+	return unmarshalAs(e, KindConversationStateUpdate, data)
 }
 
 // unmarshalAs decodes data, with or without a "kind", into e of kind want.
@@ -462,74 +462,76 @@ func unmarshalAs(e kindDecoder, want string, data []byte) error {
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (e *SystemPromptEvent) UnmarshalJSON(data []byte) error {
-	return unmarshalAs(e, "SystemPromptEvent", data)
+	return unmarshalAs(e, KindSystemPrompt, data)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (e *MessageEvent) UnmarshalJSON(data []byte) error { return unmarshalAs(e, "MessageEvent", data) }
+func (e *MessageEvent) UnmarshalJSON(data []byte) error { return unmarshalAs(e, KindMessage, data) }
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (e *UserRejectObservation) UnmarshalJSON(data []byte) error {
-	return unmarshalAs(e, "UserRejectObservation", data)
+	return unmarshalAs(e, KindUserRejectObservation, data)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (e *AgentErrorEvent) UnmarshalJSON(data []byte) error {
-	return unmarshalAs(e, "AgentErrorEvent", data)
+	return unmarshalAs(e, KindAgentError, data)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (e *Condensation) UnmarshalJSON(data []byte) error { return unmarshalAs(e, "Condensation", data) }
+func (e *Condensation) UnmarshalJSON(data []byte) error {
+	return unmarshalAs(e, KindCondensation, data)
+}
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (e *CondensationRequest) UnmarshalJSON(data []byte) error {
-	return unmarshalAs(e, "CondensationRequest", data)
+	return unmarshalAs(e, KindCondensationRequest, data)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (e *CondensationSummaryEvent) UnmarshalJSON(data []byte) error {
-	return unmarshalAs(e, "CondensationSummaryEvent", data)
+	return unmarshalAs(e, KindCondensationSummary, data)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (e *ConversationErrorEvent) UnmarshalJSON(data []byte) error {
-	return unmarshalAs(e, "ConversationErrorEvent", data)
+	return unmarshalAs(e, KindConversationError, data)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (e *PauseEvent) UnmarshalJSON(data []byte) error { return unmarshalAs(e, "PauseEvent", data) }
+func (e *PauseEvent) UnmarshalJSON(data []byte) error { return unmarshalAs(e, KindPause, data) }
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (e *InterruptEvent) UnmarshalJSON(data []byte) error {
-	return unmarshalAs(e, "InterruptEvent", data)
+	return unmarshalAs(e, KindInterrupt, data)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (e *HookExecutionEvent) UnmarshalJSON(data []byte) error {
-	return unmarshalAs(e, "HookExecutionEvent", data)
+	return unmarshalAs(e, KindHookExecution, data)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (e *LLMCompletionLogEvent) UnmarshalJSON(data []byte) error {
-	return unmarshalAs(e, "LLMCompletionLogEvent", data)
+	return unmarshalAs(e, KindLLMCompletionLog, data)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (e *TokenEvent) UnmarshalJSON(data []byte) error { return unmarshalAs(e, "TokenEvent", data) }
+func (e *TokenEvent) UnmarshalJSON(data []byte) error { return unmarshalAs(e, KindToken, data) }
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (e *ACPToolCallEvent) UnmarshalJSON(data []byte) error {
-	return unmarshalAs(e, "ACPToolCallEvent", data)
+	return unmarshalAs(e, KindACPToolCall, data)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (e *StreamingDeltaEvent) UnmarshalJSON(data []byte) error {
-	return unmarshalAs(e, "StreamingDeltaEvent", data)
+	return unmarshalAs(e, KindStreamingDelta, data)
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (e *ServerErrorEvent) UnmarshalJSON(data []byte) error {
-	return unmarshalAs(e, "ServerErrorEvent", data)
+	return unmarshalAs(e, KindServerError, data)
 }
 
 // MarshalJSON methods let encoding/json users (a server response holding

@@ -337,24 +337,49 @@ type ServerErrorEvent struct {
 	Detail string `json:"detail" required:"true"`
 }
 
+// Kind names of the package's events: the "kind" each is written with,
+// the reference's class name. Each is Kind plus the type's name without
+// "Event"; compare Entry.Kind and Query.Kind with these.
+const (
+	KindSystemPrompt            = "SystemPromptEvent"
+	KindMessage                 = "MessageEvent"
+	KindAction                  = "ActionEvent"
+	KindObservation             = "ObservationEvent"
+	KindUserRejectObservation   = "UserRejectObservation"
+	KindAgentError              = "AgentErrorEvent"
+	KindCondensation            = "Condensation"
+	KindCondensationRequest     = "CondensationRequest"
+	KindCondensationSummary     = "CondensationSummaryEvent"
+	KindConversationStateUpdate = "ConversationStateUpdateEvent"
+	KindConversationError       = "ConversationErrorEvent"
+	KindPause                   = "PauseEvent"
+	KindInterrupt               = "InterruptEvent"
+	KindHookExecution           = "HookExecutionEvent"
+	KindLLMCompletionLog        = "LLMCompletionLogEvent"
+	KindToken                   = "TokenEvent"
+	KindACPToolCall             = "ACPToolCallEvent"
+	KindStreamingDelta          = "StreamingDeltaEvent"
+	KindServerError             = "ServerErrorEvent"
+)
+
 func init() {
-	RegisterKind[SystemPromptEvent]("SystemPromptEvent")
-	RegisterKind[MessageEvent]("MessageEvent")
-	RegisterKind[ActionEvent]("ActionEvent")
-	RegisterKind[ObservationEvent]("ObservationEvent")
-	RegisterKind[UserRejectObservation]("UserRejectObservation")
-	RegisterKind[AgentErrorEvent]("AgentErrorEvent")
-	RegisterKind[Condensation]("Condensation")
-	RegisterKind[CondensationRequest]("CondensationRequest")
-	RegisterKind[CondensationSummaryEvent]("CondensationSummaryEvent")
-	RegisterKind[ConversationStateUpdateEvent]("ConversationStateUpdateEvent")
-	RegisterKind[ConversationErrorEvent]("ConversationErrorEvent")
-	RegisterKind[PauseEvent]("PauseEvent")
-	RegisterKind[InterruptEvent]("InterruptEvent")
-	RegisterKind[HookExecutionEvent]("HookExecutionEvent")
-	RegisterKind[LLMCompletionLogEvent]("LLMCompletionLogEvent")
-	RegisterKind[TokenEvent]("TokenEvent")
-	RegisterKind[ACPToolCallEvent]("ACPToolCallEvent")
-	RegisterKind[StreamingDeltaEvent]("StreamingDeltaEvent")
-	RegisterKind[ServerErrorEvent]("ServerErrorEvent")
+	RegisterKind[SystemPromptEvent](KindSystemPrompt)
+	RegisterKind[MessageEvent](KindMessage)
+	RegisterKind[ActionEvent](KindAction)
+	RegisterKind[ObservationEvent](KindObservation)
+	RegisterKind[UserRejectObservation](KindUserRejectObservation)
+	RegisterKind[AgentErrorEvent](KindAgentError)
+	RegisterKind[Condensation](KindCondensation)
+	RegisterKind[CondensationRequest](KindCondensationRequest)
+	RegisterKind[CondensationSummaryEvent](KindCondensationSummary)
+	RegisterKind[ConversationStateUpdateEvent](KindConversationStateUpdate)
+	RegisterKind[ConversationErrorEvent](KindConversationError)
+	RegisterKind[PauseEvent](KindPause)
+	RegisterKind[InterruptEvent](KindInterrupt)
+	RegisterKind[HookExecutionEvent](KindHookExecution)
+	RegisterKind[LLMCompletionLogEvent](KindLLMCompletionLog)
+	RegisterKind[TokenEvent](KindToken)
+	RegisterKind[ACPToolCallEvent](KindACPToolCall)
+	RegisterKind[StreamingDeltaEvent](KindStreamingDelta)
+	RegisterKind[ServerErrorEvent](KindServerError)
 }

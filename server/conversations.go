@@ -1120,7 +1120,7 @@ func finalResponse(lc *conversation.LocalConversation) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if ent.Source != event.SourceAgent || (ent.Kind != "ActionEvent" && ent.Kind != "MessageEvent") {
+		if ent.Source != event.SourceAgent || (ent.Kind != event.KindAction && ent.Kind != event.KindMessage) {
 			continue
 		}
 		e, err := st.Event(i)

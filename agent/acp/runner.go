@@ -153,7 +153,7 @@ func (r *runner) initState() error {
 		if err != nil {
 			return fmt.Errorf("acp agent: %w", err)
 		}
-		if en.Kind == "SystemPromptEvent" {
+		if en.Kind == event.KindSystemPrompt {
 			return nil
 		}
 	}
@@ -498,7 +498,7 @@ func (r *runner) prompt() ([]sdk.ContentBlock, error) {
 		if err != nil {
 			return nil, fmt.Errorf("acp agent: %w", err)
 		}
-		if en.Kind != "MessageEvent" || en.Source != event.SourceUser {
+		if en.Kind != event.KindMessage || en.Source != event.SourceUser {
 			continue
 		}
 		e, err := log.Event(i)

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gohands/gohands/conversation/filestore"
+	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/internal/termtext"
 )
 
@@ -205,7 +206,7 @@ func readConversation(dir string, base []byte) (convInfo, error) {
 		if info.CreatedAt == "" {
 			info.CreatedAt = h.Timestamp
 		}
-		if h.Kind == "MessageEvent" && h.Source == "user" && h.LLMMessage != nil {
+		if h.Kind == event.KindMessage && h.Source == "user" && h.LLMMessage != nil {
 			for _, c := range h.LLMMessage.Content {
 				if c.Type == "text" {
 					info.FirstMessage = c.Text

@@ -236,14 +236,14 @@ func testSearch(t *testing.T, f Factory) {
 	for _, q := range []conversation.Query{
 		{},
 		{Limit: 7},
-		{Kind: "ActionEvent", Limit: 3},
+		{Kind: event.KindAction, Limit: 3},
 		{Source: event.SourceAgent, Limit: 4},
-		{Kind: "AgentErrorEvent", Source: event.SourceAgent, Limit: 2},
-		{Kind: "AgentErrorEvent", Source: event.SourceUser},
+		{Kind: event.KindAgentError, Source: event.SourceAgent, Limit: 2},
+		{Kind: event.KindAgentError, Source: event.SourceUser},
 		{TimestampGTE: ts(5), TimestampLT: ts(17), Limit: 5},
-		{Kind: "MessageEvent", TimestampGTE: ts(9), Limit: 2},
+		{Kind: event.KindMessage, TimestampGTE: ts(9), Limit: 2},
 		{Descending: true, Limit: 6},
-		{Kind: "UserRejectObservation", Descending: true, TimestampLT: ts(30), Limit: 3},
+		{Kind: event.KindUserRejectObservation, Descending: true, TimestampLT: ts(30), Limit: 3},
 		{Kind: "NoSuchEvent"},
 	} {
 		var want []string

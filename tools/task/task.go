@@ -682,7 +682,7 @@ func FinalResponse(st *conversation.State) string {
 	log := st.Events()
 	for i := log.Len() - 1; i >= 0; i-- {
 		en, err := log.Entry(i)
-		if err != nil || en.Source != event.SourceAgent || (en.Kind != "ActionEvent" && en.Kind != "MessageEvent") {
+		if err != nil || en.Source != event.SourceAgent || (en.Kind != event.KindAction && en.Kind != event.KindMessage) {
 			continue
 		}
 		e, err := log.Event(i)
@@ -711,7 +711,7 @@ func FinalResponse(st *conversation.State) string {
 // lastError returns the detail of a conversation's last
 // ConversationErrorEvent, or "".
 func lastError(st *conversation.State) string {
-	p, err := st.Events().Search(conversation.Query{Kind: "ConversationErrorEvent", Descending: true, Limit: 1})
+	p, err := st.Events().Search(conversation.Query{Kind: event.KindConversationError, Descending: true, Limit: 1})
 	if err != nil || len(p.Entries) == 0 {
 		return ""
 	}
