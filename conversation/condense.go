@@ -100,9 +100,9 @@ func (c *LocalConversation) condensationPending() (bool, error) {
 	}
 	for i := len(branch) - 1; i >= 0; i-- {
 		switch branch[i].Kind {
-		case "Condensation":
+		case event.KindCondensation:
 			return false, nil
-		case "CondensationRequest":
+		case event.KindCondensationRequest:
 			return true, nil
 		}
 	}

@@ -56,7 +56,7 @@ func (c *LocalConversation) SetTitle(title string) error {
 // FirstUserMessage returns the text of the conversation's first user
 // message with text, or "".
 func (c *LocalConversation) FirstUserMessage() string {
-	p, err := c.state.Events().Search(Query{Kind: "MessageEvent", Source: event.SourceUser})
+	p, err := c.state.Events().Search(Query{Kind: event.KindMessage, Source: event.SourceUser})
 	if err != nil {
 		return ""
 	}
