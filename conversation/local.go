@@ -547,11 +547,7 @@ func (c *LocalConversation) writePause() error {
 	c.runMu.Lock()
 	interrupted := c.interrupted
 	c.runMu.Unlock()
-	var ev event.Event = &event.PauseEvent{Base: event.NewBase(event.SourceUser)}
-	if interrupted {
-		ev = &event.InterruptEvent{Base: event.NewBase(event.SourceUser)}
-	}
-	if err := c.pauseWith(ev, StatusIdle, StatusRunning, StatusWaitingForConfirmation); err != nil {
+	if err := c.pauseWith(interrupted, StatusIdle, StatusRunning, StatusWaitingForConfirmation); err != nil {
 		return fmt.Errorf("conversation: pause: %w", err)
 	}
 	return nil
@@ -561,11 +557,12 @@ func (c *LocalConversation) writePause() error {
 // PauseEvent: the status change comes first in the log, as in the
 // reference.
 func (c *LocalConversation) pauseNow(from ...ExecutionStatus) error {
-	return c.pauseWith(&event.PauseEvent{Base: event.NewBase(event.SourceUser)}, from...)
+	return c.pauseWith(false, from...)
 }
 
-// pauseWith is pauseNow writing ev (a PauseEvent or an InterruptEvent).
-func (c *LocalConversation) pauseWith(ev event.Event, from ...ExecutionStatus) error {
+// pauseWith is pauseNow writing a PauseEvent, or an InterruptEvent when
+// interrupt is set.
+func (c *LocalConversation) pauseWith(interrupt bool, from ...ExecutionStatus) error {
 	changed := false
 	err := c.state.Update(func(f *Fields) error {
 		if slices.Contains(from, f.ExecutionStatus) {
@@ -575,6 +572,13 @@ func (c *LocalConversation) pauseWith(ev event.Event, from ...ExecutionStatus) e
 	})
 	if err != nil || !changed {
 		return err
+	}
+	// Made after the status change, so that its timestamp follows the
+	// change's as its place in the log does: the agent server lists
+	// events by timestamp.
+	var ev event.Event = &event.PauseEvent{Base: event.NewBase(event.SourceUser)}
+	if interrupt {
+		ev = &event.InterruptEvent{Base: event.NewBase(event.SourceUser)}
 	}
 	_, err = c.state.Append(ev)
 	return err
