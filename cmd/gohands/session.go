@@ -372,8 +372,20 @@ func (s *session) Command(ctx context.Context, name, arg string) (string, error)
 		fmt.Fprintf(&sb, "Workspace: %s\nConversations: %s", p.workDir, p.base)
 	case "model":
 		if arg == "" {
-			return "Model: " + p.cfg.Model + "\n/model NAME saves another model in the settings for the next start.", nil
+			return "Model: " + p.cfg.Model + "\n/model NAME switches this conversation to another model of the same provider or server (its key and base URL are kept).", nil
 		}
+		if conv := s.current(); conv != nil {
+			cfg := p.cfg
+			cfg.Model = arg
+			if err := conv.SwitchLLM(ctx, cfg); err != nil {
+				return "", err
+			}
+			s.mu.Lock()
+			p.cfg = cfg
+			s.mu.Unlock()
+			return fmt.Sprintf("This conversation now uses %s from its next step.", arg), nil
+		}
+		// No conversation yet: the choice is kept for the next start.
 		st, path, err := s.a.loadSettings()
 		if err != nil {
 			return "", err

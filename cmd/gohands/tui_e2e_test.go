@@ -182,6 +182,8 @@ func TestTUIInTmux(t *testing.T) {
 	s.waitFor("You are welcome.")
 	s.typeLine("/cost")
 	s.waitFor("Total: $")
+	s.typeLine("/model openai/gpt-4o-mini")
+	s.waitFor("now uses openai/gpt-4o-mini", "openai/gpt-4o-mini · ")
 	s.typeLine("/resume")
 	scr = s.waitFor("Resume a conversation", "count the lines")
 	t.Logf("the picker:\n%s", scr)
@@ -190,6 +192,12 @@ func TestTUIInTmux(t *testing.T) {
 
 	s.typeLine("sleep a while")
 	s.waitFor("sleeping", "Running terminal")
+	var req struct {
+		Model string `json:"model"`
+	}
+	if err := e.srv.LastRequest().Decode(&req); err != nil || req.Model != "gpt-4o-mini" {
+		t.Errorf("after /model the request names %q (%v), want gpt-4o-mini", req.Model, err)
+	}
 	s.keys("C-c")
 	scr = s.waitFor("Paused.")
 	t.Logf("paused:\n%s", scr)

@@ -344,7 +344,7 @@ var commands = []struct{ name, help string }{
 	{"new", "start a new conversation"},
 	{"resume", "pick a conversation of this workspace to continue (or /resume ID)"},
 	{"settings", "show the settings in use and where they are stored"},
-	{"model", "show the model, or /model NAME to save another for the next start"},
+	{"model", "show the model, or /model NAME to switch this conversation to another"},
 	{"confirm", "show or set when actions wait for you: /confirm always|risky|never"},
 	{"condense", "summarise the history to free the context window"},
 	{"skills", "list the skills the agent has"},
