@@ -381,9 +381,12 @@ func (c *Conversation) Pause() error {
 	return c.post(ctx, "/pause", nil, nil)
 }
 
-// Interrupt asks the server to stop the run at once (its interrupt: the
-// model call in progress is cancelled); the status becomes paused.
-func (c *Conversation) Interrupt(ctx context.Context) error {
+// Interrupt implements conversation.Conversation with the server's
+// interrupt: the model call in progress is cancelled; the status becomes
+// paused.
+func (c *Conversation) Interrupt() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	return c.post(ctx, "/interrupt", nil, nil)
 }
 

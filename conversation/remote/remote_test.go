@@ -487,3 +487,35 @@ func TestAttach(t *testing.T) {
 	}
 	checkExactlyOnce(t, col.get(), serverIDs(t, ts.direct(), c.ID()))
 }
+
+// TestInterrupt interrupts a run waiting on a slow model: Run returns
+// with status paused.
+func TestInterrupt(t *testing.T) {
+	ts := startServer(t)
+	model := llmtest.NewResponder(t, func(req llmtest.Request) (llmtest.Reply, error) {
+		return llmtest.Reply{Text: "late", Delay: time.Minute}, nil
+	}, nil)
+	ctx := t.Context()
+	c, err := remote.New(ctx, scriptedAgent(model.URL), ts.workspace(t.TempDir()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SendMessage(ctx, event.UserMessage("wait")); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	for c.Status() != conversation.StatusRunning {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := c.Interrupt(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if st := c.Status(); st != conversation.StatusPaused {
+		t.Errorf("status %s, want paused", st)
+	}
+}
