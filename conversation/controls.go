@@ -46,7 +46,13 @@ func (c *LocalConversation) overBudget(r Runner) string {
 	if spent < c.budget {
 		return ""
 	}
-	return fmt.Sprintf("Agent reached maximum budget limit ($%.4f); accumulated cost $%.4f.", c.budget, spent)
+	return budgetDetail(c.budget, spent)
+}
+
+// budgetDetail is the detail of a MaxBudgetReached error (the reference's
+// wording, which readers may match).
+func budgetDetail(limit, spent float64) string {
+	return fmt.Sprintf("Agent reached maximum budget limit ($%.4f); accumulated cost $%.4f.", limit, spent)
 }
 
 // ForkOptions configure Fork. A nil *ForkOptions forks the whole
