@@ -100,7 +100,7 @@ func TestCutsNeverSplit(t *testing.T) {
 				}
 			}
 			for _, e := range events[i:] {
-				if id := resultCallID(e); calls[id] {
+				if id := ResultCallID(e); calls[id] {
 					t.Fatalf("index %d splits call %s from its result", i, id)
 				}
 			}

@@ -85,9 +85,22 @@ func Apply(view []event.Event, c *event.Condensation) []event.Event {
 	return out
 }
 
-// resultCallID returns the tool call id an observation-like event answers,
-// or "".
-func resultCallID(e event.Event) string {
+// ViewKind reports whether an event of kind changes a View: it is Visible,
+// or it is a Condensation or CondensationRequest. Readers of a stored log
+// use it to decode only what the view needs.
+func ViewKind(kind string) bool {
+	switch kind {
+	case event.KindSystemPrompt, event.KindMessage, event.KindAction, event.KindObservation,
+		event.KindUserRejectObservation, event.KindAgentError, event.KindCondensationSummary,
+		event.KindCondensation, event.KindCondensationRequest:
+		return true
+	}
+	return false
+}
+
+// ResultCallID returns the tool call id that e answers when e is a
+// result (an observation, a rejection or an agent error), or "".
+func ResultCallID(e event.Event) string {
 	switch e := e.(type) {
 	case *event.ObservationEvent:
 		return e.ToolCallID
@@ -140,7 +153,7 @@ func ManipulationIndices(events []event.Event) []int {
 			if inLoop {
 				ok[i] = false
 			}
-			delete(pending, resultCallID(e))
+			delete(pending, ResultCallID(e))
 		default:
 			inLoop = false
 		}

@@ -5,55 +5,17 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/gohands/gohands/condenser"
 	"github.com/gohands/gohands/event"
 )
 
-// inView reports whether events of kind appear in the model's view, or
-// shape it (Condensation).
-func inView(kind string) bool {
-	switch kind {
-	case event.KindSystemPrompt, event.KindMessage, event.KindAction, event.KindObservation,
-		event.KindUserRejectObservation, event.KindAgentError, event.KindCondensation:
-		return true
-	}
-	return false
-}
-
-// applyToView returns view with e taken into account: LLM-visible events
-// are appended, a Condensation forgets events and may insert its summary.
-// view's existing elements are never written to.
+// applyToView returns view with e taken into account, as condenser.View
+// does: visible events are appended, a Condensation forgets events and
+// may insert its summary. view's existing elements are never written to.
 func applyToView(view []event.Event, e event.Event) []event.Event {
-	switch e := e.(type) {
-	case *event.Condensation:
-		return condense(view, e)
-	case *event.SystemPromptEvent, *event.MessageEvent, *event.ActionEvent, *event.ObservationEvent,
-		*event.UserRejectObservation, *event.AgentErrorEvent:
-		return append(view, e)
-	}
-	return view
-}
-
-// condense applies a Condensation to a view, into a new slice.
-func condense(view []event.Event, c *event.Condensation) []event.Event {
-	forget := make(map[string]bool, len(c.ForgottenEventIDs))
-	for _, id := range c.ForgottenEventIDs {
-		forget[id] = true
-	}
-	out := make([]event.Event, 0, len(view)+1)
-	for _, e := range view {
-		if !forget[e.EventBase().ID] {
-			out = append(out, e)
-		}
-	}
-	if c.Summary != nil && c.SummaryOffset != nil {
-		off := min(max(*c.SummaryOffset, 0), len(out))
-		s := &event.CondensationSummaryEvent{
-			Base:    event.Base{ID: c.ID + "-summary", Timestamp: c.Timestamp, Source: event.SourceEnvironment},
-			Summary: *c.Summary,
-		}
-		out = append(out[:off], append([]event.Event{s}, out[off:]...)...)
-	}
-	return out
+	v := condenser.View{Events: view}
+	v.Append(e)
+	return v.Events
 }
 
 // buildView builds the model's view from the active branch of s and
@@ -65,7 +27,7 @@ func buildView(s *State) ([]event.Event, error) {
 	}
 	var idx []int
 	for _, en := range branch {
-		if inView(en.Kind) {
+		if condenser.ViewKind(en.Kind) {
 			idx = append(idx, en.Index)
 		}
 	}
@@ -92,19 +54,6 @@ func Paired(view []event.Event) []event.Event {
 	return pairCalls(slices.Clip(view), nil)
 }
 
-// resultCallID returns the tool call id a result answers, or "".
-func resultCallID(e event.Event) string {
-	switch e := e.(type) {
-	case *event.ObservationEvent:
-		return e.ToolCallID
-	case *event.UserRejectObservation:
-		return e.ToolCallID
-	case *event.AgentErrorEvent:
-		return e.ToolCallID
-	}
-	return ""
-}
-
 // pairCalls makes every tool call of view answered by exactly one result
 // that follows it: the first result of a call is kept and later ones
 // dropped, results whose call is not in view are dropped, and calls with
@@ -118,7 +67,7 @@ func pairCalls(view []event.Event, pending map[string]bool) []event.Event {
 		for _, e := range view {
 			if a, ok := e.(*event.ActionEvent); ok {
 				calls[a.ToolCallID] = true
-			} else if id := resultCallID(e); id != "" && calls[id] {
+			} else if id := condenser.ResultCallID(e); id != "" && calls[id] {
 				answered[id] = true
 			}
 		}
@@ -143,7 +92,7 @@ func pairCalls(view []event.Event, pending map[string]bool) []event.Event {
 					continue
 				}
 				live[a.ToolCallID] = true
-			} else if id := resultCallID(e); id != "" {
+			} else if id := condenser.ResultCallID(e); id != "" {
 				if !live[id] || seen[id] {
 					continue
 				}
