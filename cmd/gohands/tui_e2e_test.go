@@ -281,3 +281,46 @@ func TestRunWaitingIndicator(t *testing.T) {
 		t.Errorf("exit %s: %s", code, stderr)
 	}
 }
+
+// TestTUIFirstRunSetup: with no model anywhere, gohands asks for one, its
+// key and base URL, saves them (mode 0600) and answers the task.
+func TestTUIFirstRunSetup(t *testing.T) {
+	e := newE2E(t, llmtest.Reply{Text: "Hello from the configured model."})
+	var env []string
+	for _, kv := range e.env {
+		if !strings.HasPrefix(kv, "LLM_") {
+			env = append(env, kv)
+		}
+	}
+	e.env = append(env, "XDG_CONFIG_HOME="+e.home)
+	s := startScreen(t, e, "setup", "--persistence-dir", e.data, "say hello")
+	s.waitFor("No model is configured yet", "Model:")
+	s.typeLine("openai/gpt-4o")
+	s.waitFor("API key:")
+	s.typeLine("sk-first-run")
+	s.waitFor("Base URL:")
+	if strings.Contains(s.capture(), "sk-first-run") {
+		t.Error("the key is shown on the screen")
+	}
+	s.typeLine(e.srv.URL + "/v1")
+	s.waitFor("› say hello", "Hello from the configured model.")
+	if got := e.srv.LastRequest().Header.Get("Authorization"); got != "Bearer sk-first-run" {
+		t.Errorf("Authorization %q", got)
+	}
+	path := filepath.Join(e.home, "gohands", "settings.json")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("settings mode %v, want 0600", fi.Mode().Perm())
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.Contains(string(data), `"model": "openai/gpt-4o"`) || !strings.Contains(string(data), e.srv.URL) {
+		t.Errorf("settings:\n%s", data)
+	}
+	s.typeLine("/exit")
+	if code, stderr := s.exited(); code != "0" {
+		t.Errorf("exit %s: %s", code, stderr)
+	}
+}
