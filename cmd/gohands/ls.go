@@ -18,12 +18,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gohands/gohands/conversation/filestore"
+	"github.com/gohands/gohands/conversation/remote"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/internal/termtext"
+	gows "github.com/gohands/gohands/workspace"
 )
 
 func (a *app) lsCmd() *cobra.Command {
-	var dir, workspace string
+	var dir, workspace, server, key string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "ls",
@@ -32,18 +34,39 @@ func (a *app) lsCmd() *cobra.Command {
 updated first: id, status, last activity, total model cost, workspace and the
 first user message. With --workspace, only the conversations of that directory
 (use . for the current one). Conversations being run are listed too: ls only
-reads.`,
+reads. With --server, the conversations of that agent server (gohands serve or
+the reference's) are listed instead, with their titles for tasks.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			base, err := a.persistenceDir(dir)
-			if err != nil {
-				return err
-			}
-			infos, err := listConversations(base, func(path string, err error) {
-				fmt.Fprintf(a.stderr, "gohands: skipping %s: %v\n", path, err)
-			})
-			if err != nil {
-				return &exitErr{code: exitError, msg: err.Error()}
+			var base string
+			var infos []convInfo
+			if server != "" {
+				base = server
+				if key == "" {
+					key = a.getenv("SESSION_API_KEY")
+				}
+				list, err := remote.List(cmd.Context(), &gows.Remote{Host: server, APIKey: key})
+				if err != nil {
+					return &exitErr{code: exitError, msg: err.Error()}
+				}
+				for _, c := range list {
+					info := convInfo{ID: c.ID, Status: string(c.ExecutionStatus), CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Workspace: c.Workspace.WorkingDir}
+					if c.Title != nil {
+						info.FirstMessage = termtext.Strip(*c.Title)
+					}
+					infos = append(infos, info)
+				}
+			} else {
+				var err error
+				if base, err = a.persistenceDir(dir); err != nil {
+					return err
+				}
+				infos, err = listConversations(base, func(path string, err error) {
+					fmt.Fprintf(a.stderr, "gohands: skipping %s: %v\n", path, err)
+				})
+				if err != nil {
+					return &exitErr{code: exitError, msg: err.Error()}
+				}
 			}
 			if workspace != "" {
 				w, err := filepath.Abs(workspace)
@@ -76,6 +99,8 @@ reads.`,
 	cmd.Flags().StringVar(&dir, "persistence-dir", "", "`directory` conversations are stored in (default $XDG_DATA_HOME/gohands/conversations)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "list only the conversations of this `directory`")
+	cmd.Flags().StringVar(&server, "server", "", "list the conversations of the agent server at this `URL` instead")
+	cmd.Flags().StringVar(&key, "session-key", "", "the agent server's session `key` (default $SESSION_API_KEY)")
 	return cmd
 }
 
