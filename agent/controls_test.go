@@ -455,3 +455,39 @@ func TestSwitchLLMAndProfile(t *testing.T) {
 		t.Errorf("unknown profile: %v", err)
 	}
 }
+
+// A critic scoring the finished run below its threshold gives the agent
+// one more iteration with its feedback, up to the bound; then the run
+// finishes.
+func TestCriticAsksForOneMoreIteration(t *testing.T) {
+	finish := func() llmtest.Reply {
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}}
+	}
+	a, p := newAgent(t, finish(), finish())
+	a.Critic = json.RawMessage(`{"kind":"AgentFinishedCritic","mode":"finish_and_message","iterative_refinement":{"success_threshold":0.6,"max_iterations":1}}`)
+	c, _ := newConv(t, a, nil) // no git repository: an empty patch, score 0
+	turn(t, c, "change something")
+	if n := len(p.Requests()); n != 2 {
+		t.Fatalf("%d calls, want the finish and one more iteration", n)
+	}
+	msgs := p.Requests()[1].Messages
+	last := event.TextOf(msgs[len(msgs)-1].Content)
+	if !strings.Contains(last, "0%") || !strings.Contains(last, "empty git patch") {
+		t.Fatalf("follow-up %q", last)
+	}
+	if c.Status() != conversation.StatusFinished {
+		t.Fatalf("status %s", c.Status())
+	}
+	if got := c.State().Fields().AgentState[agent.RefinementKey]; got != 1 && got != float64(1) {
+		t.Fatalf("agent_state %v", c.State().Fields().AgentState)
+	}
+
+	// A passing critic lets the first finish stand.
+	a2, p2 := newAgent(t, finish())
+	a2.Critic = json.RawMessage(`{"kind":"PassCritic","iterative_refinement":{}}`)
+	c2, _ := newConv(t, a2, nil)
+	turn(t, c2, "go")
+	if len(p2.Requests()) != 1 || c2.Status() != conversation.StatusFinished {
+		t.Fatalf("%d calls, status %s", len(p2.Requests()), c2.Status())
+	}
+}

@@ -172,6 +172,13 @@ func (r *runner) finish(ctx context.Context) error {
 			return r.sess.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: event.UserMessage(out.StopFeedback())})
 		}
 	}
+	// A critic below its threshold gives the agent one more iteration.
+	if m, err := r.refinement(ctx); err != nil || m != nil {
+		if err != nil {
+			return err
+		}
+		return r.sess.Emit(m)
+	}
 	return errors.Join(r.sess.SetStatus(conversation.StatusFinished), r.saveStats())
 }
 
