@@ -15,6 +15,7 @@ import (
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
+	"github.com/gohands/gohands/conversation/remote"
 	"github.com/gohands/gohands/conversation/visualizer"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/internal/termtext"
@@ -23,6 +24,7 @@ import (
 	"github.com/gohands/gohands/tool"
 	tasktool "github.com/gohands/gohands/tools/task"
 	"github.com/gohands/gohands/tools/terminal"
+	"github.com/gohands/gohands/workspace"
 )
 
 // transcript writes a run for people: the visualizer's blocks, with the
@@ -135,7 +137,7 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	if task == "" && f.conversationID == "" {
 		return usageErr("no task given: gohands run [flags] TASK")
 	}
-	if task == "" {
+	if task == "" && f.server == "" {
 		// Said before the model's configuration is checked.
 		base, err := a.persistenceDir(f.persistenceDir)
 		if err != nil {
@@ -152,7 +154,7 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		return err
 	}
 	defer p.close()
-	if task == "" && !p.resume {
+	if task == "" && !p.resume && f.server == "" {
 		return usageErr("no conversation %s in %s, and no task to start one", p.id, p.base)
 	}
 
@@ -222,7 +224,23 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	if jsonl != nil {
 		opts.OnEvent = jsonl.OnEvent
 	}
-	conv, err := conversation.New(ctx, p.agent, p.workDir, opts)
+	var conv interface {
+		conversation.Conversation
+		Status() conversation.ExecutionStatus
+	}
+	if f.server != "" {
+		if p.mcp != nil {
+			return usageErr("MCP servers cannot be used with --server: the agent server starts its own")
+		}
+		ws := &workspace.Remote{Host: f.server, APIKey: cmpOr(f.sessionKey, a.getenv("SESSION_API_KEY")), WorkingDir: p.workDir}
+		conv, err = remote.New(ctx, p.agent, ws, &remote.Options{
+			ID: p.id, MaxIterations: f.maxIterations, Secrets: p.sources,
+			ConfirmationPolicy: p.policy, SecurityAnalyzer: p.analyzer,
+			OnEvent: opts.OnEvent, SubscriberBuffer: opts.SubscriberBuffer, Logger: p.logger,
+		})
+	} else {
+		conv, err = conversation.New(ctx, p.agent, p.workDir, opts)
+	}
 	if err != nil {
 		if errors.Is(err, conversation.ErrLocked) {
 			return &exitErr{code: exitError, msg: fmt.Sprintf("conversation %s is in use by another process", p.id)}
@@ -335,6 +353,9 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	}
 
 	resumeHint := "gohands run --conversation-id " + id
+	if f.server != "" {
+		resumeHint += " --server " + f.server
+	}
 	if f.persistenceDir != "" {
 		resumeHint += " --persistence-dir " + p.base
 	}

@@ -51,6 +51,7 @@ type runFlags struct {
 	preset                 string
 	browser                bool
 	moveWorkspace          bool
+	server, sessionKey     string
 	sandbox, sandboxImage  string
 }
 
@@ -106,6 +107,8 @@ confirmation, 130 when paused by an interrupt.`,
 	fl.StringVar(&f.mcpConfig, "mcp-config", "", "JSON `file` of MCP servers ({\"mcpServers\": {...}}) whose tools the agent gets")
 	fl.StringVar(&f.confirm, "confirm", "", "which actions wait for a y/n answer on standard input: `never` (the default, or the settings' confirm), always, or risky (HIGH or unknown risk, the higher of the model's own rating and the rules)")
 	fl.BoolVar(&f.moveWorkspace, "move-workspace", false, "let a resumed conversation work in a --workspace other than its own")
+	fl.StringVar(&f.server, "server", "", "run the agent on the agent server at this `URL` (gohands serve or the reference's); --workspace is then a directory on that server")
+	fl.StringVar(&f.sessionKey, "session-key", "", "the agent server's session `key` (default $SESSION_API_KEY)")
 	fl.StringVar(&f.acp, "acp", "", "run the task through this Agent Client Protocol server `command` (e.g. \"npx -y @zed-industries/claude-agent-acp\"), which brings its own model and tools, instead of gohands' agent")
 	fl.StringVar(&f.preset, "preset", preset.Default, "the agent: `NAME` of a preset, one of "+strings.Join(preset.Names(), ", ")+" (all but planning can hand work to sub-agents with the task tool)")
 	fl.BoolVar(&f.browser, "browser", false, "give the agent a web browser: the browser tools drive a headless Chromium (Debian's chromium package), started on first use and stopped with the run")
