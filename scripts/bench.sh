@@ -20,6 +20,9 @@ out+=$'\n'$(go test -run '^$' -benchtime 1x -bench '^BenchmarkIdleConversationMe
 # Per-step cost against the history (issue 20): 20 steps after 10, 100 and
 # 1,000 steps of history.
 out+=$'\n'$(go test -run '^$' -benchmem -benchtime 20x -bench '^BenchmarkStepHistory$' "$@" ./agent/)
+# One scripted step (message, run, reply, finished) in this process and
+# through conversation/remote on gohands' agent server over loopback (issue 12).
+out+=$'\n'$(go test -run '^$' -benchtime 200x -bench '^BenchmarkRoundTrip$' "$@" ./conversation/remote/)
 echo "$out" >&2
 
 echo "$out" | awk '

@@ -36,14 +36,16 @@ const key = "remote-test-key"
 // testServer is gohands' agent server in this process, behind a proxy
 // that can drop its sockets and be pointed at a restarted server.
 type testServer struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	srv   *server.Server
 	http  *httptest.Server
 	proxy *proxy
 }
 
-func startServer(t *testing.T) *testServer {
+func startServer(t *testing.T) *testServer { return startServerTB(t) }
+
+func startServerTB(t testing.TB) *testServer {
 	t.Helper()
 	ts := &testServer{t: t, dir: t.TempDir()}
 	ts.start()
@@ -104,7 +106,7 @@ func (ts *testServer) direct() *workspace.Remote {
 // proxy forwards TCP connections to a target and can drop the event
 // sockets among them.
 type proxy struct {
-	t  *testing.T
+	t  testing.TB
 	ln net.Listener
 
 	mu      sync.Mutex
@@ -113,7 +115,7 @@ type proxy struct {
 	drops   atomic.Int64
 }
 
-func newProxy(t *testing.T, target string) *proxy {
+func newProxy(t testing.TB, target string) *proxy {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
