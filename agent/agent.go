@@ -32,7 +32,6 @@
 package agent
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -241,13 +240,6 @@ func (a *Agent) Verify(persisted any) error {
 		return fmt.Errorf("agent: tools %v of the persisted agent are missing: tools may be added on resume, not removed", missing)
 	}
 	return nil
-}
-
-// Analyzer rates the risk of actions before they run; a conversation's
-// security analyzer (conversation.Fields.SecurityAnalyzer) is used if it
-// implements it. It returns one risk per action.
-type Analyzer interface {
-	AnalyzeActions(ctx context.Context, actions []*event.ActionEvent) ([]event.SecurityRisk, error)
 }
 
 // ResourceDeclarer is implemented by tools that say which resources an

@@ -276,49 +276,18 @@ func (r *runner) toolCalls(ctx context.Context, resp *llm.Response) error {
 	return r.execute(ctx, batch, errs)
 }
 
-// analyzer returns the conversation's security analyzer, if it is one this
-// package can use.
-// A RuleAnalyzer (alone or in an Ensemble) that does not name its
-// workspace or secrets gets the conversation's, so that writes outside the
-// workspace and sending a secret's variable are rated.
-func (r *runner) analyzer() Analyzer {
-	an, _ := r.bindAnalyzer(r.sess.Fields().SecurityAnalyzer).(Analyzer)
-	return an
-}
-
-// bindAnalyzer returns an with the conversation's workspace and secret
-// names filled in where it leaves them empty; an itself, shared by the
-// persisted state, is not changed.
-func (r *runner) bindAnalyzer(an any) any {
-	switch a := an.(type) {
-	case *security.RuleAnalyzer:
-		if a == nil {
-			return an
-		}
-		b := *a
-		if b.WorkDir == "" {
-			b.WorkDir = r.sess.WorkingDir()
-		}
-		if len(b.SecretNames) == 0 && r.sess.Secrets() != nil {
-			b.SecretNames = r.sess.Secrets().Names()
-		}
-		return &b
-	case *security.Ensemble:
-		if a == nil {
-			return an
-		}
-		b := *a
-		b.Analyzers = make([]security.Analyzer, len(a.Analyzers))
-		for i, x := range a.Analyzers {
-			if bx, ok := r.bindAnalyzer(x).(security.Analyzer); ok {
-				b.Analyzers[i] = bx
-			} else {
-				b.Analyzers[i] = x
-			}
-		}
-		return &b
+// analyzer returns the conversation's security analyzer bound to its
+// workspace and secret names (see security.Binder), or nil.
+func (r *runner) analyzer() security.Analyzer {
+	an, _ := r.sess.Fields().SecurityAnalyzer.(security.Analyzer)
+	if an == nil {
+		return nil
 	}
-	return an
+	b := security.Binding{WorkDir: r.sess.WorkingDir()}
+	if r.sess.Secrets() != nil {
+		b.SecretNames = r.sess.Secrets().Names()
+	}
+	return security.Bind(an, b)
 }
 
 // needsConfirmation applies the confirmation policy to the valid actions
@@ -336,7 +305,7 @@ func (r *runner) needsConfirmation(ctx context.Context, valid []*event.ActionEve
 		risks[i] = event.RiskUnknown
 	}
 	if an := r.analyzer(); an != nil {
-		got, err := an.AnalyzeActions(ctx, valid)
+		got, err := security.Rate(ctx, an, valid)
 		if err != nil || len(got) != len(valid) {
 			r.sess.Logger().Warn("security analyzer failed; treating actions as high risk", "err", err)
 			for i := range risks {

@@ -16,6 +16,45 @@ type Analyzer interface {
 	SecurityRisk(ctx context.Context, action *event.ActionEvent) (event.SecurityRisk, error)
 }
 
+// BatchAnalyzer is implemented by analyzers that rate a batch of actions
+// in one call; Rate uses it when it is there.
+type BatchAnalyzer interface {
+	Analyzer
+	AnalyzeActions(ctx context.Context, actions []*event.ActionEvent) ([]event.SecurityRisk, error)
+}
+
+// Binding is what an analyzer may take from the conversation it rates
+// actions for.
+type Binding struct {
+	WorkDir     string   // the conversation's workspace
+	SecretNames []string // the names of its secrets
+}
+
+// Binder is implemented by analyzers that use the conversation's
+// workspace or secret names. Bind returns a copy with them filled in where
+// the analyzer leaves them empty; the receiver is not changed.
+type Binder interface {
+	Bind(b Binding) Analyzer
+}
+
+// Bind returns a bound to b when a is a Binder, a itself otherwise.
+func Bind(a Analyzer, b Binding) Analyzer {
+	if x, ok := a.(Binder); ok {
+		return x.Bind(b)
+	}
+	return a
+}
+
+// Rate rates actions with a: in one call when a is a BatchAnalyzer,
+// action by action with AnalyzeAll otherwise. It returns one risk per
+// action.
+func Rate(ctx context.Context, a Analyzer, actions []*event.ActionEvent) ([]event.SecurityRisk, error) {
+	if b, ok := a.(BatchAnalyzer); ok {
+		return b.AnalyzeActions(ctx, actions)
+	}
+	return AnalyzeAll(ctx, a, actions), nil
+}
+
 // AnalyzeAll rates every action with a. An action whose rating fails, panics
 // or is not one of the four levels is rated HIGH: a broken analyzer must not
 // let an action through unchecked.
@@ -73,11 +112,6 @@ func (LLMAnalyzer) SecurityRisk(_ context.Context, a *event.ActionEvent) (event.
 	return a.SecurityRisk, nil
 }
 
-// AnalyzeActions rates a batch; it is the method the agent loop calls.
-func (l LLMAnalyzer) AnalyzeActions(ctx context.Context, actions []*event.ActionEvent) ([]event.SecurityRisk, error) {
-	return AnalyzeAll(ctx, l, actions), nil
-}
-
 // RuleAnalyzer rates actions with a table of rules (DefaultRules plus
 // Extra), ignoring what the model claims. It is gohands' own analyzer,
 // persisted with kind "RuleSecurityAnalyzer"; the Python reference does not
@@ -110,9 +144,20 @@ func (r *RuleAnalyzer) SecurityRisk(_ context.Context, a *event.ActionEvent) (ev
 	return risk, nil
 }
 
-// AnalyzeActions rates a batch; it is the method the agent loop calls.
-func (r *RuleAnalyzer) AnalyzeActions(ctx context.Context, actions []*event.ActionEvent) ([]event.SecurityRisk, error) {
-	return AnalyzeAll(ctx, r, actions), nil
+// Bind implements Binder: the copy rates writes outside b.WorkDir and
+// sending b's secrets unless r names its own.
+func (r *RuleAnalyzer) Bind(b Binding) Analyzer {
+	if r == nil {
+		return r
+	}
+	c := *r
+	if c.WorkDir == "" {
+		c.WorkDir = b.WorkDir
+	}
+	if len(c.SecretNames) == 0 {
+		c.SecretNames = b.SecretNames
+	}
+	return &c
 }
 
 // Matches returns the rules that match in, in table order.
@@ -218,9 +263,17 @@ func (e *Ensemble) SecurityRisk(ctx context.Context, a *event.ActionEvent) (even
 	return risk, nil
 }
 
-// AnalyzeActions rates a batch; it is the method the agent loop calls.
-func (e *Ensemble) AnalyzeActions(ctx context.Context, actions []*event.ActionEvent) ([]event.SecurityRisk, error) {
-	return AnalyzeAll(ctx, e, actions), nil
+// Bind implements Binder: the copy has each member bound to b.
+func (e *Ensemble) Bind(b Binding) Analyzer {
+	if e == nil {
+		return e
+	}
+	c := *e
+	c.Analyzers = make([]Analyzer, len(e.Analyzers))
+	for i, a := range e.Analyzers {
+		c.Analyzers[i] = Bind(a, b)
+	}
+	return &c
 }
 
 type ensembleJSON struct {

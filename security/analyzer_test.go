@@ -298,7 +298,7 @@ func TestEnsemble(t *testing.T) {
 		{"empty", nil, false, u},
 	} {
 		e := &Ensemble{Analyzers: tc.members, PropagateUnknown: tc.propagate}
-		got, _ := e.AnalyzeActions(context.Background(), []*event.ActionEvent{terminalAction("ls")})
+		got, _ := Rate(context.Background(), e, []*event.ActionEvent{terminalAction("ls")})
 		if len(got) != 1 || got[0] != tc.want {
 			t.Errorf("%s: %v, want %s", tc.name, got, tc.want)
 		}
@@ -316,7 +316,7 @@ func TestAnalyzeAllFailures(t *testing.T) {
 	combined := &Ensemble{Analyzers: []Analyzer{LLMAnalyzer{}, &RuleAnalyzer{}}}
 	acts[0] = terminalAction("rm -rf /")
 	acts[0].SecurityRisk = L // the model lies
-	got, _ := combined.AnalyzeActions(context.Background(), acts)
+	got, _ := Rate(context.Background(), combined, acts)
 	if got[0] != H || got[1] != L {
 		t.Errorf("ensemble of LLM and rules: %v, want [HIGH LOW]", got)
 	}
@@ -391,16 +391,10 @@ func BenchmarkRuleAnalyzer(b *testing.B) {
 	}
 }
 
-// batchAnalyzer is the interface the agent loop (agent.Analyzer) uses; the
-// analyzers must satisfy it.
-type batchAnalyzer interface {
-	AnalyzeActions(ctx context.Context, actions []*event.ActionEvent) ([]event.SecurityRisk, error)
-}
-
 var (
-	_ batchAnalyzer = LLMAnalyzer{}
-	_ batchAnalyzer = (*RuleAnalyzer)(nil)
-	_ batchAnalyzer = (*Ensemble)(nil)
+	_ Analyzer = LLMAnalyzer{}
+	_ Binder   = (*RuleAnalyzer)(nil)
+	_ Binder   = (*Ensemble)(nil)
 )
 
 // FuzzRuleAnalyzer checks that no command makes the analyzer fail or

@@ -292,21 +292,11 @@ func selected(id sdk.PermissionOptionId) sdk.RequestPermissionResponse {
 
 // risk rates act with the conversation's analyzer, UNKNOWN without one.
 func (r *runner) risk(ctx context.Context, act *event.ActionEvent) event.SecurityRisk {
-	an := r.sess.Fields().SecurityAnalyzer
-	if ra, ok := an.(*security.RuleAnalyzer); ok && ra != nil {
-		b := *ra
-		if b.WorkDir == "" {
-			b.WorkDir = r.sess.WorkingDir()
-		}
-		if len(b.SecretNames) == 0 {
-			b.SecretNames = r.sess.Secrets().Names()
-		}
-		an = &b
-	}
-	a, ok := an.(security.Analyzer)
+	a, ok := r.sess.Fields().SecurityAnalyzer.(security.Analyzer)
 	if !ok || a == nil {
 		return event.RiskUnknown
 	}
+	a = security.Bind(a, security.Binding{WorkDir: r.sess.WorkingDir(), SecretNames: r.sess.Secrets().Names()})
 	return security.AnalyzeAll(ctx, a, []*event.ActionEvent{act})[0]
 }
 
