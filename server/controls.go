@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gohands/gohands/conversation"
-	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 )
@@ -80,7 +79,7 @@ func (s *Server) handleFork(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// Reserve the id, as create does.
-	c := &conv{s: s, id: id, dir: filestore.Dir(s.opts.ConversationsPath, id), gone: true}
+	c := &conv{s: s, id: id, gone: true}
 	s.mu.Lock()
 	if other := s.convs[id]; other != nil {
 		s.mu.Unlock()

@@ -6,15 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gohands/gohands/conversation"
-	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/pubsub"
 )
@@ -73,8 +70,6 @@ func utcNow() string { return time.Now().UTC().Format("2006-01-02T15:04:05.00000
 type conv struct {
 	s  *Server
 	id string // dashed
-	// dir is the conversation directory.
-	dir string
 
 	mu       sync.Mutex
 	meta     storedMeta
@@ -99,42 +94,77 @@ var (
 	errShuttingDown   = &httpError{status: http.StatusServiceUnavailable, detail: "Server is shutting down"}
 )
 
-// loadStored lists the stored conversations (directories with a
-// meta.json); they are loaded on first use.
-func (s *Server) loadStored() error {
-	ents, err := os.ReadDir(s.opts.ConversationsPath)
+// loadStored lists the stored conversations (those with a meta.json);
+// they are loaded on first use. With a shared catalog it also learns of
+// the conversations other servers created, and forgets those they
+// deleted.
+func (s *Server) loadStored(ctx context.Context) error {
+	metas, err := s.cat.metas(ctx)
 	if err != nil {
-		return fmt.Errorf("server: listing conversations: %w", err)
+		if metas == nil {
+			return err
+		}
+		s.log.Warn("skipping unreadable conversations", "err", err)
 	}
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, m := range metas {
+		c := s.convs[id]
+		switch {
+		case c == nil:
+			s.convs[id] = &conv{s: s, id: id, meta: m}
+		case s.cat.shared():
+			// Another server may have changed it; what this one holds
+			// loaded is the newest.
+			c.mu.Lock()
+			if c.lc == nil && !c.gone {
+				c.meta = m
+			}
+			c.mu.Unlock()
 		}
-		dir := filepath.Join(s.opts.ConversationsPath, e.Name())
-		data, err := os.ReadFile(filepath.Join(dir, MetaFile))
-		if err != nil {
-			continue
+	}
+	if s.cat.shared() {
+		for id, c := range s.convs {
+			if _, ok := metas[id]; !ok && !c.isLoaded() {
+				delete(s.convs, id)
+			}
 		}
-		var m storedMeta
-		if err := json.Unmarshal(data, &m); err != nil {
-			s.log.Warn("skipping a conversation with an unreadable meta.json", "dir", dir, "err", err)
-			continue
-		}
-		id, err := parseUUID(m.ID)
-		if err != nil {
-			s.log.Warn("skipping a conversation with a bad id in meta.json", "dir", dir, "id", m.ID)
-			continue
-		}
-		s.convs[id] = &conv{s: s, id: id, dir: dir, meta: m}
 	}
 	return nil
 }
 
-// lookup returns the conversation with id, or nil.
+// lookup returns the conversation with id, or nil. With a shared catalog,
+// a conversation another server created is found there.
 func (s *Server) lookup(id string) *conv {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.convs[id]
+	c := s.convs[id]
+	s.mu.RUnlock()
+	if c != nil || !s.cat.shared() {
+		return c
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, ok, err := s.cat.meta(ctx, id)
+	if err != nil {
+		s.log.Warn("looking a conversation up", "conversation", id, "err", err)
+	}
+	if !ok {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.convs[id]; c != nil {
+		return c
+	}
+	c = &conv{s: s, id: id, meta: m}
+	s.convs[id] = c
+	return c
+}
+
+func (c *conv) isLoaded() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lc != nil
 }
 
 // load returns the LocalConversation, opening it from disk if released.
@@ -157,7 +187,7 @@ func (c *conv) load(ctx context.Context) (*conversation.LocalConversation, error
 	}
 	lc, err := conversation.New(ctx, nil, ws.WorkingDir, &conversation.LocalOptions{
 		ID:                 c.id,
-		Backend:            filestore.NewBackend(c.s.opts.ConversationsPath, nil),
+		Backend:            c.s.cat.backend(),
 		Cipher:             c.s.cipher,
 		MaxIterations:      c.meta.MaxIterations,
 		RecordStateChanges: true,
@@ -404,11 +434,9 @@ func (c *conv) saveMeta() error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(c.dir, MetaFile+".tmp")
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("writing meta.json: %w", err)
-	}
-	return os.Rename(tmp, filepath.Join(c.dir, MetaFile))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return c.s.cat.saveMeta(ctx, c.id, data)
 }
 
 // evictLoop releases conversations idle longer than IdleTTL.

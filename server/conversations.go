@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
-	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
@@ -152,7 +150,7 @@ func (s *Server) start(ctx context.Context, req *startRequest) (*created, error)
 	}
 	opts := &conversation.LocalOptions{
 		ID:                 id,
-		Backend:            filestore.NewBackend(s.opts.ConversationsPath, nil),
+		Backend:            s.cat.backend(),
 		Cipher:             s.cipher,
 		RecordStateChanges: true,
 		SubscriberBuffer:   s.opts.SubscriberBuffer,
@@ -192,7 +190,7 @@ func (s *Server) start(ctx context.Context, req *startRequest) (*created, error)
 
 	// Reserve the id so that two requests cannot create it twice; the
 	// reservation reads as not found until the conversation is created.
-	c := &conv{s: s, id: id, dir: filestore.Dir(s.opts.ConversationsPath, id), gone: true}
+	c := &conv{s: s, id: id, gone: true}
 	s.mu.Lock()
 	if other := s.convs[id]; other != nil {
 		s.mu.Unlock()
@@ -511,7 +509,10 @@ func (c *conv) fields() (*conversation.Fields, error) {
 	if lc != nil {
 		return lc.State().Fields(), nil
 	}
-	data, err := os.ReadFile(filepath.Join(c.dir, filestore.BaseStateFile))
+	data, err := c.s.cat.readBase(context.Background(), c.id)
+	if err == nil && data == nil {
+		err = errNotFound
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the state of %s: %w", c.id, err)
 	}
@@ -648,6 +649,14 @@ type countQuery struct {
 // matching returns the conversations with the given status (all when nil),
 // sorted.
 func (s *Server) matching(status *string, order string) ([]*conv, error) {
+	if s.cat.shared() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := s.loadStored(ctx)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+	}
 	s.mu.RLock()
 	all := make([]*conv, 0, len(s.convs))
 	for _, c := range s.convs {
@@ -930,7 +939,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	delete(s.convs, c.id)
 	s.mu.Unlock()
-	if err := os.RemoveAll(c.dir); err != nil {
+	if err := s.cat.remove(r.Context(), c.id); err != nil {
 		writeErr(w, err)
 		return
 	}

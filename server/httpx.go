@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/gohands/gohands/conversation"
 )
 
 // errorDetail is the reference's error body: {"detail": ...}.
@@ -95,6 +97,8 @@ func writeErr(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, errNotFound):
 		writeDetail(w, http.StatusNotFound, "Conversation not found")
+	case errors.Is(err, conversation.ErrLocked):
+		writeDetail(w, errHeldElsewhere.status, errHeldElsewhere.detail)
 	case errors.As(err, &ie):
 		writeInvalid(w, ie.typ, ie.msg, ie.loc...)
 	case errors.As(err, &he):

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gohands/gohands/conversation/pgstore"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/secret"
 )
@@ -64,6 +65,11 @@ type Options struct {
 	// SubscriberBuffer is how many events may wait for one socket; a socket
 	// that falls further behind is closed (its client reconciles over REST).
 	SubscriberBuffer int
+	// Postgres, if set, keeps the conversations in a PostgreSQL database
+	// instead of ConversationsPath, shared with other servers using it:
+	// each conversation runs on the server holding its lease (see package
+	// conversation/pgstore), and any server answers for any conversation.
+	Postgres *pgstore.Backend
 	// Webhooks receive event batches and conversation updates.
 	Webhooks []WebhookSpec
 	// Logger receives diagnostics; nil means slog.Default().
@@ -128,6 +134,7 @@ func (o *Options) withDefaults() Options {
 // and WebSocket API over conversations stored in one directory.
 type Server struct {
 	opts    Options
+	cat     catalog
 	log     *slog.Logger
 	cipher  *secret.Cipher
 	handler http.Handler
@@ -182,7 +189,11 @@ func New(opts *Options) (*Server, error) {
 		s.hooks = append(s.hooks, newWebhook(spec, s.log))
 	}
 	s.bash = newBashService(o.BashEventsDir, s.log)
-	if err := s.loadStored(); err != nil {
+	s.cat = dirCatalog{root: o.ConversationsPath}
+	if o.Postgres != nil {
+		s.cat = pgCatalog{b: o.Postgres}
+	}
+	if err := s.loadStored(context.Background()); err != nil {
 		return nil, err
 	}
 	s.handler = s.buildHandler()
@@ -190,12 +201,24 @@ func New(opts *Options) (*Server, error) {
 		s.janitor.Add(1)
 		go s.evictLoop()
 	}
+	if o.Postgres != nil {
+		s.janitor.Add(1)
+		go s.sweepLoop()
+	}
 	return s, nil
 }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.active.Store(time.Now().UnixNano())
+	if s.opts.Postgres != nil && r.Header.Get(forwardedHeader) == "" {
+		if id := conversationPath(r.URL.Path); id != "" {
+			if target := s.owner(r.Context(), id); target != "" {
+				s.forward(w, r, target)
+				return
+			}
+		}
+	}
 	s.handler.ServeHTTP(w, r)
 }
 

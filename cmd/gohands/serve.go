@@ -9,10 +9,12 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gohands/gohands/conversation/pgstore"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/server"
 	_ "github.com/gohands/gohands/tools/preset" // every tool and provider, for agents sent by clients
@@ -28,6 +30,9 @@ type serveFlags struct {
 	stdinLease      bool
 	runtime         string
 	sandbox         sandboxFlags
+	store           string
+	advertise       string
+	lease           time.Duration
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -74,7 +79,14 @@ With --runtime docker each conversation runs in its own container of the
 gohands image (scripts/image.sh builds it; needs a Docker engine): its REST
 calls and sockets are routed there, its files live under --sandbox-dir, a
 container unused for --idle-stop is stopped and started again on the next
-request, and every container stops with this server.`,
+request, and every container stops with this server.
+
+With --store postgres://..., conversations are kept in PostgreSQL instead of
+conversations_path, and several servers share them: each conversation runs
+on the server holding its lease, requests for it reaching another server are
+forwarded there (--advertise is the URL other servers reach this one at),
+and when a server dies the others take its conversations over once its
+leases expire (--lease) and resume those that were running.`,
 		Example: `  gohands serve
   OH_SESSION_API_KEYS_0=$(openssl rand -hex 16) gohands serve --host 0.0.0.0 --port 8000
   gohands serve --runtime docker --memory 2g --cpus 1 --pids 512`,
@@ -94,6 +106,9 @@ request, and every container stops with this server.`,
 	fl.StringVar(&f.runtime, "runtime", "local", "where conversations run: local (in this process) or docker (each in its own container)")
 	f.sandbox.register(fl)
 	fl.BoolVar(&f.stdinLease, "exit-on-stdin-close", false, "shut down (as on SIGTERM) when standard input closes: a sandbox container ends with the program attached to it")
+	fl.StringVar(&f.store, "store", "", "keep conversations in PostgreSQL, shared with other servers: a postgres:// `URL`")
+	fl.StringVar(&f.advertise, "advertise", "", "the `URL` other servers reach this one at, with --store (default http://HOST:PORT)")
+	fl.DurationVar(&f.lease, "lease", 15*time.Second, "with --store, how long a dead server's conversations stay locked before another server takes them over")
 	return cmd
 }
 
@@ -129,6 +144,27 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 			return usageErr("%v", err)
 		}
 	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, strconv.Itoa(f.port)))
+	if err != nil {
+		return &exitErr{code: exitError, msg: err.Error()}
+	}
+	if f.store != "" {
+		if !strings.HasPrefix(f.store, "postgres://") && !strings.HasPrefix(f.store, "postgresql://") {
+			ln.Close()
+			return usageErr("--store %q: want a postgres:// URL", f.store)
+		}
+		node := f.advertise
+		if node == "" {
+			node = "http://" + ln.Addr().String()
+		}
+		pb, err := pgstore.Open(ctx, f.store, &pgstore.Options{Node: node, Lease: f.lease, Logger: opts.Logger})
+		if err != nil {
+			ln.Close()
+			return &exitErr{code: exitError, msg: err.Error()}
+		}
+		defer pb.Close()
+		opts.Postgres = pb
+	}
 	var srv interface {
 		http.Handler
 		Close(context.Context) error
@@ -139,14 +175,11 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 	case "docker":
 		srv, err = newSandboxServer(&f.sandbox, opts)
 	default:
+		ln.Close()
 		return usageErr("--runtime %q: want local or docker", f.runtime)
 	}
 	if err != nil {
-		return &exitErr{code: exitError, msg: err.Error()}
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, strconv.Itoa(f.port)))
-	if err != nil {
-		srv.Close(context.Background())
+		ln.Close()
 		return &exitErr{code: exitError, msg: err.Error()}
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second}

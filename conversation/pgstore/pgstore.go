@@ -190,3 +190,6 @@ func (b *Backend) Delete(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// Lease returns how long this backend's leases last without a heartbeat.
+func (b *Backend) Lease() time.Duration { return b.opts.Lease }

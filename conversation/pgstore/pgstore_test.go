@@ -205,3 +205,65 @@ func TestDatabaseRestart(t *testing.T) {
 		t.Errorf("after reopen: %d events, want 2", st2.Len())
 	}
 }
+
+// The application's records, owners and orphans, as the agent server uses
+// them.
+func TestMetaOwnerOrphans(t *testing.T) {
+	pgtest.Require(t, pg)
+	dsn := pg.NewDatabase(t)
+	a := backend(t, dsn, &pgstore.Options{Node: "http://a", Lease: 500 * time.Millisecond})
+	b := backend(t, dsn, &pgstore.Options{Node: "http://b", Lease: 500 * time.Millisecond})
+	ctx := context.Background()
+	id := uuid.NewString()
+	if _, ok, err := a.Meta(ctx, id); ok || err != nil {
+		t.Fatalf("meta of an unknown conversation: %v, %v", ok, err)
+	}
+	if err := b.SetMeta(ctx, id, []byte(`{"title":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok, err := a.Meta(ctx, id); !ok || err != nil || string(m) != `{"title":"x"}` {
+		t.Fatalf("meta: %s, %v, %v", m, ok, err)
+	}
+	if ms, err := a.Metas(ctx); err != nil || len(ms) != 1 || string(ms[id]) != `{"title":"x"}` {
+		t.Fatalf("metas: %v, %v", ms, err)
+	}
+	st, err := a.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.WriteBase([]byte(`{"id":"` + id + `"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if base, err := b.ReadBase(ctx, id); err != nil || string(base) != `{"id":"`+id+`"}` {
+		t.Fatalf("base read by another node: %s, %v", base, err)
+	}
+	if owner, _, err := b.Owner(ctx, id); owner != "http://a" || err != nil {
+		t.Fatalf("owner: %q, %v", owner, err)
+	}
+	pgstore.StopHeartbeat(st.(*pgstore.Store)) // a dies holding it
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		orphans, err := b.Orphans(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(orphans) == 1 && orphans[0] == id {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("orphans: %v", orphans)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if owner, _, _ := b.Owner(ctx, id); owner != "" {
+		t.Errorf("an expired lease still has an owner: %q", owner)
+	}
+	sb, err := b.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	if orphans, _ := b.Orphans(ctx); len(orphans) != 0 {
+		t.Errorf("orphans after the takeover: %v", orphans)
+	}
+}
