@@ -126,30 +126,16 @@ func (s *Server) sweep() {
 	}
 }
 
-// takeOver loads an orphaned conversation here (the crash-recovery rules
-// settle what its dead server left) and resumes its run if one was in
-// progress.
+// takeOver loads an orphaned conversation here: the crash-recovery rules
+// settle what its dead server left, and a run in progress resumes (see
+// conv.load).
 func (s *Server) takeOver(ctx context.Context, id string) {
 	c := s.lookup(id)
 	if c == nil {
 		return
 	}
-	f, err := c.fields()
-	if err != nil {
-		s.log.Warn("reading an orphaned conversation", "conversation", id, "err", err)
+	if _, err := c.load(ctx); err != nil && !errors.Is(err, conversation.ErrLocked) { // ErrLocked: another server was quicker
+		s.log.Warn("taking an orphaned conversation over", "conversation", id, "err", err)
 		return
-	}
-	wasRunning := f.ExecutionStatus == conversation.StatusRunning
-	if _, err := c.load(ctx); err != nil {
-		if !errors.Is(err, conversation.ErrLocked) { // another server was quicker
-			s.log.Warn("taking an orphaned conversation over", "conversation", id, "err", err)
-		}
-		return
-	}
-	s.log.Info("took over a conversation from a dead server", "conversation", id, "was_running", wasRunning)
-	if wasRunning {
-		if err := c.run(ctx); err != nil && !errors.Is(err, errAlreadyRunning) {
-			s.log.Warn("resuming a taken-over conversation", "conversation", id, "err", err)
-		}
 	}
 }

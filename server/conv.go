@@ -178,6 +178,10 @@ func (c *conv) load(ctx context.Context) (*conversation.LocalConversation, error
 	if c.lc != nil {
 		return c.lc, nil
 	}
+	// A shared conversation left running is one whose server died: it
+	// resumes here once loaded (the crash-recovery rules answer the action
+	// that was interrupted).
+	resume := c.s.cat.shared() && c.savedStatus() == conversation.StatusRunning
 	var ws struct {
 		WorkingDir string `json:"working_dir"`
 	}
@@ -198,7 +202,31 @@ func (c *conv) load(ctx context.Context) (*conversation.LocalConversation, error
 		return nil, fmt.Errorf("loading conversation %s: %w", c.id, err)
 	}
 	c.attach(lc)
+	if resume {
+		c.s.log.Info("resuming a conversation whose server died", "conversation", c.id)
+		go func() {
+			if err := c.run(context.Background()); err != nil && !errors.Is(err, errAlreadyRunning) {
+				c.s.log.Warn("resuming a conversation", "conversation", c.id, "err", err)
+			}
+		}()
+	}
 	return lc, nil
+}
+
+// savedStatus is the execution status in the stored base state ("" when
+// unreadable).
+func (c *conv) savedStatus() conversation.ExecutionStatus {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	data, err := c.s.cat.readBase(ctx, c.id)
+	if err != nil || data == nil {
+		return ""
+	}
+	var f struct {
+		Status conversation.ExecutionStatus `json:"execution_status"`
+	}
+	json.Unmarshal(data, &f)
+	return f.Status
 }
 
 // attach makes lc the loaded conversation. Called with mu held.

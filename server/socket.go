@@ -105,6 +105,10 @@ func (s *Server) handleEventSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	lc, err := c.load(r.Context())
+	if errors.Is(err, conversation.ErrLocked) {
+		conn.Close(closeTryLater, "The conversation is held by another server; reconnect")
+		return
+	}
 	if err != nil {
 		conn.Close(closeNotFound, "Conversation not found")
 		return
