@@ -25,7 +25,7 @@ echo "== GOOS=windows go build (the SDK builds off Unix)"
 # Applications (cmd, examples, bench, the agent server and its tests) and
 # agent/acp (process groups) are Unix-only; the rest of the SDK, the conversation core first, must build
 # for Windows (the file store's Backend fails there with ErrUnsupported).
-GOOS=windows go build $(go list -f '{{if .GoFiles}}{{.ImportPath}}{{end}}' ./... | grep -vE '/(cmd|examples|tests|bench)/|/agent/acp(/|$)|/server(/|$)')
+GOOS=windows go build $(GOOS=windows go list -f '{{if .GoFiles}}{{.ImportPath}}{{end}}' ./... | grep -vE '/(cmd|examples|tests|bench)/|/agent/acp(/|$)|/server(/|$)')
 
 echo "== staticcheck"
 go tool staticcheck ./...
