@@ -1,7 +1,8 @@
 // Command customtool gives the agent a tool written in Go: count_lines,
 // which counts the lines of the files matching a pattern. A tool is an
-// action struct (its fields, tags and doc strings become the JSON schema
-// the model sees), an observation, and a function from one to the other.
+// action struct (its fields and their json, desc and optional tags become
+// the JSON schema the model sees; Go doc comments do not), an observation,
+// and a function from one to the other.
 //
 //	LLM_MODEL=openai/gpt-5.5 LLM_API_KEY=... go run ./examples/customtool
 package main
