@@ -2,12 +2,16 @@ package agent_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 
+	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
@@ -179,5 +183,93 @@ func TestMessageWhileWaitingForConfirmation(t *testing.T) {
 		if last := reqs[1].Messages[len(reqs[1].Messages)-1]; last.Role != event.RoleUser {
 			t.Errorf("approve=%v: the user's message is not last: %s", approve, roles(reqs[1].Messages))
 		}
+	}
+}
+
+// failingStore fails the append of observations while fail is set, as a
+// full or read-only disk would.
+type failingStore struct {
+	conversation.Store
+	fail *atomic.Bool
+}
+
+func (s failingStore) Append(e event.Event) (conversation.Entry, error) {
+	if _, ok := e.(*event.ObservationEvent); ok && s.fail.Load() {
+		return conversation.Entry{}, fmt.Errorf("writing the event: %w", syscall.ENOSPC)
+	}
+	return s.Store.Append(e)
+}
+
+type failingBackend struct {
+	*filestore.Backend
+	fail *atomic.Bool
+}
+
+func (b failingBackend) Open(id string) (conversation.Store, error) {
+	s, err := b.Backend.Open(id)
+	return failingStore{s, b.fail}, err
+}
+
+// TestActionNotRerunAfterWriteFailure: an action whose observation could
+// not be stored is answered, on resume, as the crash path answers it: it
+// does not run a second time.
+func TestActionNotRerunAfterWriteFailure(t *testing.T) {
+	dir, work := t.TempDir(), t.TempDir()
+	a, _ := newAgent(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "terminal", Arguments: `{"command":"echo ran >> log.txt"}`}}})
+	a.Tools = append(a.Tools, tool.Spec{Name: terminal.Name})
+	fail := &atomic.Bool{}
+	fail.Store(true)
+	c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{Backend: failingBackend{filestore.NewBackend(dir, nil), fail}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SendMessage(ctx, event.UserMessage("log"))
+	if err := c.Run(ctx); err == nil || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Run with a failing store: %v", err)
+	}
+	id := c.ID()
+	c.Close()
+
+	b, p := newAgent(t, llmtest.Reply{Text: "done"})
+	b.Tools = append(b.Tools, tool.Spec{Name: terminal.Name})
+	c2, err := conversation.New(ctx, b, work, &conversation.LocalOptions{Backend: filestore.NewBackend(dir, nil), ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if err := c2.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(work, "log.txt")); string(got) != "ran\n" {
+		t.Errorf("log.txt = %q: the action ran again", got)
+	}
+	reqs := p.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	validHistory(t, "after resume", reqs[0].Messages)
+	last := reqs[0].Messages[len(reqs[0].Messages)-1]
+	if last.Role != event.RoleTool || !strings.Contains(event.TextOf(last.Content), "interrupted") {
+		t.Errorf("the model was not told: %+v", last)
+	}
+}
+
+// TestNoModelCallWithoutUserMessage: a conversation that holds no user
+// message (its task was never stored) does not call the model.
+func TestNoModelCallWithoutUserMessage(t *testing.T) {
+	a, p := newAgent(t, llmtest.Reply{Text: "hello?"})
+	c, _ := newConv(t, a, nil)
+	if err := c.Run(ctx); !errors.Is(err, agent.ErrNoUserMessage) {
+		t.Fatalf("Run without a user message: %v", err)
+	}
+	if n := len(p.Requests()); n != 0 {
+		t.Errorf("%d model calls", n)
+	}
+	c.SendMessage(ctx, event.UserMessage("the task"))
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(p.Requests()); n != 1 {
+		t.Errorf("%d model calls after the task", n)
 	}
 }

@@ -15,6 +15,10 @@ import (
 	"github.com/gohands/gohands/tool"
 )
 
+// ErrNoUserMessage is returned by a step of a conversation that holds no
+// user message: there is nothing to ask the model yet.
+var ErrNoUserMessage = errors.New("agent: the conversation has no user message: send the task first")
+
 // nudgeText is sent to the model, as an environment message, when it
 // replied with neither text nor a tool call.
 const nudgeText = "Your last reply had no message and no tool call. Continue the task with a tool call, or reply with a message if you are done or need the user."
@@ -115,7 +119,13 @@ func (r *runner) Step(ctx context.Context) error {
 		// as they arrive; the reply is stored whole when it is complete.
 		opts.OnDelta = r.publishDelta
 	}
-	resp, err := r.model.Completion(ctx, r.messages(view), r.specs, opts)
+	msgs := r.messages(view)
+	if !slices.ContainsFunc(msgs, func(m event.Message) bool { return m.Role == event.RoleUser }) {
+		// A conversation created without its task (a process killed before
+		// storing it): the model would answer the system prompt alone.
+		return ErrNoUserMessage
+	}
+	resp, err := r.model.Completion(ctx, msgs, r.specs, opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)

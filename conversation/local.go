@@ -85,8 +85,9 @@ var errPaused = errors.New("conversation paused")
 // must match, a non-nil agent must accept the persisted one (see
 // Verifier) and replaces it, and a nil agent means the persisted one. A
 // conversation left running by a process that died is settled first
-// (State.RecoverRunning): the action cut short is answered with an error
-// the model sees, and the actions after it are executed by the next Run.
+// (State.RecoverRunning), and every action of a conversation in error
+// that nothing answers is answered with that error (State.AnswerUnanswered):
+// the model sees it, and no action whose outcome was not stored runs twice.
 func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (*LocalConversation, error) {
 	var o LocalOptions
 	if opts != nil {
@@ -199,6 +200,12 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 		}
 		if c.state.Fields().ExecutionStatus == StatusRunning {
 			if _, err := c.state.RecoverRunning(); err != nil {
+				return fail(fmt.Errorf("conversation: recover: %w", err))
+			}
+		}
+		if c.state.Fields().ExecutionStatus == StatusError {
+			// Never run again an action whose outcome was not stored.
+			if _, err := c.state.AnswerUnanswered(); err != nil {
 				return fail(fmt.Errorf("conversation: recover: %w", err))
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 
@@ -119,6 +120,15 @@ func Open(store Store, opts *Options) (*State, error) {
 	}
 	if ms, err := encodeMembers(f, nil); err == nil {
 		s.saved = ms
+	}
+	if f.LeafEventID != "" {
+		if _, ok := store.Lookup(f.LeafEventID); !ok {
+			// The events after the HEAD's were lost or set aside
+			// (filestore.Repair): continue from the last one there is.
+			slog.Warn("conversation: the HEAD event is not in the log; continuing from the last event", "id", f.ID, "head", f.LeafEventID)
+			f.LeafEventID = ""
+			s.headDirty = true
+		}
 	}
 	if leaf := fastForward(store, f.LeafEventID); leaf != f.LeafEventID {
 		f.LeafEventID = leaf

@@ -126,6 +126,56 @@ const RestartError = "A restart occurred while this tool was in progress. " +
 	"This may indicate a fatal memory error or system crash. " +
 	"The tool execution was interrupted and did not complete."
 
+// AnswerUnanswered appends, for each action of the log that nothing
+// answers, the AgentErrorEvent RecoverRunning appends for the action a
+// crash cut short, and returns them. LocalConversation calls it when it
+// opens a conversation whose status is error: its run stopped (an event
+// that could not be written, a crash) with these actions in an unknown
+// state, and running them again could repeat what they did. The model is
+// told instead, and decides.
+func (s *State) AnswerUnanswered() ([]*event.AgentErrorEvent, error) {
+	var out []*event.AgentErrorEvent
+	err := s.Do(func(tx *Tx) error {
+		entries := s.store.Entries()
+		answered := make(map[string]bool)
+		for i := range entries {
+			switch entries[i].Kind {
+			case event.KindObservation, event.KindUserRejectObservation, event.KindAgentError:
+				answered[entries[i].ToolCallID] = true
+			}
+		}
+		for _, a := range UnmatchedActions(entries) {
+			if answered[a.ToolCallID] {
+				continue
+			}
+			raw, err := s.store.Raw(a.Index)
+			if err != nil {
+				return err
+			}
+			var toolName string
+			if err := jsonString(topField(raw, "tool_name"), &toolName); err != nil {
+				return fmt.Errorf("conversation: action %s: tool_name: %w", a.ID, err)
+			}
+			ev := &event.AgentErrorEvent{
+				Base:       event.NewBase(event.SourceAgent),
+				ToolName:   toolName,
+				ToolCallID: a.ToolCallID,
+				Error:      RestartError,
+				Classification: event.ErrorClassification{
+					Kind: event.ErrorKindInternal, Retryable: false, UserAction: "none",
+				},
+			}
+			if _, err := tx.Append(ev); err != nil {
+				return err
+			}
+			answered[a.ToolCallID] = true
+			out = append(out, ev)
+		}
+		return nil
+	})
+	return out, err
+}
+
 // RecoverRunning settles a conversation whose saved status is running,
 // which after a restart means its process died mid-run. As the reference's
 // agent server does, it sets the status to error and, if the whole log

@@ -3,7 +3,13 @@
 package main
 
 import (
+	"math/rand/v2"
+	"syscall"
+	"time"
+
 	"fmt"
+	"github.com/gohands/gohands/conversation/filestore"
+	"github.com/gohands/gohands/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,4 +120,124 @@ func TestE2EModelTextStripped(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestE2EDoctor: a damaged middle event makes a resume fail with a clear
+// error; gohands doctor reports it, --repair sets it aside, and the
+// conversation continues.
+func TestE2EDoctor(t *testing.T) {
+	e := newE2E(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("c1", "terminal", map[string]any{"command": "echo one"})}},
+		finishReply("first"),
+		finishReply("second"),
+	)
+	e.mustRun(0, e.args("task one")...)
+	names, _ := filepath.Glob(filepath.Join(e.dir(), "events", "event-*.json"))
+	if len(names) < 6 {
+		t.Fatalf("%d events", len(names))
+	}
+	// The observation of c1: damaged in place, same size.
+	var victim string
+	for _, n := range names {
+		if b, _ := os.ReadFile(n); strings.Contains(string(b), `"ObservationEvent"`) {
+			victim = n
+			os.WriteFile(n, []byte(strings.Repeat("x", len(b))), 0o644)
+			break
+		}
+	}
+	if victim == "" {
+		t.Fatal("no observation stored")
+	}
+	r := e.run(e.args("task two")...)
+	if r.code == 0 || !strings.Contains(r.stderr, "damaged") {
+		t.Fatalf("resume of a damaged conversation: exit %d\n%s", r.code, r.stderr)
+	}
+	r = e.run("doctor", "--persistence-dir", e.data, e.id)
+	if r.code != 1 || !strings.Contains(r.stdout, filepath.Base(victim)) || !strings.Contains(r.stderr, "--repair") {
+		t.Fatalf("doctor: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = e.run("doctor", "--repair", "--persistence-dir", e.data, e.id)
+	if r.code != 0 || !strings.Contains(r.stdout, "repaired") {
+		t.Fatalf("doctor --repair: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(victim); err == nil {
+		t.Error("the damaged file is still in the log")
+	}
+	set, _ := filepath.Glob(filepath.Join(e.dir(), "damaged-*", filepath.Base(victim)))
+	if len(set) != 1 {
+		t.Errorf("the damaged file was not kept aside: %v", set)
+	}
+	e.mustRun(0, e.args("task two")...)
+	if r := e.run("doctor", "--persistence-dir", e.data, e.id); r.code != 0 || !strings.Contains(r.stdout, "ok:") {
+		t.Errorf("doctor after the repair and a run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestE2EKillSoak: a scripted run SIGKILLed at random moments and resumed
+// each time. After every kill the store is intact (filestore.Check, which
+// replays the journal and sets a torn last file aside as any open does),
+// and at the end no action ran twice. 4 kills in CI; GOHANDS_FULL=1 runs
+// 100 (the figure in the notes).
+func TestE2EKillSoak(t *testing.T) {
+	kills := 4
+	if !testenv.Short() {
+		kills = 100
+	}
+	steps := 3*kills + 10
+	var replies []llmtest.Reply
+	for i := range steps {
+		replies = append(replies, llmtest.Reply{ToolCalls: []llmtest.ToolCall{call(fmt.Sprintf("call_%d", i), "terminal",
+			map[string]any{"command": fmt.Sprintf("echo step-%d >> log.txt; sleep 0.0%d", i, i%10)})}})
+	}
+	replies = append(replies, finishReply("all steps done"))
+	e := newE2E(t, replies...)
+	rng := rand.New(rand.NewPCG(uint64(kills), 7))
+	args := e.args("--json", "run the steps")
+	killed, torn := 0, 0
+	for killed < kills {
+		p := e.start(args...)
+		time.Sleep(time.Duration(20+rng.IntN(400)) * time.Millisecond)
+		select {
+		case <-p.done:
+			t.Fatalf("the run ended before kill %d: %v\n%s", killed+1, p.err, p.stderr.String())
+		default:
+		}
+		p.cmd.Process.Signal(syscall.SIGKILL)
+		<-p.done
+		killed++
+		args = e.args("--json")
+		if _, err := os.Stat(e.dir()); err != nil {
+			args = e.args("--json", "run the steps") // killed before the conversation existed
+			continue
+		}
+		r, err := filestore.Check(e.dir())
+		if err != nil || !r.OK() {
+			t.Fatalf("kill %d: store check: %v %+v", killed, err, r)
+		}
+		torn += len(mustGlob(t, filepath.Join(e.dir(), "events", "*"+filestore.TornSuffix)))
+	}
+	e.mustRun(0, args...)
+	b, err := os.ReadFile(filepath.Join(e.work, "log.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Fields(string(b)) {
+		if seen[line] {
+			t.Errorf("%s ran twice", line)
+		}
+		seen[line] = true
+	}
+	if r, err := filestore.Check(e.dir()); err != nil || !r.OK() {
+		t.Fatalf("final store check: %v %+v", err, r)
+	}
+	t.Logf("%d kills, %d actions run once each, %d torn files set aside, %d model requests", killed, len(seen), torn, len(e.srv.Requests()))
+}
+
+func mustGlob(t *testing.T, pattern string) []string {
+	m, err := filepath.Glob(pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

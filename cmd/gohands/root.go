@@ -75,7 +75,7 @@ LLM_BASE_URL.`,
 		SilenceErrors: true,
 		Version:       version(),
 	}
-	root.AddCommand(a.runCmd(), a.lsCmd(), a.acpCmd(), a.serveCmd(), a.mcpCmd(), a.evalCmd(), a.exportCmd(), a.importCmd())
+	root.AddCommand(a.runCmd(), a.lsCmd(), a.acpCmd(), a.serveCmd(), a.mcpCmd(), a.evalCmd(), a.exportCmd(), a.importCmd(), a.doctorCmd())
 	root.AddCommand(a.showCmd(), a.rmCmd())
 	a.interactive(root)
 	return root

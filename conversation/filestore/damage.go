@@ -3,11 +3,17 @@
 package filestore
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/gohands/gohands/event"
 )
 
 // ErrDamaged is matched (errors.Is) by the errors of a store whose event
@@ -105,6 +111,186 @@ func (l *listing) check(dir string, ids []string) error {
 	}
 	if later > 0 {
 		return &DamageError{Dir: dir, Index: n, Err: fmt.Errorf("event file %d is missing and %d later event files follow it", n, later)}
+	}
+	return nil
+}
+
+// Report is what Check found in a conversation directory, and what Repair
+// did about it.
+type Report struct {
+	Dir string
+	// Events is the number of intact events from the start of the log.
+	Events int
+	// Damage is the first damage in the events; nil when they are whole.
+	Damage *DamageError
+	// BaseState says why base_state.json cannot be used; nil when it can.
+	BaseState error
+	// SetAside is the directory Repair moved damaged files to ("" if
+	// none), and Moved their names.
+	SetAside string
+	Moved    []string
+	// Restored is set when Repair replaced a damaged base state with
+	// the one before it (PrevBaseStateFile).
+	Restored bool
+}
+
+// OK reports whether the conversation is whole.
+func (r *Report) OK() bool { return r.Damage == nil && r.BaseState == nil }
+
+// Check opens the conversation in dir as Open does (so a journal left by
+// a killed writer is replayed and a torn last file set aside, as on any
+// open) and then reads and decodes every event, checking each against the
+// size and checksum it was written with, and checks that base_state.json
+// is a JSON object. It fails only when the directory cannot be examined;
+// damage is in the report.
+func Check(dir string) (*Report, error) {
+	r := &Report{Dir: dir}
+	r.BaseState = checkBase(filepath.Join(dir, BaseStateFile))
+	s, err := Open(dir, &Options{WriteThrough: true})
+	var de *DamageError
+	if errors.As(err, &de) {
+		r.Damage, r.Events = de, de.Index
+		return r, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	for i := range s.Len() {
+		raw, err := s.Raw(i)
+		if err == nil {
+			_, err = event.Unmarshal(raw)
+		}
+		if err != nil {
+			if !errors.As(err, &de) {
+				e, _ := s.Entry(i)
+				de = &DamageError{Dir: dir, Index: i, File: eventFileName(i, e.ID), Err: err}
+			}
+			r.Damage = de
+			break
+		}
+		r.Events = i + 1
+	}
+	return r, nil
+}
+
+// checkBase reports why the base state at path is unusable.
+func checkBase(path string) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // a conversation not created yet, or the reference's bare log
+	}
+	if err != nil {
+		return err
+	}
+	var head struct {
+		ID *string `json:"id"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return fmt.Errorf("%s: %w", BaseStateFile, err)
+	}
+	if head.ID == nil {
+		return fmt.Errorf("%s: no conversation id", BaseStateFile)
+	}
+	return nil
+}
+
+// Repair checks the conversation in dir (Check) and mends what it finds:
+// the event files from the first damaged one on are moved to a new
+// directory damaged-<time> beside events/ (never deleted), so the log is
+// what was intact before the damage, and the index cache is rebuilt; a
+// damaged base state is moved there too and replaced by the one before it
+// (PrevBaseStateFile), when that one is intact. The report says what was
+// done; the caller decides whether the loss is acceptable (gohands doctor
+// asks first). The conversation must not be open.
+func Repair(dir string) (*Report, error) {
+	r, err := Check(dir)
+	if err != nil || r.OK() {
+		return r, err
+	}
+	move := func(from, name string) error {
+		if r.SetAside == "" {
+			aside := filepath.Join(dir, "damaged-"+time.Now().UTC().Format("20060102T150405.000000000Z"))
+			if err := os.Mkdir(aside, 0o755); err != nil {
+				return fmt.Errorf("filestore: %w", err)
+			}
+			r.SetAside = aside
+		}
+		if err := os.Rename(from, filepath.Join(r.SetAside, name)); err != nil {
+			return fmt.Errorf("filestore: setting aside %s: %w", from, err)
+		}
+		r.Moved = append(r.Moved, name)
+		return nil
+	}
+	// Damage can hide earlier damage (files past a gap are found before
+	// the files before it are read): check again until nothing is found.
+	cur := r
+	for !cur.OK() {
+		if cur.Damage != nil {
+			if err := setAsideFrom(dir, cur.Damage.Index, move); err != nil {
+				return r, err
+			}
+		}
+		if cur.BaseState != nil {
+			if r.Restored {
+				return r, fmt.Errorf("filestore: still damaged after repair: %w", cur.BaseState)
+			}
+			prev := filepath.Join(dir, PrevBaseStateFile)
+			if checkBase(prev) != nil {
+				return r, fmt.Errorf("filestore: %w; the previous base state cannot replace it either", cur.BaseState)
+			}
+			if err := move(filepath.Join(dir, BaseStateFile), BaseStateFile); err != nil {
+				return r, err
+			}
+			b, err := os.ReadFile(prev)
+			if err == nil {
+				err = writeAtomic(filepath.Join(dir, BaseStateFile), b, true)
+			}
+			if err != nil {
+				return r, fmt.Errorf("filestore: restoring the base state: %w", err)
+			}
+			r.Restored = true
+		}
+		if cur, err = Check(dir); err != nil {
+			return r, err
+		}
+	}
+	r.Events = cur.Events
+	return r, nil
+}
+
+// setAsideFrom moves the event files numbered from on out of the log, and
+// removes the index cache, which described them.
+func setAsideFrom(dir string, from int, move func(path, name string) error) error {
+	// The lock keeps a writer out while files move; a store too damaged
+	// to open cannot be open elsewhere either (it would have failed).
+	s, err := Open(dir, &Options{WriteThrough: true})
+	var de *DamageError
+	if err != nil && !errors.As(err, &de) {
+		return err
+	}
+	if s != nil {
+		defer s.Close()
+	}
+	names, err := readDirNames(filepath.Join(dir, EventsDir))
+	if err != nil {
+		return fmt.Errorf("filestore: %w", err)
+	}
+	slices.Sort(names)
+	moved := 0
+	for _, name := range names {
+		if i, _, ok := parseEventName(name); ok && i >= from {
+			if err := move(filepath.Join(dir, EventsDir, name), name); err != nil {
+				return err
+			}
+			moved++
+		}
+	}
+	if moved == 0 {
+		return fmt.Errorf("filestore: damage at event %d, but no event file from there on to set aside", from)
+	}
+	if err := os.Remove(filepath.Join(dir, IndexFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("filestore: %w", err)
 	}
 	return nil
 }

@@ -11,7 +11,11 @@ import (
 // File and directory names of the reference's persistence layout.
 const (
 	BaseStateFile = "base_state.json"
-	EventsDir     = "events"
+	// PrevBaseStateFile is gohands' copy of the base state before the last
+	// write, kept so that a damaged base state can be restored (Repair).
+	// The reference ignores it.
+	PrevBaseStateFile = ".base_state.json.prev"
+	EventsDir         = "events"
 	// LockFile is the lock the reference's EventLog takes (with flock) around
 	// each append; a Store holds it for as long as it is open.
 	LockFile = ".eventlog.lock"

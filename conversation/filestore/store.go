@@ -370,7 +370,13 @@ func (s *Store) WriteBase(data []byte) error {
 	}
 	s.baseMu.Lock()
 	defer s.baseMu.Unlock()
-	if err := writeAtomic(filepath.Join(s.dir, BaseStateFile), data, s.opts.Durable); err != nil {
+	// The state being replaced was read and decoded when the store was
+	// opened or written since: it is kept as PrevBaseStateFile, from
+	// which Repair restores a base state damaged behind our back.
+	base, prev := filepath.Join(s.dir, BaseStateFile), filepath.Join(s.dir, PrevBaseStateFile)
+	os.Remove(prev)
+	os.Link(base, prev)
+	if err := writeAtomic(base, data, s.opts.Durable); err != nil {
 		return fmt.Errorf("filestore: writing base state: %w", err)
 	}
 	return nil
