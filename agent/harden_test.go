@@ -273,3 +273,32 @@ func TestNoModelCallWithoutUserMessage(t *testing.T) {
 		t.Errorf("%d model calls after the task", n)
 	}
 }
+
+// TestOversizedArguments: a tool call with arguments past the limit is
+// answered with an error, and the stored event does not keep them.
+func TestOversizedArguments(t *testing.T) {
+	big := strings.Repeat("y", agent.MaxToolArgumentBytes+1)
+	a, p := newAgent(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "terminal", Arguments: `{"command":"echo ` + big + `"}`}}},
+		llmtest.Reply{Text: "ok"},
+	)
+	a.Tools = append(a.Tools, tool.Spec{Name: terminal.Name})
+	c, _ := newConv(t, a, nil)
+	c.SendMessage(ctx, event.UserMessage("go"))
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, e := range logEvents(t, c) {
+		b, _ := event.Marshal(e)
+		total += len(b)
+	}
+	if total > 64<<10 {
+		t.Errorf("the log holds %d bytes", total)
+	}
+	reqs := p.Requests()
+	b, _ := json.Marshal(reqs[len(reqs)-1].Messages)
+	if len(b) > 64<<10 || !strings.Contains(string(b), "more than the limit") {
+		t.Errorf("the model was sent %d bytes: %.300s", len(b), b)
+	}
+}

@@ -15,6 +15,11 @@ import (
 	"github.com/gohands/gohands/tool"
 )
 
+// MaxToolArgumentBytes bounds the arguments of one tool call. A larger
+// call is answered with an error the model sees, and only the size of its
+// arguments is stored.
+const MaxToolArgumentBytes = 1 << 20
+
 // ErrNoUserMessage is returned by a step of a conversation that holds no
 // user message: there is nothing to ask the model yet.
 var ErrNoUserMessage = errors.New("agent: the conversation has no user message: send the task first")
@@ -138,6 +143,9 @@ func (r *runner) Step(ctx context.Context) error {
 		case errors.Is(err, llm.ErrFunctionCall):
 			// The model wrote a tool call we could not parse: tell it.
 			return r.sess.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: event.UserMessage(err.Error())})
+		case errors.Is(err, llm.ErrReplyTooLarge):
+			return r.sess.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: event.UserMessage(
+				"Your last reply was dropped: " + err.Error() + ". Keep each reply and each tool call's arguments small; write large content to files in several steps.")})
 		case errors.Is(err, llm.ErrContentPolicy):
 			return r.sess.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: event.UserMessage(
 				"Your last reply was blocked by the provider's content policy. Rephrase it and continue.")})
@@ -228,6 +236,22 @@ func (r *runner) toolCalls(ctx context.Context, resp *llm.Response) error {
 			ae.ReasoningContent = msg.ReasoningContent
 			ae.ThinkingBlocks = msg.ThinkingBlocks
 			ae.ResponsesItem = msg.ResponsesItem
+		}
+		if n := len(tc.Arguments); n > MaxToolArgumentBytes {
+			// Stored and sent back with every later request, such an
+			// argument would cost its size many times over: only its
+			// size is kept.
+			b, _ := event.MarshalJSON(map[string]any{"_openhands_oversized_arguments": true, "bytes": n})
+			ae.ToolCall.Arguments = string(b)
+			actions = append(actions, ae)
+			errs[ae.ID] = &event.AgentErrorEvent{
+				Base:     event.NewBase(event.SourceAgent),
+				ToolName: tc.Name, ToolCallID: tc.ID,
+				Error: fmt.Sprintf("The arguments of this call are %d bytes, more than the limit of %d bytes, and were dropped. "+
+					"Write large content in several smaller calls (for example create the file, then append to it).", n, MaxToolArgumentBytes),
+				Classification: event.AgentActionError,
+			}
+			continue
 		}
 		call, err := tool.PrepareCall(r.tools, tc.Name, tc.Arguments, honourRisk)
 		if err != nil {

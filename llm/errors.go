@@ -164,6 +164,9 @@ func parseRetryAfter(h http.Header) time.Duration {
 // retryable reports whether an attempt that failed with err is worth
 // repeating.
 func retryable(err error) bool {
+	if errors.Is(err, ErrReplyTooLarge) {
+		return false // the same request would get the same reply
+	}
 	for _, k := range []error{ErrRateLimit, ErrServer, ErrTimeout, ErrConnection, ErrNoResponse} {
 		if errors.Is(err, k) {
 			return true

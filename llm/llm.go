@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -47,6 +48,10 @@ type Options struct {
 	// below MinContextWindow (the reference's ALLOW_SHORT_CONTEXT_WINDOWS,
 	// which we take as an option rather than from the environment).
 	AllowShortContextWindow bool
+	// MaxReplyBytes bounds the size of one reply (its HTTP body, streamed
+	// or not); 0 means DefaultMaxReplyBytes. A larger reply fails with
+	// ErrReplyTooLarge.
+	MaxReplyBytes int64
 }
 
 // MinContextWindow is the smallest context window an agent can work in.
@@ -65,6 +70,7 @@ type LLM struct {
 	features Features
 	provider Provider
 	hc       *http.Client
+	maxReply int64 // Options.MaxReplyBytes, defaulted
 	log      *slog.Logger
 	onRetry  func(int, time.Duration, error)
 	retry    func(error) bool
@@ -119,6 +125,8 @@ func New(cfg Config, opts *Options) (*LLM, error) {
 	if l.hc == nil {
 		l.hc = defaultHTTPClient
 	}
+	l.maxReply = cmp.Or(opts.MaxReplyBytes, DefaultMaxReplyBytes)
+	l.hc = limitClient(l.hc, l.maxReply)
 	if l.log == nil {
 		l.log = slog.Default()
 	}
@@ -129,7 +137,7 @@ func New(cfg Config, opts *Options) (*LLM, error) {
 // logger and retry listener but keeps metrics of its own: a sub-agent's
 // copy of its parent's model, say, whose costs are accounted apart.
 func (l *LLM) Derive(cfg Config) (*LLM, error) {
-	return New(cfg, &Options{Provider: l.provider, HTTPClient: l.hc, Logger: l.log, OnRetry: l.onRetry, Retryable: l.retry, AllowShortContextWindow: true})
+	return New(cfg, &Options{Provider: l.provider, HTTPClient: l.hc, MaxReplyBytes: l.maxReply, Logger: l.log, OnRetry: l.onRetry, Retryable: l.retry, AllowShortContextWindow: true})
 }
 
 // Config returns the LLM's normalised config.
