@@ -205,8 +205,17 @@ func (c *conv) load(ctx context.Context) (*conversation.LocalConversation, error
 	if resume {
 		c.s.log.Info("resuming a conversation whose server died", "conversation", c.id)
 		go func() {
-			if err := c.run(context.Background()); err != nil && !errors.Is(err, errAlreadyRunning) {
-				c.s.log.Warn("resuming a conversation", "conversation", c.id, "err", err)
+			// A server at MaxConcurrentRuns resumes it when a run ends.
+			for {
+				err := c.run(context.Background())
+				if err == errTooManyRuns && !c.s.closing.Load() {
+					time.Sleep(time.Second)
+					continue
+				}
+				if err != nil && !errors.Is(err, errAlreadyRunning) {
+					c.s.log.Warn("resuming a conversation", "conversation", c.id, "err", err)
+				}
+				return
 			}
 		}()
 	}

@@ -93,6 +93,8 @@ func startNode(t *testing.T, dsn string, i int) *node {
 		"OH_WORKSPACE_PATH="+filepath.Join(dir, "project"),
 		"OH_BASH_EVENTS_DIR="+filepath.Join(dir, "bash"),
 		"HOME="+dir,
+		// Every conversation may end up on the last node.
+		"OH_MAX_CONCURRENT_RUNS=1000",
 	)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
