@@ -55,8 +55,18 @@ func TestGoClientReference(t *testing.T) {
 	srv := model(t)
 	ref := startReferenceServer(t, py)
 	got := goClientTranscript(t, ref.URL, srv.URL)
+	diff := cmp.Diff(want, got)
+	if diff != "" {
+		// The reference's terminal is not deterministic under load: CI
+		// once saw its echo observation come back empty. One more run on a
+		// fresh server; a real difference differs twice.
+		t.Logf("first run differs (-reference +go), running again:\n%s", diff)
+		ref = startReferenceServer(t, py)
+		got = goClientTranscript(t, ref.URL, srv.URL)
+		diff = cmp.Diff(want, got)
+	}
 	checkScenarios(t, got)
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff != "" {
 		t.Errorf("the Go client on the reference server differs from the reference client (-reference +go):\n%s", diff)
 	}
 }
