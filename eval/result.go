@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -123,7 +124,7 @@ func Summarize(out string) (*Summary, error) {
 		}
 	}
 	slices.SortFunc(s.Results, func(a, b *Result) int {
-		return cmpOr(strings.Compare(a.Config, b.Config), strings.Compare(a.Task, b.Task))
+		return cmp.Or(strings.Compare(a.Config, b.Config), strings.Compare(a.Task, b.Task))
 	})
 	for _, r := range s.Results {
 		if n := len(s.Configs); n == 0 || s.Configs[n-1].Config != r.Config {
@@ -146,13 +147,6 @@ func Summarize(out string) (*Summary, error) {
 		c.SuccessRate = float64(c.Solved) / float64(c.Tasks)
 	}
 	return s, nil
-}
-
-func cmpOr(a, b int) int {
-	if a != 0 {
-		return a
-	}
-	return b
 }
 
 // Summary file names in a results directory.
@@ -214,7 +208,7 @@ func Compare(w io.Writer, a, b *Summary) {
 		rb[k] = r
 	}
 	slices.SortFunc(keys, func(x, y key) int {
-		return cmpOr(strings.Compare(x.config, y.config), strings.Compare(x.task, y.task))
+		return cmp.Or(strings.Compare(x.config, y.config), strings.Compare(x.task, y.task))
 	})
 	outcome := func(r *Result) string {
 		if r == nil {

@@ -197,10 +197,12 @@ func (s *Store) Append(e event.Event) (conversation.Entry, error) {
 	i := s.idx.Len()
 	ctx, cancel := s.ctx()
 	defer cancel()
+	// One round trip: the lease check, the activity time and the event.
 	tag, err := s.b.pool.Exec(ctx, `
+		WITH held AS (UPDATE gohands_conversations SET updated_at = now()
+			WHERE id = $1 AND owner = $2 AND epoch = $3 RETURNING 1)
 		INSERT INTO gohands_events (conversation_id, idx, id, kind, source, ts, body)
-		SELECT $1, $4, $5, $6, $7, $8, $9
-		WHERE EXISTS (SELECT 1 FROM gohands_conversations WHERE id = $1 AND owner = $2 AND epoch = $3)`,
+		SELECT $1, $4, $5, $6, $7, $8, $9 WHERE EXISTS (SELECT 1 FROM held)`,
 		s.id, s.b.opts.Node, s.epoch, i, b.ID, kind, string(b.Source), b.Timestamp, string(data))
 	if err != nil {
 		return conversation.Entry{}, fmt.Errorf("pgstore: append event %d to %s: %w", i, s.id, err)
@@ -209,21 +211,12 @@ func (s *Store) Append(e event.Event) (conversation.Entry, error) {
 		s.markLost()
 		return conversation.Entry{}, ErrLeaseLost
 	}
-	s.touch()
 	ent := conversation.EntryOf(i, e, kind, len(data))
 	s.mu.Lock()
 	s.data = append(s.data, data)
 	s.mu.Unlock()
 	s.idx.Add(ent)
 	return ent, nil
-}
-
-// touch records the conversation's last activity, best effort: listings
-// sort by it, nothing depends on it.
-func (s *Store) touch() {
-	ctx, cancel := s.ctx()
-	defer cancel()
-	s.b.pool.Exec(ctx, `UPDATE gohands_conversations SET updated_at = now() WHERE id = $1 AND updated_at < now() - interval '1 second'`, s.id)
 }
 
 // Len implements conversation.Store.
