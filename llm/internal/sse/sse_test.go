@@ -78,7 +78,7 @@ func TestDataIsKept(t *testing.T) {
 
 func TestTruncated(t *testing.T) {
 	for _, in := range []string{
-		"data: {\"a\":1}\n\ndata: {\"b\":",   // cut inside a line
+		"data: {\"a\":1}\n\ndata: {\"b\":",     // cut inside a line
 		"data: {\"a\":1}\n\ndata: {\"b\":2}\n", // cut before the blank line
 		"data: {\"a\":1}\n\nevent: x\n",        // cut after a field without data
 	} {
