@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"github.com/gohands/gohands/conversation/filestore"
@@ -489,5 +490,107 @@ func TestCriticAsksForOneMoreIteration(t *testing.T) {
 	turn(t, c2, "go")
 	if len(p2.Requests()) != 1 || c2.Status() != conversation.StatusFinished {
 		t.Fatalf("%d calls, status %s", len(p2.Requests()), c2.Status())
+	}
+}
+
+// A goal met on the second run: the judge (the agent's model) finds the
+// first run short, its account of what is missing reaches the agent, and
+// the second run satisfies it. Each status is recorded as the reference
+// records it.
+func TestGoalMetOnSecondRun(t *testing.T) {
+	finish := func(msg string) llmtest.Reply {
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"` + msg + `"}`}}}
+	}
+	a, p := newAgent(t,
+		finish("wrote calc.go"),
+		llmtest.Reply{Text: `Verdict: {"score": 0.4, "complete": false, "missing": "no test was run"}`},
+		finish("tests pass"),
+		llmtest.Reply{Text: `{"score": 1.0, "complete": true, "missing": ""}`},
+	)
+	c, _ := newConv(t, a, nil)
+	var seen []conversation.GoalStatus
+	out, err := c.RunGoal(context.Background(), "add calc.go with passing tests", &conversation.GoalOptions{
+		MaxIterations: 5, OnStatus: func(s conversation.GoalStatus) { seen = append(seen, s) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != conversation.GoalComplete || out.Iterations != 2 || !out.Verdict.Complete {
+		t.Fatalf("outcome %+v", out)
+	}
+	reqs := p.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d model calls, want run, judge, run, judge", len(reqs))
+	}
+	judge := event.TextOf(reqs[1].Messages[0].Content)
+	if !strings.Contains(judge, "add calc.go with passing tests") || !strings.Contains(judge, "wrote calc.go") {
+		t.Fatalf("judge prompt lacks the objective or the transcript:\n%s", judge)
+	}
+	if len(reqs[1].Tools) != 0 || strings.Contains(judge, "system:") {
+		t.Fatalf("the judge got tools or the system prompt")
+	}
+	msgs := reqs[2].Messages
+	if f := event.TextOf(msgs[len(msgs)-1].Content); !strings.Contains(f, "no test was run") {
+		t.Fatalf("follow-up %q", f)
+	}
+	// Statuses: running, running after the first verdict, complete.
+	if len(seen) != 3 || seen[0].Status != "running" || seen[1].Verdict == nil || seen[1].Verdict.Score != 0.4 ||
+		seen[2].Status != "complete" || seen[2].Active || seen[2].Iteration != 2 {
+		t.Fatalf("statuses %+v", seen)
+	}
+	var logged int
+	for _, e := range logEvents(t, c) {
+		if u, ok := e.(*event.ConversationStateUpdateEvent); ok && u.Key == conversation.GoalKey {
+			logged++
+		}
+	}
+	if logged != 3 {
+		t.Fatalf("%d goal statuses in the log, want 3", logged)
+	}
+	if last, ok := c.LastGoalStatus(); !ok || last.Status != "complete" {
+		t.Fatalf("last status %+v", last)
+	}
+	if _, err := c.ResumeGoal(context.Background(), nil); !errors.Is(err, conversation.ErrNoResumableGoal) {
+		t.Fatalf("resume of a complete goal: %v", err)
+	}
+}
+
+// The bound stops a goal that is never met; a goal stopped by its context
+// is recorded interrupted and resumes from the run it had reached.
+func TestGoalCappedAndResumed(t *testing.T) {
+	finish := llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}}
+	no := llmtest.Reply{Text: `{"score": 0.1, "complete": false, "missing": "everything"}`}
+	a, _ := newAgent(t, finish, no, finish, no)
+	c, _ := newConv(t, a, nil)
+	out, err := c.RunGoal(context.Background(), "impossible", &conversation.GoalOptions{MaxIterations: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != conversation.GoalCapped || out.Iterations != 2 {
+		t.Fatalf("outcome %+v", out)
+	}
+
+	// A judge that fails interrupts the loop; resuming continues it with
+	// its objective, bound and count.
+	a2, p2 := newAgent(t, finish, llmtest.Reply{Fail: &llmtest.Failure{Status: 400}},
+		finish, llmtest.Reply{Text: `{"score": 1, "complete": true}`})
+	c2, _ := newConv(t, a2, nil)
+	if _, err := c2.RunGoal(context.Background(), "do it", &conversation.GoalOptions{MaxIterations: 3}); err == nil {
+		t.Fatal("a failing judge did not fail the goal")
+	}
+	last, ok := c2.LastGoalStatus()
+	if !ok || last.Status != conversation.GoalInterrupted || last.Objective != "do it" || last.MaxIterations != 3 {
+		t.Fatalf("last status %+v", last)
+	}
+	out, err = c2.ResumeGoal(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != conversation.GoalComplete || out.Iterations != 1 {
+		t.Fatalf("resumed outcome %+v", out)
+	}
+	msgs := p2.Requests()[2].Messages
+	if f := event.TextOf(msgs[len(msgs)-1].Content); !strings.Contains(f, "interrupted") {
+		t.Fatalf("resume message %q", f)
 	}
 }

@@ -13,8 +13,11 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 from openhands.agent_server.models import (
     ForkConversationRequest,
     NavigateConversationRequest,
+    StartGoalRequest,
 )
+from openhands.sdk.conversation.goal import GoalOutcome, GoalStatus, GoalVerdict
 from openhands.sdk.conversation.title_utils import generate_fallback_title
+from openhands.sdk.event import ConversationStateUpdateEvent
 from openhands.sdk.event import InterruptEvent, PauseEvent
 from openhands.sdk.event.conversation_error import ConversationErrorEvent
 
@@ -30,7 +33,34 @@ def dump(e):
 budget = (
     f"Agent reached maximum budget limit (${0.3:.4f}); accumulated cost ${0.36:.4f}."
 )
+
+
+def goal_event(**status):
+    # A goal loop's status as the reference's server records it; the raw
+    # JSON, compared byte for byte.
+    return ConversationStateUpdateEvent(
+        id=ID, timestamp=TS, key="goal", value=GoalStatus(**status).model_dump()
+    ).model_dump_json(exclude_none=True)
+
+
+GOAL = "add calc.go with passing tests"
 out = {
+    "goal_events": [
+        goal_event(active=True, status="running", iteration=0, max_iterations=10, objective=GOAL),
+        goal_event(
+            active=True, status="running", iteration=1, max_iterations=10, objective=GOAL,
+            verdict=GoalVerdict(score=0.4, complete=False, missing="no test was run"),
+        ),
+        goal_event(
+            active=False, status="complete", iteration=2, max_iterations=10, objective=GOAL,
+            verdict=GoalVerdict(score=1.0, complete=True),
+        ),
+        goal_event(active=False, status="interrupted", iteration=1, max_iterations=3, objective="é\n\"q\""),
+    ],
+    "goal_outcome": json.loads(
+        GoalOutcome(status="capped", iterations=2, verdict=GoalVerdict(score=0.0, complete=False, missing="x")).model_dump_json()
+    ),
+    "goal_request_defaults": json.loads(StartGoalRequest(objective="o").model_dump_json()),
     "interrupt_event": dump(InterruptEvent(id=ID, timestamp=TS)),
     "pause_event": dump(PauseEvent(id=ID, timestamp=TS)),
     "budget_error_event": dump(
