@@ -233,40 +233,58 @@ func truthy(v any) bool {
 // LocalConversation (its agent's model judges).
 type GoalOptions struct {
 	// Judge is the model that judges each run; nil means the agent's
-	// model (LocalConversation only).
+	// model, for conversations that have one (an AgentModel method).
 	Judge llm.Model
-	// MaxIterations bounds the judged runs; 0 means DefaultGoalIterations.
+	// MaxIterations bounds the judged runs; 0 means DefaultGoalIterations
+	// (or, resuming, the recorded bound).
 	MaxIterations int
 	// OnStatus, if set, is called with the loop's status at its start,
 	// after each judged run and at its end.
 	OnStatus func(GoalStatus)
+	// Resume, if set, continues the loop it describes (a status recorded
+	// earlier: its objective, bound and count of judged runs), sending a
+	// message that says so instead of the objective.
+	Resume *GoalStatus
+}
+
+// agentModeler is a conversation that can lend its agent's model.
+type agentModeler interface {
+	AgentModel(ctx context.Context) llm.Model
 }
 
 // RunGoal pursues objective in c over several runs: it sends the
 // objective, runs the agent, and asks the judge whether the objective is
 // met; if not, it sends the judge's account of what is missing and runs
-// again, up to MaxIterations judged runs. A run that ends paused or in
-// error stops the loop (status interrupted, error returned); cancelling
-// ctx stops it too. It works on any Conversation, remote ones included;
+// again, up to MaxIterations judged runs. A run that ends paused, in
+// error or waiting for confirmation stops the loop (status interrupted,
+// error returned), and so does cancelling ctx (a run in progress is not
+// cancelled by it). It works on any Conversation, remote ones included;
 // LocalConversation.RunGoal also records the loop's status in the log.
 func RunGoal(ctx context.Context, c Conversation, objective string, opts *GoalOptions) (*GoalOutcome, error) {
 	var o GoalOptions
 	if opts != nil {
 		o = *opts
 	}
-	judge := o.Judge
-	if judge == nil {
-		lc, ok := c.(*LocalConversation)
-		if !ok {
-			return nil, errors.New("goal: no judge model")
+	if o.Judge == nil {
+		if m, ok := c.(agentModeler); ok {
+			o.Judge = m.AgentModel(ctx)
 		}
-		judge = lc.model(ctx)
 	}
-	g, err := NewGoalController(objective, judge, o.MaxIterations)
+	first := objective
+	if r := o.Resume; r != nil {
+		objective, first = r.Objective, goalResume
+		if o.MaxIterations == 0 {
+			o.MaxIterations = r.MaxIterations
+		}
+	}
+	g, err := NewGoalController(objective, o.Judge, o.MaxIterations)
 	if err != nil {
 		return nil, err
 	}
-	return driveGoal(ctx, c, g, objective, o.OnStatus)
+	if o.Resume != nil {
+		g.Iteration = o.Resume.Iteration
+	}
+	return driveGoal(ctx, c, g, first, o.OnStatus)
 }
 
 // driveGoal sends first, then runs and judges until g decides to stop.
@@ -332,8 +350,9 @@ func historyOf(st *State) ([]event.Event, error) {
 	return events, nil
 }
 
-// model returns the agent's model, or nil.
-func (c *LocalConversation) model(ctx context.Context) llm.Model {
+// AgentModel returns the agent's model, or nil if the agent has none it
+// can lend (the default judge of RunGoal).
+func (c *LocalConversation) AgentModel(ctx context.Context) llm.Model {
 	if r, err := c.start(ctx); err == nil {
 		if p, ok := r.(ModelProvider); ok {
 			return p.Model()
@@ -379,53 +398,13 @@ func (c *LocalConversation) LastGoalStatus() (GoalStatus, bool) {
 	return GoalStatus{}, false
 }
 
-// RunGoal is the package's RunGoal on c, recording the loop's status in
-// the log (and calling opts.OnStatus) so a UI shows it and ResumeGoal can
-// continue it, after a restart too.
+// RunGoal is the package's RunGoal on c, also recording the loop's status
+// in the log (see GoalStatus) so a UI shows it and ResumeGoal can continue
+// it, after a restart too.
 func (c *LocalConversation) RunGoal(ctx context.Context, objective string, opts *GoalOptions) (*GoalOutcome, error) {
-	g, o, err := c.goalController(ctx, objective, opts)
-	if err != nil {
-		return nil, err
-	}
-	return driveGoal(ctx, c, g, objective, o.OnStatus)
-}
-
-// ResumeGoal continues the goal loop the log last recorded as interrupted
-// (ErrNoResumableGoal if none), from the judged run it had reached.
-// opts.MaxIterations 0 keeps the recorded bound.
-func (c *LocalConversation) ResumeGoal(ctx context.Context, opts *GoalOptions) (*GoalOutcome, error) {
-	last, ok := c.LastGoalStatus()
-	if !ok || last.Status == GoalComplete || last.Status == GoalCapped {
-		return nil, ErrNoResumableGoal
-	}
 	var o GoalOptions
 	if opts != nil {
 		o = *opts
-	}
-	if o.MaxIterations == 0 {
-		o.MaxIterations = last.MaxIterations
-	}
-	g, o2, err := c.goalController(ctx, last.Objective, &o)
-	if err != nil {
-		return nil, err
-	}
-	g.Iteration = last.Iteration
-	return driveGoal(ctx, c, g, goalResume, o2.OnStatus)
-}
-
-// goalController makes the controller of a goal loop on c and wraps
-// opts.OnStatus to record each status.
-func (c *LocalConversation) goalController(ctx context.Context, objective string, opts *GoalOptions) (*GoalController, GoalOptions, error) {
-	var o GoalOptions
-	if opts != nil {
-		o = *opts
-	}
-	if o.Judge == nil {
-		o.Judge = c.model(ctx)
-	}
-	g, err := NewGoalController(objective, o.Judge, o.MaxIterations)
-	if err != nil {
-		return nil, o, err
 	}
 	user := o.OnStatus
 	o.OnStatus = func(s GoalStatus) {
@@ -436,5 +415,31 @@ func (c *LocalConversation) goalController(ctx context.Context, objective string
 			user(s)
 		}
 	}
-	return g, o, nil
+	return RunGoal(ctx, c, objective, &o)
+}
+
+// ResumeGoal continues the goal loop the log last recorded as interrupted
+// (ErrNoResumableGoal if none), from the judged run it had reached.
+// opts.MaxIterations 0 keeps the recorded bound.
+func (c *LocalConversation) ResumeGoal(ctx context.Context, opts *GoalOptions) (*GoalOutcome, error) {
+	last, ok := c.ResumableGoal()
+	if !ok {
+		return nil, ErrNoResumableGoal
+	}
+	var o GoalOptions
+	if opts != nil {
+		o = *opts
+	}
+	o.Resume = &last
+	return c.RunGoal(ctx, "", &o)
+}
+
+// ResumableGoal returns the last goal status recorded in the log if that
+// loop did not end (complete or capped).
+func (c *LocalConversation) ResumableGoal() (GoalStatus, bool) {
+	last, ok := c.LastGoalStatus()
+	if !ok || last.Status == GoalComplete || last.Status == GoalCapped {
+		return GoalStatus{}, false
+	}
+	return last, true
 }

@@ -76,6 +76,8 @@ type conv struct {
 	lc       *conversation.LocalConversation
 	unsub    func()
 	running  bool
+	runDone  chan struct{} // closed when the last run started ends
+	goal     *goalLoop     // the goal loop in progress, if any
 	lastUsed time.Time
 	gone     bool // deleted
 
@@ -389,10 +391,13 @@ func (c *conv) run(ctx context.Context) error {
 		return errTooManyRuns
 	}
 	c.running = true
+	done := make(chan struct{})
+	c.runDone = done
 	s.runWG.Add(1)
 	c.mu.Unlock()
 	go func() {
 		defer s.runWG.Done()
+		defer close(done)
 		err := lc.Run(context.Background())
 		var re *conversation.RunError
 		if err != nil && !errors.As(err, &re) && !errors.Is(err, conversation.ErrConversationClosed) {
@@ -425,8 +430,11 @@ func (c *conv) isRunning() bool {
 // pauseForShutdown pauses a running conversation.
 func (c *conv) pauseForShutdown() {
 	c.mu.Lock()
-	lc, running := c.lc, c.running
+	lc, running, goal := c.lc, c.running, c.goal
 	c.mu.Unlock()
+	if goal != nil {
+		goal.cancel() // it records itself interrupted, resumable later
+	}
 	if lc != nil && running {
 		if err := lc.Pause(); err != nil {
 			c.s.log.Warn("pausing for shutdown", "conversation", c.id, "err", err)
@@ -438,7 +446,7 @@ func (c *conv) pauseForShutdown() {
 // running or watched, or force is set.
 func (c *conv) unload(force bool) error {
 	c.mu.Lock()
-	if c.lc == nil || (!force && (c.running || c.hasSubscribers())) {
+	if c.lc == nil || (!force && (c.running || c.goal != nil || c.hasSubscribers())) {
 		c.mu.Unlock()
 		return nil
 	}

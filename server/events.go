@@ -327,6 +327,8 @@ func (s *Server) handleSendMessage(w http.ResponseWriter, r *http.Request) {
 // sendMessage appends a user message and, if asked, starts a run unless
 // one is in progress (the running loop will see the message).
 func (s *Server) sendMessage(r *http.Request, c *conv, lc *conversation.LocalConversation, req *sendMessageRequest) error {
+	// A person's message takes over from a goal loop, as in the reference.
+	c.stopGoal()
 	msg := event.Message{Role: event.RoleUser, Content: req.Content}
 	if err := lc.SendMessage(r.Context(), msg); err != nil {
 		return err
