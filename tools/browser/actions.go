@@ -407,6 +407,9 @@ func (b *Browser) closeTab(ctx context.Context, a *CloseTabAction) (string, erro
 	if _, err := chromedp.CallBrowser(b.withRoot(ctx), target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID}); err != nil {
 		return "", err
 	}
+	if err := b.waitGone(ctx, p.TargetID); err != nil {
+		return "", err
+	}
 	if t := b.tabs[p.TargetID]; t != nil {
 		if t.cancel != nil {
 			t.cancel()
@@ -433,6 +436,28 @@ func (b *Browser) closeTab(ctx context.Context, a *CloseTabAction) (string, erro
 		}
 	}
 	return fmt.Sprintf("Closed tab # %s, now on %s", tabID(p.TargetID), now), nil
+}
+
+// waitGone waits until Chromium no longer lists the target: CloseTarget
+// answers before the target is gone, and a listing in between would
+// take the closing tab for a new one.
+func (b *Browser) waitGone(ctx context.Context, id target.ID) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for {
+		res, err := chromedp.CallBrowser(b.withRoot(ctx), target.GetTargets, target.GetTargetsParams{})
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(res.TargetInfos, func(ti *target.Info) bool { return ti.TargetID == id }) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("browser: tab %s did not close: %w", tabID(id), ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // storageItem is one localStorage or sessionStorage entry.
