@@ -1,6 +1,6 @@
 // Package gemini is the gohands provider for the Gemini API
-// (generateContent and streamGenerateContent), built on the official
-// google.golang.org/genai client. Importing it registers it with package
+// (generateContent, and streamGenerateContent with alt=sse), spoken
+// directly in JSON over net/http. Importing it registers it with package
 // llm for "gemini/" models and bare gemini-* names.
 //
 // Tools are declared with their JSON schemas converted to Gemini's schema
@@ -10,9 +10,9 @@
 // histories written by either side replay on the other; they are put back
 // on the function call parts on later turns, as Gemini 3 requires.
 //
-// The client is always configured explicitly: GEMINI_API_KEY,
-// GOOGLE_API_KEY, GOOGLE_GEMINI_BASE_URL and the Vertex variables are
-// never used, and only the config's key is sent.
+// Only the config is used: GEMINI_API_KEY, GOOGLE_API_KEY,
+// GOOGLE_GEMINI_BASE_URL and the Vertex variables are never read, and
+// only the config's key is sent.
 //
 // Not supported yet: the Vertex AI backend, images in tool results
 // (Gemini 3 takes them inside function responses), explicit context
@@ -23,21 +23,21 @@
 package gemini
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
-	"time"
-
-	"google.golang.org/genai"
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/llm/internal/httpapi"
+	"github.com/gohands/gohands/llm/internal/sse"
 )
 
 func init() {
@@ -62,107 +62,188 @@ const skipSignature = "skip_thought_signature_validator"
 // keyHeader is where the Gemini API takes the key.
 const keyHeader = "x-goog-api-key"
 
+// apiVersion is the path segment of the API version we speak.
+const apiVersion = "v1beta"
+
 // Complete implements llm.Provider.
 func (Provider) Complete(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	contents, cfg, err := buildRequest(req)
+	body, err := buildRequest(req)
 	if err != nil {
 		return nil, err
 	}
-	client, err := newClient(ctx, req)
+	data, err := encodeBody(body, req.Config.ExtraBody)
 	if err != nil {
 		return nil, err
 	}
-	model := req.Endpoint.Model
-	if req.OnDelta == nil {
-		r, err := client.Models.GenerateContent(ctx, model, contents, cfg)
-		if err != nil {
-			return nil, mapError(err)
-		}
-		var a accumulator
-		if err := a.add(r, nil); err != nil {
-			return nil, err
-		}
-		return a.response()
+	stream := req.OnDelta != nil
+	hreq, err := newHTTPRequest(ctx, req, stream, data)
+	if err != nil {
+		return nil, err
 	}
-	var a accumulator
-	for r, err := range client.Models.GenerateContentStream(ctx, model, contents, cfg) {
-		if err != nil {
-			return nil, mapError(err)
-		}
-		if err := a.add(r, req.OnDelta); err != nil {
-			return nil, err
-		}
-	}
-	return a.response()
-}
-
-// newClient makes a client for one call, configured from the request
-// alone.
-func newClient(ctx context.Context, req *llm.Request) (*genai.Client, error) {
-	ep := req.Endpoint
 	hc := req.HTTPClient
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	key := req.Config.APIKey.Value()
-	// The key goes on in our transport, so whatever the client would have
-	// found in the environment never leaves the process. The client wants
-	// some key for the Gemini API backend; this one is always replaced.
-	wrapped := *hc
-	wrapped.Transport = &keyTransport{base: hc.Transport, header: ep.AuthHeader, prefix: ep.AuthPrefix, key: key}
-	opts := genai.HTTPOptions{BaseURL: baseURL(ep.BaseURL), APIVersion: "v1beta"}
-	if len(ep.Headers) > 0 {
-		opts.Headers = http.Header{}
-		for k, v := range ep.Headers {
-			opts.Headers.Set(k, v)
+	resp, err := send(hc, hreq)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var a accumulator
+	if !stream {
+		var r generateResponse
+		if err := decodeReply(resp.Body, &r); err != nil {
+			return nil, err
+		}
+		if err := a.add(&r, nil); err != nil {
+			return nil, err
+		}
+		return a.response(false)
+	}
+	for ev, err := range sse.Events(resp.Body) {
+		if err != nil {
+			return nil, fmt.Errorf("gemini: stream: %w", err)
+		}
+		var r generateResponse
+		if err := json.Unmarshal(ev.Data, &r); err != nil {
+			return nil, malformed(fmt.Errorf("stream event %.80q: %w", ev.Data, err))
+		}
+		if err := a.add(&r, req.OnDelta); err != nil {
+			return nil, err
 		}
 	}
-	if len(req.Config.ExtraBody) > 0 {
-		opts.ExtraBody = req.Config.ExtraBody
+	return a.response(true)
+}
+
+// encodeBody encodes the request, merging extra into it the way the genai
+// SDK did (objects merge key by key, anything else replaces).
+func encodeBody(body *generateRequest, extra map[string]any) ([]byte, error) {
+	data, err := json.Marshal(body)
+	if err != nil || len(extra) == 0 {
+		return data, err
 	}
-	c, err := genai.NewClient(ctx, &genai.ClientConfig{
-		APIKey:      "replaced-by-transport",
-		Backend:     genai.BackendGeminiAPI,
-		HTTPClient:  &wrapped,
-		HTTPOptions: opts,
-	})
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	mergeMaps(m, extra)
+	return json.Marshal(m)
+}
+
+func mergeMaps(dst, src map[string]any) {
+	for k, v := range src {
+		d, dok := dst[k].(map[string]any)
+		s, sok := v.(map[string]any)
+		if dok && sok {
+			mergeMaps(d, s)
+			continue
+		}
+		dst[k] = v
+	}
+}
+
+// newHTTPRequest makes the POST of one call, configured from the request
+// alone.
+func newHTTPRequest(ctx context.Context, req *llm.Request, stream bool, body []byte) (*http.Request, error) {
+	ep := req.Endpoint
+	model := ep.Model
+	if !strings.HasPrefix(model, "models/") && !strings.HasPrefix(model, "tunedModels/") {
+		model = "models/" + model
+	}
+	u := baseURL(ep.BaseURL) + apiVersion + "/" + model + ":generateContent"
+	if stream {
+		u = baseURL(ep.BaseURL) + apiVersion + "/" + model + ":streamGenerateContent?alt=sse"
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("gemini: client: %w", err)
+		return nil, fmt.Errorf("gemini: %w", err)
 	}
-	return c, nil
-}
-
-// baseURL returns the server root the client wants (it adds
-// /v1beta/models/...), accepting base URLs written with the version.
-func baseURL(u string) string {
-	u = strings.TrimSuffix(u, "/")
-	u = strings.TrimSuffix(u, "/v1beta")
-	return u + "/"
-}
-
-// keyTransport sets the API key header to the config's key, or removes
-// it when there is none.
-type keyTransport struct {
-	base           http.RoundTripper
-	header, prefix string
-	key            string
-}
-
-func (t *keyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Del(keyHeader)
-	if t.key != "" {
-		h := t.header
+	for k, v := range ep.Headers {
+		hr.Header.Set(k, v)
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	if stream {
+		hr.Header.Set("Accept", "text/event-stream")
+	}
+	// Only the config's key is sent, and none when it has none.
+	hr.Header.Del(keyHeader)
+	if key := req.Config.APIKey.Value(); key != "" {
+		h := ep.AuthHeader
 		if h == "" {
 			h = keyHeader
 		}
-		r.Header.Set(h, t.prefix+t.key)
+		hr.Header.Set(h, ep.AuthPrefix+key)
 	}
-	base := t.base
-	if base == nil {
-		base = http.DefaultTransport
+	return hr, nil
+}
+
+// baseURL returns the server root with a trailing slash, accepting base
+// URLs written with the API version.
+func baseURL(u string) string {
+	u = strings.TrimSuffix(u, "/")
+	u = strings.TrimSuffix(u, "/"+apiVersion)
+	return u + "/"
+}
+
+// maxErrorBody bounds how much of an error body is read.
+const maxErrorBody = 64 << 10
+
+// send sends hr. A 2xx response is returned for the caller to read and
+// close; any other status becomes an *llm.APIError, with the wait of a
+// google.rpc.RetryInfo detail if the body has one. Transport errors are
+// returned as they are: package llm classifies those.
+func send(hc *http.Client, hr *http.Request) (*http.Response, error) {
+	resp, err := hc.Do(hr)
+	if err != nil {
+		return nil, err
 	}
-	return base.RoundTrip(r)
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	e := httpapi.Error(resp.StatusCode, resp.Header, body)
+	if err != nil && len(body) == 0 {
+		e.Err = fmt.Errorf("reading the error body: %w", err)
+	}
+	var eb struct {
+		Error *apiError `json:"error"`
+	}
+	if json.Unmarshal(body, &eb) == nil && eb.Error != nil {
+		if d := eb.Error.retryDelay(); d > 0 {
+			e.RetryAfter = d
+		}
+	}
+	return nil, e
+}
+
+// decodeReply decodes a whole (not streamed) reply body.
+func decodeReply(r io.Reader, v *generateResponse) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("gemini: reading the reply: %w", err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return malformed(fmt.Errorf("reply %.80q: %w", data, err))
+	}
+	return nil
+}
+
+// malformed reports a reply that is not the JSON Gemini sends: a broken
+// server or proxy, worth another try.
+func malformed(err error) error {
+	return &llm.APIError{Kind: llm.ErrServer, Message: "gemini: malformed reply: " + err.Error(), Err: err}
+}
+
+// streamError converts an error sent inside a stream that began with 200:
+// its code is the HTTP status it stands for.
+func streamError(e *apiError) error {
+	data, _ := json.Marshal(struct {
+		Error *apiError `json:"error"`
+	}{e})
+	ae := httpapi.Error(e.Code, nil, data)
+	ae.RetryAfter = e.retryDelay()
+	return ae
 }
 
 // accumulator gathers a reply from one response or the chunks of a
@@ -172,15 +253,18 @@ type accumulator struct {
 	text      strings.Builder
 	reasoning strings.Builder
 	calls     []event.ToolCall
-	finish    genai.FinishReason
-	usage     *genai.GenerateContentResponseUsageMetadata
+	finish    string
+	usage     *usageMetadata
 	blocked   string
 	chunks    int
 }
 
 // add takes one response (or stream chunk), passing its fragments to
 // onDelta if set.
-func (a *accumulator) add(r *genai.GenerateContentResponse, onDelta func(llm.Delta) error) error {
+func (a *accumulator) add(r *generateResponse, onDelta func(llm.Delta) error) error {
+	if r.Error != nil {
+		return streamError(r.Error)
+	}
 	a.chunks++
 	if r.ResponseID != "" {
 		a.id = r.ResponseID
@@ -193,7 +277,7 @@ func (a *accumulator) add(r *genai.GenerateContentResponse, onDelta func(llm.Del
 		a.usage = r.UsageMetadata
 	}
 	if pf := r.PromptFeedback; pf != nil && pf.BlockReason != "" {
-		a.blocked = string(pf.BlockReason)
+		a.blocked = pf.BlockReason
 	}
 	if len(r.Candidates) == 0 {
 		return nil
@@ -206,6 +290,9 @@ func (a *accumulator) add(r *genai.GenerateContentResponse, onDelta func(llm.Del
 		return nil
 	}
 	for _, p := range c.Content.Parts {
+		if p == nil {
+			continue
+		}
 		var d llm.Delta
 		switch {
 		case p.FunctionCall != nil:
@@ -233,13 +320,16 @@ func (a *accumulator) add(r *genai.GenerateContentResponse, onDelta func(llm.Del
 
 // toolCall converts a function call part. Gemini usually sends no call id,
 // so one is made up; a thought signature rides on the id.
-func toolCall(p *genai.Part) (event.ToolCall, error) {
+func toolCall(p *part) (event.ToolCall, error) {
 	fc := p.FunctionCall
-	args := []byte("{}")
-	if len(fc.Args) > 0 {
-		var err error
-		if args, err = json.Marshal(fc.Args); err != nil {
-			return event.ToolCall{}, fmt.Errorf("gemini: function call %s: arguments: %w", fc.Name, err)
+	args := "{}"
+	if raw := bytes.TrimSpace(fc.Args); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		obj, ok := objectArgs(raw)
+		if !ok {
+			return event.ToolCall{}, malformed(fmt.Errorf("function call %s: arguments %.80q are not a JSON object", fc.Name, raw))
+		}
+		if obj != nil {
+			args = string(obj)
 		}
 	}
 	id := fc.ID
@@ -249,7 +339,7 @@ func toolCall(p *genai.Part) (event.ToolCall, error) {
 	if len(p.ThoughtSignature) > 0 {
 		id += ThoughtSeparator + base64.StdEncoding.EncodeToString(p.ThoughtSignature)
 	}
-	return event.ToolCall{ID: id, Name: fc.Name, Arguments: string(args), Origin: event.OriginCompletion}, nil
+	return event.ToolCall{ID: id, Name: fc.Name, Arguments: args, Origin: event.OriginCompletion}, nil
 }
 
 func newCallID() string {
@@ -258,12 +348,18 @@ func newCallID() string {
 	return "call_" + hex.EncodeToString(b[:])
 }
 
-func (a *accumulator) response() (*llm.Response, error) {
+// response returns the reply gathered. A stream must have ended with a
+// finish reason (or a blocked prompt): one cut at an event boundary is
+// not a whole reply.
+func (a *accumulator) response(stream bool) (*llm.Response, error) {
 	if a.chunks == 0 {
 		return nil, &llm.APIError{Kind: llm.ErrNoResponse, Message: "gemini: empty stream"}
 	}
 	if a.blocked != "" && a.text.Len() == 0 && len(a.calls) == 0 {
 		return nil, &llm.APIError{Kind: llm.ErrContentPolicy, Code: a.blocked, Message: "gemini: prompt blocked: " + a.blocked}
+	}
+	if stream && a.finish == "" {
+		return nil, &llm.APIError{Kind: llm.ErrNoResponse, Message: "gemini: stream ended before its finish reason"}
 	}
 	msg := event.Message{Role: event.RoleAssistant, Content: event.List[event.Content]{}, ToolCalls: a.calls, ReasoningContent: a.reasoning.String()}
 	if a.text.Len() > 0 {
@@ -272,10 +368,10 @@ func (a *accumulator) response() (*llm.Response, error) {
 	r := &llm.Response{ID: a.id, Model: a.model, Message: msg, FinishReason: finishReason(a.finish, len(a.calls) > 0)}
 	if u := a.usage; u != nil {
 		r.Usage = llm.TokenUsage{
-			PromptTokens:     int(u.PromptTokenCount),
-			CompletionTokens: int(u.CandidatesTokenCount + u.ThoughtsTokenCount),
-			CacheReadTokens:  int(u.CachedContentTokenCount),
-			ReasoningTokens:  int(u.ThoughtsTokenCount),
+			PromptTokens:     u.PromptTokenCount,
+			CompletionTokens: u.CandidatesTokenCount + u.ThoughtsTokenCount,
+			CacheReadTokens:  u.CachedContentTokenCount,
+			ReasoningTokens:  u.ThoughtsTokenCount,
 		}
 	}
 	return r, nil
@@ -283,48 +379,15 @@ func (a *accumulator) response() (*llm.Response, error) {
 
 // finishReason maps Gemini's finish reason to the Chat Completions
 // vocabulary. Gemini says STOP for replies with function calls.
-func finishReason(f genai.FinishReason, calls bool) string {
+func finishReason(f string, calls bool) string {
 	switch f {
-	case genai.FinishReasonMaxTokens:
+	case "MAX_TOKENS":
 		return "length"
-	case genai.FinishReasonSafety, genai.FinishReasonRecitation, genai.FinishReasonBlocklist,
-		genai.FinishReasonProhibitedContent, genai.FinishReasonSPII, genai.FinishReasonImageSafety:
+	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY":
 		return "content_filter"
 	}
 	if calls {
 		return "tool_calls"
 	}
 	return "stop"
-}
-
-// mapError turns a Gemini API error into an *llm.APIError. Transport and
-// context errors are returned as they are: package llm classifies those.
-func mapError(err error) error {
-	var apiErr genai.APIError
-	if !errors.As(err, &apiErr) {
-		var p *genai.APIError
-		if !errors.As(err, &p) {
-			return err
-		}
-		apiErr = *p
-	}
-	e := llm.NewAPIError(apiErr.Code, apiErr.Status, apiErr.Message, nil, err)
-	e.RetryAfter = retryDelay(apiErr.Details)
-	return e
-}
-
-// retryDelay reads the wait Gemini asks for in a google.rpc.RetryInfo
-// detail ("retryDelay": "37s").
-func retryDelay(details []map[string]any) time.Duration {
-	for _, d := range details {
-		if t, _ := d["@type"].(string); !strings.HasSuffix(t, "google.rpc.RetryInfo") {
-			continue
-		}
-		if s, _ := d["retryDelay"].(string); s != "" {
-			if dur, err := time.ParseDuration(s); err == nil && dur > 0 {
-				return dur
-			}
-		}
-	}
-	return 0
 }

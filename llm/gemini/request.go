@@ -2,13 +2,10 @@ package gemini
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"mime"
 	"path"
 	"strings"
-
-	"google.golang.org/genai"
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
@@ -17,77 +14,77 @@ import (
 // effortBudgets are the thinking budgets a reasoning effort buys on models
 // with budgeted thinking (Gemini 2.5), the values LiteLLM uses for the
 // reference.
-var effortBudgets = map[string]int32{
+var effortBudgets = map[string]int{
 	"minimal": 128, "low": 1024, "medium": 2048, "high": 4096, "xhigh": 8192, "max": 24576,
 }
 
-// buildRequest turns a call into Gemini contents and config.
-func buildRequest(req *llm.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
+// buildRequest turns a call into the body of a generateContent request.
+func buildRequest(req *llm.Request) (*generateRequest, error) {
 	c, f := req.Config, req.Features
 	gemini3 := strings.Contains(strings.ToLower(req.Endpoint.Model), "gemini-3")
 	system, contents, err := convertMessages(req.Messages, f.Vision, gemini3)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	cfg := &genai.GenerateContentConfig{SystemInstruction: system, StopSequences: req.Stop}
+	cfg := &generationConfig{StopSequences: req.Stop}
 	if req.MaxOutputTokens > 0 {
-		cfg.MaxOutputTokens = int32(req.MaxOutputTokens)
+		cfg.MaxOutputTokens = req.MaxOutputTokens
 	}
 	if f.SamplingParams {
 		if c.Temperature != nil {
-			cfg.Temperature = genai.Ptr(float32(*c.Temperature))
+			cfg.Temperature = c.Temperature
 		} else if gemini3 {
 			// Google advises 1.0 for Gemini 3: lower values make it loop.
 			// The reference (through LiteLLM) sends it too.
-			cfg.Temperature = genai.Ptr(float32(1))
+			cfg.Temperature = new(1.0)
 		}
-		if c.TopP != nil {
-			cfg.TopP = genai.Ptr(float32(*c.TopP))
-		}
-		if c.TopK != nil {
-			cfg.TopK = genai.Ptr(float32(*c.TopK))
-		}
+		cfg.TopP, cfg.TopK = c.TopP, c.TopK
 	}
-	if c.Seed != nil {
-		cfg.Seed = genai.Ptr(int32(*c.Seed))
-	}
+	cfg.Seed = c.Seed
 	if effort := c.ReasoningEffort; f.ReasoningEffort && effort != "" && effort != "none" {
-		tc := &genai.ThinkingConfig{IncludeThoughts: true}
+		tc := &thinkingConfig{IncludeThoughts: true}
 		if gemini3 {
 			// Gemini 3 thinks in levels; Pro knows only low and high.
-			tc.ThinkingLevel = genai.ThinkingLevelHigh
+			tc.ThinkingLevel = levelHigh
 			if effort == "minimal" || effort == "low" {
-				tc.ThinkingLevel = genai.ThinkingLevelLow
+				tc.ThinkingLevel = levelLow
 			}
 		} else if b, ok := effortBudgets[effort]; ok {
-			tc.ThinkingBudget = genai.Ptr(b)
+			tc.ThinkingBudget = &b
 		}
 		cfg.ThinkingConfig = tc
 	}
+	body := &generateRequest{Contents: contents, SystemInstruction: system, GenerationConfig: cfg}
 	if len(req.Tools) > 0 {
-		tool := &genai.Tool{}
-		for _, t := range req.Tools {
-			params, err := toSchema(t.Parameters)
+		t := &tool{}
+		for _, ts := range req.Tools {
+			params, err := toSchema(ts.Parameters)
 			if err != nil {
-				return nil, nil, fmt.Errorf("gemini: tool %s: %w", t.Name, err)
+				return nil, fmt.Errorf("gemini: tool %s: %w", ts.Name, err)
 			}
-			tool.FunctionDeclarations = append(tool.FunctionDeclarations, &genai.FunctionDeclaration{
-				Name: t.Name, Description: t.Description, Parameters: params,
+			t.FunctionDeclarations = append(t.FunctionDeclarations, &functionDeclaration{
+				Name: ts.Name, Description: ts.Description, Parameters: params,
 			})
 		}
-		cfg.Tools = []*genai.Tool{tool}
+		body.Tools = []*tool{t}
 	}
-	return contents, cfg, nil
+	return body, nil
 }
+
+// Roles of contents.
+const (
+	roleUser  = "user"
+	roleModel = "model"
+)
 
 // convertMessages splits messages into the system instruction and the
 // user/model turns. Tool results become functionResponse parts of a user
 // turn; consecutive turns of one role are merged, so the results of one
 // model turn's calls arrive together, as Gemini requires.
-func convertMessages(messages []event.Message, vision, gemini3 bool) (*genai.Content, []*genai.Content, error) {
-	var system *genai.Content
-	var out []*genai.Content
-	add := func(role string, parts []*genai.Part) {
+func convertMessages(messages []event.Message, vision, gemini3 bool) (*content, []*content, error) {
+	var system *content
+	var out []*content
+	add := func(role string, parts []*part) {
 		if len(parts) == 0 {
 			return
 		}
@@ -95,7 +92,7 @@ func convertMessages(messages []event.Message, vision, gemini3 bool) (*genai.Con
 			out[n-1].Parts = append(out[n-1].Parts, parts...)
 			return
 		}
-		out = append(out, &genai.Content{Role: role, Parts: parts})
+		out = append(out, &content{Role: role, Parts: parts})
 	}
 	names := map[string]string{} // tool call id -> tool name
 	for i, m := range messages {
@@ -104,9 +101,9 @@ func convertMessages(messages []event.Message, vision, gemini3 bool) (*genai.Con
 			for _, c := range m.Content {
 				if c.Type == event.ContentText && c.Text != "" {
 					if system == nil {
-						system = &genai.Content{Role: genai.RoleUser}
+						system = &content{Role: roleUser}
 					}
-					system.Parts = append(system.Parts, &genai.Part{Text: c.Text})
+					system.Parts = append(system.Parts, &part{Text: c.Text})
 				}
 			}
 		case event.RoleUser:
@@ -114,11 +111,11 @@ func convertMessages(messages []event.Message, vision, gemini3 bool) (*genai.Con
 			if err != nil {
 				return nil, nil, fmt.Errorf("gemini: message %d: %w", i, err)
 			}
-			add(genai.RoleUser, parts)
+			add(roleUser, parts)
 		case event.RoleAssistant:
-			var parts []*genai.Part
+			var parts []*part
 			if text := event.TextOf(m.Content); text != "" {
-				parts = append(parts, &genai.Part{Text: text})
+				parts = append(parts, &part{Text: text})
 			}
 			for j, tc := range m.ToolCalls {
 				p, err := functionCallPart(tc, gemini3, j == 0)
@@ -128,7 +125,7 @@ func convertMessages(messages []event.Message, vision, gemini3 bool) (*genai.Con
 				names[tc.ID] = tc.Name
 				parts = append(parts, p)
 			}
-			add(genai.RoleModel, parts)
+			add(roleModel, parts)
 		case event.RoleTool:
 			name := m.Name
 			if name == "" {
@@ -137,13 +134,11 @@ func convertMessages(messages []event.Message, vision, gemini3 bool) (*genai.Con
 			if name == "" {
 				return nil, nil, fmt.Errorf("gemini: message %d: tool result %q names no tool and answers no earlier call", i, m.ToolCallID)
 			}
-			// Gemini takes the result as an object; the text goes under
-			// "content", as LiteLLM sends it.
-			fr := &genai.FunctionResponse{Name: name, Response: map[string]any{"content": event.TextOf(m.Content)}}
+			fr := &functionResponse{Name: name, Response: resultResponse{Content: event.TextOf(m.Content)}}
 			if gemini3 {
 				fr.ID, _, _ = strings.Cut(m.ToolCallID, ThoughtSeparator)
 			}
-			add(genai.RoleUser, []*genai.Part{{FunctionResponse: fr}})
+			add(roleUser, []*part{{FunctionResponse: fr}})
 		default:
 			return nil, nil, fmt.Errorf("gemini: message %d: unknown role %q", i, m.Role)
 		}
@@ -155,16 +150,11 @@ func convertMessages(messages []event.Message, vision, gemini3 bool) (*genai.Con
 // carried on its id. Gemini 3 gets the call ids (as the reference sends
 // them), and the first call of a turn must have a signature there: calls
 // made by another model get Google's placeholder.
-func functionCallPart(tc event.ToolCall, gemini3, first bool) (*genai.Part, error) {
-	var args map[string]any
-	if tc.Arguments != "" {
-		if err := json.Unmarshal([]byte(tc.Arguments), &args); err != nil || args == nil {
-			// Gemini takes only an object; the model's malformed arguments
-			// were already reported back to it as an error.
-			args = map[string]any{}
-		}
-	}
-	p := &genai.Part{FunctionCall: &genai.FunctionCall{Name: tc.Name, Args: args}}
+func functionCallPart(tc event.ToolCall, gemini3, first bool) (*part, error) {
+	// Gemini takes only an object; the model's malformed arguments were
+	// already reported back to it as an error, and are sent as none.
+	args, _ := objectArgs([]byte(tc.Arguments))
+	p := &part{FunctionCall: &functionCall{Name: tc.Name, Args: args}}
 	id, enc, hasSig := strings.Cut(tc.ID, ThoughtSeparator)
 	if gemini3 {
 		p.FunctionCall.ID = id
@@ -184,13 +174,13 @@ func functionCallPart(tc event.ToolCall, gemini3, first bool) (*genai.Part, erro
 // contentParts converts user content. Data URLs are sent inline; other
 // URLs by reference (Gemini fetches only the URLs it can: its own file
 // URIs and public ones on some models).
-func contentParts(content []event.Content, vision bool) ([]*genai.Part, error) {
-	var out []*genai.Part
-	for _, c := range content {
+func contentParts(cs []event.Content, vision bool) ([]*part, error) {
+	var out []*part
+	for _, c := range cs {
 		switch c.Type {
 		case event.ContentText:
 			if c.Text != "" {
-				out = append(out, &genai.Part{Text: c.Text})
+				out = append(out, &part{Text: c.Text})
 			}
 		case event.ContentImage:
 			if !vision {
@@ -208,7 +198,7 @@ func contentParts(content []event.Content, vision bool) ([]*genai.Part, error) {
 	return out, nil
 }
 
-func imagePart(u string) (*genai.Part, error) {
+func imagePart(u string) (*part, error) {
 	if rest, ok := strings.CutPrefix(u, "data:"); ok {
 		meta, data, ok := strings.Cut(rest, ",")
 		media, isB64 := strings.CutSuffix(meta, ";base64")
@@ -219,14 +209,14 @@ func imagePart(u string) (*genai.Part, error) {
 		if err != nil {
 			return nil, fmt.Errorf("image %.40q: %w", u, err)
 		}
-		return &genai.Part{InlineData: &genai.Blob{MIMEType: media, Data: b}}, nil
+		return &part{InlineData: &blob{MIMEType: media, Data: b}}, nil
 	}
 	if strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "gs://") {
 		mt := mime.TypeByExtension(path.Ext(strings.SplitN(u, "?", 2)[0]))
 		if mt == "" {
 			mt = "image/jpeg"
 		}
-		return &genai.Part{FileData: &genai.FileData{FileURI: u, MIMEType: mt}}, nil
+		return &part{FileData: &fileData{FileURI: u, MIMEType: mt}}, nil
 	}
 	return nil, fmt.Errorf("image %.40q: want an http(s), gs or data URL", u)
 }

@@ -6,8 +6,47 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+)
 
-	"google.golang.org/genai"
+// schema is a schema in Gemini's subset of OpenAPI 3. Its fields are
+// those of the API's Schema object, in the order the genai SDK declared
+// them, so the encoding pinned in testdata stays the same.
+type schema struct {
+	AnyOf            []*schema          `json:"anyOf,omitempty"`
+	Default          any                `json:"default,omitempty"`
+	Description      string             `json:"description,omitempty"`
+	Enum             []string           `json:"enum,omitempty"`
+	Example          any                `json:"example,omitempty"`
+	Format           string             `json:"format,omitempty"`
+	Items            *schema            `json:"items,omitempty"`
+	MaxItems         *int64             `json:"maxItems,omitempty"`
+	MaxLength        *int64             `json:"maxLength,omitempty"`
+	MaxProperties    *int64             `json:"maxProperties,omitempty"`
+	Maximum          *float64           `json:"maximum,omitempty"`
+	MinItems         *int64             `json:"minItems,omitempty"`
+	MinLength        *int64             `json:"minLength,omitempty"`
+	MinProperties    *int64             `json:"minProperties,omitempty"`
+	Minimum          *float64           `json:"minimum,omitempty"`
+	Nullable         *bool              `json:"nullable,omitempty"`
+	Pattern          string             `json:"pattern,omitempty"`
+	Properties       map[string]*schema `json:"properties,omitempty"`
+	PropertyOrdering []string           `json:"propertyOrdering,omitempty"`
+	Required         []string           `json:"required,omitempty"`
+	Title            string             `json:"title,omitempty"`
+	Type             schemaType         `json:"type,omitempty"`
+}
+
+// schemaType is a schema type.
+type schemaType string
+
+// Schema types.
+const (
+	typeString  schemaType = "STRING"
+	typeNumber  schemaType = "NUMBER"
+	typeInteger schemaType = "INTEGER"
+	typeBoolean schemaType = "BOOLEAN"
+	typeArray   schemaType = "ARRAY"
+	typeObject  schemaType = "OBJECT"
 )
 
 // Gemini takes function parameters in its own subset of OpenAPI 3 schema:
@@ -68,7 +107,7 @@ type schemaConverter struct {
 // toSchema converts the JSON schema of a tool's parameters. It returns nil
 // for an object schema without properties: Gemini rejects empty objects,
 // and a function without parameters is declared without them.
-func toSchema(raw json.RawMessage) (*genai.Schema, error) {
+func toSchema(raw json.RawMessage) (*schema, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, nil
 	}
@@ -92,28 +131,28 @@ func toSchema(raw json.RawMessage) (*genai.Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parameters: %w", err)
 	}
-	if s.Type == genai.TypeObject && len(s.Properties) == 0 {
+	if s.Type == typeObject && len(s.Properties) == 0 {
 		return nil, nil
 	}
 	return s, nil
 }
 
-var jsonTypes = map[string]genai.Type{
-	"string": genai.TypeString, "number": genai.TypeNumber, "integer": genai.TypeInteger,
-	"boolean": genai.TypeBoolean, "array": genai.TypeArray, "object": genai.TypeObject,
+var jsonTypes = map[string]schemaType{
+	"string": typeString, "number": typeNumber, "integer": typeInteger,
+	"boolean": typeBoolean, "array": typeArray, "object": typeObject,
 }
 
 // formats Gemini accepts, per type.
-var formats = map[genai.Type][]string{
-	genai.TypeString:  {"enum", "date-time"},
-	genai.TypeNumber:  {"float", "double"},
-	genai.TypeInteger: {"int32", "int64"},
+var formats = map[schemaType][]string{
+	typeString:  {"enum", "date-time"},
+	typeNumber:  {"float", "double"},
+	typeInteger: {"int32", "int64"},
 }
 
-func (c *schemaConverter) convertRaw(raw json.RawMessage) (*genai.Schema, error) {
+func (c *schemaConverter) convertRaw(raw json.RawMessage) (*schema, error) {
 	if b := bytes.TrimSpace(raw); bytes.Equal(b, []byte("true")) || bytes.Equal(b, []byte("{}")) {
 		// "Anything": the closest Gemini has is a string.
-		return &genai.Schema{Type: genai.TypeString}, nil
+		return &schema{Type: typeString}, nil
 	}
 	k, err := decodeKeyed(raw)
 	if err != nil {
@@ -122,7 +161,7 @@ func (c *schemaConverter) convertRaw(raw json.RawMessage) (*genai.Schema, error)
 	return c.convert(k)
 }
 
-func (c *schemaConverter) convert(k *keyed) (*genai.Schema, error) {
+func (c *schemaConverter) convert(k *keyed) (*schema, error) {
 	if ref := k.str("$ref"); ref != "" {
 		def, ok := c.defs[ref]
 		if !ok {
@@ -130,7 +169,7 @@ func (c *schemaConverter) convert(k *keyed) (*genai.Schema, error) {
 		}
 		if c.depth >= maxRefDepth {
 			// A recursive type: stop with an opaque object.
-			return &genai.Schema{Type: genai.TypeObject, Description: k.str("description")}, nil
+			return &schema{Type: typeObject, Description: k.str("description")}, nil
 		}
 		c.depth++
 		defer func() { c.depth-- }()
@@ -144,7 +183,7 @@ func (c *schemaConverter) convert(k *keyed) (*genai.Schema, error) {
 		return s, nil
 	}
 
-	s := &genai.Schema{Description: k.str("description"), Title: k.str("title")}
+	s := &schema{Description: k.str("description"), Title: k.str("title")}
 	// Types: one type, or a list that may include "null".
 	var types []string
 	if t, ok := k.values["type"]; ok {
@@ -157,7 +196,7 @@ func (c *schemaConverter) convert(k *keyed) (*genai.Schema, error) {
 	}
 	if i := slices.Index(types, "null"); i >= 0 {
 		types = slices.Delete(types, i, i+1)
-		s.Nullable = genai.Ptr(true)
+		s.Nullable = new(true)
 	}
 	var alts []json.RawMessage
 	for _, key := range []string{"anyOf", "oneOf"} {
@@ -190,7 +229,7 @@ func (c *schemaConverter) convert(k *keyed) (*genai.Schema, error) {
 	case len(alts) > 0:
 		for _, a := range alts {
 			if isNullSchema(a) {
-				s.Nullable = genai.Ptr(true)
+				s.Nullable = new(true)
 				continue
 			}
 			alt, err := c.convertRaw(a)
@@ -219,11 +258,11 @@ func (c *schemaConverter) convert(k *keyed) (*genai.Schema, error) {
 		// No type: infer one from what the schema has.
 		switch {
 		case k.values["properties"] != nil:
-			s.Type = genai.TypeObject
+			s.Type = typeObject
 		case k.values["items"] != nil:
-			s.Type = genai.TypeArray
+			s.Type = typeArray
 		default:
-			s.Type = genai.TypeString
+			s.Type = typeString
 		}
 	}
 
@@ -252,12 +291,12 @@ func (c *schemaConverter) convert(k *keyed) (*genai.Schema, error) {
 			}
 		}
 	}
-	if s.Type == genai.TypeString {
+	if s.Type == typeString {
 		s.Pattern = k.str("pattern")
 	}
 
 	switch s.Type {
-	case genai.TypeArray:
+	case typeArray:
 		if items, ok := k.values["items"]; ok {
 			it, err := c.convertRaw(items)
 			if err != nil {
@@ -265,15 +304,15 @@ func (c *schemaConverter) convert(k *keyed) (*genai.Schema, error) {
 			}
 			s.Items = it
 		} else {
-			s.Items = &genai.Schema{Type: genai.TypeString}
+			s.Items = &schema{Type: typeString}
 		}
-	case genai.TypeObject:
+	case typeObject:
 		if props, ok := k.values["properties"]; ok {
 			pk, err := decodeKeyed(props)
 			if err != nil {
 				return nil, fmt.Errorf("properties: %w", err)
 			}
-			s.Properties = map[string]*genai.Schema{}
+			s.Properties = map[string]*schema{}
 			for _, name := range pk.keys {
 				p, err := c.convertRaw(pk.values[name])
 				if err != nil {
@@ -311,7 +350,7 @@ func isNullSchema(raw json.RawMessage) bool {
 
 // enum converts enum and const. Gemini takes enums of strings only; other
 // values are listed in the description instead.
-func (c *schemaConverter) enum(k *keyed, s *genai.Schema) error {
+func (c *schemaConverter) enum(k *keyed, s *schema) error {
 	var values []any
 	if v, ok := k.values["enum"]; ok {
 		if err := json.Unmarshal(v, &values); err != nil {
@@ -333,7 +372,7 @@ func (c *schemaConverter) enum(k *keyed, s *genai.Schema) error {
 			strs = append(strs, str)
 		}
 	}
-	if s.Type == genai.TypeString && len(strs) == len(values) {
+	if s.Type == typeString && len(strs) == len(values) {
 		s.Enum = strs
 		s.Format = "enum"
 		return nil

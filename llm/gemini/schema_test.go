@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"google.golang.org/genai"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -66,29 +64,29 @@ func TestSchemaGolden(t *testing.T) {
 	}
 
 	// The points the golden file pins, spelled out.
-	if s.Type != genai.TypeObject || len(s.PropertyOrdering) != 13 || s.PropertyOrdering[0] != "command" {
+	if s.Type != typeObject || len(s.PropertyOrdering) != 13 || s.PropertyOrdering[0] != "command" {
 		t.Errorf("root: type %s, ordering %v", s.Type, s.PropertyOrdering)
 	}
 	if strings.Join(s.Required, ",") != "command,path" {
 		t.Errorf("required %v: want names that are properties only", s.Required)
 	}
 	p := s.Properties
-	if vr := p["view_range"]; vr.Type != genai.TypeArray || vr.Nullable == nil || !*vr.Nullable || vr.Items.Type != genai.TypeInteger {
+	if vr := p["view_range"]; vr.Type != typeArray || vr.Nullable == nil || !*vr.Nullable || vr.Items.Type != typeInteger {
 		t.Errorf("view_range %+v", vr)
 	}
-	if r := p["range"]; r.Type != genai.TypeObject || r.Description != "A line range." || *r.Properties["start"].Minimum != 1 {
+	if r := p["range"]; r.Type != typeObject || r.Description != "A line range." || *r.Properties["start"].Minimum != 1 {
 		t.Errorf("range %+v", r)
 	}
 	if l := p["level"]; l.Enum != nil || !strings.Contains(l.Description, "Allowed values: 1, 2, 3.") {
 		t.Errorf("level %+v", l)
 	}
-	if m := p["mode"]; m.Type != genai.TypeString || len(m.Enum) != 1 || m.Enum[0] != "fast" {
+	if m := p["mode"]; m.Type != typeString || len(m.Enum) != 1 || m.Enum[0] != "fast" {
 		t.Errorf("mode %+v", m)
 	}
-	if m := p["maybe"]; m.Type != genai.TypeBoolean || m.Nullable == nil || m.Description != "Optional flag." {
+	if m := p["maybe"]; m.Type != typeBoolean || m.Nullable == nil || m.Description != "Optional flag." {
 		t.Errorf("maybe %+v", m)
 	}
-	if m := p["multi"]; len(m.AnyOf) != 2 || m.AnyOf[1].Type != genai.TypeInteger {
+	if m := p["multi"]; len(m.AnyOf) != 2 || m.AnyOf[1].Type != typeInteger {
 		t.Errorf("multi %+v", m)
 	}
 	if p["path"].Format != "" || p["when"].Format != "date-time" {
