@@ -1,7 +1,7 @@
-// Package anthropic is the gohands provider for Anthropic's Messages API,
-// built on the official anthropic-sdk-go (v1, API version 2023-06-01).
-// Importing it registers it with package llm for "anthropic/" models and
-// bare claude-* names.
+// Package anthropic is the gohands provider for Anthropic's Messages API
+// (version 2023-06-01), spoken directly in JSON over net/http, streamed
+// as server-sent events. Importing it registers it with package llm for
+// "anthropic/" models and bare claude-* names.
 //
 // It sends the system prompt, tools, images and tool results in the
 // Messages shape, turns the prompt-cache marks of package llm into
@@ -12,8 +12,8 @@
 // event.ThinkingBlock values and are sent back unchanged on later turns,
 // as the API requires while a tool-use loop is running.
 //
-// The client is always configured explicitly: no ANTHROPIC_* environment
-// variable and no profile file is read.
+// Only the config is used: no ANTHROPIC_* environment variable and no
+// profile file is read.
 //
 // Not supported yet: Claude on Bedrock or Vertex AI (their auth), the
 // is_error flag of tool results (the event model has no such flag),
@@ -23,19 +23,18 @@
 package anthropic
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
-	"time"
-
-	sdk "github.com/anthropics/anthropic-sdk-go"
-	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/llm/internal/httpapi"
+	"github.com/gohands/gohands/llm/internal/sse"
 )
 
 func init() {
@@ -48,61 +47,94 @@ type Provider struct{}
 
 var _ llm.Provider = Provider{}
 
-// noDeadline is the SDK request timeout of calls whose context has no
-// deadline (the config's timeout is 0).
-const noDeadline = 24 * time.Hour
+// apiVersion is the anthropic-version header: the API version we speak.
+const apiVersion = "2023-06-01"
 
 // Complete implements llm.Provider.
 func (Provider) Complete(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	params, opts, err := buildParams(req)
+	params, header, err := buildRequest(req)
 	if err != nil {
 		return nil, err
 	}
-	client := sdk.NewClient(clientOptions(req)...)
-	if req.OnDelta == nil {
-		// The SDK refuses large max_tokens without streaming unless a
-		// request timeout is set; ours is the context's deadline.
-		timeout := noDeadline
-		if d, ok := ctx.Deadline(); ok {
-			timeout = max(time.Until(d), time.Millisecond)
-		}
-		opts = append(opts, option.WithRequestTimeout(timeout))
-		msg, err := client.Messages.New(ctx, params, opts...)
-		if err != nil {
-			return nil, mapError(err)
-		}
-		return toResponse(msg), nil
+	params.Stream = req.OnDelta != nil
+	data, err := encodeBody(params, req.Config.ExtraBody)
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: encoding the request: %w", err)
 	}
-	return stream(ctx, &client, params, opts, req.OnDelta)
-}
-
-// clientOptions configure the client from the request alone.
-func clientOptions(req *llm.Request) []option.RequestOption {
-	ep := req.Endpoint
+	hr, err := newHTTPRequest(ctx, req, header, data)
+	if err != nil {
+		return nil, err
+	}
 	hc := req.HTTPClient
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	opts := []option.RequestOption{
-		option.WithoutEnvironmentDefaults(),
-		option.WithHTTPClient(hc),
-		option.WithBaseURL(baseURL(ep.BaseURL)),
-		// Package llm retries; the SDK must not retry on its own.
-		option.WithMaxRetries(0),
+	resp, err := httpapi.Do(hc, hr)
+	if err != nil {
+		return nil, err
 	}
-	if key := req.Config.APIKey.Value(); key != "" {
-		if ep.AuthHeader == "" || strings.EqualFold(ep.AuthHeader, "x-api-key") {
-			opts = append(opts, option.WithAPIKey(key))
-		} else {
-			opts = append(opts, option.WithHeader(ep.AuthHeader, ep.AuthPrefix+key))
+	defer resp.Body.Close()
+	if req.OnDelta == nil {
+		raw, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("anthropic: reading the reply: %w", err)
 		}
+		var m messageResponse
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, malformed(fmt.Errorf("reply %.80q: %w", raw, err))
+		}
+		return toResponse(&m), nil
 	}
-	return opts
+	return stream(resp.Body, req.OnDelta)
 }
 
-// baseURL returns the server root the SDK wants (it adds /v1/messages),
-// accepting base URLs written with /v1 or /v1/messages as LiteLLM users
-// do.
+// encodeBody encodes the request with the extra body keys set at its top
+// level, replacing ours.
+func encodeBody(p *messagesRequest, extra map[string]any) ([]byte, error) {
+	data, err := json.Marshal(p)
+	if err != nil || len(extra) == 0 {
+		return data, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return json.Marshal(m)
+}
+
+// newHTTPRequest makes the POST of one call, configured from the request
+// alone.
+func newHTTPRequest(ctx context.Context, req *llm.Request, header http.Header, body []byte) (*http.Request, error) {
+	ep := req.Endpoint
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL(ep.BaseURL)+"v1/messages", bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: %w", err)
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json")
+	if req.OnDelta != nil {
+		hr.Header.Set("Accept", "text/event-stream")
+	}
+	hr.Header.Set("anthropic-version", apiVersion)
+	if key := req.Config.APIKey.Value(); key != "" {
+		h := ep.AuthHeader
+		if h == "" {
+			h = "x-api-key"
+		}
+		hr.Header.Set(h, ep.AuthPrefix+key)
+	}
+	// The config's extra headers come last: they may override ours.
+	for k, v := range header {
+		hr.Header[k] = v
+	}
+	return hr, nil
+}
+
+// baseURL returns the server root with a trailing slash, accepting base
+// URLs written with /v1 or /v1/messages as LiteLLM users do.
 func baseURL(u string) string {
 	u = strings.TrimSuffix(u, "/")
 	u = strings.TrimSuffix(u, "/messages")
@@ -110,37 +142,79 @@ func baseURL(u string) string {
 	return u + "/"
 }
 
-// stream makes a streamed call, passing fragments to onDelta and
-// accumulating the message.
-func stream(ctx context.Context, client *sdk.Client, params sdk.MessageNewParams, opts []option.RequestOption, onDelta func(llm.Delta) error) (*llm.Response, error) {
-	s := client.Messages.NewStreaming(ctx, params, opts...)
-	defer s.Close()
-	var msg sdk.Message
-	calls := map[int64]int{} // content block index -> tool call index
-	stopped := false
-	for s.Next() {
-		ev := s.Current()
-		if err := msg.Accumulate(ev); err != nil {
+// malformed reports a reply that is not the JSON the API sends: a broken
+// server or proxy, worth another try.
+func malformed(err error) error {
+	return &llm.APIError{Kind: llm.ErrServer, Message: "anthropic: malformed reply: " + err.Error(), Err: err}
+}
+
+// stream reads a streamed reply, passing fragments to onDelta and
+// gathering the message.
+func stream(body io.Reader, onDelta func(llm.Delta) error) (*llm.Response, error) {
+	var msg messageResponse
+	calls := map[int]int{} // content block index -> tool call index
+	started, stopped := false, false
+	for ev, err := range sse.Events(body) {
+		if err != nil {
 			return nil, fmt.Errorf("anthropic: stream: %w", err)
 		}
+		var e streamEvent
+		if err := json.Unmarshal(ev.Data, &e); err != nil {
+			return nil, malformed(fmt.Errorf("stream event %.80q: %w", ev.Data, err))
+		}
+		if ev.Name == "error" || e.Type == "error" {
+			return nil, streamError(ev.Data, e)
+		}
+		if !started && e.Type != "message_start" && e.Type != "ping" {
+			return nil, malformed(fmt.Errorf("stream: %s event before message_start", e.Type))
+		}
 		var d llm.Delta
-		switch ev.Type {
+		switch e.Type {
+		case "message_start":
+			if e.Message == nil {
+				return nil, malformed(fmt.Errorf("stream: message_start without a message"))
+			}
+			msg, started = *e.Message, true
+			msg.Content = nil
 		case "content_block_start":
-			if b := ev.ContentBlock; b.Type == "tool_use" {
+			// Blocks start in index order, each right after the last.
+			b := e.ContentBlock
+			if b == nil || e.Index != len(msg.Content) {
+				return nil, malformed(fmt.Errorf("stream: content block %d started out of order (have %d)", e.Index, len(msg.Content)))
+			}
+			msg.Content = append(msg.Content, b)
+			if b.Type == "tool_use" {
 				i := len(calls)
-				calls[ev.Index] = i
+				calls[e.Index] = i
 				d.ToolCall = &llm.ToolCallDelta{Index: i, ID: b.ID, Name: b.Name}
 			}
 		case "content_block_delta":
-			switch ev.Delta.Type {
+			if e.Index < 0 || e.Index >= len(msg.Content) {
+				return nil, malformed(fmt.Errorf("stream: delta for content block %d, which has not started", e.Index))
+			}
+			b := msg.Content[e.Index]
+			switch e.Delta.Type {
 			case "text_delta":
-				d.Text = ev.Delta.Text
+				b.Text += e.Delta.Text
+				d.Text = e.Delta.Text
 			case "thinking_delta":
-				d.Reasoning = ev.Delta.Thinking
+				b.Thinking += e.Delta.Thinking
+				d.Reasoning = e.Delta.Thinking
+			case "signature_delta":
+				b.Signature += e.Delta.Signature
 			case "input_json_delta":
-				if i, ok := calls[ev.Index]; ok && ev.Delta.PartialJSON != "" {
-					d.ToolCall = &llm.ToolCallDelta{Index: i, Arguments: ev.Delta.PartialJSON}
+				b.partial = append(b.partial, e.Delta.PartialJSON...)
+				b.streamed = true
+				if i, ok := calls[e.Index]; ok && e.Delta.PartialJSON != "" {
+					d.ToolCall = &llm.ToolCallDelta{Index: i, Arguments: e.Delta.PartialJSON}
 				}
+			}
+		case "message_delta":
+			if e.Delta.StopReason != "" {
+				msg.StopReason = e.Delta.StopReason
+			}
+			if e.Usage != nil {
+				msg.Usage.update(*e.Usage)
 			}
 		case "message_stop":
 			stopped = true
@@ -150,18 +224,33 @@ func stream(ctx context.Context, client *sdk.Client, params sdk.MessageNewParams
 				return nil, err
 			}
 		}
-	}
-	if err := s.Err(); err != nil {
-		return nil, mapError(err)
+		if stopped {
+			break
+		}
 	}
 	if !stopped {
 		return nil, &llm.APIError{Kind: llm.ErrNoResponse, Message: "anthropic: stream ended before message_stop"}
 	}
+	for _, b := range msg.Content {
+		if b.streamed {
+			b.Input = b.partial
+		}
+	}
 	return toResponse(&msg), nil
 }
 
+// streamError converts an error event, sent in a stream that began with
+// 200: its type says what went wrong.
+func streamError(data []byte, e streamEvent) error {
+	status := 0
+	if e.Error != nil {
+		status = statusOfType[e.Error.Type]
+	}
+	return httpapi.Error(status, nil, data)
+}
+
 // toResponse converts a complete message.
-func toResponse(m *sdk.Message) *llm.Response {
+func toResponse(m *messageResponse) *llm.Response {
 	out := event.Message{Role: event.RoleAssistant, Content: event.List[event.Content]{}}
 	var text, reasoning strings.Builder
 	for _, b := range m.Content {
@@ -175,7 +264,7 @@ func toResponse(m *sdk.Message) *llm.Response {
 		case "redacted_thinking":
 			out.ThinkingBlocks = append(out.ThinkingBlocks, event.ThinkingBlock{Redacted: true, Data: b.Data})
 		case "tool_use":
-			args := string(b.Input)
+			args := string(bytes.TrimSpace(b.Input))
 			if args == "" {
 				args = "{}"
 			}
@@ -187,66 +276,36 @@ func toResponse(m *sdk.Message) *llm.Response {
 	}
 	out.ReasoningContent = reasoning.String()
 	u := m.Usage
-	return &llm.Response{
+	r := &llm.Response{
 		ID:           m.ID,
-		Model:        string(m.Model),
+		Model:        m.Model,
 		Message:      out,
 		FinishReason: finishReason(m.StopReason),
 		Usage: llm.TokenUsage{
 			// Anthropic counts cached input apart; PromptTokens counts all.
-			PromptTokens:     int(u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens),
-			CompletionTokens: int(u.OutputTokens),
-			CacheReadTokens:  int(u.CacheReadInputTokens),
-			CacheWriteTokens: int(u.CacheCreationInputTokens),
-			ReasoningTokens:  int(u.OutputTokensDetails.ThinkingTokens),
+			PromptTokens:     count(u.InputTokens) + count(u.CacheReadInputTokens) + count(u.CacheCreationInputTokens),
+			CompletionTokens: count(u.OutputTokens),
+			CacheReadTokens:  count(u.CacheReadInputTokens),
+			CacheWriteTokens: count(u.CacheCreationInputTokens),
 		},
 	}
+	if d := u.OutputTokensDetails; d != nil {
+		r.Usage.ReasoningTokens = d.ThinkingTokens
+	}
+	return r
 }
 
 // finishReason maps a stop reason to the Chat Completions vocabulary.
-func finishReason(r sdk.StopReason) string {
+func finishReason(r string) string {
 	switch r {
-	case sdk.StopReasonToolUse:
+	case "tool_use":
 		return "tool_calls"
-	case sdk.StopReasonMaxTokens:
+	case "max_tokens":
 		return "length"
-	case sdk.StopReasonRefusal:
+	case "refusal":
 		return "content_filter"
 	}
 	return "stop"
-}
-
-// mapError turns an SDK error into an *llm.APIError when the server
-// answered. Transport and context errors are returned as they are:
-// package llm classifies those.
-func mapError(err error) error {
-	var apiErr *sdk.Error
-	if !errors.As(err, &apiErr) {
-		return err
-	}
-	var body struct {
-		Error struct {
-			Type    string `json:"type"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	raw := apiErr.RawJSON()
-	_ = json.Unmarshal([]byte(raw), &body)
-	msg := body.Error.Message
-	if msg == "" {
-		msg = strings.TrimSpace(raw)
-	}
-	var h http.Header
-	if apiErr.Response != nil {
-		h = apiErr.Response.Header
-	}
-	status := apiErr.StatusCode
-	if status < 400 {
-		// An error event in a stream that began with 200: its type says
-		// what went wrong.
-		status = statusOfType[body.Error.Type]
-	}
-	return llm.NewAPIError(status, body.Error.Type, msg, h, err)
 }
 
 // statusOfType maps Anthropic error types to their HTTP statuses.

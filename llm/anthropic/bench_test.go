@@ -12,7 +12,7 @@ import (
 
 // BenchmarkCompletion measures one call with two tool calls in the reply,
 // over loopback HTTP to a scripted server: the provider's own cost
-// (request building, the SDK, decoding) plus the local round trip.
+// (request building, encoding, decoding) plus the local round trip.
 func BenchmarkCompletion(b *testing.B) {
 	for _, stream := range []bool{false, true} {
 		name := map[bool]string{false: "plain", true: "stream"}[stream]

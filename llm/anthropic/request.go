@@ -1,15 +1,14 @@
 package anthropic
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
-
-	sdk "github.com/anthropics/anthropic-sdk-go"
-	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
@@ -46,35 +45,31 @@ func llmModelMatches(model string, patterns []string) bool {
 	return false
 }
 
-// buildParams turns a call into Messages API parameters, plus the request
-// options that carry what the parameters cannot (beta headers, extra body
-// keys).
-func buildParams(req *llm.Request) (sdk.MessageNewParams, []option.RequestOption, error) {
+// buildRequest turns a call into the body of a Messages request, plus the
+// headers that carry what the body cannot (betas, extra headers).
+func buildRequest(req *llm.Request) (*messagesRequest, http.Header, error) {
 	cfg, f := req.Config, req.Features
-	p := sdk.MessageNewParams{
-		Model:     sdk.Model(req.Endpoint.Model),
-		MaxTokens: int64(req.MaxOutputTokens),
-	}
+	p := &messagesRequest{Model: req.Endpoint.Model, MaxTokens: req.MaxOutputTokens}
 	if p.MaxTokens <= 0 {
 		p.MaxTokens = defaultMaxTokens
 	}
 	system, msgs, err := convertMessages(req.Messages, f.Vision)
 	if err != nil {
-		return p, nil, err
+		return nil, nil, err
 	}
 	p.System, p.Messages = system, msgs
 	for _, t := range req.Tools {
 		tp, err := convertTool(t)
 		if err != nil {
-			return p, nil, err
+			return nil, nil, err
 		}
-		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: tp})
+		p.Tools = append(p.Tools, tp)
 	}
 	if len(req.Stop) > 0 {
 		p.StopSequences = req.Stop
 	}
 
-	var opts []option.RequestOption
+	header := http.Header{}
 	var betas []string
 	thinking := false
 	effort := cfg.ReasoningEffort != "" && cfg.ReasoningEffort != "none"
@@ -84,34 +79,27 @@ func buildParams(req *llm.Request) (sdk.MessageNewParams, []option.RequestOption
 	}
 	switch {
 	case mode == "manual" && cfg.ExtendedThinkingBudget > 0:
-		budget := min(int64(cfg.ExtendedThinkingBudget), p.MaxTokens-1)
+		budget := min(cfg.ExtendedThinkingBudget, p.MaxTokens-1)
 		if budget >= minThinkingBudget {
-			p.Thinking = sdk.ThinkingConfigParamOfEnabled(budget)
+			p.Thinking = &thinkingConfig{Type: "enabled", BudgetTokens: budget}
 			betas = append(betas, interleavedThinking)
 			thinking = true
 		}
 	case mode == "adaptive" && effort:
-		p.Thinking = sdk.ThinkingConfigParamUnion{OfAdaptive: &sdk.ThinkingConfigAdaptiveParam{
-			Display: sdk.ThinkingConfigAdaptiveDisplaySummarized,
-		}}
-		p.OutputConfig.Effort = adaptiveEffort(cfg.ReasoningEffort)
+		p.Thinking = &thinkingConfig{Type: "adaptive", Display: "summarized"}
+		p.OutputConfig = &outputConfig{Effort: adaptiveEffort(cfg.ReasoningEffort)}
 		thinking = true
 	case mode != "adaptive" && f.ReasoningEffort && effort:
-		if budget, ok := effortBudgets[cfg.ReasoningEffort]; ok && int64(budget) < p.MaxTokens {
-			p.Thinking = sdk.ThinkingConfigParamOfEnabled(int64(budget))
+		if budget, ok := effortBudgets[cfg.ReasoningEffort]; ok && budget < p.MaxTokens {
+			p.Thinking = &thinkingConfig{Type: "enabled", BudgetTokens: budget}
 			thinking = true
 		}
 	}
 	// The API rejects sampling parameters with thinking on.
 	if f.SamplingParams && !thinking {
-		if cfg.Temperature != nil {
-			p.Temperature = sdk.Float(*cfg.Temperature)
-		}
-		if cfg.TopP != nil {
-			p.TopP = sdk.Float(*cfg.TopP)
-		}
+		p.Temperature, p.TopP = cfg.Temperature, cfg.TopP
 		if cfg.TopK != nil {
-			p.TopK = sdk.Int(int64(*cfg.TopK))
+			p.TopK = new(int(*cfg.TopK))
 		}
 	}
 
@@ -120,38 +108,36 @@ func buildParams(req *llm.Request) (sdk.MessageNewParams, []option.RequestOption
 			betas = append(betas, v)
 			continue
 		}
-		opts = append(opts, option.WithHeader(k, v))
+		header.Set(k, v)
 	}
 	if len(betas) > 0 {
-		opts = append(opts, option.WithHeader("anthropic-beta", strings.Join(betas, ",")))
+		header.Set("anthropic-beta", strings.Join(betas, ","))
 	}
-	for k, v := range cfg.ExtraBody {
-		opts = append(opts, option.WithJSONSet(k, v))
-	}
-	return p, opts, nil
+	return p, header, nil
 }
 
 // adaptiveEffort maps a reasoning effort to the API's effort levels.
-func adaptiveEffort(e string) sdk.OutputConfigEffort {
+func adaptiveEffort(e string) string {
 	switch e {
 	case "minimal", "low":
-		return sdk.OutputConfigEffortLow
-	case "medium":
-		return sdk.OutputConfigEffortMedium
-	case "xhigh":
-		return sdk.OutputConfigEffortXhigh
-	case "max":
-		return sdk.OutputConfigEffortMax
+		return "low"
+	case "medium", "xhigh", "max":
+		return e
 	}
-	return sdk.OutputConfigEffortHigh
+	return "high"
 }
 
-// cacheControl returns an ephemeral cache breakpoint if mark is set.
-func cacheControl(mark bool) sdk.CacheControlEphemeralParam {
+// breakpoint returns an ephemeral cache breakpoint if mark is set.
+func breakpoint(mark bool) *cacheControl {
 	if mark {
-		return sdk.NewCacheControlEphemeralParam()
+		return ephemeral
 	}
-	return sdk.CacheControlEphemeralParam{}
+	return nil
+}
+
+// textBlock returns a text block, with a cache breakpoint if mark is set.
+func textBlock(text string, mark bool) *block {
+	return &block{Type: "text", Text: text, CacheControl: breakpoint(mark)}
 }
 
 // convertMessages splits messages into the system blocks and the
@@ -159,10 +145,10 @@ func cacheControl(mark bool) sdk.CacheControlEphemeralParam {
 // tool_result blocks of a user turn; consecutive turns of one role are
 // merged, as the API wants them alternating. Empty text is dropped (the
 // API rejects empty text blocks), and images unless vision is on.
-func convertMessages(messages []event.Message, vision bool) ([]sdk.TextBlockParam, []sdk.MessageParam, error) {
-	var system []sdk.TextBlockParam
-	var out []sdk.MessageParam
-	add := func(role sdk.MessageParamRole, blocks []sdk.ContentBlockParamUnion) {
+func convertMessages(messages []event.Message, vision bool) ([]*block, []*message, error) {
+	var system []*block
+	var out []*message
+	add := func(role string, blocks []*block) {
 		if len(blocks) == 0 {
 			return
 		}
@@ -170,14 +156,14 @@ func convertMessages(messages []event.Message, vision bool) ([]sdk.TextBlockPara
 			out[n-1].Content = append(out[n-1].Content, blocks...)
 			return
 		}
-		out = append(out, sdk.MessageParam{Role: role, Content: blocks})
+		out = append(out, &message{Role: role, Content: blocks})
 	}
 	for i, m := range messages {
 		switch m.Role {
 		case event.RoleSystem:
 			for _, c := range m.Content {
 				if c.Type == event.ContentText && c.Text != "" {
-					system = append(system, sdk.TextBlockParam{Text: c.Text, CacheControl: cacheControl(c.CachePrompt)})
+					system = append(system, textBlock(c.Text, c.CachePrompt))
 				}
 			}
 		case event.RoleUser:
@@ -185,24 +171,24 @@ func convertMessages(messages []event.Message, vision bool) ([]sdk.TextBlockPara
 			if err != nil {
 				return nil, nil, fmt.Errorf("anthropic: message %d: %w", i, err)
 			}
-			add(sdk.MessageParamRoleUser, blocks)
+			add(roleUser, blocks)
 		case event.RoleTool:
 			res, err := toolResult(m, vision)
 			if err != nil {
 				return nil, nil, fmt.Errorf("anthropic: message %d: %w", i, err)
 			}
-			add(sdk.MessageParamRoleUser, []sdk.ContentBlockParamUnion{{OfToolResult: res}})
+			add(roleUser, []*block{res})
 		case event.RoleAssistant:
-			add(sdk.MessageParamRoleAssistant, assistantBlocks(m))
+			add(roleAssistant, assistantBlocks(m))
 		default:
 			return nil, nil, fmt.Errorf("anthropic: message %d: unknown role %q", i, m.Role)
 		}
 	}
 	// The API wants a turn's tool results ahead of anything else in it (a
 	// user message may have been merged in front of them).
-	for i := range out {
-		if out[i].Role == sdk.MessageParamRoleUser {
-			slices.SortStableFunc(out[i].Content, func(a, b sdk.ContentBlockParamUnion) int {
+	for _, m := range out {
+		if m.Role == roleUser {
+			slices.SortStableFunc(m.Content, func(a, b *block) int {
 				return cmp.Compare(resultRank(a), resultRank(b))
 			})
 		}
@@ -210,21 +196,21 @@ func convertMessages(messages []event.Message, vision bool) ([]sdk.TextBlockPara
 	return system, out, nil
 }
 
-func resultRank(b sdk.ContentBlockParamUnion) int {
-	if b.OfToolResult != nil {
+func resultRank(b *block) int {
+	if b.Type == "tool_result" {
 		return 0
 	}
 	return 1
 }
 
 // contentBlocks converts user content.
-func contentBlocks(content []event.Content, vision bool) ([]sdk.ContentBlockParamUnion, error) {
-	var out []sdk.ContentBlockParamUnion
+func contentBlocks(content []event.Content, vision bool) ([]*block, error) {
+	var out []*block
 	for _, c := range content {
 		switch c.Type {
 		case event.ContentText:
 			if c.Text != "" {
-				out = append(out, sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: c.Text, CacheControl: cacheControl(c.CachePrompt)}})
+				out = append(out, textBlock(c.Text, c.CachePrompt))
 			}
 		case event.ContentImage:
 			if !vision {
@@ -236,8 +222,8 @@ func contentBlocks(content []event.Content, vision bool) ([]sdk.ContentBlockPara
 					return nil, err
 				}
 				// The breakpoint goes after the last image of the block.
-				img.CacheControl = cacheControl(c.CachePrompt && j == len(c.ImageURLs)-1)
-				out = append(out, sdk.ContentBlockParamUnion{OfImage: img})
+				img.CacheControl = breakpoint(c.CachePrompt && j == len(c.ImageURLs)-1)
+				out = append(out, img)
 			}
 		}
 	}
@@ -246,34 +232,32 @@ func contentBlocks(content []event.Content, vision bool) ([]sdk.ContentBlockPara
 
 // imageBlock converts an image URL: data URLs are sent inline, http(s)
 // URLs by reference.
-func imageBlock(u string) (*sdk.ImageBlockParam, error) {
+func imageBlock(u string) (*block, error) {
 	if rest, ok := strings.CutPrefix(u, "data:"); ok {
 		meta, data, ok := strings.Cut(rest, ",")
 		media, isB64 := strings.CutSuffix(meta, ";base64")
 		if !ok || !isB64 {
 			return nil, fmt.Errorf("image %.40q: want a base64 data URL", u)
 		}
-		return &sdk.ImageBlockParam{Source: sdk.ImageBlockParamSourceUnion{OfBase64: &sdk.Base64ImageSourceParam{
-			Data: data, MediaType: sdk.Base64ImageSourceMediaType(media),
-		}}}, nil
+		return &block{Type: "image", Source: &imageSource{Type: "base64", MediaType: media, Data: data}}, nil
 	}
 	if strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") {
-		return &sdk.ImageBlockParam{Source: sdk.ImageBlockParamSourceUnion{OfURL: &sdk.URLImageSourceParam{URL: u}}}, nil
+		return &block{Type: "image", Source: &imageSource{Type: "url", URL: u}}, nil
 	}
 	return nil, fmt.Errorf("image %.40q: want an http(s) or data URL", u)
 }
 
 // toolResult converts a tool message. A cache breakpoint on any of its
 // content is put on the tool_result block itself.
-func toolResult(m event.Message, vision bool) (*sdk.ToolResultBlockParam, error) {
-	res := &sdk.ToolResultBlockParam{ToolUseID: wireID(m.ToolCallID)}
+func toolResult(m event.Message, vision bool) (*block, error) {
+	res := &block{Type: "tool_result", ToolUseID: wireID(m.ToolCallID)}
 	mark := false
 	for _, c := range m.Content {
 		mark = mark || c.CachePrompt
 		switch c.Type {
 		case event.ContentText:
 			if c.Text != "" {
-				res.Content = append(res.Content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: c.Text}})
+				res.Content = append(res.Content, textBlock(c.Text, false))
 			}
 		case event.ContentImage:
 			if !vision {
@@ -284,32 +268,32 @@ func toolResult(m event.Message, vision bool) (*sdk.ToolResultBlockParam, error)
 				if err != nil {
 					return nil, err
 				}
-				res.Content = append(res.Content, sdk.ToolResultBlockParamContentUnion{OfImage: img})
+				res.Content = append(res.Content, img)
 			}
 		}
 	}
-	res.CacheControl = cacheControl(mark)
+	res.CacheControl = breakpoint(mark)
 	return res, nil
 }
 
 // assistantBlocks converts an assistant message: its thinking blocks first,
 // exactly as received (the API checks their signatures), then text, then
 // tool calls.
-func assistantBlocks(m event.Message) []sdk.ContentBlockParamUnion {
-	var out []sdk.ContentBlockParamUnion
+func assistantBlocks(m event.Message) []*block {
+	var out []*block
 	for _, b := range m.ThinkingBlocks {
 		switch {
 		case b.Redacted:
-			out = append(out, sdk.NewRedactedThinkingBlock(b.Data))
+			out = append(out, &block{Type: "redacted_thinking", Data: b.Data})
 		case b.Signature != nil && *b.Signature != "":
-			out = append(out, sdk.NewThinkingBlock(*b.Signature, b.Thinking))
+			out = append(out, &block{Type: "thinking", Thinking: new(b.Thinking), Signature: new(*b.Signature)})
 		}
 		// Unsigned thinking (from another provider) cannot be verified by
 		// the API, which would reject the request; it is left out.
 	}
 	for _, c := range m.Content {
 		if c.Type == event.ContentText && c.Text != "" {
-			out = append(out, sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: c.Text, CacheControl: cacheControl(c.CachePrompt)}})
+			out = append(out, textBlock(c.Text, c.CachePrompt))
 		}
 	}
 	for _, tc := range m.ToolCalls {
@@ -320,7 +304,7 @@ func assistantBlocks(m event.Message) []sdk.ContentBlockParamUnion {
 			slog.Debug("anthropic: tool call arguments are not a JSON object; sending {}", "tool", tc.Name, "id", tc.ID)
 			input = json.RawMessage("{}")
 		}
-		out = append(out, sdk.NewToolUseBlock(wireID(tc.ID), input, tc.Name))
+		out = append(out, &block{Type: "tool_use", ID: wireID(tc.ID), Name: tc.Name, Input: input})
 	}
 	return out
 }
@@ -338,35 +322,37 @@ func isObject(b json.RawMessage) bool {
 	return json.Unmarshal(b, &m) == nil && m != nil
 }
 
-// convertTool converts a tool spec. The schema's properties and required
-// list go in their own fields; any other keywords ride along.
-func convertTool(t llm.ToolSpec) (*sdk.ToolParam, error) {
-	schema := sdk.ToolInputSchemaParam{Properties: map[string]any{}}
+// convertTool converts a tool spec. The input schema is always an object
+// schema with properties (the API requires both); its other keywords are
+// sent as they are.
+func convertTool(t llm.ToolSpec) (*toolParam, error) {
+	m := map[string]json.RawMessage{}
 	if len(t.Parameters) > 0 {
-		var m map[string]json.RawMessage
 		if err := json.Unmarshal(t.Parameters, &m); err != nil {
 			return nil, fmt.Errorf("anthropic: tool %s: parameters: %w", t.Name, err)
 		}
-		for k, v := range m {
-			switch k {
-			case "type":
-			case "properties":
-				schema.Properties = v
-			case "required":
-				if err := json.Unmarshal(v, &schema.Required); err != nil {
-					return nil, fmt.Errorf("anthropic: tool %s: required: %w", t.Name, err)
-				}
-			default:
-				if schema.ExtraFields == nil {
-					schema.ExtraFields = map[string]any{}
-				}
-				schema.ExtraFields[k] = v
-			}
+		if m == nil { // null
+			m = map[string]json.RawMessage{}
 		}
 	}
-	tp := &sdk.ToolParam{Name: t.Name, InputSchema: schema, Type: sdk.ToolTypeCustom}
-	if t.Description != "" {
-		tp.Description = sdk.String(t.Description)
+	m["type"] = json.RawMessage(`"object"`)
+	if p, ok := m["properties"]; !ok || isNull(p) {
+		m["properties"] = json.RawMessage(`{}`)
 	}
-	return tp, nil
+	if r, ok := m["required"]; ok {
+		var names []string
+		if err := json.Unmarshal(r, &names); err != nil {
+			return nil, fmt.Errorf("anthropic: tool %s: required: %w", t.Name, err)
+		}
+		if names == nil {
+			delete(m, "required")
+		}
+	}
+	schema, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: tool %s: parameters: %w", t.Name, err)
+	}
+	return &toolParam{Type: "custom", Name: t.Name, Description: t.Description, InputSchema: schema}, nil
 }
+
+func isNull(b json.RawMessage) bool { return string(bytes.TrimSpace(b)) == "null" }

@@ -238,10 +238,7 @@ func malformed(err error) error {
 // streamError converts an error sent inside a stream that began with 200:
 // its code is the HTTP status it stands for.
 func streamError(e *apiError) error {
-	data, _ := json.Marshal(struct {
-		Error *apiError `json:"error"`
-	}{e})
-	ae := httpapi.Error(e.Code, nil, data)
+	ae := llm.NewAPIError(e.Code, e.Status, e.Message, nil, nil)
 	ae.RetryAfter = e.retryDelay()
 	return ae
 }
