@@ -83,8 +83,6 @@ if [[ ${BENCH_SIZES:-1} != 0 ]]; then
   }
   base=$(size_of base)
   for m in "openai-go github.com/openai/openai-go/v3 github.com/openai/openai-go/v3/responses" \
-           "anthropic-sdk-go github.com/anthropics/anthropic-sdk-go" \
-           "genai google.golang.org/genai" \
            "mcp-go-sdk github.com/modelcontextprotocol/go-sdk/mcp" \
            "chromedp github.com/chromedp/chromedp"; do
     set -- $m
