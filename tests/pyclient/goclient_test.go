@@ -456,6 +456,10 @@ func (r *goRun) workspaceOps(out map[string]any) error {
 		return err
 	}
 	out["execute_pwd"] = map[string]any{"exit_code": res.ExitCode, "stdout": r.norm(res.Stdout)}
+	if res, err = ws.Execute(ctx, "echo started; sleep 20", &workspace.ExecOptions{Cwd: wd, Timeout: 2 * time.Second}); err != nil {
+		return err
+	}
+	out["execute_timeout"] = map[string]any{"exit_code": res.ExitCode, "timeout_occurred": res.TimeoutOccurred}
 
 	tmp := r.t.TempDir()
 	src := filepath.Join(tmp, "up.bin")

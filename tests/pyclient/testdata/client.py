@@ -244,6 +244,11 @@ class Run:
         out["execute_command"] = {"exit_code": r.exit_code, "stdout": r.stdout, "stderr": r.stderr}
         r = ws.execute_command("pwd", cwd=wd, timeout=30)
         out["execute_pwd"] = {"exit_code": r.exit_code, "stdout": self.norm(r.stdout)}
+        # A command outliving its timeout: the output is left out, since
+        # the reference's server reports it only when the command ends and
+        # its client stops waiting at the timeout itself.
+        r = ws.execute_command("echo started; sleep 20", cwd=wd, timeout=2)
+        out["execute_timeout"] = {"exit_code": r.exit_code, "timeout_occurred": r.timeout_occurred}
 
         with tempfile.TemporaryDirectory() as tmp:
             src = os.path.join(tmp, "up.bin")
