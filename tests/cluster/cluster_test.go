@@ -56,7 +56,7 @@ const steps = 6
 // appending its own line to steps.log (a re-run action would show as a
 // repeated line), then finish. The replies are slow enough that runs are
 // in flight when nodes die.
-func playbook(t *testing.T) *llmtest.Playbook {
+func playbook(t testing.TB) *llmtest.Playbook {
 	var replies []any
 	for k := range steps {
 		replies = append(replies, map[string]any{"delay_ms": 150, "tool_calls": []any{map[string]any{
@@ -83,7 +83,7 @@ type node struct {
 	log  bytes.Buffer
 }
 
-func startNode(t *testing.T, dsn string, i int) *node {
+func startNode(t testing.TB, dsn string, i int) *node {
 	t.Helper()
 	dir := t.TempDir()
 	n := &node{}
@@ -188,6 +188,54 @@ func (c *cluster) do(ctx context.Context, method, path string, body, out any) er
 	}
 }
 
+// create creates a conversation of the scripted model at modelURL working
+// in dir, and returns its id.
+func (c *cluster) create(ctx context.Context, modelURL, dir string) (string, error) {
+	body := map[string]any{
+		"agent": map[string]any{
+			"kind": "Agent",
+			"llm": map[string]any{"model": "openai/gpt-4o", "base_url": modelURL + "/v1",
+				"api_key": "scripted", "usage_id": "agent", "num_retries": 0},
+			"tools":                 []any{map[string]any{"name": "terminal", "params": map[string]any{}}},
+			"include_default_tools": []any{"FinishTool", "ThinkTool"},
+		},
+		"workspace":       map[string]any{"kind": "LocalWorkspace", "working_dir": dir},
+		"stuck_detection": false,
+	}
+	var info struct {
+		ID string `json:"id"`
+	}
+	err := c.do(ctx, "POST", "/api/conversations", body, &info)
+	return info.ID, err
+}
+
+// send sends a user message that starts a run.
+func (c *cluster) send(ctx context.Context, id, text string) error {
+	msg := map[string]any{"role": "user", "run": true, "content": []any{map[string]any{"type": "text", "text": text}}}
+	return c.do(ctx, "POST", "/api/conversations/"+id+"/events", msg, nil)
+}
+
+// waitStatus polls the conversation through random live nodes until its
+// status is want.
+func (c *cluster) waitStatus(ctx context.Context, id, want string, every time.Duration) error {
+	for {
+		var info struct {
+			Status string `json:"execution_status"`
+		}
+		if err := c.do(ctx, "GET", "/api/conversations/"+id, nil, &info); err != nil {
+			return err
+		}
+		if info.Status == want {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("conversation %s: still %s", id, info.Status)
+		case <-time.After(every):
+		}
+	}
+}
+
 type frame struct {
 	ID        string          `json:"id"`
 	Kind      string          `json:"kind"`
@@ -268,24 +316,11 @@ func TestThreeNodesSurviveKills(t *testing.T) {
 	for i := range convs {
 		dirs[i] = filepath.Join(work, fmt.Sprint(i))
 		os.MkdirAll(dirs[i], 0o755)
-		body := map[string]any{
-			"agent": map[string]any{
-				"kind": "Agent",
-				"llm": map[string]any{"model": "openai/gpt-4o", "base_url": model.URL + "/v1",
-					"api_key": "scripted", "usage_id": "agent", "num_retries": 0},
-				"tools":                 []any{map[string]any{"name": "terminal", "params": map[string]any{}}},
-				"include_default_tools": []any{"FinishTool", "ThinkTool"},
-			},
-			"workspace":       map[string]any{"kind": "LocalWorkspace", "working_dir": dirs[i]},
-			"stuck_detection": false,
-		}
-		var info struct {
-			ID string `json:"id"`
-		}
-		if err := cl.do(ctx, "POST", "/api/conversations", body, &info); err != nil {
+		id, err := cl.create(ctx, model.URL, dirs[i])
+		if err != nil {
 			t.Fatal(err)
 		}
-		ids[i] = info.ID
+		ids[i] = id
 	}
 
 	// Socket clients, one per conversation, through random nodes.
@@ -297,8 +332,7 @@ func TestThreeNodesSurviveKills(t *testing.T) {
 		wg.Go(func() { watched[i] = cl.watch(watchCtx, id, &reconnects) })
 	}
 	for _, id := range ids {
-		msg := map[string]any{"role": "user", "run": true, "content": []any{map[string]any{"type": "text", "text": "#cluster task"}}}
-		if err := cl.do(ctx, "POST", "/api/conversations/"+id+"/events", msg, nil); err != nil {
+		if err := cl.send(ctx, id, "#cluster task"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -328,21 +362,8 @@ func TestThreeNodesSurviveKills(t *testing.T) {
 
 	// Every conversation finishes.
 	for _, id := range ids {
-		for {
-			var info struct {
-				Status string `json:"execution_status"`
-			}
-			if err := cl.do(ctx, "GET", "/api/conversations/"+id, nil, &info); err != nil {
-				t.Fatal(err)
-			}
-			if info.Status == "finished" {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				t.Fatalf("conversation %s: still %s", id, info.Status)
-			case <-time.After(200 * time.Millisecond):
-			}
+		if err := cl.waitStatus(ctx, id, "finished", 200*time.Millisecond); err != nil {
+			t.Fatal(err)
 		}
 	}
 	time.Sleep(500 * time.Millisecond) // the last frames reach the sockets

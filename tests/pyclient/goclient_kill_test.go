@@ -142,7 +142,7 @@ func TestGoClientServerKilled(t *testing.T) {
 	}
 	killed := time.Now()
 	before := searches.n.Load()
-	srv = start()
+	start() // the same port, directories and key
 	t.Logf("killed at step %d (%v into the test); a new server answered %v later", killStep, killed.Sub(t0).Round(time.Millisecond), time.Since(killed).Round(time.Millisecond))
 
 	err = <-done
