@@ -148,3 +148,32 @@ if [[ ${BENCH_DOCKER:-1} != 0 ]]; then
     printf "%-48s %12s %10s %12s\n", "ms per agent step, in a container", v["BenchmarkStep/docker|ms/step"], "-", "-"
   }'
 fi
+
+# Several servers on one PostgreSQL (issue 19): append latency into the
+# database, agent steps per second on three `gohands serve` nodes versus
+# one (think steps of an instant scripted model, a client talking to
+# random nodes; all nodes on this machine), and failover time from a
+# node's SIGKILL to its conversations' next action on another node
+# (--lease 2s). Needs PostgreSQL (scripts/deps.d/45-postgres.sh);
+# BENCH_CLUSTER=0 leaves it out.
+if [[ ${BENCH_CLUSTER:-1} != 0 ]]; then
+  cout=$(go test -run '^$' -benchtime 2000x -bench '^BenchmarkAppend$' "$@" ./conversation/pgstore/)
+  cout+=$'\n'$(go test -run '^$' -benchtime 1x -timeout 30m -bench '^Benchmark(ClusterSteps|Failover)$' "$@" ./tests/cluster/)
+  echo "$cout" >&2
+  echo
+  echo "$cout" | awk '
+  /^Benchmark(Append|ClusterSteps|Failover)/ {
+    name = $1; sub(/-[0-9]+$/, "", name)
+    for (i = 3; i < NF; i++) if ($(i+1) ~ /[a-zA-Z]/ && $(i) ~ /^[0-9.e+-]+$/) v[name "|" $(i+1)] = $(i)
+  }
+  END {
+    printf "%-48s %12s\n", "PostgreSQL, several nodes", "gohands"
+    printf "%-48s %12s\n", "append p50 (us)", v["BenchmarkAppend|p50-µs"]
+    printf "%-48s %12s\n", "append p99 (us)", v["BenchmarkAppend|p99-µs"]
+    printf "%-48s %12s\n", "appends/s, one conversation", v["BenchmarkAppend|events/s"]
+    printf "%-48s %12s\n", "agent steps/s, 1 node", v["BenchmarkClusterSteps/nodes=1|steps/s"]
+    printf "%-48s %12s\n", "agent steps/s, 3 nodes", v["BenchmarkClusterSteps/nodes=3|steps/s"]
+    printf "%-48s %12s\n", "failover, kill to next action (ms, mean)", v["BenchmarkFailover|failover-ms"]
+    printf "%-48s %12s\n", "failover, kill to next action (ms, max)", v["BenchmarkFailover|max-failover-ms"]
+  }'
+fi
