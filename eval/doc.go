@@ -11,11 +11,12 @@
 // verify).
 //
 // Run runs a suite against one or more Configs, each task in a fresh
-// workspace from a Sandbox (a temporary directory by default), with a
-// parallelism, time and step limits, and resumption: a results directory
-// keeps, per configuration and task, the conversation in the standard
-// layout, the patch, the verifier's output and result.json, and for the
-// whole summary.json and summary.md. A task's failure is a Result with an
+// workspace from a Sandbox — LocalSandbox (a temporary directory, the
+// default) or DockerSandbox (a container of the gohands image, whose agent
+// server runs the agent) — with a parallelism, time and step limits, and
+// resumption: a results directory keeps, per configuration and task, the
+// conversation in the standard layout, the patch, the verifier's output
+// and result.json, and for the whole summary.json and summary.md. A task's failure is a Result with an
 // Outcome and a reason, never an error of the suite.
 //
 // Package eval/starter holds a small starter suite and a scripted model's

@@ -16,8 +16,11 @@ import (
 // A Sandbox makes a fresh, isolated workspace for each task.
 type Sandbox interface {
 	// Open prepares an empty workspace; name identifies the task run (for
-	// labels and logs).
-	Open(ctx context.Context, name string) (Env, error)
+	// labels and logs). The agent's conversations are to be kept under
+	// store, a directory on this machine, in the standard layout, so that
+	// a result can be inspected (gohands show) after the workspace is
+	// gone.
+	Open(ctx context.Context, name, store string) (Env, error)
 }
 
 // An Env is one task's workspace, where its setup, its agent and its
@@ -26,11 +29,9 @@ type Env interface {
 	workspace.Workspace
 	// Dir is the workspace's working directory, as the agent sees it.
 	Dir() string
-	// Start starts the agent's conversation in the workspace. Its events
-	// are kept under store, a persistence directory on this machine in the
-	// standard layout, so that a result can be inspected (gohands show)
-	// after the workspace is gone.
-	Start(ctx context.Context, agent conversation.Agent, store string, opts *StartOptions) (conversation.Conversation, error)
+	// Start starts the agent's conversation in the workspace, kept in the
+	// store given to Open.
+	Start(ctx context.Context, agent conversation.Agent, opts *StartOptions) (conversation.Conversation, error)
 }
 
 // StartOptions configure Env.Start.
@@ -48,7 +49,7 @@ type LocalSandbox struct {
 }
 
 // Open implements Sandbox.
-func (s *LocalSandbox) Open(ctx context.Context, name string) (Env, error) {
+func (s *LocalSandbox) Open(ctx context.Context, name, store string) (Env, error) {
 	dir, err := os.MkdirTemp(s.Root, "gohands-eval-"+name+"-")
 	if err != nil {
 		return nil, fmt.Errorf("eval: workspace: %w", err)
@@ -57,30 +58,36 @@ func (s *LocalSandbox) Open(ctx context.Context, name string) (Env, error) {
 	if r, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = r
 	}
-	return &localEnv{Local: &workspace.Local{WorkingDir: dir}}, nil
+	return &localEnv{Local: &workspace.Local{WorkingDir: dir}, store: store}, nil
 }
 
-type localEnv struct{ *workspace.Local }
+type localEnv struct {
+	*workspace.Local
+	store string
+}
 
 func (e *localEnv) Dir() string { return e.WorkingDir }
 
-func (e *localEnv) Start(ctx context.Context, agent conversation.Agent, store string, opts *StartOptions) (conversation.Conversation, error) {
-	o := &conversation.LocalOptions{Backend: filestore.NewBackend(store, nil)}
+func (e *localEnv) Start(ctx context.Context, agent conversation.Agent, opts *StartOptions) (conversation.Conversation, error) {
+	o := &conversation.LocalOptions{Backend: filestore.NewBackend(e.store, nil)}
 	if opts != nil {
 		o.MaxIterations = opts.MaxSteps
 	}
 	return conversation.New(ctx, agent, e.WorkingDir, o)
 }
 
-func (e *localEnv) Close() error {
-	// The agent may have left read-only directories (a Go module cache).
-	filepath.WalkDir(e.WorkingDir, func(p string, d fs.DirEntry, err error) error {
+func (e *localEnv) Close() error { return removeAll(e.WorkingDir) }
+
+// removeAll removes dir, also when the agent left read-only directories in
+// it (a Go module cache).
+func removeAll(dir string) error {
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
 			os.Chmod(p, 0o755)
 		}
 		return nil
 	})
-	return os.RemoveAll(e.WorkingDir)
+	return os.RemoveAll(dir)
 }
 
 // writeFile writes data to name in the workspace (relative to its

@@ -15,9 +15,14 @@ import (
 	"github.com/gohands/gohands/eval"
 	"github.com/gohands/gohands/eval/starter"
 	"github.com/gohands/gohands/llm/llmtest"
+	"github.com/gohands/gohands/workspace/docker/dockertest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// The scripted model's key, read by the agent configurations (set once:
+// the tests run in parallel).
+func init() { os.Setenv("EVAL_TEST_KEY", "sk-eval-test") }
 
 // scripted starts a scripted model answering from the playbook and returns
 // an agent configuration using it.
@@ -28,7 +33,6 @@ func scripted(t *testing.T, playbook []byte) eval.Config {
 		t.Fatal(err)
 	}
 	srv := llmtest.NewResponder(t, p.Respond, nil)
-	t.Setenv("EVAL_TEST_KEY", "sk-eval-test")
 	cfg, err := eval.AgentSpec{Name: "scripted", Model: "openai/scripted", BaseURL: srv.URL + "/v1", APIKeyEnv: "EVAL_TEST_KEY"}.Config()
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +40,32 @@ func scripted(t *testing.T, playbook []byte) eval.Config {
 	return cfg
 }
 
+// sandboxes are the sandboxes the suites are tested in. The docker one
+// shares this machine's network, where the scripted model listens.
+var sandboxes = []struct {
+	name string
+	new  func(t *testing.T) eval.Sandbox
+}{
+	{"local", func(t *testing.T) eval.Sandbox { return &eval.LocalSandbox{} }},
+	{"docker", func(t *testing.T) eval.Sandbox {
+		o := dockertest.Options(t)
+		o.Network = "host"
+		return &eval.DockerSandbox{Options: o}
+	}},
+}
+
+// TestStarterSuiteScripted: the scripted model solves the starter suite in
+// each sandbox.
 func TestStarterSuiteScripted(t *testing.T) {
+	for _, sb := range sandboxes {
+		t.Run(sb.name, func(t *testing.T) {
+			t.Parallel()
+			testStarterSuite(t, sb.new(t))
+		})
+	}
+}
+
+func testStarterSuite(t *testing.T, sandbox eval.Sandbox) {
 	tasks, err := starter.Tasks()
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +77,7 @@ func TestStarterSuiteScripted(t *testing.T) {
 	var mu sync.Mutex
 	var started []string
 	s, err := eval.Run(context.Background(), tasks, []eval.Config{scripted(t, starter.Playbook())}, &eval.Options{
-		Out: out, Parallel: 2,
+		Out: out, Parallel: 2, Sandbox: sandbox,
 		OnStart: func(c, task string) { mu.Lock(); started = append(started, task); mu.Unlock() },
 	})
 	if err != nil {
@@ -132,8 +161,17 @@ func writeSuite(t *testing.T, manifests map[string]string) string {
 }
 
 // Each way a task can fail is recorded with its reason, and the suite goes
-// on.
+// on, in each sandbox.
 func TestFailuresAreResults(t *testing.T) {
+	for _, sb := range sandboxes {
+		t.Run(sb.name, func(t *testing.T) {
+			t.Parallel()
+			testFailures(t, sb.new(t))
+		})
+	}
+}
+
+func testFailures(t *testing.T, sandbox eval.Sandbox) {
 	suite := writeSuite(t, map[string]string{
 		"ok":             `{"instruction": "#ok write ok.txt", "verify": "test -f ok.txt"}`,
 		"wrong":          `{"instruction": "#wrong do nothing", "verify": "test -f never.txt"}`,
@@ -164,7 +202,7 @@ func TestFailuresAreResults(t *testing.T) {
 	}
 	pb, _ := json.Marshal(map[string]any{"rules": rules})
 	out := t.TempDir()
-	s, err := eval.Run(context.Background(), tasks, []eval.Config{scripted(t, pb)}, &eval.Options{Out: out, Parallel: 4})
+	s, err := eval.Run(context.Background(), tasks, []eval.Config{scripted(t, pb)}, &eval.Options{Out: out, Parallel: 4, Sandbox: sandbox})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -209,7 +209,7 @@ func (o *Options) attempt(ctx context.Context, cfg *Config, t *Task, dir string,
 	fail := func(outcome Outcome, format string, args ...any) {
 		r.Outcome, r.Reason = outcome, fmt.Sprintf(format, args...)
 	}
-	env, err := o.Sandbox.Open(ctx, cfg.Name+"-"+t.ID)
+	env, err := o.Sandbox.Open(ctx, cfg.Name+"-"+t.ID, filepath.Join(dir, ConversationsDir))
 	if err != nil {
 		fail(OutcomeSetupError, "workspace: %v", err)
 		return
@@ -300,7 +300,7 @@ func (o *Options) runAgent(ctx context.Context, cfg *Config, t *Task, env Env, d
 	if steps == 0 {
 		steps = o.MaxSteps
 	}
-	conv, err := env.Start(ctx, ag, filepath.Join(dir, ConversationsDir), &StartOptions{MaxSteps: steps})
+	conv, err := env.Start(ctx, ag, &StartOptions{MaxSteps: steps})
 	if err != nil {
 		r.Outcome, r.Reason = OutcomeAgentError, fmt.Sprintf("conversation: %v", err)
 		return

@@ -14,6 +14,7 @@ import (
 	"github.com/gohands/gohands/eval"
 	"github.com/gohands/gohands/eval/starter"
 	"github.com/gohands/gohands/tools/preset"
+	"github.com/gohands/gohands/workspace/docker"
 )
 
 type evalFlags struct {
@@ -25,6 +26,8 @@ type evalFlags struct {
 	verify   time.Duration
 	maxSteps int
 	sandbox  string
+	image    string
+	network  string
 }
 
 func (a *app) evalCmd() *cobra.Command {
@@ -34,7 +37,9 @@ func (a *app) evalCmd() *cobra.Command {
 		Short: "Measure agent configurations on a suite of tasks",
 		Long: `Run every task of SUITE with each agent configuration, each task in a fresh
 workspace, and report: success rate, cost, tokens, steps and time, per task
-and in total.
+and in total. Each task runs in a temporary directory on this machine, or
+with --sandbox docker in a fresh container of the gohands image
+(scripts/image.sh), where setup, agent and verifier all run.
 
 SUITE is a directory of task directories (each with a task.json), one task
 directory, or a JSONL file (our task manifests or SWE-Bench rows); without
@@ -75,7 +80,9 @@ Exit status: 0 when the suite ran (whatever the agents scored), 1 on error,
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Minute, "time limit of each agent run, for tasks that set none")
 	fl.DurationVar(&f.verify, "verify-timeout", 10*time.Minute, "time limit of each setup command and verifier")
 	fl.IntVar(&f.maxSteps, "max-steps", 100, "step limit of each agent run, for tasks that set none")
-	fl.StringVar(&f.sandbox, "sandbox", "local", "where tasks run: local (a temporary directory each)")
+	fl.StringVar(&f.sandbox, "sandbox", "local", "where tasks run: local (a temporary directory each) or docker (a fresh container of the gohands image each, built by scripts/image.sh)")
+	fl.StringVar(&f.image, "image", "", "with --sandbox docker: the `image` (default $GOHANDS_IMAGE or "+docker.DefaultImage+")")
+	fl.StringVar(&f.network, "network", "host", "with --sandbox docker: the containers' Docker `network`; host (the default) reaches a model server on this machine's 127.0.0.1, bridge isolates them from it")
 	cmd.AddCommand(a.evalCompareCmd())
 	return cmd
 }
@@ -118,8 +125,18 @@ func (a *app) eval(ctx context.Context, f *evalFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	if f.sandbox != "local" {
-		return usageErr("--sandbox %q: only local is available", f.sandbox)
+	var sandbox eval.Sandbox
+	switch f.sandbox {
+	case "local":
+		sandbox = &eval.LocalSandbox{}
+	case "docker":
+		network := f.network
+		if network == "bridge" {
+			network = "" // the engine's default network
+		}
+		sandbox = &eval.DockerSandbox{Options: &docker.Options{Image: f.image, Network: network}}
+	default:
+		return usageErr("--sandbox %q: want local or docker", f.sandbox)
 	}
 	if f.parallel < 1 {
 		return usageErr("--parallel must be at least 1")
@@ -127,7 +144,7 @@ func (a *app) eval(ctx context.Context, f *evalFlags, args []string) error {
 
 	p := newProgress(a.stderr, len(tasks)*len(configs))
 	s, err := eval.Run(ctx, tasks, configs, &eval.Options{
-		Out: f.out, Parallel: f.parallel, Timeout: f.timeout, VerifyTimeout: f.verify, MaxSteps: f.maxSteps,
+		Out: f.out, Sandbox: sandbox, Parallel: f.parallel, Timeout: f.timeout, VerifyTimeout: f.verify, MaxSteps: f.maxSteps,
 		OnStart: p.start, OnResult: p.done,
 	})
 	p.finish()

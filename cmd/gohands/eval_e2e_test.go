@@ -8,6 +8,7 @@ import (
 
 	"github.com/gohands/gohands/eval/starter"
 	"github.com/gohands/gohands/llm/llmtest"
+	"github.com/gohands/gohands/workspace/docker/dockertest"
 )
 
 // gohands eval runs the built-in starter suite with a scripted model that
@@ -55,5 +56,40 @@ func TestE2EEvalStarter(t *testing.T) {
 	r = e.mustRun(2, "eval", "--out", out, filepath.Join(t.TempDir(), "missing"))
 	if !strings.Contains(r.stderr, "no such file") {
 		t.Errorf("missing suite: %s", r.stderr)
+	}
+}
+
+// gohands eval --sandbox docker runs each task in a container of the
+// image; the agent there reaches the scripted model on this machine, and
+// the task's conversation lands in the results in the standard layout.
+func TestE2EEvalDocker(t *testing.T) {
+	t.Parallel()
+	o := dockertest.Options(t)
+	e := newE2E(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("c1", "terminal", map[string]any{"command": "test -f /.dockerenv && echo 8123 > answer.txt"})}},
+		finishReply("the answer is in answer.txt"),
+	)
+	suite := filepath.Join(t.TempDir(), "suite", "boxed")
+	os.MkdirAll(filepath.Join(suite, "repo"), 0o755)
+	os.WriteFile(filepath.Join(suite, "repo", "README"), []byte("a task\n"), 0o644)
+	os.WriteFile(filepath.Join(suite, "task.json"), []byte(`{"instruction": "write the answer", "verify": "grep -qx 8123 answer.txt", "collect": ["answer.txt"]}`), 0o644)
+	out := filepath.Join(t.TempDir(), "results")
+
+	r := e.mustRun(0, "eval", "--llm-config", e.config, "--sandbox", "docker", "--image", o.Image, "--out", out, filepath.Dir(suite))
+	if !strings.Contains(r.stdout, "| 1/1 | 100% |") {
+		t.Errorf("summary:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	task := filepath.Join(out, "openai_gpt-4o", "boxed")
+	if b, err := os.ReadFile(filepath.Join(task, "files", "answer.txt")); err != nil || string(b) != "8123\n" {
+		t.Errorf("collected answer.txt: %q %v", b, err)
+	}
+	r = e.mustRun(0, "ls", "--persistence-dir", filepath.Join(task, "conversations"))
+	if !strings.Contains(r.stdout, "finished") {
+		t.Errorf("ls of the task's conversations:\n%s", r.stdout)
+	}
+
+	r = e.mustRun(2, "eval", "--sandbox", "vm", "--out", out, filepath.Dir(suite))
+	if !strings.Contains(r.stderr, `--sandbox "vm"`) {
+		t.Errorf("unknown sandbox: %s", r.stderr)
 	}
 }
