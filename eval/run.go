@@ -2,11 +2,13 @@ package eval
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
@@ -262,7 +264,18 @@ func (o *Options) prepare(ctx context.Context, env Env, t *Task) ([]byte, error)
 	}
 	switch {
 	case t.Repo != nil:
-		cmd := "git clone -q " + shellQuote(t.Repo.URL) + " ."
+		src := t.Repo.URL
+		if isLocalPath(src) {
+			// A repository on this machine reaches any sandbox, a
+			// container too, as a bundle.
+			name, err := uploadBundle(ctx, env, src)
+			if err != nil {
+				return log, fmt.Errorf("repository: %w", err)
+			}
+			defer env.Execute(context.WithoutCancel(ctx), "rm -f "+shellQuote(name), nil)
+			src = name
+		}
+		cmd := "git clone -q " + shellQuote(src) + " ."
 		if t.Repo.Commit != "" {
 			cmd += " && git -c advice.detachedHead=false checkout -q " + shellQuote(t.Repo.Commit)
 		}
@@ -420,4 +433,25 @@ func writeJSON(name string, v any) error {
 		return fmt.Errorf("eval: %w", err)
 	}
 	return nil
+}
+
+// uploadBundle bundles the git repository at dir (every ref) and uploads it
+// to the workspace, outside its working directory; it returns the
+// bundle's path there.
+func uploadBundle(ctx context.Context, ws workspace.Workspace, dir string) (string, error) {
+	tmp, err := os.MkdirTemp("", "gohands-eval-bundle-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	local := filepath.Join(tmp, "repo.bundle")
+	out, err := exec.CommandContext(ctx, "git", "-C", dir, "bundle", "create", "-q", local, "--all").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("git bundle of %s: %v: %s", dir, err, lastLine(out))
+	}
+	name := "/tmp/gohands-eval-" + rand.Text() + ".bundle"
+	if err := ws.Upload(ctx, local, name); err != nil {
+		return "", err
+	}
+	return name, nil
 }

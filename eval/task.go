@@ -96,7 +96,9 @@ type Task struct {
 // Repo is a git repository at a commit.
 type Repo struct {
 	// URL is what git clone takes: a URL or a path. A relative path is
-	// relative to the suite file.
+	// relative to the suite file. A repository on this machine is copied
+	// into the workspace as a bundle, so it serves container sandboxes
+	// too (an offline mirror of a benchmark's repositories).
 	URL    string `json:"url"`
 	Commit string `json:"commit,omitempty"`
 }
