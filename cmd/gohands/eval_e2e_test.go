@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gohands/gohands/eval/starter"
 	"github.com/gohands/gohands/llm/llmtest"
@@ -91,5 +92,45 @@ func TestE2EEvalDocker(t *testing.T) {
 	r = e.mustRun(2, "eval", "--sandbox", "vm", "--out", out, filepath.Dir(suite))
 	if !strings.Contains(r.stderr, `--sandbox "vm"`) {
 		t.Errorf("unknown sandbox: %s", r.stderr)
+	}
+}
+
+// gohands eval killed by SIGKILL in the middle of a task resumes: the
+// finished task is kept, the interrupted one runs again from the start.
+func TestE2EEvalKilled(t *testing.T) {
+	marks := t.TempDir()
+	e := newE2E(t,
+		finishReply("a is done"),
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("c1", "terminal", map[string]any{"command": "touch " + marks + "/started && sleep 60", "timeout": 120})}},
+	)
+	suite := filepath.Join(t.TempDir(), "suite")
+	for _, id := range []string{"a", "b"} {
+		os.MkdirAll(filepath.Join(suite, id, "repo"), 0o755)
+		os.WriteFile(filepath.Join(suite, id, "repo", "README"), []byte(id+"\n"), 0o644)
+		os.WriteFile(filepath.Join(suite, id, "task.json"), []byte(`{"instruction": "task `+id+`", "verify": "true"}`), 0o644)
+	}
+	out := filepath.Join(t.TempDir(), "results")
+	args := []string{"eval", "--llm-config", e.config, "--out", out, suite}
+
+	p := e.start(args...)
+	p.waitFile(filepath.Join(marks, "started"), 2*time.Minute)
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(time.Minute)
+	if _, err := os.Stat(filepath.Join(out, "openai_gpt-4o", "a", "result.json")); err != nil {
+		t.Errorf("the finished task's result: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "openai_gpt-4o", "b", "result.json")); err == nil {
+		t.Errorf("the interrupted task has a result")
+	}
+
+	e.srv.Add(finishReply("b is done"))
+	r := e.mustRun(0, args...)
+	if n := strings.Count(r.stderr, "(from an earlier run)"); n != 1 {
+		t.Errorf("resumed %d tasks, want 1:\n%s", n, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "| 2/2 | 100% |") {
+		t.Errorf("summary after resuming:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}
 }
