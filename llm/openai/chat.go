@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
-	oai "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
+	"github.com/gohands/gohands/llm/internal/sse"
 )
 
 // Chat is the Chat Completions provider.
@@ -36,6 +36,8 @@ type chatRequest struct {
 	PromptCacheKey       string         `json:"prompt_cache_key,omitempty"`
 	PromptCacheRetention string         `json:"prompt_cache_retention,omitempty"`
 	StreamOptions        *streamOptions `json:"stream_options,omitempty"`
+	// Stream comes last, where the SDK this package once used appended it.
+	Stream bool `json:"stream,omitempty"`
 }
 
 type streamOptions struct {
@@ -280,6 +282,7 @@ func chatBodyWith(req *llm.Request, msgs []chatMessage) chatRequest {
 	}
 	if req.OnDelta != nil {
 		body.StreamOptions = &streamOptions{IncludeUsage: true}
+		body.Stream = true
 	}
 	return body
 }
@@ -290,132 +293,294 @@ func (Chat) Complete(ctx context.Context, req *llm.Request) (*llm.Response, erro
 	if err != nil {
 		return nil, err
 	}
-	opts, err := requestOptions(req, raw, "chat/completions")
+	var header map[string]string
+	if req.Features.ThinkingMode == "manual" {
+		header = map[string]string{"anthropic-beta": "interleaved-thinking-2025-05-14"}
+	}
+	httpResp, err := post(ctx, req, "chat/completions", raw, req.OnDelta != nil, header)
 	if err != nil {
 		return nil, err
 	}
-	if req.Features.ThinkingMode == "manual" {
-		opts = append(opts, option.WithHeader("anthropic-beta", "interleaved-thinking-2025-05-14"))
-	}
-	var httpResp *http.Response
-	opts = append(opts, option.WithResponseInto(&httpResp))
-	svc := oai.NewChatCompletionService(opts...)
+	var resp *llm.Response
 	if req.OnDelta == nil {
-		cc, err := svc.New(ctx, oai.ChatCompletionNewParams{})
-		if err != nil {
-			return nil, mapError(ctxErr(ctx, err))
-		}
-		resp, err := chatResponse(cc, "")
-		if err != nil {
+		var cc chatCompletion
+		if err := decodeReply(ctx, httpResp, &cc); err != nil {
 			return nil, err
 		}
-		resp.Cost = responseCost(httpResp)
-		return resp, nil
+		if len(cc.Choices) == 0 && isError(cc.Error) {
+			// Some proxies answer 200 with an error body.
+			return nil, streamError(cc.Error)
+		}
+		resp, err = chatResponse(&cc, "")
+	} else {
+		resp, err = streamChat(ctx, req, httpResp)
 	}
-	return streamChat(ctx, svc, req, &httpResp)
+	if err != nil {
+		return nil, err
+	}
+	resp.Cost = responseCost(httpResp)
+	return resp, nil
 }
 
-// streamChat runs a streaming call, passing fragments to req.OnDelta and
-// accumulating the final completion.
-func streamChat(ctx context.Context, svc oai.ChatCompletionService, req *llm.Request, httpResp **http.Response) (*llm.Response, error) {
-	stream := svc.NewStreaming(ctx, oai.ChatCompletionNewParams{})
-	defer stream.Close()
+// chatCompletion is a Chat Completions reply, or one chunk of a streamed
+// one: the fields gohands reads.
+type chatCompletion struct {
+	ID      string          `json:"id"`
+	Model   string          `json:"model"`
+	Choices []chatChoice    `json:"choices"`
+	Usage   *chatUsage      `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type chatChoice struct {
+	Index        int       `json:"index"`
+	Message      chatReply `json:"message"`
+	Delta        chatReply `json:"delta"`
+	FinishReason string    `json:"finish_reason"`
+}
+
+// chatReply is the assistant's message, or a chunk's delta of it.
+type chatReply struct {
+	Content          text            `json:"content"`
+	Refusal          text            `json:"refusal"`
+	ReasoningContent text            `json:"reasoning_content"`
+	ThinkingBlocks   json.RawMessage `json:"thinking_blocks"`
+	ToolCalls        []chatReplyCall `json:"tool_calls"`
+}
+
+type chatReplyCall struct {
+	Index    *int   `json:"index"`
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      text `json:"name"`
+		Arguments text `json:"arguments"`
+	} `json:"function"`
+}
+
+// chatUsage is the token usage of a call, with the fields compatible
+// servers add (cached_tokens, cache_creation_input_tokens).
+type chatUsage struct {
+	PromptTokens        count `json:"prompt_tokens"`
+	CompletionTokens    count `json:"completion_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens count `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails struct {
+		ReasoningTokens count `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+	CachedTokens             count `json:"cached_tokens"`
+	CacheCreationInputTokens count `json:"cache_creation_input_tokens"`
+}
+
+// text is a string field that some servers send in another shape: null
+// reads as "", a list of parts as their texts joined, any other value as
+// its JSON text (tool call arguments sent as an object, say).
+type text string
+
+func (t *text) UnmarshalJSON(b []byte) error {
+	switch b[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*t = text(s)
+	case 'n':
+		*t = ""
+	case '[':
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(b, &parts) != nil {
+			*t = text(b)
+			return nil
+		}
+		var sb strings.Builder
+		for _, p := range parts {
+			if p.Type == "text" || p.Type == "output_text" || p.Type == "" {
+				sb.WriteString(p.Text)
+			}
+		}
+		*t = text(sb.String())
+	default:
+		*t = text(b)
+	}
+	return nil
+}
+
+// count is a token count; null, a string or anything else that is not a
+// number reads as 0 rather than failing the call.
+type count int
+
+func (c *count) UnmarshalJSON(b []byte) error {
+	var f float64
+	if json.Unmarshal(b, &f) == nil {
+		*c = count(f)
+	}
+	return nil
+}
+
+// isError reports whether raw holds an error (not absent, not null).
+func isError(raw json.RawMessage) bool {
+	return len(raw) > 0 && string(raw) != "null"
+}
+
+// maxToolCallGap bounds how far past the calls seen so far a streamed
+// tool call index may point, so a hostile index cannot allocate much.
+const maxToolCallGap = 128
+
+// streamChat reads a streamed reply, passing fragments to req.OnDelta, and
+// accumulates choice 0 into the final reply.
+func streamChat(ctx context.Context, req *llm.Request, httpResp *http.Response) (*llm.Response, error) {
+	defer httpResp.Body.Close()
 	var (
-		acc       oai.ChatCompletionAccumulator
+		cc        chatCompletion
+		content   strings.Builder
+		refusal   strings.Builder
 		reasoning strings.Builder
-		usage     *oai.CompletionUsage
+		calls     []chatReplyCall
+		finish    string
 		chunks    int
 	)
-	for stream.Next() {
-		chunk := stream.Current()
+	events := sse.NewReader(httpResp.Body)
+	for {
+		ev, err := events.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, ctxErr(ctx, fmt.Errorf("openai: reading the stream: %w", err))
+		}
+		if bytes.HasPrefix(ev.Data, []byte("[DONE]")) {
+			break
+		}
+		var chunk chatCompletion
+		if err := json.Unmarshal(ev.Data, &chunk); err != nil {
+			return nil, fmt.Errorf("openai: decoding a stream chunk: %w", err)
+		}
+		if isError(chunk.Error) {
+			return nil, streamError(ev.Data)
+		}
 		chunks++
-		acc.AddChunk(chunk)
-		if chunk.JSON.Usage.Valid() && (chunk.Usage.PromptTokens > 0 || chunk.Usage.CompletionTokens > 0) {
-			u := chunk.Usage
-			usage = &u
+		if cc.ID == "" {
+			cc.ID = chunk.ID
 		}
-		if len(chunk.Choices) == 0 {
-			continue
+		if chunk.Model != "" {
+			cc.Model = chunk.Model
 		}
-		d := chunk.Choices[0].Delta
-		if r := extraString(d.JSON.ExtraFields, "reasoning_content"); r != "" {
-			reasoning.WriteString(r)
-			if err := req.OnDelta(llm.Delta{Reasoning: r}); err != nil {
-				return nil, err
+		if u := chunk.Usage; u != nil && (u.PromptTokens > 0 || u.CompletionTokens > 0) {
+			cc.Usage = u
+		}
+		for _, ch := range chunk.Choices {
+			if ch.Index != 0 {
+				continue // one choice is asked for
+			}
+			if ch.FinishReason != "" {
+				finish = ch.FinishReason
+			}
+			d := ch.Delta
+			if r := string(d.ReasoningContent); r != "" {
+				reasoning.WriteString(r)
+				if err := req.OnDelta(llm.Delta{Reasoning: r}); err != nil {
+					return nil, err
+				}
+			}
+			content.WriteString(string(d.Content))
+			refusal.WriteString(string(d.Refusal))
+			if t := string(d.Content + d.Refusal); t != "" {
+				if err := req.OnDelta(llm.Delta{Text: t}); err != nil {
+					return nil, err
+				}
+			}
+			for _, tc := range d.ToolCalls {
+				i := len(calls)
+				if tc.Index != nil {
+					i = max(*tc.Index, 0) // some servers send -1 for a single call
+				}
+				if i >= len(calls)+maxToolCallGap {
+					return nil, fmt.Errorf("openai: stream: tool call index %d out of range", i)
+				}
+				for len(calls) <= i {
+					calls = append(calls, chatReplyCall{})
+				}
+				c := &calls[i]
+				if tc.ID != "" {
+					c.ID = tc.ID
+				}
+				if tc.Type != "" {
+					c.Type = tc.Type
+				}
+				c.Function.Name += tc.Function.Name
+				c.Function.Arguments += tc.Function.Arguments
+				td := &llm.ToolCallDelta{Index: i, ID: tc.ID, Name: string(tc.Function.Name), Arguments: string(tc.Function.Arguments)}
+				if err := req.OnDelta(llm.Delta{ToolCall: td}); err != nil {
+					return nil, err
+				}
 			}
 		}
-		if text := d.Content + d.Refusal; text != "" {
-			if err := req.OnDelta(llm.Delta{Text: text}); err != nil {
-				return nil, err
-			}
-		}
-		for _, tc := range d.ToolCalls {
-			td := &llm.ToolCallDelta{Index: int(tc.Index), ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
-			if err := req.OnDelta(llm.Delta{ToolCall: td}); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err := stream.Err(); err != nil {
-		return nil, mapError(ctxErr(ctx, err))
 	}
 	if chunks == 0 {
 		return nil, &llm.APIError{Kind: llm.ErrNoResponse, Message: "stream ended without data"}
 	}
-	cc := acc.ChatCompletion
-	if usage != nil {
-		cc.Usage = *usage
+	if cc.Usage == nil {
+		cc.Usage = &chatUsage{}
 	}
-	resp, err := chatResponse(&cc, reasoning.String())
-	if err != nil {
-		return nil, err
+	msg := chatReply{Content: text(content.String()), Refusal: text(refusal.String())}
+	for _, c := range calls {
+		if c.ID != "" || c.Function.Name != "" {
+			msg.ToolCalls = append(msg.ToolCalls, c)
+		}
 	}
-	resp.Cost = responseCost(*httpResp)
-	return resp, nil
+	cc.Choices = []chatChoice{{Message: msg, FinishReason: finish}}
+	return chatResponse(&cc, reasoning.String())
 }
 
 // chatResponse converts a completion: choice 0, function tool calls,
 // reasoning_content and thinking blocks sent by compatible servers.
-func chatResponse(cc *oai.ChatCompletion, streamedReasoning string) (*llm.Response, error) {
-	if cc == nil || len(cc.Choices) == 0 {
+func chatResponse(cc *chatCompletion, streamedReasoning string) (*llm.Response, error) {
+	if len(cc.Choices) == 0 {
 		return nil, &llm.APIError{Kind: llm.ErrNoResponse, Message: "the reply has no choices"}
 	}
 	ch := cc.Choices[0]
 	msg := event.Message{Role: event.RoleAssistant, Content: event.List[event.Content]{}}
 	switch {
 	case ch.Message.Content != "":
-		msg.Content = append(msg.Content, event.Text(ch.Message.Content))
+		msg.Content = append(msg.Content, event.Text(string(ch.Message.Content)))
 	case ch.Message.Refusal != "":
 		// A refusal is the model's answer; keep it visible.
-		msg.Content = append(msg.Content, event.Text(ch.Message.Refusal))
+		msg.Content = append(msg.Content, event.Text(string(ch.Message.Refusal)))
 	}
 	for _, tc := range ch.Message.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {
 			continue
 		}
-		msg.ToolCalls = append(msg.ToolCalls, event.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments, Origin: event.OriginCompletion})
+		msg.ToolCalls = append(msg.ToolCalls, event.ToolCall{ID: tc.ID, Name: string(tc.Function.Name), Arguments: string(tc.Function.Arguments), Origin: event.OriginCompletion})
 	}
 	msg.ReasoningContent = streamedReasoning
 	if msg.ReasoningContent == "" {
-		msg.ReasoningContent = extraString(ch.Message.JSON.ExtraFields, "reasoning_content")
+		msg.ReasoningContent = string(ch.Message.ReasoningContent)
 	}
-	if raw := extraRaw(ch.Message.JSON.ExtraFields, "thinking_blocks"); raw != "" {
+	if raw := ch.Message.ThinkingBlocks; isError(raw) {
 		var blocks []event.ThinkingBlock
-		if err := json.Unmarshal([]byte(raw), &blocks); err == nil {
+		if err := json.Unmarshal(raw, &blocks); err == nil {
 			msg.ThinkingBlocks = blocks
 		}
 	}
-	u := cc.Usage
-	usage := llm.TokenUsage{
-		PromptTokens:     int(u.PromptTokens),
-		CompletionTokens: int(u.CompletionTokens),
-		CacheReadTokens:  int(u.PromptTokensDetails.CachedTokens),
-		ReasoningTokens:  int(u.CompletionTokensDetails.ReasoningTokens),
+	var usage llm.TokenUsage
+	if u := cc.Usage; u != nil {
+		usage = llm.TokenUsage{
+			PromptTokens:     int(u.PromptTokens),
+			CompletionTokens: int(u.CompletionTokens),
+			CacheReadTokens:  int(u.PromptTokensDetails.CachedTokens),
+			ReasoningTokens:  int(u.CompletionTokensDetails.ReasoningTokens),
+			CacheWriteTokens: int(u.CacheCreationInputTokens),
+		}
+		if usage.CacheReadTokens == 0 {
+			usage.CacheReadTokens = int(u.CachedTokens)
+		}
 	}
-	if usage.CacheReadTokens == 0 {
-		usage.CacheReadTokens = extraInt(u.JSON.ExtraFields, "cached_tokens")
-	}
-	usage.CacheWriteTokens = extraInt(u.JSON.ExtraFields, "cache_creation_input_tokens")
 	return &llm.Response{
 		ID:           cc.ID,
 		Model:        cc.Model,
@@ -423,37 +588,6 @@ func chatResponse(cc *oai.ChatCompletion, streamedReasoning string) (*llm.Respon
 		FinishReason: ch.FinishReason,
 		Usage:        usage,
 	}, nil
-}
-
-// extraRaw returns the JSON of a field the SDK does not know (the SDK
-// marks such fields invalid, so Valid cannot be used), or "".
-func extraRaw[F interface{ Raw() string }](fields map[string]F, key string) string {
-	f, ok := fields[key]
-	if !ok {
-		return ""
-	}
-	if raw := f.Raw(); raw != "null" {
-		return raw
-	}
-	return ""
-}
-
-// extraString reads a string field the SDK does not know.
-func extraString[F interface{ Raw() string }](fields map[string]F, key string) string {
-	var s string
-	if raw := extraRaw(fields, key); raw != "" && json.Unmarshal([]byte(raw), &s) == nil {
-		return s
-	}
-	return ""
-}
-
-// extraInt reads an integer field the SDK does not know.
-func extraInt[F interface{ Raw() string }](fields map[string]F, key string) int {
-	var n int
-	if raw := extraRaw(fields, key); raw != "" && json.Unmarshal([]byte(raw), &n) == nil {
-		return n
-	}
-	return 0
 }
 
 // encodeChat encodes the request body. The messages are encoded one by

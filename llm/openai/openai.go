@@ -3,26 +3,27 @@
 // (OpenRouter, DeepSeek, Groq, Mistral, Together, xAI, Ollama, vLLM, LiteLLM
 // proxies, ...). Importing it registers it with package llm.
 //
-// Requests are built here, in the shape the reference SDK sends (so
-// fields such as reasoning_content, thinking_blocks and cache_control reach
-// the servers that use them); the official openai-go client carries them,
-// decodes replies and server-sent events, and reports HTTP errors. The
-// client is always configured explicitly: no OPENAI_* environment variable
-// is read.
+// It speaks the wire APIs with net/http and encoding/json: requests are
+// built in the shape the reference SDK sends (so fields such as
+// reasoning_content, thinking_blocks and cache_control reach the servers
+// that use them), replies and server-sent events are decoded into the few
+// fields gohands reads. Only the config decides where a call goes and with
+// which key: no OPENAI_* environment variable is read.
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/gohands/gohands/llm"
-	oai "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
+	"github.com/gohands/gohands/llm/internal/httpapi"
 )
 
 func init() {
@@ -30,10 +31,9 @@ func init() {
 	llm.RegisterProvider(llm.APIResponses, Responses{})
 }
 
-// requestOptions are the client options of one call: where to send it, the
-// key, the headers, no SDK retries (package llm retries) and the body.
-func requestOptions(req *llm.Request, body []byte, path string) ([]option.RequestOption, error) {
-	ep := req.Endpoint
+// endpointURL is where a call to path (chat/completions or responses)
+// goes.
+func endpointURL(ep llm.Endpoint, path string) (string, error) {
 	base := strings.TrimSuffix(ep.BaseURL, "/")
 	if ep.Provider == "azure" {
 		// Azure serves each deployment under its own path and wants an
@@ -44,36 +44,107 @@ func requestOptions(req *llm.Request, body []byte, path string) ([]option.Reques
 			base += "/openai/deployments/" + url.PathEscape(ep.Model)
 		}
 	}
-	if _, err := url.Parse(base); err != nil {
-		return nil, fmt.Errorf("openai: base url: %w", err)
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", fmt.Errorf("openai: base url: %w", err)
 	}
-	opts := []option.RequestOption{
-		option.WithHTTPClient(req.HTTPClient),
-		option.WithBaseURL(base),
-		option.WithMaxRetries(0),
-		// Whatever the environment held, the key is ours (or none).
-		option.WithAPIKey(""),
-		option.WithHeaderDel("OpenAI-Organization"),
-		option.WithHeaderDel("OpenAI-Project"),
-		option.WithRequestBody("application/json", body),
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("openai: base url %q: want an http or https URL", ep.BaseURL)
 	}
+	u = u.JoinPath(path)
 	if ep.Provider == "azure" && ep.APIVersion != "" {
-		opts = append(opts, option.WithQuery("api-version", ep.APIVersion))
+		q := u.Query()
+		q.Set("api-version", ep.APIVersion)
+		u.RawQuery = q.Encode()
 	}
-	if key := req.Config.APIKey.Value(); key != "" {
-		if ep.AuthHeader == "Authorization" && ep.AuthPrefix == "Bearer " {
-			opts = append(opts, option.WithAPIKey(key))
-		} else {
-			opts = append(opts, option.WithHeader(ep.AuthHeader, ep.AuthPrefix+key))
-		}
+	return u.String(), nil
+}
+
+// post sends a request body to path and returns the 2xx response, whose
+// body the caller reads and closes. header holds the call's own headers,
+// set last.
+func post(ctx context.Context, req *llm.Request, path string, body []byte, stream bool, header map[string]string) (*http.Response, error) {
+	ep := req.Endpoint
+	u, err := endpointURL(ep, path)
+	if err != nil {
+		return nil, err
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("openai: %w", err)
+	}
+	h := hr.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", "gohands")
+	if stream {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+	if key := req.Config.APIKey.Value(); key != "" && ep.AuthHeader != "" {
+		h.Set(ep.AuthHeader, ep.AuthPrefix+key)
 	}
 	for k, v := range ep.Headers {
-		opts = append(opts, option.WithHeader(k, v))
+		h.Set(k, v)
 	}
 	if id := req.ConversationID; id != "" && sessionAware(ep.Provider) {
-		opts = append(opts, option.WithHeader("x-litellm-session-id", id))
+		h.Set("x-litellm-session-id", id)
 	}
-	return opts, nil
+	for k, v := range header {
+		h.Set(k, v)
+	}
+	hc := req.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := httpapi.Do(hc, hr)
+	if err != nil {
+		if _, ok := err.(*llm.APIError); ok {
+			return nil, err
+		}
+		return nil, ctxErr(ctx, err)
+	}
+	return resp, nil
+}
+
+// decodeReply reads a whole (non-streamed) reply into v.
+func decodeReply(ctx context.Context, resp *http.Response, v any) error {
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return ctxErr(ctx, fmt.Errorf("openai: reading the reply: %w", err))
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("openai: decoding the reply: %w", err)
+	}
+	return nil
+}
+
+// streamError maps an error reported inside a stream that began with
+// 200. Its type or code stands in for the missing HTTP status.
+func streamError(data []byte) *llm.APIError {
+	b := httpapi.ParseBody(data)
+	return httpapi.Error(statusOfError(b.Code, b.Type), nil, data)
+}
+
+// statusOfError returns the HTTP status OpenAI (or, through a proxy,
+// Anthropic) answers with for an error code or type, 0 if unknown.
+func statusOfError(code, typ string) int {
+	for _, s := range []string{code, typ} {
+		switch s {
+		case "server_error", "api_error":
+			return http.StatusInternalServerError
+		case "overloaded_error":
+			return 529
+		case "rate_limit_exceeded", "rate_limit_error", "requests", "tokens", "insufficient_quota":
+			return http.StatusTooManyRequests
+		case "invalid_api_key", "authentication_error":
+			return http.StatusUnauthorized
+		case "invalid_request_error", "context_length_exceeded", "invalid_prompt":
+			return http.StatusBadRequest
+		}
+	}
+	return 0
 }
 
 // sessionAware reports whether the provider is a LiteLLM proxy, which
@@ -90,30 +161,6 @@ func cacheKeyAware(provider string) bool {
 		return true
 	}
 	return false
-}
-
-// mapError turns an SDK error into an llm.APIError when the server
-// answered; transport errors are returned as they are for package llm to
-// classify.
-func mapError(err error) error {
-	var apiErr *oai.Error
-	if !errors.As(err, &apiErr) {
-		return err
-	}
-	var header http.Header
-	if apiErr.Response != nil {
-		header = apiErr.Response.Header
-	}
-	code := apiErr.Code
-	if code == "" {
-		code = apiErr.Type
-	}
-	msg := apiErr.Message
-	if msg == "" {
-		// Not an OpenAI-shaped error body: keep whatever the server said.
-		msg = strings.TrimSpace(apiErr.RawJSON())
-	}
-	return llm.NewAPIError(apiErr.StatusCode, code, msg, header, err)
 }
 
 // responseCost reads the cost a LiteLLM proxy reports for a call.

@@ -3,13 +3,14 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/responses"
+	"github.com/gohands/gohands/llm/internal/sse"
 )
 
 // Responses is the OpenAI Responses API provider. Calls are stateless
@@ -30,6 +31,8 @@ type responsesRequest struct {
 	Tools                []responsesTool `json:"tools,omitempty"`
 	PromptCacheKey       string          `json:"prompt_cache_key,omitempty"`
 	PromptCacheRetention string          `json:"prompt_cache_retention,omitempty"`
+	// Stream comes last, where the SDK this package once used appended it.
+	Stream bool `json:"stream,omitempty"`
 }
 
 type reasoningParam struct {
@@ -155,7 +158,7 @@ func responsesInput(req *llm.Request) (instructions string, input []any) {
 
 func responsesBody(req *llm.Request) responsesRequest {
 	cfg, f, ep := req.Config, req.Features, req.Endpoint
-	body := responsesRequest{Model: ep.Model}
+	body := responsesRequest{Model: ep.Model, Stream: req.OnDelta != nil}
 	body.Instructions, body.Input = responsesInput(req)
 	subscription := cfg.IsSubscription()
 	if !subscription {
@@ -191,76 +194,148 @@ func (Responses) Complete(ctx context.Context, req *llm.Request) (*llm.Response,
 	if err != nil {
 		return nil, err
 	}
-	opts, err := requestOptions(req, raw, "responses")
+	httpResp, err := post(ctx, req, "responses", raw, req.OnDelta != nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	var httpResp *http.Response
-	opts = append(opts, option.WithResponseInto(&httpResp))
-	svc := responses.NewResponseService(opts...)
+	var resp *llm.Response
 	if req.OnDelta == nil {
-		r, err := svc.New(ctx, responses.ResponseNewParams{})
-		if err != nil {
-			return nil, mapError(ctxErr(ctx, err))
-		}
-		resp, err := responsesResponse(r)
-		if err != nil {
+		var r responsesReply
+		if err := decodeReply(ctx, httpResp, &r); err != nil {
 			return nil, err
 		}
-		resp.Cost = responseCost(httpResp)
-		return resp, nil
+		resp, err = responsesResponse(&r)
+	} else {
+		resp, err = streamResponses(ctx, req, httpResp)
 	}
-	return streamResponses(ctx, svc, req, &httpResp)
+	if err != nil {
+		return nil, err
+	}
+	resp.Cost = responseCost(httpResp)
+	return resp, nil
 }
 
-// streamResponses runs a streaming call: text, refusal and reasoning
+// responsesReply is a Responses API reply: the fields gohands reads.
+type responsesReply struct {
+	ID                string `json:"id"`
+	Model             string `json:"model"`
+	Status            string `json:"status"`
+	IncompleteDetails *struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details"`
+	Output []outputItem `json:"output"`
+	Usage  struct {
+		InputTokens        count `json:"input_tokens"`
+		OutputTokens       count `json:"output_tokens"`
+		InputTokensDetails struct {
+			CachedTokens count `json:"cached_tokens"`
+		} `json:"input_tokens_details"`
+		OutputTokensDetails struct {
+			ReasoningTokens count `json:"reasoning_tokens"`
+		} `json:"output_tokens_details"`
+	} `json:"usage"`
+	Error *responsesError `json:"error"`
+}
+
+type responsesError struct {
+	Code    text   `json:"code"`
+	Message string `json:"message"`
+}
+
+// outputItem is one item of a reply's output: a message, a function call
+// or a reasoning item.
+type outputItem struct {
+	Type             string `json:"type"`
+	ID               string `json:"id"`
+	CallID           string `json:"call_id"`
+	Name             string `json:"name"`
+	Arguments        text   `json:"arguments"`
+	Status           string `json:"status"`
+	EncryptedContent string `json:"encrypted_content"`
+	Summary          []struct {
+		Text string `json:"text"`
+	} `json:"summary"`
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+// responsesEvent is one event of a streamed reply.
+type responsesEvent struct {
+	Type     string          `json:"type"`
+	Delta    text            `json:"delta"`
+	ItemID   string          `json:"item_id"`
+	Item     *outputItem     `json:"item"`
+	Response *responsesReply `json:"response"`
+	// Code and Message are an error event's.
+	Code    text   `json:"code"`
+	Message string `json:"message"`
+}
+
+// streamResponses reads a streamed reply: text, refusal and reasoning
 // deltas go to OnDelta, function calls as they start and grow, and the
 // completed response is the result (patched with the streamed output items
 // when it comes without them).
-func streamResponses(ctx context.Context, svc responses.ResponseService, req *llm.Request, httpResp **http.Response) (*llm.Response, error) {
-	stream := svc.NewStreaming(ctx, responses.ResponseNewParams{})
-	defer stream.Close()
+func streamResponses(ctx context.Context, req *llm.Request, httpResp *http.Response) (*llm.Response, error) {
+	defer httpResp.Body.Close()
 	var (
-		items     []responses.ResponseOutputItemUnion
+		items     []outputItem
 		calls     = map[string]int{} // function_call item id -> call index
-		completed *responses.Response
+		completed *responsesReply
 	)
-	send := func(d llm.Delta) error { return req.OnDelta(d) }
-	for stream.Next() {
-		ev := stream.Current()
-		var err error
+	events := sse.NewReader(httpResp.Body)
+	for {
+		sev, err := events.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, ctxErr(ctx, fmt.Errorf("openai: reading the stream: %w", err))
+		}
+		var ev responsesEvent
+		if err := json.Unmarshal(sev.Data, &ev); err != nil {
+			return nil, fmt.Errorf("openai: decoding a stream event: %w", err)
+		}
+		if ev.Type == "" {
+			ev.Type = sev.Name
+		}
 		switch ev.Type {
 		case "response.output_text.delta", "response.refusal.delta":
-			err = send(llm.Delta{Text: ev.Delta})
+			err = req.OnDelta(llm.Delta{Text: string(ev.Delta)})
 		case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
-			err = send(llm.Delta{Reasoning: ev.Delta})
+			err = req.OnDelta(llm.Delta{Reasoning: string(ev.Delta)})
 		case "response.output_item.added":
-			if ev.Item.Type == "function_call" {
+			if it := ev.Item; it != nil && it.Type == "function_call" {
 				i := len(calls)
-				calls[ev.Item.ID] = i
-				err = send(llm.Delta{ToolCall: &llm.ToolCallDelta{Index: i, ID: ev.Item.CallID, Name: ev.Item.Name, Arguments: ev.Item.Arguments.OfString}})
+				calls[it.ID] = i
+				err = req.OnDelta(llm.Delta{ToolCall: &llm.ToolCallDelta{Index: i, ID: it.CallID, Name: it.Name, Arguments: string(it.Arguments)}})
 			}
 		case "response.function_call_arguments.delta":
 			if i, ok := calls[ev.ItemID]; ok {
-				err = send(llm.Delta{ToolCall: &llm.ToolCallDelta{Index: i, Arguments: ev.Delta}})
+				err = req.OnDelta(llm.Delta{ToolCall: &llm.ToolCallDelta{Index: i, Arguments: string(ev.Delta)}})
 			}
 		case "response.output_item.done":
-			items = append(items, ev.Item)
+			if ev.Item != nil {
+				items = append(items, *ev.Item)
+			}
 		case "response.completed", "response.incomplete":
-			r := ev.Response
-			completed = &r
+			completed = ev.Response
+			if completed == nil {
+				return nil, &llm.APIError{Kind: llm.ErrNoResponse, Message: ev.Type + " without a response"}
+			}
 		case "response.failed":
-			e := ev.Response.Error
-			return nil, llm.NewAPIError(0, string(e.Code), e.Message, nil, nil)
+			var e responsesError
+			if ev.Response != nil && ev.Response.Error != nil {
+				e = *ev.Response.Error
+			}
+			return nil, llm.NewAPIError(statusOfError(string(e.Code), ""), string(e.Code), e.Message, nil, nil)
 		case "error":
-			return nil, llm.NewAPIError(0, ev.Code, ev.Message, nil, nil)
+			return nil, llm.NewAPIError(statusOfError(string(ev.Code), ""), string(ev.Code), ev.Message, nil, nil)
 		}
 		if err != nil {
 			return nil, err
 		}
-	}
-	if err := stream.Err(); err != nil {
-		return nil, mapError(ctxErr(ctx, err))
 	}
 	if completed == nil {
 		return nil, &llm.APIError{Kind: llm.ErrNoResponse, Message: "stream ended before response.completed"}
@@ -268,19 +343,14 @@ func streamResponses(ctx context.Context, svc responses.ResponseService, req *ll
 	if len(completed.Output) == 0 {
 		completed.Output = items
 	}
-	resp, err := responsesResponse(completed)
-	if err != nil {
-		return nil, err
-	}
-	resp.Cost = responseCost(*httpResp)
-	return resp, nil
+	return responsesResponse(completed)
 }
 
 // responsesResponse converts a Responses reply: output_text parts joined,
 // function calls (call_id as the id), the reasoning item kept for replay.
-func responsesResponse(r *responses.Response) (*llm.Response, error) {
-	if r == nil {
-		return nil, &llm.APIError{Kind: llm.ErrNoResponse}
+func responsesResponse(r *responsesReply) (*llm.Response, error) {
+	if len(r.Output) == 0 && r.Error != nil {
+		return nil, llm.NewAPIError(statusOfError(string(r.Error.Code), ""), string(r.Error.Code), r.Error.Message, nil, nil)
 	}
 	msg := event.Message{Role: event.RoleAssistant, Content: event.List[event.Content]{}}
 	var texts []string
@@ -297,7 +367,7 @@ func responsesResponse(r *responses.Response) (*llm.Response, error) {
 			if id == "" {
 				id = it.ID
 			}
-			msg.ToolCalls = append(msg.ToolCalls, event.ToolCall{ID: id, ResponsesItemID: it.ID, Name: it.Name, Arguments: it.Arguments.OfString, Origin: event.OriginResponses})
+			msg.ToolCalls = append(msg.ToolCalls, event.ToolCall{ID: id, ResponsesItemID: it.ID, Name: it.Name, Arguments: string(it.Arguments), Origin: event.OriginResponses})
 		case "reasoning":
 			ri := &event.ReasoningItem{ID: it.ID, EncryptedContent: it.EncryptedContent, Status: it.Status}
 			for _, s := range it.Summary {
@@ -319,7 +389,7 @@ func responsesResponse(r *responses.Response) (*llm.Response, error) {
 	switch {
 	case r.Status == "incomplete":
 		finish = "length"
-		if r.IncompleteDetails.Reason == "content_filter" {
+		if r.IncompleteDetails != nil && r.IncompleteDetails.Reason == "content_filter" {
 			finish = "content_filter"
 		}
 	case len(msg.ToolCalls) > 0:
@@ -328,7 +398,7 @@ func responsesResponse(r *responses.Response) (*llm.Response, error) {
 	u := r.Usage
 	return &llm.Response{
 		ID:           r.ID,
-		Model:        string(r.Model),
+		Model:        r.Model,
 		Message:      msg,
 		FinishReason: finish,
 		Usage: llm.TokenUsage{
