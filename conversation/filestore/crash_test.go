@@ -380,3 +380,37 @@ func TestTwoFilesForOneIndex(t *testing.T) {
 	}
 	_ = evs
 }
+
+// TestCachelessOpenReadsEachFileOnce checks that a conversation without
+// the index cache (one the reference wrote) has each event file read once:
+// Raw returns what the open read, then forgets it.
+func TestCachelessOpenReadsEachFileOnce(t *testing.T) {
+	dir, evs := writeLog(t, 6)
+	os.Remove(filepath.Join(dir, filestore.IndexFile))
+	want := make([][]byte, len(evs))
+	for i, e := range evs {
+		b, err := os.ReadFile(eventPath(dir, i, e.EventBase().ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = b
+	}
+	s := openFile(t, dir)
+	defer s.Close()
+	for i, e := range evs {
+		os.Remove(eventPath(dir, i, e.EventBase().ID))
+	}
+	for i := range evs {
+		got, err := s.Raw(i)
+		if err != nil {
+			t.Fatalf("Raw(%d) after the files were removed: %v", i, err)
+		}
+		if !bytes.Equal(got, want[i]) {
+			t.Errorf("Raw(%d) = %q, want %q", i, got, want[i])
+		}
+	}
+	// The copies are not kept once used: the next read goes to the file.
+	if _, err := s.Raw(0); err == nil {
+		t.Error("second Raw(0) succeeded without its file")
+	}
+}

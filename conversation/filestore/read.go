@@ -3,10 +3,13 @@
 package filestore
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -52,8 +55,9 @@ func readAt(dirfd int, name string, buf []byte) ([]byte, error) {
 // from their files, on a few goroutines: for a conversation the reference
 // wrote, which has no cache, reading a thousand small files is most of
 // an open. It records each file's checksum in s.sums and returns each
-// index's error, nil if none failed.
-func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []bool) []error {
+// index's error, nil if none failed, and a copy of each file it read (up
+// to maxKeptBytes in all; nil if none) for Store.keep.
+func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []bool) (errs []error, kept [][]byte) {
 	var todo []int
 	for i := range ids {
 		if !have[i] {
@@ -61,11 +65,12 @@ func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []boo
 		}
 	}
 	if len(todo) == 0 {
-		return nil
+		return nil, nil
 	}
+	kept = make([][]byte, len(ids))
 	var (
-		errs    []error
-		errOnce sync.Once
+		errOnce   sync.Once
+		keptBytes atomic.Int64
 	)
 	scan := func(part []int) {
 		buf := make([]byte, 0, 64<<10)
@@ -78,6 +83,9 @@ func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []boo
 					err = fmt.Errorf("file name says id %s, content says %s", ids[i], entries[i].ID)
 				}
 				s.sums[i] = fileSum{checksum(data), true}
+				if err == nil && keptBytes.Add(int64(len(data))) <= maxKeptBytes {
+					kept[i] = bytes.Clone(data)
+				}
 			}
 			if err != nil {
 				errOnce.Do(func() { errs = make([]error, len(ids)) })
@@ -92,5 +100,49 @@ func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []boo
 		wg.Go(func() { scan(part) })
 	}
 	wg.Wait()
-	return errs
+	return errs, kept
+}
+
+// keep makes kept (by index; nil where nothing was kept) what Raw returns
+// before reading a file, for keepScanned at most.
+func (s *Store) keep(kept [][]byte) {
+	n := 0
+	for _, b := range kept {
+		if b != nil {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	s.keptMu.Lock()
+	defer s.keptMu.Unlock()
+	s.kept, s.keptN = kept, n
+	s.keptTimer = time.AfterFunc(keepScanned, s.dropKept)
+}
+
+// takeKept returns the kept copy of event i's file, nil if there is none,
+// and forgets it: the caller owns it.
+func (s *Store) takeKept(i int) []byte {
+	s.keptMu.Lock()
+	defer s.keptMu.Unlock()
+	if i >= len(s.kept) || s.kept[i] == nil {
+		return nil
+	}
+	data := s.kept[i]
+	s.kept[i] = nil
+	if s.keptN--; s.keptN == 0 {
+		s.kept = nil
+		s.keptTimer.Stop()
+	}
+	return data
+}
+
+func (s *Store) dropKept() {
+	s.keptMu.Lock()
+	defer s.keptMu.Unlock()
+	if s.keptTimer != nil {
+		s.keptTimer.Stop()
+	}
+	s.kept, s.keptN = nil, 0
 }

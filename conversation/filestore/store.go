@@ -51,7 +51,24 @@ type Store struct {
 	// sums are the checksums of the events found at open, by index: Raw
 	// checks what it reads against them. Not changed after open.
 	sums []fileSum
+	// kept holds, by index, the event files a cache-less open read, until
+	// Raw first asks for each: replaying such a conversation (one the
+	// reference wrote) then reads every file once, not twice. What is not
+	// asked for within keepScanned is dropped, so an idle store does not
+	// hold its log in memory. Under keptMu.
+	keptMu    sync.Mutex
+	kept      [][]byte
+	keptN     int
+	keptTimer *time.Timer
 }
+
+// keepScanned is how long a cache-less open keeps the files it read for
+// Raw, and maxKeptBytes how many bytes at most: a resume builds its view
+// from them well within that time.
+const (
+	keepScanned  = 3 * time.Second
+	maxKeptBytes = 64 << 20
+)
 
 // fileSum is the CRC-32C (Castagnoli) of an event file; ok is false when
 // it is not known.
@@ -213,7 +230,7 @@ func (s *Store) load() error {
 			cached--
 		}
 	}
-	errs := s.scanFiles(ids, entries, have)
+	errs, kept := s.scanFiles(ids, entries, have)
 	for i := 0; i < n && errs != nil; i++ {
 		if err := errs[i]; err != nil {
 			if i == n-1 {
@@ -228,6 +245,7 @@ func (s *Store) load() error {
 	}
 	s.idx = conversation.NewIndex(0)
 	s.idx.Adopt(entries)
+	s.keep(kept[:min(len(kept), n)])
 	if cached != n {
 		if err := s.rewriteIndexFile(entries); err != nil {
 			slog.Warn("filestore: cannot write event index cache", "err", err)
@@ -560,6 +578,9 @@ func (s *Store) Raw(i int) ([]byte, error) {
 	if data, ok := s.pendingData(i); ok {
 		return data, nil
 	}
+	if data := s.takeKept(i); data != nil {
+		return data[:len(data):len(data)], nil // read and checked by the open
+	}
 	// Size is known, so one read usually does it; one byte more detects a
 	// file that grew behind our back.
 	s.fdMu.RLock()
@@ -605,6 +626,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.stopWriteBehind()
+	s.dropKept()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	s.flushIndex(&s.line)
