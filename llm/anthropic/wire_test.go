@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/llm/llmtest"
 	"github.com/gohands/gohands/secret"
 )
 
@@ -122,5 +124,30 @@ func TestErrorBodyNotJSON(t *testing.T) {
 	var apiErr *llm.APIError
 	if !errors.Is(err, llm.ErrServer) || !errors.As(err, &apiErr) || apiErr.RetryAfter.Seconds() != 4 || !strings.Contains(apiErr.Message, "upstream unavailable") {
 		t.Errorf("err = %v (%+v)", err, apiErr)
+	}
+}
+
+// TestEmptyThinkingSentBack checks a signed thinking block whose text is
+// empty (adaptive thinking with its display omitted) goes back with its
+// thinking field present, as the API requires, and that a tool call
+// without input streams back as {}.
+func TestEmptyThinkingSentBack(t *testing.T) {
+	srv := llmtest.NewAnthropic(t, llmtest.Reply{Text: "ok"})
+	l := newLLM(t, srv, "anthropic/claude-opus-4-1", nil)
+	sig := "EqQB"
+	msgs := append(conversation(),
+		event.Message{Role: event.RoleAssistant, ThinkingBlocks: event.List[event.ThinkingBlock]{{Signature: &sig}},
+			ToolCalls: []event.ToolCall{{ID: "toolu_1", Name: "finish"}}},
+		event.Message{Role: event.RoleTool, ToolCallID: "toolu_1", Name: "finish", Content: event.List[event.Content]{event.Text("done")}})
+	if _, err := l.Completion(context.Background(), msgs, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	asst := srv.LastRequest().Body["messages"].([]any)[1].(map[string]any)["content"].([]any)
+	th, tu := asst[0].(map[string]any), asst[1].(map[string]any)
+	if v, ok := th["thinking"]; !ok || v != "" || th["signature"] != sig {
+		t.Errorf("thinking block sent as %v", th)
+	}
+	if in, ok := tu["input"].(map[string]any); !ok || len(in) != 0 {
+		t.Errorf("tool_use sent as %v", tu)
 	}
 }

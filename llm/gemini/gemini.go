@@ -84,18 +84,18 @@ func (Provider) Complete(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	resp, err := send(hc, hreq)
+	resp, err := httpapi.Do(hc, hreq)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
 	var a accumulator
 	if !stream {
-		var r generateResponse
-		if err := decodeReply(resp.Body, &r); err != nil {
-			return nil, err
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("gemini: reading the reply: %w", err)
 		}
-		if err := a.add(&r, nil); err != nil {
+		if err := a.add(data, nil); err != nil {
 			return nil, err
 		}
 		return a.response(false)
@@ -104,11 +104,7 @@ func (Provider) Complete(ctx context.Context, req *llm.Request) (*llm.Response, 
 		if err != nil {
 			return nil, fmt.Errorf("gemini: stream: %w", err)
 		}
-		var r generateResponse
-		if err := json.Unmarshal(ev.Data, &r); err != nil {
-			return nil, malformed(fmt.Errorf("stream event %.80q: %w", ev.Data, err))
-		}
-		if err := a.add(&r, req.OnDelta); err != nil {
+		if err := a.add(ev.Data, req.OnDelta); err != nil {
 			return nil, err
 		}
 	}
@@ -185,62 +181,10 @@ func baseURL(u string) string {
 	return u + "/"
 }
 
-// maxErrorBody bounds how much of an error body is read.
-const maxErrorBody = 64 << 10
-
-// send sends hr. A 2xx response is returned for the caller to read and
-// close; any other status becomes an *llm.APIError, with the wait of a
-// google.rpc.RetryInfo detail if the body has one. Transport errors are
-// returned as they are: package llm classifies those.
-func send(hc *http.Client, hr *http.Request) (*http.Response, error) {
-	resp, err := hc.Do(hr)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return resp, nil
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	e := httpapi.Error(resp.StatusCode, resp.Header, body)
-	if err != nil && len(body) == 0 {
-		e.Err = fmt.Errorf("reading the error body: %w", err)
-	}
-	var eb struct {
-		Error *apiError `json:"error"`
-	}
-	if json.Unmarshal(body, &eb) == nil && eb.Error != nil {
-		if d := eb.Error.retryDelay(); d > 0 {
-			e.RetryAfter = d
-		}
-	}
-	return nil, e
-}
-
-// decodeReply decodes a whole (not streamed) reply body.
-func decodeReply(r io.Reader, v *generateResponse) error {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return fmt.Errorf("gemini: reading the reply: %w", err)
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return malformed(fmt.Errorf("reply %.80q: %w", data, err))
-	}
-	return nil
-}
-
 // malformed reports a reply that is not the JSON Gemini sends: a broken
 // server or proxy, worth another try.
 func malformed(err error) error {
 	return &llm.APIError{Kind: llm.ErrServer, Message: "gemini: malformed reply: " + err.Error(), Err: err}
-}
-
-// streamError converts an error sent inside a stream that began with 200:
-// its code is the HTTP status it stands for.
-func streamError(e *apiError) error {
-	ae := llm.NewAPIError(e.Code, e.Status, e.Message, nil, nil)
-	ae.RetryAfter = e.retryDelay()
-	return ae
 }
 
 // accumulator gathers a reply from one response or the chunks of a
@@ -257,10 +201,15 @@ type accumulator struct {
 }
 
 // add takes one response (or stream chunk), passing its fragments to
-// onDelta if set.
-func (a *accumulator) add(r *generateResponse, onDelta func(llm.Delta) error) error {
+// onDelta if set. A chunk may be an error instead, sent after the stream
+// began with 200: its code is the HTTP status it stands for.
+func (a *accumulator) add(data []byte, onDelta func(llm.Delta) error) error {
+	var r generateResponse
+	if err := json.Unmarshal(data, &r); err != nil {
+		return malformed(fmt.Errorf("%.80q: %w", data, err))
+	}
 	if r.Error != nil {
-		return streamError(r.Error)
+		return httpapi.Error(r.Error.Code, nil, data)
 	}
 	a.chunks++
 	if r.ResponseID != "" {

@@ -3,8 +3,6 @@ package gemini
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
-	"time"
 )
 
 // The JSON of the Gemini API's generateContent method (v1beta), as much
@@ -125,31 +123,10 @@ type usageMetadata struct {
 	ThoughtsTokenCount      int `json:"thoughtsTokenCount"`
 }
 
-// apiError is the error object of Google APIs: {"error": {...}}.
+// apiError is the error object of Google APIs, {"error": {...}}, as much
+// as we read here; package httpapi reads the rest.
 type apiError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	// Status is the google.rpc code name (RESOURCE_EXHAUSTED, ...).
-	Status  string            `json:"status"`
-	Details []json.RawMessage `json:"details"`
-}
-
-// retryDelay reads the wait Gemini asks for in a google.rpc.RetryInfo
-// detail ("retryDelay": "37s").
-func (e *apiError) retryDelay() time.Duration {
-	for _, raw := range e.Details {
-		var d struct {
-			Type       string `json:"@type"`
-			RetryDelay string `json:"retryDelay"`
-		}
-		if json.Unmarshal(raw, &d) != nil || !strings.HasSuffix(d.Type, "google.rpc.RetryInfo") {
-			continue
-		}
-		if dur, err := time.ParseDuration(d.RetryDelay); err == nil && dur > 0 {
-			return dur
-		}
-	}
-	return 0
+	Code int `json:"code"`
 }
 
 // objectArgs returns raw as compact JSON if it is a non-empty object,

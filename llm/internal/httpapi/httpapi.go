@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gohands/gohands/llm"
@@ -50,7 +51,11 @@ func Do(hc *http.Client, req *http.Request) (*http.Response, error) {
 // body becomes the message as it is, shortened.
 func Error(status int, header http.Header, body []byte) *llm.APIError {
 	b := ParseBody(body)
-	return llm.NewAPIError(status, b.Code, b.Message, header, nil)
+	e := llm.NewAPIError(status, b.Code, b.Message, header, nil)
+	if b.RetryAfter > 0 {
+		e.RetryAfter = b.RetryAfter
+	}
+	return e
 }
 
 // Body is what an error body says.
@@ -63,10 +68,12 @@ type Body struct {
 	// Message is the error's message, or the body itself when it is not a
 	// known shape.
 	Message string
+	// RetryAfter is the wait of a google.rpc.RetryInfo detail
+	// ("retryDelay": "37s"), 0 if none.
+	RetryAfter time.Duration
 }
 
-// ParseBody reads an error body. Providers with more to read (Google's
-// retry details, say) decode the body again themselves.
+// ParseBody reads an error body.
 func ParseBody(body []byte) Body {
 	var v struct {
 		Error   json.RawMessage `json:"error"`
@@ -83,6 +90,10 @@ func ParseBody(body []byte) Body {
 		Type    string          `json:"type"`
 		Code    json.RawMessage `json:"code"`
 		Status  string          `json:"status"`
+		Details []struct {
+			Type       string `json:"@type"`
+			RetryDelay string `json:"retryDelay"`
+		} `json:"details"`
 	}
 	var text string
 	switch {
@@ -97,6 +108,13 @@ func ParseBody(body []byte) Body {
 		}
 		if b.Message == "" {
 			b.Message = shorten(body)
+		}
+		for _, d := range inner.Details {
+			if strings.HasSuffix(d.Type, "google.rpc.RetryInfo") {
+				if w, err := time.ParseDuration(d.RetryDelay); err == nil && w > 0 {
+					b.RetryAfter = w
+				}
+			}
 		}
 		return b
 	case json.Unmarshal(v.Error, &text) == nil && text != "":

@@ -24,6 +24,10 @@ func TestParseBody(t *testing.T) {
 			Body{Code: "overloaded_error", Type: "overloaded_error", Message: "Overloaded"}},
 		{"google", `{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED","details":[]}}`,
 			Body{Code: "RESOURCE_EXHAUSTED", Message: "Quota exceeded"}},
+		{"google retry info", `{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED","details":[` +
+			`{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[]},` +
+			`{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37s"}]}}`,
+			Body{Code: "RESOURCE_EXHAUSTED", Message: "Quota exceeded", RetryAfter: 37 * time.Second}},
 		{"error string", `{"error":"model \"x\" not found"}`, Body{Message: `model "x" not found`}},
 		{"top-level message", `{"message":"bad key","type":"auth","code":"invalid_api_key"}`, Body{Code: "invalid_api_key", Type: "auth", Message: "bad key"}},
 		{"fastapi detail", `{"detail":"Not authenticated"}`, Body{Message: "Not authenticated"}},
