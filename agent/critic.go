@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os/exec"
 	"strings"
 
@@ -66,9 +67,7 @@ func (r *runner) refinement(ctx context.Context) (*event.MessageEvent, error) {
 	}
 	err = r.sess.State().Update(func(f *conversation.Fields) error {
 		st := make(map[string]any, len(f.AgentState)+1)
-		for k, v := range f.AgentState {
-			st[k] = v
-		}
+		maps.Copy(st, f.AgentState)
 		st[RefinementKey] = done + 1
 		f.AgentState = st
 		return nil

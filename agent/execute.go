@@ -62,14 +62,12 @@ func (r *runner) execute(ctx context.Context, batch []*event.ActionEvent, errs m
 			continue
 		}
 		results[i].done = make(chan struct{})
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer close(results[i].done)
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			results[i].ev = r.run(ctx, a)
-		}()
+		})
 	}
 	var emitErr error
 	for i := range results {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
@@ -30,9 +31,7 @@ func (r *runner) saveStats() error {
 	}
 	return r.sess.State().Update(func(f *conversation.Fields) error {
 		m := make(event.Map[string, *llm.Metrics], len(f.Stats.UsageToMetrics)+len(ls))
-		for k, v := range f.Stats.UsageToMetrics {
-			m[k] = v
-		}
+		maps.Copy(m, f.Stats.UsageToMetrics)
 		for _, l := range ls {
 			lm := l.Metrics()
 			m[l.UsageID()] = &lm

@@ -13,13 +13,11 @@ func TestFIFOMutexOrder(t *testing.T) {
 	var order []int
 	var wg sync.WaitGroup
 	for i := range 50 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			m.Lock()
 			order = append(order, i) // guarded by m
 			m.Unlock()
-		}()
+		})
 		// Start the next waiter only once this one is queued.
 		for {
 			m.mu.Lock()
@@ -43,15 +41,13 @@ func TestFIFOMutexExcludes(t *testing.T) {
 	n := 0
 	var wg sync.WaitGroup
 	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range 1000 {
 				m.Lock()
 				n++
 				m.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if n != 8000 {

@@ -257,9 +257,7 @@ func TestCallbacksInCommitOrder(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for w := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range 50 {
 				if _, err := st.Append(&event.PauseEvent{Base: event.NewBase(event.SourceUser)}); err != nil {
 					t.Error(err)
@@ -269,7 +267,7 @@ func TestCallbacksInCommitOrder(t *testing.T) {
 				}
 				_ = st.Fields().LeafEventID // reads never block
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	var logIDs []string

@@ -1,6 +1,8 @@
 package conversation
 
 import (
+	"maps"
+
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 )
@@ -70,8 +72,6 @@ func (s Stats) clone() Stats {
 		return s
 	}
 	m := make(event.Map[string, *llm.Metrics], len(s.UsageToMetrics))
-	for k, v := range s.UsageToMetrics {
-		m[k] = v
-	}
+	maps.Copy(m, s.UsageToMetrics)
 	return Stats{UsageToMetrics: m}
 }

@@ -19,8 +19,8 @@ func benchEvents() map[string]Event {
 		ToolName: "terminal", ToolCallID: "call_Q1w2E3r4", ActionID: NewID(),
 		Observation: &terminalObservation{
 			ObservationBase: ObservationBase{Content: List[Content]{Text(out.String())}},
-			Command:         ptr("ls -la pkg"), ExitCode: ptr(0),
-			Metadata: cmdOutputMetadata{PID: -1, Username: ptr("root"), Hostname: ptr("sandbox"), WorkingDir: ptr("/workspace/project")},
+			Command:         new("ls -la pkg"), ExitCode: new(0),
+			Metadata: cmdOutputMetadata{PID: -1, Username: new("root"), Hostname: new("sandbox"), WorkingDir: new("/workspace/project")},
 		},
 	}
 	msg := &MessageEvent{

@@ -43,7 +43,7 @@ func goldenEvents() map[string]Event {
 				Annotations: &ToolAnnotations{Title: "terminal", DestructiveHint: true, OpenWorldHint: true},
 				Meta:        json.RawMessage(`{"z":1,"a":[0.0]}`), Kind: "TerminalTool", Title: "terminal",
 			}},
-			DynamicContext: ptr(Text("<RUNTIME>go</RUNTIME>")),
+			DynamicContext: new(Text("<RUNTIME>go</RUNTIME>")),
 		},
 		"SystemPromptEvent_min": &SystemPromptEvent{Base: gbase(2, "", -1), SystemPrompt: Text("s"), Tools: []ToolDefinition{}},
 		"MessageEvent_user": &MessageEvent{
@@ -59,7 +59,7 @@ func goldenEvents() map[string]Event {
 			Base: gbase(4, SourceAgent, 3),
 			LLMMessage: Message{
 				Role: RoleAssistant, Content: List[Content]{Text("Done.")}, ReasoningContent: "because",
-				ThinkingBlocks: List[ThinkingBlock]{{Thinking: "hm", Signature: ptr("sig")}, {Redacted: true, Data: "opaque"}},
+				ThinkingBlocks: List[ThinkingBlock]{{Thinking: "hm", Signature: new("sig")}, {Redacted: true, Data: "opaque"}},
 				ResponsesItem:  &ReasoningItem{ID: "rs_1", Summary: List[string]{"s"}, Content: []string{}, EncryptedContent: "enc", Status: "completed"},
 			},
 			LLMResponseID: "chatcmpl-1",
@@ -68,10 +68,10 @@ func goldenEvents() map[string]Event {
 		"ActionEvent": &ActionEvent{
 			Base:     gbase(5, SourceAgent, 4),
 			Thought:  List[Content]{Text("I'll list the files.")},
-			Action:   &terminalAction{Command: "ls", Timeout: ptr(30.0)},
+			Action:   &terminalAction{Command: "ls", Timeout: new(30.0)},
 			ToolName: "terminal", ToolCallID: call.ID, ToolCall: call, LLMResponseID: "chatcmpl-2",
 			SecurityRisk: RiskLow, Summary: "list files",
-			CriticResult: &CriticResult{Score: 0.25, Message: ptr("meh")},
+			CriticResult: &CriticResult{Score: 0.25, Message: new("meh")},
 		},
 		"ActionEvent_nonexecutable": &ActionEvent{
 			Base: gbase(6, "", -1), ReasoningContent: "r",
@@ -86,8 +86,8 @@ func goldenEvents() map[string]Event {
 			ToolName: "terminal", ToolCallID: call.ID, ActionID: gid(5),
 			Observation: &terminalObservation{
 				ObservationBase: ObservationBase{Content: List[Content]{Text("a.go\nb.go\n")}},
-				Command:         ptr("ls"), ExitCode: ptr(0),
-				Metadata: cmdOutputMetadata{ExitCode: 0, PID: 42, WorkingDir: ptr("/w")},
+				Command:         new("ls"), ExitCode: new(0),
+				Metadata: cmdOutputMetadata{ExitCode: 0, PID: 42, WorkingDir: new("/w")},
 			},
 			ExtendedContent: List[Content]{Text("rule")},
 		},
@@ -113,7 +113,7 @@ func goldenEvents() map[string]Event {
 		},
 		"Condensation": &Condensation{
 			Base: gbase(13, "", -1), ForgottenEventIDs: List[string]{gid(3), gid(4)},
-			Summary: ptr("summary"), SummaryOffset: ptr(1), LLMResponseID: "chatcmpl-3",
+			Summary: new("summary"), SummaryOffset: new(1), LLMResponseID: "chatcmpl-3",
 		},
 		"Condensation_min":         &Condensation{Base: gbase(14, "", -1), LLMResponseID: "x"},
 		"CondensationRequest":      &CondensationRequest{Base: gbase(15, "", -1)},
@@ -144,7 +144,7 @@ func goldenEvents() map[string]Event {
 			RawInput: json.RawMessage(`{"path":"a"}`), RawOutput: json.RawMessage(`"ok"`),
 			Content: json.RawMessage(`[{"type":"diff","oldText":"a"}]`), IsError: true,
 		},
-		"StreamingDeltaEvent": &StreamingDeltaEvent{Base: gbase(27, "", -1), Content: ptr(""), ReasoningContent: ptr("r")},
+		"StreamingDeltaEvent": &StreamingDeltaEvent{Base: gbase(27, "", -1), Content: new(""), ReasoningContent: new("r")},
 		"ServerErrorEvent":    &ServerErrorEvent{Base: gbase(28, SourceEnvironment, -1), Code: "MCPError", Detail: "refused"},
 	}
 }
@@ -290,9 +290,9 @@ func TestReferenceExamples(t *testing.T) {
 			ToolName: "terminal", ToolCallID: "call_Q1w2E3r4", ActionID: "a2d9c7f0-5b1e-4c3a-8f6d-1e2b3c4d5e6f",
 			Observation: &terminalObservation{
 				ObservationBase: ObservationBase{Content: List[Content]{Text("total 8\ndrwxr-xr-x 2 root root 4096 Aug 22 10:15 .\n")}},
-				Command:         ptr("ls -la"), ExitCode: ptr(0),
-				Metadata:          cmdOutputMetadata{PID: -1, Username: ptr("root"), Hostname: ptr("sandbox"), WorkingDir: ptr("/workspace/project")},
-				FullOutputSaveDir: ptr("workspace/conversations/8b1f0c2d9e3a4b5c6d7e8f9012345678/observations"),
+				Command:         new("ls -la"), ExitCode: new(0),
+				Metadata:          cmdOutputMetadata{PID: -1, Username: new("root"), Hostname: new("sandbox"), WorkingDir: new("/workspace/project")},
+				FullOutputSaveDir: new("workspace/conversations/8b1f0c2d9e3a4b5c6d7e8f9012345678/observations"),
 			},
 		},
 	}

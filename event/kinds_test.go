@@ -38,5 +38,3 @@ func init() {
 	RegisterKind[terminalAction]("TerminalAction")
 	RegisterKind[terminalObservation]("TerminalObservation")
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -22,7 +22,7 @@ func TestLLMMessages(t *testing.T) {
 	user := func(text string) *MessageEvent {
 		return &MessageEvent{Base: NewBase(SourceUser), LLMMessage: UserMessage(text)}
 	}
-	sys := &SystemPromptEvent{Base: NewBase(SourceAgent), SystemPrompt: Text("sys"), DynamicContext: ptr(Text("dyn"))}
+	sys := &SystemPromptEvent{Base: NewBase(SourceAgent), SystemPrompt: Text("sys"), DynamicContext: new(Text("dyn"))}
 	withReasoning := action("c1", "r1", Text("thinking aloud"))
 	withReasoning.ReasoningContent = "why"
 	withReasoning.ThinkingBlocks = List[ThinkingBlock]{{Thinking: "t"}}

@@ -298,9 +298,7 @@ func (r *Runner) startAsync(cmd *exec.Cmd, timeout time.Duration) Result {
 		r.async = make(map[*exec.Cmd]struct{})
 	}
 	r.async[cmd] = struct{}{}
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
+	r.wg.Go(func() {
 		done := make(chan struct{})
 		go func() {
 			_ = cmd.Wait()
@@ -316,7 +314,7 @@ func (r *Runner) startAsync(cmd *exec.Cmd, timeout time.Duration) Result {
 		r.mu.Lock()
 		delete(r.async, cmd)
 		r.mu.Unlock()
-	}()
+	})
 	return Result{Success: true, Async: true}
 }
 

@@ -50,7 +50,7 @@ func leftovers() []string {
 	me := strconv.Itoa(os.Getpid())
 	var out []string
 	// Give exiting processes a moment to be reaped.
-	for try := 0; try < 50; try++ {
+	for range 50 {
 		out = out[:0]
 		entries, _ := os.ReadDir("/proc")
 		for _, e := range entries {

@@ -18,6 +18,11 @@ if [[ -n $unformatted ]]; then
   echo "gofmt would change:" >&2; echo "$unformatted" >&2; exit 1
 fi
 
+echo "== go fix (the modernizers leave nothing to change)"
+if ! go fix -diff ./...; then
+  echo "go fix would change the files above: run 'go fix ./...'" >&2; exit 1
+fi
+
 echo "== go vet"
 go vet ./...
 

@@ -518,8 +518,8 @@ func maskValue(v reflect.Value, vals, escaped []string) {
 			v.Set(c)
 		}
 	case reflect.Struct:
-		for i := range v.NumField() {
-			if f := v.Field(i); f.CanSet() {
+		for _, f := range v.Fields() {
+			if f.CanSet() {
 				maskValue(f, vals, escaped)
 			}
 		}

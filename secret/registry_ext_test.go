@@ -19,7 +19,7 @@ func TestMaskEvent(t *testing.T) {
 
 	out := &terminal.Observation{
 		ObservationBase: event.ObservationBase{Content: event.List[event.Content]{event.Text("login with hunter2 ok")}},
-		Command:         strPtr("echo $PW"),
+		Command:         new("echo $PW"),
 		Metadata:        terminal.Metadata{ExitCode: 0, PID: -1, WorkingDir: "/home/hunter2"},
 	}
 	obs := &event.ObservationEvent{Base: event.NewBase(event.SourceEnvironment), ToolName: "terminal", ToolCallID: "c1", ActionID: "a1", Observation: out}
@@ -61,8 +61,6 @@ func TestMaskEvent(t *testing.T) {
 		t.Errorf("hook input = %s", in)
 	}
 }
-
-func strPtr(s string) *string { return &s }
 
 // benchObservation is a typical terminal observation of about 8 KB.
 func benchObservation() *event.ObservationEvent {

@@ -180,12 +180,13 @@ func (p *shellParser) run() {
 			// A redirection is kept as its own word so rules can see
 			// the target that follows.
 			p.flushWord()
-			op := string(c)
+			var op strings.Builder
+			op.WriteString(string(c))
 			for p.peek() == '>' || p.peek() == '&' || p.peek() == '<' {
-				op += string(p.src[p.i])
+				op.WriteString(string(p.src[p.i]))
 				p.i++
 			}
-			p.word.WriteString(op)
+			p.word.WriteString(op.String())
 			p.inWord = true
 			p.flushWord()
 		case '\\':

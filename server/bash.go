@@ -137,12 +137,10 @@ func (b *bashService) start(req *bashRequest, defaultCwd string) (*bashEvent, <-
 	cmd := &bashEvent{ID: hexUUID(), Timestamp: utcNow(), Command: req.Command, Cwd: req.Cwd, Timeout: timeout, Kind: "BashCommand"}
 	b.add(cmd)
 	done := make(chan struct{})
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
+	b.wg.Go(func() {
 		defer close(done)
 		b.execute(cmd, defaultCwd)
-	}()
+	})
 	return cmd, done
 }
 

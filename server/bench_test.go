@@ -29,9 +29,7 @@ func BenchmarkAgentSteps(b *testing.B) {
 			for range b.N {
 				var wg sync.WaitGroup
 				for range convs {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
+					wg.Go(func() {
 						body := ts.startBody(model, map[string]any{
 							"initial_message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "think"}}, "run": true},
 							"max_iterations":  1000, "stuck_detection": false,
@@ -39,7 +37,7 @@ func BenchmarkAgentSteps(b *testing.B) {
 						var info map[string]any
 						ts.must(201, "POST", "/api/conversations", body, &info)
 						ts.waitStatus(info["id"].(string), "finished", "error")
-					}()
+					})
 				}
 				wg.Wait()
 			}

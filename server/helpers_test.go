@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -146,9 +147,7 @@ func (ts *testServer) startBody(model *llmtest.Server, extra map[string]any) map
 		"agent":     pythonAgent(ts.t, model.URL+"/v1"),
 		"workspace": map[string]any{"working_dir": ts.t.TempDir(), "kind": "LocalWorkspace"},
 	}
-	for k, v := range extra {
-		b[k] = v
-	}
+	maps.Copy(b, extra)
 	return b
 }
 

@@ -151,7 +151,7 @@ func jsonInvalid(err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		loc := []any{"body"}
-		for _, p := range strings.Split(te.Field, ".") {
+		for p := range strings.SplitSeq(te.Field, ".") {
 			if p != "" {
 				loc = append(loc, p)
 			}

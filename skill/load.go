@@ -52,14 +52,14 @@ func SplitFrontmatter(data []byte) (meta []byte, body []byte, ok bool) {
 	if strings.HasPrefix(rest, "---\n") || rest == "---" {
 		return nil, []byte(strings.TrimPrefix(rest, "---")), true
 	}
-	end := strings.Index(rest, "\n---\n")
-	if end < 0 {
+	before, after, ok0 := strings.Cut(rest, "\n---\n")
+	if !ok0 {
 		if strings.HasSuffix(rest, "\n---") {
 			return []byte(rest[:len(rest)-4]), nil, true
 		}
 		return nil, []byte(text), false
 	}
-	return []byte(rest[:end]), []byte(rest[end+5:]), true
+	return []byte(before), []byte(after), true
 }
 
 // ParseFile reads one skill file. baseDir, if not empty, is the skills

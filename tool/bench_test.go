@@ -57,11 +57,9 @@ func BenchmarkChatCompletionsFormat(b *testing.B) {
 func TestConcurrentUse(t *testing.T) {
 	tl := editTool()
 	var wg sync.WaitGroup
-	for i := 0; i < 8; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := 0; j < 50; j++ {
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
 				a, err := tl.ParseAction(json.RawMessage(`{"command":"view","path":"/a"}`))
 				if err != nil {
 					t.Error(err)
@@ -74,7 +72,7 @@ func TestConcurrentUse(t *testing.T) {
 				tool.Parameters(tl)
 				_ = tl.InputSchema()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

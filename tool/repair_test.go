@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,12 +46,7 @@ func TestParseArguments(t *testing.T) {
 func TestNormalizeCall(t *testing.T) {
 	knownSet := func(names ...string) func(string) bool {
 		return func(n string) bool {
-			for _, k := range names {
-				if k == n {
-					return true
-				}
-			}
-			return false
+			return slices.Contains(names, n)
 		}
 	}
 	term := knownSet("terminal", "file_editor")

@@ -3,6 +3,7 @@ package tool_test
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,10 +27,8 @@ const answerSchema = `{
 
 func registerRisky(t *testing.T) {
 	t.Helper()
-	for _, n := range tool.Registered() {
-		if n == "test_risky" {
-			return
-		}
+	if slices.Contains(tool.Registered(), "test_risky") {
+		return
 	}
 	tool.Register("test_risky", func(tool.Context, json.RawMessage) ([]tool.Tool, error) {
 		return []tool.Tool{newRisky()}, nil

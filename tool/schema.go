@@ -376,8 +376,7 @@ func (b *builder) object(t reflect.Type) (map[string]any, *typeInfo, error) {
 }
 
 func (b *builder) fields(t reflect.Type, props *Properties, required *[]string, info *typeInfo) error {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
+	for f := range t.Fields() {
 		tag := f.Tag.Get("json")
 		if tag == "-" {
 			continue

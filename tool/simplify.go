@@ -1,5 +1,7 @@
 package tool
 
+import "maps"
+
 import "strings"
 
 // Simplify rewrites a full JSON schema (an MCP server's inputSchema, a
@@ -54,9 +56,7 @@ func simplifyNode(node any, defs map[string]any, visiting map[string]bool) map[s
 			if m, ok := a.(map[string]any); ok && m["type"] == "null" {
 				continue
 			}
-			for k, v := range simplifyNode(a, defs, visiting) {
-				out[k] = v
-			}
+			maps.Copy(out, simplifyNode(a, defs, visiting))
 			break
 		}
 		if len(alts) > 0 {

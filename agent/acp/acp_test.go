@@ -350,7 +350,7 @@ func checkGone(t *testing.T, pidFile string, want bool) {
 		}
 		return
 	}
-	for _, f := range strings.Fields(string(b)) {
+	for f := range strings.FieldsSeq(string(b)) {
 		pid, _ := strconv.Atoi(f)
 		for i := 0; ; i++ {
 			if !alive(pid) {

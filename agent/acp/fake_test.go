@@ -209,9 +209,9 @@ func (f *fake) prompt(mode string, m rpcMsg) {
 	}
 	json.Unmarshal(m.Params, &p)
 	s := p.SessionID
-	var text string
+	var text strings.Builder
 	for _, b := range p.Prompt {
-		text += b.Text
+		text.WriteString(b.Text)
 	}
 	f.update(s, map[string]any{"sessionUpdate": "agent_thought_chunk", "content": map[string]any{"type": "text", "text": "thinking about it"}})
 	if mode == "hang" {
@@ -243,7 +243,7 @@ func (f *fake) prompt(mode string, m rpcMsg) {
 	}
 	answer := "permission " + outcome.Outcome.OptionID
 	if outcome.Outcome.OptionID == "yes" {
-		w := f.request("fs/write_text_file", map[string]any{"sessionId": s, "path": target, "content": "written by fake: " + text})
+		w := f.request("fs/write_text_file", map[string]any{"sessionId": s, "path": target, "content": "written by fake: " + text.String()})
 		if w.Error != nil {
 			answer += "; write failed: " + string(w.Error)
 		}
@@ -255,7 +255,7 @@ func (f *fake) prompt(mode string, m rpcMsg) {
 		answer += "; read back: " + rr.Content
 		f.update(s, map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "in_progress"})
 		output := "ok"
-		if text == "long" {
+		if text.String() == "long" {
 			output = strings.Repeat("x", 100000)
 		}
 		f.update(s, map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "completed", "rawOutput": output})
@@ -276,7 +276,7 @@ func (f *fake) prompt(mode string, m rpcMsg) {
 	f.request("terminal/release", map[string]any{"sessionId": s, "terminalId": tr.TerminalID})
 	answer += "; terminal: " + to.Output
 	f.update(s, map[string]any{"sessionUpdate": "plan", "entries": []any{map[string]any{"content": "write the file", "priority": "high", "status": "completed"}}})
-	f.update(s, map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": "echo: " + text + "; "}})
+	f.update(s, map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": "echo: " + text.String() + "; "}})
 	f.update(s, map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": answer}})
 	f.update(s, map[string]any{"sessionUpdate": "usage_update", "used": 100, "size": 200000, "cost": map[string]any{"amount": 0.25, "currency": "USD"}})
 	f.reply(m.ID, map[string]any{"stopReason": "end_turn", "usage": map[string]any{"inputTokens": 120, "outputTokens": 30, "totalTokens": 150}})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -352,9 +353,7 @@ func (r *runner) start(ctx context.Context) (*server, error) {
 	r.mu.Unlock()
 	err = r.sess.State().Update(func(f *conversation.Fields) error {
 		st := make(map[string]any, len(f.AgentState)+4)
-		for k, v := range f.AgentState {
-			st[k] = v
-		}
+		maps.Copy(st, f.AgentState)
 		st[stateSessionID] = string(srv.session)
 		st[stateSessionCwd] = cwd
 		st[stateAgentName] = srv.name
@@ -749,9 +748,7 @@ func (r *runner) finish(srv *server, t *turn, res promptResult) error {
 		r.mu.Unlock()
 		if err := r.sess.State().Update(func(f *conversation.Fields) error {
 			st := make(map[string]any, len(f.AgentState)+1)
-			for k, v := range f.AgentState {
-				st[k] = v
-			}
+			maps.Copy(st, f.AgentState)
 			st[stateSuffixInstalled] = true
 			f.AgentState = st
 			return nil
@@ -842,9 +839,7 @@ func (r *runner) recordUsage(srv *server, t *turn, resp sdk.PromptResponse) erro
 		}
 		m.AddLatency(model, time.Since(t.start), string(srv.session))
 		s := make(event.Map[string, *llm.Metrics], len(f.Stats.UsageToMetrics)+1)
-		for k, v := range f.Stats.UsageToMetrics {
-			s[k] = v
-		}
+		maps.Copy(s, f.Stats.UsageToMetrics)
 		s[SentinelUsageID] = &m
 		f.Stats.UsageToMetrics = s
 		return nil

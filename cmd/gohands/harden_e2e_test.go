@@ -222,7 +222,7 @@ func TestE2EKillSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	for _, line := range strings.Fields(string(b)) {
+	for line := range strings.FieldsSeq(string(b)) {
 		if seen[line] {
 			t.Errorf("%s ran twice", line)
 		}

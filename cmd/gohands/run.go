@@ -161,8 +161,8 @@ func (a *app) readTask(args []string) (string, error) {
 // oneLine keeps the first line of s, for the one-line exit reason.
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " …"
+	if before, _, ok := strings.Cut(s, "\n"); ok {
+		return before + " …"
 	}
 	return s
 }

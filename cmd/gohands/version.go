@@ -1,5 +1,7 @@
 package main
 
+import "strings"
+
 import "runtime/debug"
 
 // version is the module version gohands was built from ("(devel)" for a
@@ -9,11 +11,12 @@ func version() string {
 	if !ok {
 		return "unknown"
 	}
-	v := bi.Main.Version
+	var v strings.Builder
+	v.WriteString(bi.Main.Version)
 	for _, s := range bi.Settings {
 		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " " + s.Value[:12]
+			v.WriteString(" " + s.Value[:12])
 		}
 	}
-	return v
+	return v.String()
 }

@@ -63,7 +63,7 @@ func damageDir(dir string, evs []event.Event, ops []byte) int {
 			b, _ := os.ReadFile(p)
 			os.WriteFile(p, b[:min(len(b), arg*len(b)/256)], 0o644)
 		case 7: // a stray journal
-			os.WriteFile(filepath.Join(dir, filestore.JournalFile), []byte(fmt.Sprintf("GW%x", ops)), 0o644)
+			os.WriteFile(filepath.Join(dir, filestore.JournalFile), fmt.Appendf(nil, "GW%x", ops), 0o644)
 		}
 	}
 	return low

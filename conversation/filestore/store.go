@@ -328,11 +328,11 @@ func (s *Store) readIndexFile(ids []string, entries []conversation.Entry, have [
 		text = text[nl+1:]
 		k := 0
 		for k < indexFields-1 {
-			t := strings.IndexByte(line, '\t')
-			if t < 0 {
+			before, after, ok := strings.Cut(line, "\t")
+			if !ok {
 				break
 			}
-			f[k], line = line[:t], line[t+1:]
+			f[k], line = before, after
 			k++
 		}
 		if k != indexFields-1 || strings.IndexByte(line, '\t') >= 0 || len(line) != 8 {

@@ -279,9 +279,7 @@ func testConcurrent(t *testing.T, f Factory) {
 	stop := make(chan struct{})
 	errs := make(chan error, 4)
 	for range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for {
 				select {
 				case <-stop:
@@ -305,7 +303,7 @@ func testConcurrent(t *testing.T, f Factory) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	for _, e := range evs {
 		if _, err := s.Append(e); err != nil {

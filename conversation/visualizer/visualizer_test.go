@@ -28,12 +28,6 @@ func base(n int, src event.Source) event.Base {
 	return event.Base{ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", n), Timestamp: fmt.Sprintf("2026-01-02T03:04:%02d", n), Source: src}
 }
 
-func strp(s string) *string { return &s }
-func intp(i int) *int       { return &i }
-func f64p(f float64) *float64 {
-	return &f
-}
-
 func call(id, name, args string) event.ToolCall {
 	return event.ToolCall{ID: id, Name: name, Arguments: args, Origin: event.OriginCompletion}
 }
@@ -55,19 +49,19 @@ func script() []event.Event {
 		&event.ActionEvent{Base: base(4, event.SourceAgent), Summary: "run the parser tests",
 			ReasoningContent: "The user wants the tests green.",
 			Thought:          event.List[event.Content]{event.Text("Let me run the tests first.")},
-			Action:           &terminal.Action{Command: "go test ./parser/...", Timeout: f64p(120)},
+			Action:           &terminal.Action{Command: "go test ./parser/...", Timeout: new(float64(120))},
 			ToolName:         "terminal", ToolCallID: "call_1", ToolCall: call("call_1", "terminal", `{"command":"go test ./parser/..."}`),
 			LLMResponseID: "resp_1", SecurityRisk: event.RiskLow},
 		&event.ActionEvent{Base: base(5, event.SourceAgent), Summary: "look at the parser",
-			Action:   &fileeditor.Action{Command: "str_replace", Path: "/src/parser/parse.go", OldStr: strp("if i < n {"), NewStr: strp("if i <= n {\n\treturn nil\n}")},
+			Action:   &fileeditor.Action{Command: "str_replace", Path: "/src/parser/parse.go", OldStr: new("if i < n {"), NewStr: new("if i <= n {\n\treturn nil\n}")},
 			ToolName: "file_editor", ToolCallID: "call_2", ToolCall: call("call_2", "file_editor", `{}`),
 			LLMResponseID: "resp_1", SecurityRisk: event.RiskUnknown},
 		&event.ObservationEvent{Base: base(6, event.SourceEnvironment), ToolName: "terminal", ToolCallID: "call_1", ActionID: base(4, "").ID,
 			Observation: &terminal.Observation{ObservationBase: event.ObservationBase{Content: event.List[event.Content]{event.Text(strings.Join(longOut, "\n"))}},
-				Command: strp("go test ./parser/..."), ExitCode: intp(1), Metadata: terminal.Metadata{ExitCode: 1, PID: -1, WorkingDir: "/src"}}},
+				Command: new("go test ./parser/..."), ExitCode: new(1), Metadata: terminal.Metadata{ExitCode: 1, PID: -1, WorkingDir: "/src"}}},
 		&event.ObservationEvent{Base: base(7, event.SourceEnvironment), ToolName: "terminal", ToolCallID: "call_3", ActionID: "x",
 			Observation: &terminal.Observation{ObservationBase: event.ObservationBase{Content: event.List[event.Content]{event.Text("bash: gcc: command not found")}, IsError: true},
-				Command: strp("gcc"), ExitCode: intp(127), Metadata: terminal.Metadata{ExitCode: 127, PID: -1}}},
+				Command: new("gcc"), ExitCode: new(127), Metadata: terminal.Metadata{ExitCode: 127, PID: -1}}},
 		&event.ActionEvent{Base: base(8, event.SourceAgent), ToolName: "nosuchtool", ToolCallID: "call_4", ToolCall: call("call_4", "nosuchtool", `{"x": 1`), LLMResponseID: "resp_2"},
 		&event.AgentErrorEvent{Base: base(9, event.SourceAgent), ToolName: "nosuchtool", ToolCallID: "call_4", Error: "Tool 'nosuchtool' not found. Available: terminal, file_editor"},
 		&event.ActionEvent{Base: base(10, event.SourceAgent), Action: &terminal.Action{Command: "C-c", IsInput: true}, ToolName: "terminal", ToolCallID: "call_5",
@@ -75,13 +69,13 @@ func script() []event.Event {
 		&event.UserRejectObservation{Base: base(11, event.SourceUser), ToolName: "terminal", ToolCallID: "call_5", ActionID: base(10, "").ID, RejectionReason: "Not now."},
 		&event.PauseEvent{Base: base(12, event.SourceUser)},
 		&event.CondensationRequest{Base: base(13, event.SourceEnvironment)},
-		&event.Condensation{Base: base(14, event.SourceEnvironment), ForgottenEventIDs: event.List[string]{"a", "b", "c"}, Summary: strp("The tests fail on an off-by-one."), LLMResponseID: "resp_c"},
+		&event.Condensation{Base: base(14, event.SourceEnvironment), ForgottenEventIDs: event.List[string]{"a", "b", "c"}, Summary: new("The tests fail on an off-by-one."), LLMResponseID: "resp_c"},
 		&event.MessageEvent{Base: base(15, event.SourceEnvironment), LLMMessage: event.UserMessage("You have called the same tool 3 times.")},
 		&event.MessageEvent{Base: base(16, event.SourceAgent), LLMMessage: event.Message{Role: "assistant", Content: event.List[event.Content]{event.Text("Fixed: the loop bound was off by one. **All tests pass.**")}}, LLMResponseID: "resp_4"},
 		&event.ConversationErrorEvent{Base: base(17, event.SourceEnvironment), Code: "MaxIterationsReached", Detail: "The agent reached the limit of 500 iterations."},
 		&event.InterruptEvent{Base: base(18, event.SourceUser)},
 		&event.HookExecutionEvent{Base: base(19, event.SourceHook), HookEventType: event.HookPreToolUse, HookCommand: "./check.sh", Blocked: true, ExitCode: 2, Reason: "rm -rf is not allowed"},
-		&event.StreamingDeltaEvent{Base: base(20, event.SourceAgent), Content: strp("tok")},
+		&event.StreamingDeltaEvent{Base: base(20, event.SourceAgent), Content: new("tok")},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -214,9 +215,7 @@ func (c *schemaConverter) convert(k *keyed) (*schema, error) {
 		// Several types: an anyOf of one schema per type.
 		for _, t := range types {
 			sub := &keyed{keys: slices.Clone(k.keys), values: map[string]json.RawMessage{}}
-			for key, v := range k.values {
-				sub.values[key] = v
-			}
+			maps.Copy(sub.values, k.values)
 			sub.values["type"], _ = json.Marshal(t)
 			delete(sub.values, "description")
 			alt, err := c.convert(sub)

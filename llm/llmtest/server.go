@@ -235,10 +235,8 @@ func (s *Server) route(method, path string) (w Wire, model string, stream bool) 
 		}
 		w, model, stream = WireGemini, m, verb == "streamGenerateContent"
 	}
-	for _, served := range s.wires {
-		if served == w {
-			return w, model, stream
-		}
+	if slices.Contains(s.wires, w) {
+		return w, model, stream
 	}
 	return "", "", false
 }

@@ -166,7 +166,7 @@ func parseSSE(t *testing.T, body []byte, sep string) []sseEvent {
 		t.Fatalf("stream does not end with %q", sep)
 	}
 	var out []sseEvent
-	for _, block := range strings.Split(strings.TrimSuffix(string(body), sep), sep) {
+	for block := range strings.SplitSeq(strings.TrimSuffix(string(body), sep), sep) {
 		var ev sseEvent
 		sc := bufio.NewScanner(strings.NewReader(block))
 		for sc.Scan() {
@@ -256,7 +256,7 @@ func TestStreamMatchesPlain(t *testing.T) {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(post(t, srv, "/v1/chat/completions", wires[0].body(true)).Body)
-	var text string
+	var text strings.Builder
 	args := map[int]string{}
 	ids := map[int]string{}
 	for _, ev := range parseSSE(t, body, "\n\n") {
@@ -279,7 +279,7 @@ func TestStreamMatchesPlain(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, ch := range c.Choices {
-			text += ch.Delta.Content
+			text.WriteString(ch.Delta.Content)
 			for _, tc := range ch.Delta.ToolCalls {
 				args[tc.Index] += tc.Function.Arguments
 				if tc.ID != "" {
@@ -289,8 +289,8 @@ func TestStreamMatchesPlain(t *testing.T) {
 		}
 	}
 	m := p.Choices[0].Message
-	if text != m.Content {
-		t.Errorf("streamed text %q, plain %q", text, m.Content)
+	if text.String() != m.Content {
+		t.Errorf("streamed text %q, plain %q", text.String(), m.Content)
 	}
 	for i, tc := range m.ToolCalls {
 		if args[i] != tc.Function.Arguments {

@@ -401,7 +401,7 @@ func TestThreeNodesSurviveKills(t *testing.T) {
 		// No action ran twice.
 		b, _ := os.ReadFile(filepath.Join(dirs[i], "steps.log"))
 		count := map[string]int{}
-		for _, l := range strings.Fields(string(b)) {
+		for l := range strings.FieldsSeq(string(b)) {
 			count[l]++
 			if count[l] > 1 {
 				t.Errorf("%s: %s ran twice", id, l)

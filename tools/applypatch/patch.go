@@ -2,6 +2,7 @@ package applypatch
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -259,12 +260,7 @@ func (p *parser) seekAnchor(lines []string, anchor string, index int) int {
 }
 
 func contains(lines []string, f func(string) bool) bool {
-	for _, s := range lines {
-		if f(s) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(lines, f)
 }
 
 // peekSection reads the lines of one hunk starting at index: the context

@@ -245,7 +245,7 @@ func clickNode(ctx context.Context, t *chromedp.Target, obj *runtime.RemoteObjec
 
 func quadArea(q dom.Quad) float64 {
 	var a float64
-	for i := 0; i < 4; i++ {
+	for i := range 4 {
 		j := (i + 1) % 4
 		a += q[2*i]*q[2*j+1] - q[2*j]*q[2*i+1]
 	}

@@ -81,7 +81,7 @@ func TestAgentFillsForm(t *testing.T) {
 			return call(browser.GetContentName, map[string]any{})
 		case 6:
 			line := ""
-			for _, l := range strings.Split(last, "\n") {
+			for l := range strings.SplitSeq(last, "\n") {
 				if strings.HasPrefix(l, "Hello, ") {
 					line = l
 				}

@@ -208,7 +208,7 @@ func tidyMarkdown(md string) string {
 	md = jsonNested.ReplaceAllString(md, "")
 	md = manyNewline.ReplaceAllString(md, "\n\n\n")
 	var kept []string
-	for _, line := range strings.Split(md, "\n") {
+	for line := range strings.SplitSeq(md, "\n") {
 		s := strings.TrimSpace(line)
 		if s == "" {
 			continue

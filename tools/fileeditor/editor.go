@@ -119,13 +119,11 @@ func (e *Editor) Execute(ctx context.Context, a *Action) (*Observation, error) {
 		obs.Content = event.List[event.Content]{event.Text(err.Error())}
 		obs.IsError = true
 		if a.Path != "" {
-			obs.Path = ptr(a.Path)
+			obs.Path = new(a.Path)
 		}
 	}
 	return obs, nil
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // target is a validated path: what to show and where the file really is.
 type target struct {
@@ -354,7 +352,7 @@ func (e *Editor) create(t target, fileText *string) (*Observation, error) {
 
 // textObs builds a successful observation with one text block.
 func textObs(command, path string, prevExist bool, oldContent, newContent *string, text string) *Observation {
-	o := &Observation{Command: command, Path: ptr(path), PrevExist: prevExist, OldContent: oldContent, NewContent: newContent}
+	o := &Observation{Command: command, Path: new(path), PrevExist: prevExist, OldContent: oldContent, NewContent: newContent}
 	o.Content = event.List[event.Content]{event.Text(text)}
 	return o
 }
@@ -365,7 +363,7 @@ func (e *Editor) viewFile(t target, viewRange []int) (*Observation, error) {
 		if err != nil {
 			return nil, err
 		}
-		o := &Observation{Command: CommandView, Path: ptr(t.path), PrevExist: true}
+		o := &Observation{Command: CommandView, Path: new(t.path), PrevExist: true}
 		o.Content = event.List[event.Content]{
 			event.Text(fmt.Sprintf("Image file %s read successfully. Displaying image content.", t.path)),
 			event.Image("data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(b)),

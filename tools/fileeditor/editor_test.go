@@ -17,9 +17,6 @@ import (
 	"github.com/gohands/gohands/event"
 )
 
-func sp(s string) *string { return &s }
-func ip(n int) *int       { return &n }
-
 // fixture is an Editor over a fresh temporary directory.
 type fixture struct {
 	t   *testing.T
@@ -259,7 +256,7 @@ func TestViewDirectory(t *testing.T) {
 	}
 	f.fail(Action{Command: CommandView, Path: f.dir, ViewRange: []int{1, 2}}, "`view_range` parameter is not allowed")
 	for _, cmd := range []string{CommandStrReplace, CommandInsert, CommandUndoEdit} {
-		f.fail(Action{Command: cmd, Path: f.dir, OldStr: sp("a"), NewStr: sp("b"), InsertLine: ip(0)}, "is a directory and only the `view` command")
+		f.fail(Action{Command: cmd, Path: f.dir, OldStr: new("a"), NewStr: new("b"), InsertLine: new(0)}, "is a directory and only the `view` command")
 	}
 }
 
@@ -296,14 +293,14 @@ func TestViewImage(t *testing.T) {
 	}
 	// Binary content is still refused for editing under an image name.
 	p := f.path("pic.png")
-	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: sp("PNG"), NewStr: sp("GIF")}, "binary")
+	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: new("PNG"), NewStr: new("GIF")}, "binary")
 	f.unchanged(p, string(pngBytes))
 }
 
 func TestCreate(t *testing.T) {
 	f := newFixture(t)
 	p := f.path("new.go")
-	obs := f.run(Action{Command: CommandCreate, Path: p, FileText: sp("package main\n// ✓\n")})
+	obs := f.run(Action{Command: CommandCreate, Path: p, FileText: new("package main\n// ✓\n")})
 	if obs.IsError || event.TextOf(obs.Content) != "File created successfully at: "+p {
 		t.Fatalf("create: %+v", obs)
 	}
@@ -316,23 +313,23 @@ func TestCreate(t *testing.T) {
 		t.Errorf("new file mode %v, want %v (0666 less umask)", fi.Mode().Perm(), want)
 	}
 
-	f.fail(Action{Command: CommandCreate, Path: p, FileText: sp("other")}, "File already exists at: "+p, "Cannot overwrite")
+	f.fail(Action{Command: CommandCreate, Path: p, FileText: new("other")}, "File already exists at: "+p, "Cannot overwrite")
 	f.unchanged(p, "package main\n// ✓\n")
 	f.fail(Action{Command: CommandCreate, Path: f.path("x.txt")}, "Parameter `file_text` is required for command: create.")
-	f.fail(Action{Command: CommandCreate, Path: f.path("no/such/dir/x.txt"), FileText: sp("x")}, "parent directory "+f.path("no/such/dir")+" does not exist", "mkdir -p")
+	f.fail(Action{Command: CommandCreate, Path: f.path("no/such/dir/x.txt"), FileText: new("x")}, "parent directory "+f.path("no/such/dir")+" does not exist", "mkdir -p")
 	if exists(f.path("no")) {
 		t.Error("create made parent directories")
 	}
 	f.write("plain", "x", 0o644)
-	f.fail(Action{Command: CommandCreate, Path: f.path("plain/x.txt"), FileText: sp("x")}, "is not a directory")
+	f.fail(Action{Command: CommandCreate, Path: f.path("plain/x.txt"), FileText: new("x")}, "is not a directory")
 	// An empty file is a valid create.
-	f.ok(Action{Command: CommandCreate, Path: f.path("empty"), FileText: sp("")})
+	f.ok(Action{Command: CommandCreate, Path: f.path("empty"), FileText: new("")})
 	f.unchanged(f.path("empty"), "")
 	// A dangling symlink is an existing path: create does not write through it.
 	if err := os.Symlink(f.path("nowhere"), f.path("dangling")); err != nil {
 		t.Fatal(err)
 	}
-	f.fail(Action{Command: CommandCreate, Path: f.path("dangling"), FileText: sp("x")}, "File already exists")
+	f.fail(Action{Command: CommandCreate, Path: f.path("dangling"), FileText: new("x")}, "File already exists")
 	if exists(f.path("nowhere")) {
 		t.Error("create wrote through a dangling symlink")
 	}
@@ -369,7 +366,7 @@ func TestStrReplace(t *testing.T) {
 	}
 	orig := b.String()
 	p := f.write("a.txt", orig, 0o644)
-	obs := f.run(Action{Command: CommandStrReplace, Path: p, OldStr: sp("line 10\n"), NewStr: sp("ten\nTEN\n")})
+	obs := f.run(Action{Command: CommandStrReplace, Path: p, OldStr: new("line 10\n"), NewStr: new("ten\nTEN\n")})
 	text := event.TextOf(obs.Content)
 	want := "The file " + p + " has been edited. Here's the result of running `cat -n` on a snippet of " + p + ":\n" +
 		"     7\tline 7\n     8\tline 8\n     9\tline 9\n    10\tten\n    11\tTEN\n    12\tline 11\n    13\tline 12\n    14\tline 13\n    15\tline 14\n    16\tline 15\n" +
@@ -384,23 +381,23 @@ func TestStrReplace(t *testing.T) {
 	}
 
 	// Several matches: no change, and the lines of every match.
-	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: sp("line 1"), NewStr: sp("x")},
+	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: new("line 1"), NewStr: new("x")},
 		"No replacement was performed. Multiple occurrences of old_str `line 1` in lines [1, 12, 13, 14, 15, 16, 17, 18, 19, 20]. Please ensure it is unique.")
 	// No match.
-	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: sp("line 99"), NewStr: sp("x")},
+	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: new("line 99"), NewStr: new("x")},
 		"No replacement was performed, old_str `line 99` did not appear verbatim in "+p+".")
-	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: sp("ten"), NewStr: sp("ten")}, "`new_str` and `old_str` must be different")
-	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: sp(""), NewStr: sp("x")}, "`old_str` must not be empty")
-	f.fail(Action{Command: CommandStrReplace, Path: p, NewStr: sp("x")}, "Parameter `old_str` is required for command: str_replace.")
-	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: sp("ten")}, "Parameter `new_str` is required for command: str_replace.")
+	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: new("ten"), NewStr: new("ten")}, "`new_str` and `old_str` must be different")
+	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: new(""), NewStr: new("x")}, "`old_str` must not be empty")
+	f.fail(Action{Command: CommandStrReplace, Path: p, NewStr: new("x")}, "Parameter `old_str` is required for command: str_replace.")
+	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: new("ten")}, "Parameter `new_str` is required for command: str_replace.")
 	f.unchanged(p, newText)
 
 	// Surrounding whitespace the model added is forgiven; new_str is kept whole.
-	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: sp("\n  line 20  \n\n"), NewStr: sp("  twenty  ")})
+	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: new("\n  line 20  \n\n"), NewStr: new("  twenty  ")})
 	f.unchanged(p, strings.Replace(newText, "line 20", "  twenty  ", 1))
 
 	// An empty new_str deletes.
-	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: sp("TEN\n"), NewStr: sp("")})
+	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: new("TEN\n"), NewStr: new("")})
 	if strings.Contains(f.read(p), "TEN") {
 		t.Error("empty new_str did not delete old_str")
 	}
@@ -410,29 +407,29 @@ func TestStrReplace(t *testing.T) {
 func TestStrReplaceOverlapsAndMultibyte(t *testing.T) {
 	f := newFixture(t)
 	p := f.write("o.txt", "aaa\n", 0o644)
-	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: sp("aa"), NewStr: sp("b")}, "Multiple occurrences", "in lines [1]")
+	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: new("aa"), NewStr: new("b")}, "Multiple occurrences", "in lines [1]")
 	p = f.write("u.txt", "ééé\nçà\n", 0o644)
-	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: sp("éé"), NewStr: sp("e")}, "Multiple occurrences")
-	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: sp("çà"), NewStr: sp("ça")})
+	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: new("éé"), NewStr: new("e")}, "Multiple occurrences")
+	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: new("çà"), NewStr: new("ça")})
 	f.unchanged(p, "ééé\nça\n")
 }
 
 func TestStrReplaceManyMatchesListed(t *testing.T) {
 	f := newFixture(t)
 	p := f.write("m.txt", strings.Repeat("x\n", 200), 0o644)
-	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: sp("x"), NewStr: sp("y")}, "in lines [1, 2, 3,", "50] and 150 more lines")
+	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: new("x"), NewStr: new("y")}, "in lines [1, 2, 3,", "50] and 150 more lines")
 
 	// Millions of overlapping occurrences on few lines: the search stops
 	// counting once the answer is "ambiguous" (visiting every overlap
 	// would compare billions of bytes).
 	p = f.write("a.txt", strings.Repeat("a", 4<<20)+"\n"+strings.Repeat("a", 1000)+"\nb\n", 0o644)
-	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: sp(strings.Repeat("a", 500)), NewStr: sp("b")}, "in lines [1, 2].")
+	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: new(strings.Repeat("a", 500)), NewStr: new("b")}, "in lines [1, 2].")
 }
 
 func TestInsert(t *testing.T) {
 	f := newFixture(t)
 	p := f.write("i.txt", "a\nb\nc\n", 0o644)
-	obs := f.run(Action{Command: CommandInsert, Path: p, InsertLine: ip(1), NewStr: sp("x\ny")})
+	obs := f.run(Action{Command: CommandInsert, Path: p, InsertLine: new(1), NewStr: new("x\ny")})
 	text := event.TextOf(obs.Content)
 	want := "The file " + p + " has been edited. Here's the result of running `cat -n` on a snippet of the edited file:\n" +
 		"     1\ta\n     2\tx\n     3\ty\n     4\tb\n     5\tc\n" +
@@ -444,23 +441,23 @@ func TestInsert(t *testing.T) {
 	if *obs.OldContent != "a\nb\nc\n" || *obs.NewContent != "a\nx\ny\nb\nc\n" {
 		t.Errorf("old/new content: %q %q", *obs.OldContent, *obs.NewContent)
 	}
-	f.ok(Action{Command: CommandInsert, Path: p, InsertLine: ip(0), NewStr: sp("top\n")}) // final "\n" adds no blank line
-	f.ok(Action{Command: CommandInsert, Path: p, InsertLine: ip(6), NewStr: sp("end")})
+	f.ok(Action{Command: CommandInsert, Path: p, InsertLine: new(0), NewStr: new("top\n")}) // final "\n" adds no blank line
+	f.ok(Action{Command: CommandInsert, Path: p, InsertLine: new(6), NewStr: new("end")})
 	f.unchanged(p, "top\na\nx\ny\nb\nc\nend\n")
-	f.fail(Action{Command: CommandInsert, Path: p, InsertLine: ip(8), NewStr: sp("z")}, "Invalid `insert_line` parameter: 8. It should be within the range of allowed values: [0, 7]")
-	f.fail(Action{Command: CommandInsert, Path: p, InsertLine: ip(-1), NewStr: sp("z")}, "Invalid `insert_line` parameter: -1.")
-	f.fail(Action{Command: CommandInsert, Path: p, NewStr: sp("z")}, "Parameter `insert_line` is required for command: insert.")
-	f.fail(Action{Command: CommandInsert, Path: p, InsertLine: ip(0)}, "Parameter `new_str` is required for command: insert.")
+	f.fail(Action{Command: CommandInsert, Path: p, InsertLine: new(8), NewStr: new("z")}, "Invalid `insert_line` parameter: 8. It should be within the range of allowed values: [0, 7]")
+	f.fail(Action{Command: CommandInsert, Path: p, InsertLine: new(-1), NewStr: new("z")}, "Invalid `insert_line` parameter: -1.")
+	f.fail(Action{Command: CommandInsert, Path: p, NewStr: new("z")}, "Parameter `insert_line` is required for command: insert.")
+	f.fail(Action{Command: CommandInsert, Path: p, InsertLine: new(0)}, "Parameter `new_str` is required for command: insert.")
 	f.unchanged(p, "top\na\nx\ny\nb\nc\nend\n")
 
 	// Into an empty file.
 	p = f.write("e.txt", "", 0o644)
-	f.ok(Action{Command: CommandInsert, Path: p, InsertLine: ip(0), NewStr: sp("first")})
+	f.ok(Action{Command: CommandInsert, Path: p, InsertLine: new(0), NewStr: new("first")})
 	f.unchanged(p, "first\n")
 
 	// The snippet is clamped to the file: a long file shows 3 lines before.
 	p = f.write("long.txt", strings.Repeat("l\n", 30), 0o644)
-	got := f.ok(Action{Command: CommandInsert, Path: p, InsertLine: ip(10), NewStr: sp("new")})
+	got := f.ok(Action{Command: CommandInsert, Path: p, InsertLine: new(10), NewStr: new("new")})
 	if !strings.Contains(got, ":\n     7\tl\n") || !strings.Contains(got, "    11\tnew\n") || !strings.Contains(got, "    15\tl\nReview") {
 		t.Errorf("insert snippet: %q", got)
 	}
@@ -469,11 +466,11 @@ func TestInsert(t *testing.T) {
 func TestNoFinalNewlineKept(t *testing.T) {
 	f := newFixture(t)
 	p := f.write("n.txt", "a\nb", 0o644)
-	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: sp("b"), NewStr: sp("B")})
+	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: new("b"), NewStr: new("B")})
 	f.unchanged(p, "a\nB")
-	f.ok(Action{Command: CommandInsert, Path: p, InsertLine: ip(2), NewStr: sp("c")})
+	f.ok(Action{Command: CommandInsert, Path: p, InsertLine: new(2), NewStr: new("c")})
 	f.unchanged(p, "a\nB\nc")
-	f.ok(Action{Command: CommandInsert, Path: p, InsertLine: ip(1), NewStr: sp("mid")})
+	f.ok(Action{Command: CommandInsert, Path: p, InsertLine: new(1), NewStr: new("mid")})
 	f.unchanged(p, "a\nmid\nB\nc")
 }
 
@@ -485,15 +482,15 @@ func TestCRLF(t *testing.T) {
 		t.Errorf("view of a CRLF file: %q", got)
 	}
 	// old_str and new_str written with "\n" match and keep CRLF.
-	obs := f.run(Action{Command: CommandStrReplace, Path: p, OldStr: sp("one\ntwo\n"), NewStr: sp("1\n2\n2b\n")})
+	obs := f.run(Action{Command: CommandStrReplace, Path: p, OldStr: new("one\ntwo\n"), NewStr: new("1\n2\n2b\n")})
 	if obs.IsError {
 		t.Fatal(event.TextOf(obs.Content))
 	}
 	f.unchanged(p, "1\r\n2\r\n2b\r\nthree\r\n")
 	// "\r\n" from the model works as well.
-	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: sp("2b\r\nthree"), NewStr: sp("3\r\nfour")})
+	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: new("2b\r\nthree"), NewStr: new("3\r\nfour")})
 	f.unchanged(p, "1\r\n2\r\n3\r\nfour\r\n")
-	f.ok(Action{Command: CommandInsert, Path: p, InsertLine: ip(4), NewStr: sp("five\nsix")})
+	f.ok(Action{Command: CommandInsert, Path: p, InsertLine: new(4), NewStr: new("five\nsix")})
 	f.unchanged(p, "1\r\n2\r\n3\r\nfour\r\nfive\r\nsix\r\n")
 	// Undo restores the exact bytes.
 	f.ok(Action{Command: CommandUndoEdit, Path: p})
@@ -501,13 +498,13 @@ func TestCRLF(t *testing.T) {
 
 	// CRLF without a final newline.
 	p = f.write("w2.txt", "a\r\nb", 0o644)
-	f.ok(Action{Command: CommandInsert, Path: p, InsertLine: ip(2), NewStr: sp("c")})
+	f.ok(Action{Command: CommandInsert, Path: p, InsertLine: new(2), NewStr: new("c")})
 	f.unchanged(p, "a\r\nb\r\nc")
 
 	// Mixed endings are left as they are; a "\n" old_str still finds a
 	// CRLF region.
 	p = f.write("mixed.txt", "unix\nwin1\r\nwin2\r\n", 0o644)
-	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: sp("win1\nwin2"), NewStr: sp("w1\nw2")})
+	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: new("win1\nwin2"), NewStr: new("w1\nw2")})
 	f.unchanged(p, "unix\nw1\r\nw2\r\n")
 }
 
@@ -517,9 +514,9 @@ func TestBOM(t *testing.T) {
 	if got := f.ok(Action{Command: CommandView, Path: p}); strings.Contains(got, "\uFEFF") || !strings.Contains(got, "     1\tfirst\n") {
 		t.Errorf("view shows the BOM: %q", got)
 	}
-	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: sp("first"), NewStr: sp("premier")})
+	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: new("first"), NewStr: new("premier")})
 	f.unchanged(p, "\xEF\xBB\xBFpremier\nsecond\n")
-	f.ok(Action{Command: CommandInsert, Path: p, InsertLine: ip(0), NewStr: sp("zéro")})
+	f.ok(Action{Command: CommandInsert, Path: p, InsertLine: new(0), NewStr: new("zéro")})
 	f.unchanged(p, "\xEF\xBB\xBFzéro\npremier\nsecond\n")
 }
 
@@ -530,11 +527,11 @@ func TestLatin1(t *testing.T) {
 	if got := f.ok(Action{Command: CommandView, Path: p}); !strings.Contains(got, "     1\tcafé crème\n") || !strings.Contains(got, "naïve © 2024") {
 		t.Errorf("Latin-1 view: %q", got)
 	}
-	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: sp("café"), NewStr: sp("thé")})
+	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: new("café"), NewStr: new("thé")})
 	f.unchanged(p, "th\xE9 cr\xE8me\nna\xEFve \xA9 2024\n")
 	// A character Latin-1 lacks is refused and nothing is lost.
-	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: sp("2024"), NewStr: sp("2024 €")}, "ISO-8859-1", "U+20AC", "not changed")
-	f.fail(Action{Command: CommandInsert, Path: p, InsertLine: ip(0), NewStr: sp("→")}, "ISO-8859-1")
+	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: new("2024"), NewStr: new("2024 €")}, "ISO-8859-1", "U+20AC", "not changed")
+	f.fail(Action{Command: CommandInsert, Path: p, InsertLine: new(0), NewStr: new("→")}, "ISO-8859-1")
 	f.unchanged(p, "th\xE9 cr\xE8me\nna\xEFve \xA9 2024\n")
 	f.ok(Action{Command: CommandUndoEdit, Path: p})
 	f.unchanged(p, orig)
@@ -550,8 +547,8 @@ func TestRefusesHugeAndBinary(t *testing.T) {
 	for _, a := range []Action{
 		{Command: CommandView, Path: huge},
 		{Command: CommandView, Path: huge, ViewRange: []int{1, 2}},
-		{Command: CommandStrReplace, Path: huge, OldStr: sp("0123"), NewStr: sp("x")},
-		{Command: CommandInsert, Path: huge, InsertLine: ip(0), NewStr: sp("x")},
+		{Command: CommandStrReplace, Path: huge, OldStr: new("0123"), NewStr: new("x")},
+		{Command: CommandInsert, Path: huge, InsertLine: new(0), NewStr: new("x")},
 	} {
 		f.fail(a, "File validation failed for "+huge+": File is too large (10.0MB). Maximum allowed size is 10MB.")
 	}
@@ -563,7 +560,7 @@ func TestRefusesHugeAndBinary(t *testing.T) {
 	ctrl := f.write("ctrl.dat", strings.Repeat("\x01\x02\x03ab", 100), 0o644)
 	for _, p := range []string{bin, ctrl} {
 		f.fail(Action{Command: CommandView, Path: p}, "File validation failed for "+p+": File appears to be binary")
-		f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: sp("a"), NewStr: sp("b")}, "binary")
+		f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: new("a"), NewStr: new("b")}, "binary")
 	}
 	f.unchanged(bin, "\x7fELF\x02\x01\x01\x00\x00\x00text")
 	utf16 := f.write("u16.txt", "\xFF\xFEh\x00i\x00\n\x00", 0o644)
@@ -576,8 +573,8 @@ func TestPermissionsKept(t *testing.T) {
 	f := newFixture(t)
 	for _, perm := range []os.FileMode{0o755, 0o600, 0o640} {
 		p := f.write(fmt.Sprintf("p%o.sh", perm), "echo a\n", perm)
-		f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: sp("a"), NewStr: sp("b")})
-		f.ok(Action{Command: CommandInsert, Path: p, InsertLine: ip(0), NewStr: sp("#!/bin/sh")})
+		f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: new("a"), NewStr: new("b")})
+		f.ok(Action{Command: CommandInsert, Path: p, InsertLine: new(0), NewStr: new("#!/bin/sh")})
 		f.ok(Action{Command: CommandUndoEdit, Path: p})
 		fi, err := os.Stat(p)
 		if err != nil {
@@ -592,7 +589,7 @@ func TestPermissionsKept(t *testing.T) {
 	// A read-only file: root may write it (as any editor running as root
 	// would), anyone else gets a clear refusal.
 	p := f.write("ro.txt", "keep\n", 0o444)
-	a := Action{Command: CommandStrReplace, Path: p, OldStr: sp("keep"), NewStr: sp("lost")}
+	a := Action{Command: CommandStrReplace, Path: p, OldStr: new("keep"), NewStr: new("lost")}
 	if os.Geteuid() == 0 {
 		f.ok(a)
 		if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o444 {
@@ -612,13 +609,13 @@ func TestSymlinks(t *testing.T) {
 	if err := os.Symlink("target.txt", link); err != nil {
 		t.Fatal(err)
 	}
-	f.ok(Action{Command: CommandStrReplace, Path: link, OldStr: sp("v1"), NewStr: sp("v2")})
+	f.ok(Action{Command: CommandStrReplace, Path: link, OldStr: new("v1"), NewStr: new("v2")})
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Fatalf("the symlink was replaced by a file: %v %v", fi, err)
 	}
 	f.unchanged(target, "v2\n")
 	// Both names share one history.
-	f.ok(Action{Command: CommandStrReplace, Path: target, OldStr: sp("v2"), NewStr: sp("v3")})
+	f.ok(Action{Command: CommandStrReplace, Path: target, OldStr: new("v2"), NewStr: new("v3")})
 	f.ok(Action{Command: CommandUndoEdit, Path: link})
 	f.unchanged(target, "v2\n")
 	f.ok(Action{Command: CommandUndoEdit, Path: target})
@@ -634,7 +631,7 @@ func TestUndoElevenEdits(t *testing.T) {
 	p := f.write("u.txt", "v0\n", 0o644)
 	f.fail(Action{Command: CommandUndoEdit, Path: p}, "No edit history found for "+p+".")
 	for i := 1; i <= 11; i++ {
-		f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: sp(fmt.Sprintf("v%d", i-1)), NewStr: sp(fmt.Sprintf("v%d", i))})
+		f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: new(fmt.Sprintf("v%d", i-1)), NewStr: new(fmt.Sprintf("v%d", i))})
 	}
 	f.unchanged(p, "v11\n")
 	for i := 10; i >= 1; i-- {
@@ -683,13 +680,13 @@ func TestConcurrentEdits(t *testing.T) {
 			if i%2 == 1 {
 				path = link // the same file under another name shares the lock
 			}
-			obs, err := f.ed.Execute(context.Background(), &Action{Command: CommandInsert, Path: path, InsertLine: ip(0), NewStr: sp(fmt.Sprintf("line %d", i))})
+			obs, err := f.ed.Execute(context.Background(), &Action{Command: CommandInsert, Path: path, InsertLine: new(0), NewStr: new(fmt.Sprintf("line %d", i))})
 			if err != nil || obs.IsError {
 				t.Errorf("insert %d: %v %v", i, err, obs)
 			}
 			// Other files are edited in parallel.
 			q := f.path(fmt.Sprintf("own-%d.txt", i))
-			f.ed.Execute(context.Background(), &Action{Command: CommandCreate, Path: q, FileText: sp("a\n")})
+			f.ed.Execute(context.Background(), &Action{Command: CommandCreate, Path: q, FileText: new("a\n")})
 			f.ed.Execute(context.Background(), &Action{Command: CommandView, Path: p})
 		})
 	}
@@ -708,7 +705,7 @@ func TestCancelledContext(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := f.ed.Execute(ctx, &Action{Command: CommandCreate, Path: f.path("x"), FileText: sp("x")}); err == nil {
+	if _, err := f.ed.Execute(ctx, &Action{Command: CommandCreate, Path: f.path("x"), FileText: new("x")}); err == nil {
 		t.Error("no error from a cancelled context")
 	}
 	if exists(f.path("x")) {
@@ -799,7 +796,7 @@ func TestReferenceBehaviour(t *testing.T) {
 func TestLineEndingsFromModel(t *testing.T) {
 	f := newFixture(t)
 	p := f.write("lf.txt", "a\nb\nc\n", 0o644)
-	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: sp("a\r\nb"), NewStr: sp("A\r\nB")})
+	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: new("a\r\nb"), NewStr: new("A\r\nB")})
 	f.unchanged(p, "A\nB\nc\n")
 }
 
@@ -813,7 +810,7 @@ func TestRenameRefused(t *testing.T) {
 		return &os.LinkError{Op: "rename", Old: from, New: to, Err: syscall.EBUSY}
 	}
 	defer func() { rename = os.Rename }()
-	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: sp("old"), NewStr: sp("new")})
+	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: new("old"), NewStr: new("new")})
 	f.unchanged(p, "new\n")
 	after, _ := os.Stat(p)
 	if !os.SameFile(before, after) || after.Mode().Perm() != 0o640 {
@@ -827,7 +824,7 @@ func TestRenameRefused(t *testing.T) {
 	rename = func(from, to string) error {
 		return &os.LinkError{Op: "rename", Old: from, New: to, Err: syscall.ENOSPC}
 	}
-	text := f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: sp("old"), NewStr: sp("new")}, "Cannot write "+p+": no space left on device. The file was not changed.")
+	text := f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: new("old"), NewStr: new("new")}, "Cannot write "+p+": no space left on device. The file was not changed.")
 	if strings.Contains(text, ".tmp") {
 		t.Errorf("message names the temporary file: %q", text)
 	}
@@ -854,8 +851,8 @@ func TestResourceKeys(t *testing.T) {
 func TestInvalidUTF8Arguments(t *testing.T) {
 	f := newFixture(t)
 	p := f.write("v.txt", "ok\n", 0o644)
-	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: sp("ok"), NewStr: sp("bad \xff")}, "Invalid `new_str` parameter", "not valid UTF-8")
-	f.fail(Action{Command: CommandCreate, Path: f.path("w.txt"), FileText: sp("\xc3")}, "Invalid `file_text` parameter")
+	f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: new("ok"), NewStr: new("bad \xff")}, "Invalid `new_str` parameter", "not valid UTF-8")
+	f.fail(Action{Command: CommandCreate, Path: f.path("w.txt"), FileText: new("\xc3")}, "Invalid `file_text` parameter")
 	f.unchanged(p, "ok\n")
 	if exists(f.path("w.txt")) {
 		t.Error("created a file from invalid text")
@@ -875,7 +872,7 @@ func TestMoreErrorPaths(t *testing.T) {
 
 	// An undo that cannot be written keeps its history entry.
 	p := f.write("u.txt", "one\n", 0o644)
-	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: sp("one"), NewStr: sp("two")})
+	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: new("one"), NewStr: new("two")})
 	rename = func(from, to string) error {
 		return &os.LinkError{Op: "rename", Old: from, New: to, Err: syscall.ENOSPC}
 	}
@@ -886,7 +883,7 @@ func TestMoreErrorPaths(t *testing.T) {
 	f.unchanged(p, "one\n")
 
 	// History files that vanished (a temp cleaner) give a clear error.
-	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: sp("one"), NewStr: sp("three")})
+	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: new("one"), NewStr: new("three")})
 	entries, _ := os.ReadDir(f.ed.hist.dir)
 	for _, e := range entries {
 		os.Remove(filepath.Join(f.ed.hist.dir, e.Name()))
@@ -909,14 +906,14 @@ func TestCreateRaceAndNoHardLinks(t *testing.T) {
 		}
 		return os.Link(from, to)
 	}
-	f.fail(Action{Command: CommandCreate, Path: p, FileText: sp("ours")}, "File already exists at: "+p)
+	f.fail(Action{Command: CommandCreate, Path: p, FileText: new("ours")}, "File already exists at: "+p)
 	f.unchanged(p, "theirs")
 	f.noTempFiles()
 
 	// A file system without hard links still gets the file.
 	link = func(from, to string) error { return &os.LinkError{Op: "link", Old: from, New: to, Err: syscall.EPERM} }
 	p = f.path("nolinks.txt")
-	f.ok(Action{Command: CommandCreate, Path: p, FileText: sp("ok\n")})
+	f.ok(Action{Command: CommandCreate, Path: p, FileText: new("ok\n")})
 	f.unchanged(p, "ok\n")
 	f.noTempFiles()
 }

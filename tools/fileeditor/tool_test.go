@@ -92,14 +92,12 @@ func TestRegistry(t *testing.T) {
 
 func TestJSONGoldens(t *testing.T) {
 	tooltest.GoldenKinded(t, "action.json", &fileeditor.Action{
-		Command: "str_replace", Path: "/work/a.py", OldStr: ptr("x = 1\n"), NewStr: ptr("x = 2\n"),
+		Command: "str_replace", Path: "/work/a.py", OldStr: new("x = 1\n"), NewStr: new("x = 2\n"),
 	})
-	obs := &fileeditor.Observation{Command: "insert", Path: ptr("/work/a.py"), PrevExist: true, OldContent: ptr("a\n"), NewContent: ptr("b\na\n")}
+	obs := &fileeditor.Observation{Command: "insert", Path: new("/work/a.py"), PrevExist: true, OldContent: new("a\n"), NewContent: new("b\na\n")}
 	obs.Content = event.List[event.Content]{event.Text("The file /work/a.py has been edited.")}
 	tooltest.GoldenKinded(t, "observation.json", obs)
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // TestReferenceJSON checks that what the reference writes decodes into our
 // types and encodes back byte for byte.

@@ -65,7 +65,7 @@ func edit(wd string, a *EditAction) *EditObservation {
 	fail := func(withPath bool, format string, args ...any) *EditObservation {
 		o := &EditObservation{ObservationBase: event.ObservationBase{Content: textContent(fmt.Sprintf(format, args...)), IsError: true}}
 		if withPath {
-			o.FilePath = ptr(path)
+			o.FilePath = new(path)
 		}
 		return o
 	}
@@ -88,7 +88,7 @@ func edit(wd string, a *EditAction) *EditObservation {
 		}
 		return &EditObservation{
 			ObservationBase: event.ObservationBase{Content: textContent("Created new file: " + path)},
-			FilePath:        ptr(path), IsNewFile: true, ReplacementsMade: 1, NewContent: ptr(a.NewString),
+			FilePath:        new(path), IsNewFile: true, ReplacementsMade: 1, NewContent: new(a.NewString),
 		}
 	}
 	switch {
@@ -135,6 +135,6 @@ func edit(wd string, a *EditAction) *EditObservation {
 	}
 	return &EditObservation{
 		ObservationBase: event.ObservationBase{Content: textContent(fmt.Sprintf("Successfully edited %s (%d replacement(s))", path, n))},
-		FilePath:        ptr(path), ReplacementsMade: n, OldContent: ptr(old), NewContent: ptr(updated),
+		FilePath:        new(path), ReplacementsMade: n, OldContent: new(old), NewContent: new(updated),
 	}
 }

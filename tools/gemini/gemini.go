@@ -214,5 +214,3 @@ func firstErr(errs ...error) error {
 func textContent(s string) event.List[event.Content] {
 	return event.List[event.Content]{event.Text(s)}
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -147,7 +147,7 @@ func listDirectory(ctx context.Context, wd string, a *ListDirectoryAction) *List
 	text += ")"
 	return &ListDirectoryObservation{
 		ObservationBase: event.ObservationBase{Content: textContent(text)},
-		DirPath:         ptr(path), Entries: entries[:min(total, MaxEntries)], TotalCount: total, IsTruncated: truncated,
+		DirPath:         new(path), Entries: entries[:min(total, MaxEntries)], TotalCount: total, IsTruncated: truncated,
 	}
 }
 

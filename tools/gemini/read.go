@@ -97,7 +97,7 @@ func readFile(wd string, a *ReadFileAction) *ReadFileObservation {
 	}
 	numbered := b.String()
 	head := "Read file: " + path
-	obs := &ReadFileObservation{FilePath: path, FileContent: numbered, TotalLines: ptr(total)}
+	obs := &ReadFileObservation{FilePath: path, FileContent: numbered, TotalLines: new(total)}
 	if end < total {
 		obs.IsTruncated = true
 		obs.LinesShown = &[2]int{offset + 1, end}

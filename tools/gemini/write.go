@@ -53,7 +53,7 @@ func writeFileAction(wd string, a *WriteFileAction) *WriteFileObservation {
 	var old *string
 	if !isNew {
 		if data, err := os.ReadFile(path); err == nil {
-			old = ptr(decodeText(data))
+			old = new(decodeText(data))
 		}
 	}
 	if err := writeFile(path, []byte(a.Content)); err != nil {
@@ -68,6 +68,6 @@ func writeFileAction(wd string, a *WriteFileAction) *WriteFileObservation {
 	}
 	return &WriteFileObservation{
 		ObservationBase: event.ObservationBase{Content: textContent(verb + " file: " + path)},
-		FilePath:        ptr(path), IsNewFile: isNew, OldContent: old, NewContent: ptr(a.Content),
+		FilePath:        new(path), IsNewFile: isNew, OldContent: old, NewContent: new(a.Content),
 	}
 }

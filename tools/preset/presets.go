@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -123,9 +124,7 @@ func (o *Options) optionalTools() []tool.Spec {
 // parallel tool calls for sub-agents.
 func (o *Options) finishAgent(a *agent.Agent) {
 	kw := event.Map[string, any]{}
-	for k, v := range a.SystemPromptKwargs {
-		kw[k] = v
-	}
+	maps.Copy(kw, a.SystemPromptKwargs)
 	kw["cli_mode"] = !o.Browser
 	a.SystemPromptKwargs = kw
 	if o.SubAgents {
@@ -221,9 +220,7 @@ func PlanningAgent(cfg llm.Config, opts *Options) *agent.Agent {
 	a.SystemPromptFilename = "system_prompt_planning.j2"
 	a.SystemPrompt = planningPrompt + planning.Structure()
 	kw := event.Map[string, any]{}
-	for k, v := range a.SystemPromptKwargs {
-		kw[k] = v
-	}
+	maps.Copy(kw, a.SystemPromptKwargs)
 	kw["plan_structure"] = planning.Structure()
 	a.SystemPromptKwargs = kw
 	a.Condenser = summarizing(cfg, "planning_condenser", 100, 6)

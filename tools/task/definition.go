@@ -135,7 +135,7 @@ func ParseDefinition(path string, data []byte) (*Definition, error) {
 		d.Model = fmt.Sprint(v)
 	}
 	if v, ok := fm["color"]; ok && v != nil {
-		d.Color = ptr(fmt.Sprint(v))
+		d.Color = new(fmt.Sprint(v))
 	}
 	switch v := fm["tools"].(type) {
 	case string:
@@ -268,8 +268,6 @@ func toFloat(v any) (float64, error) {
 	return 0, fmt.Errorf("not a number: %v", v)
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // LoadDir reads the definitions in the top level of dir (*.md files but
 // README.md), in name order. A file that cannot be read is reported in
 // errs and skipped; a missing directory has none.
@@ -324,7 +322,7 @@ func Discover(workDir, home string) (defs []*Definition, errs []error) {
 					continue
 				}
 				seen[d.Name] = true
-				d.Level = ptr(root.level)
+				d.Level = new(root.level)
 				defs = append(defs, d)
 			}
 		}
@@ -349,7 +347,7 @@ func Builtins() []*Definition {
 		if err != nil {
 			panic(err) // a broken built-in is a bug the tests catch
 		}
-		d.Source, d.Level = nil, ptr(LevelBuiltin)
+		d.Source, d.Level = nil, new(LevelBuiltin)
 		defs = append(defs, d)
 	}
 	return defs
@@ -375,7 +373,7 @@ func Register(d *Definition) error {
 	}
 	c := *d
 	if c.Level == nil {
-		c.Level = ptr(LevelProgrammatic)
+		c.Level = new(LevelProgrammatic)
 	}
 	registry.defs[d.Name] = &c
 	return nil

@@ -199,7 +199,7 @@ func (t *Tool) ParseAction(args json.RawMessage) (event.Action, error) {
 				if err := json.Unmarshal(mt, &n); err != nil || n < 1 || n != float64(int(n)) {
 					return nil, &tool.FieldError{Field: "max_turns", Msg: fmt.Sprintf("field \"max_turns\": %s is not an integer of at least 1", mt)}
 				}
-				a.MaxTurns = ptr(int(n))
+				a.MaxTurns = new(int(n))
 			}
 			return a, nil
 		}

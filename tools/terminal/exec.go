@@ -269,7 +269,7 @@ func (t *Terminal) Run(ctx context.Context, a *Action) (*Observation, error) {
 	}
 	if a.Reset && command == "" {
 		o := newObservation("[RESET]", resetNote)
-		o.ExitCode = intPtr(0)
+		o.ExitCode = new(0)
 		o.Metadata.ExitCode = 0
 		return o, nil
 	}
@@ -419,7 +419,7 @@ func (t *Terminal) completed(s *session, command, sent string, key bool, note st
 	o := t.observe(s, command, sent)
 	s.finish()
 	p := s.prompt()
-	o.ExitCode = intPtr(p.exitCode)
+	o.ExitCode = new(p.exitCode)
 	o.Metadata.ExitCode = p.exitCode
 	o.Metadata.PID = p.pid
 	o.Metadata.WorkingDir = p.workingDir
@@ -448,7 +448,7 @@ func (t *Terminal) exited(s *session, command string, cause error) *Observation 
 	if st != nil {
 		if c := st.ExitCode(); c >= 0 {
 			status = fmt.Sprintf("exited with status %d", c)
-			o.ExitCode = intPtr(c)
+			o.ExitCode = new(c)
 		} else {
 			status = "was killed (" + st.String() + ")"
 		}
@@ -518,7 +518,7 @@ func (t *Terminal) observe(s *session, command, sent string) *Observation {
 	}
 	s.markShown(snap.next)
 	o := newObservation(command, text)
-	o.ExitCode = intPtr(-1)
+	o.ExitCode = new(-1)
 	o.Metadata.Username = t.username
 	o.Metadata.Hostname = t.hostname
 	if snap.read {

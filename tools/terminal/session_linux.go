@@ -265,12 +265,12 @@ func (s *session) append(p []byte) {
 	at := from + int64(i)
 	s.scanned = s.base + at // rescan from the marker until it is complete
 	body := s.buf[at+int64(len(s.prefix)):]
-	j := bytes.Index(body, []byte("\x1b\\"))
-	if j < 0 {
+	before, _, ok := bytes.Cut(body, []byte("\x1b\\"))
+	if !ok {
 		return
 	}
 	s.markerAt = s.base + at
-	s.done = parsePrompt(string(body[:j]))
+	s.done = parsePrompt(string(before))
 }
 
 // parsePrompt parses the fields of a marker.

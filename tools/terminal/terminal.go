@@ -220,5 +220,3 @@ func errorObservation(command, text string) *Observation {
 	o.IsError = true
 	return o
 }
-
-func intPtr(n int) *int { return &n }

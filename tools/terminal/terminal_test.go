@@ -321,7 +321,7 @@ func TestSoftTimeoutReadInterrupt(t *testing.T) {
 	}
 
 	// Read until the second line shows up; earlier output is not repeated.
-	for i := 0; i < 10; i++ {
+	for range 10 {
 		if o = run(t, term, Action{Command: ""}); o.Text() != "" {
 			break
 		}

@@ -41,12 +41,10 @@ const (
 )
 
 var modes = []sdk.SessionMode{
-	{Id: ModeAsk, Name: "Always ask", Description: ptr("Every action waits for your permission.")},
-	{Id: ModeApprove, Name: "Always approve", Description: ptr("Actions run without asking.")},
-	{Id: ModeRisky, Name: "Ask for risky actions", Description: ptr("Actions rated HIGH or of unknown risk wait for your permission.")},
+	{Id: ModeAsk, Name: "Always ask", Description: new("Every action waits for your permission.")},
+	{Id: ModeApprove, Name: "Always approve", Description: new("Actions run without asking.")},
+	{Id: ModeRisky, Name: "Ask for risky actions", Description: new("Actions rated HIGH or of unknown risk wait for your permission.")},
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // Options configure Serve.
 type Options struct {

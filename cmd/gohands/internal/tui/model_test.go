@@ -172,8 +172,6 @@ func observation(tool, id string, o event.Observation) *event.ObservationEvent {
 		ToolCallID: id, Observation: o}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // TestStreamingAndLiveOutput: the agent's text appears delta by delta,
 // a command's output while it runs, with the spinner and elapsed time.
 func TestStreamingAndLiveOutput(t *testing.T) {
@@ -194,7 +192,7 @@ func TestStreamingAndLiveOutput(t *testing.T) {
 	m.Update(OutputMsg{"3\n"})
 	m.Update(EventMsg{observation(terminal.Name, "c1", &terminal.Observation{
 		ObservationBase: event.ObservationBase{Content: event.List[event.Content]{event.Text("1\n2\n3\n")}},
-		ExitCode:        ptr(0)})})
+		ExitCode:        new(0)})})
 	m.Update(EventMsg{delta("Counted to **three**.")})
 	m.Update(EventMsg{agentMsg("Counted to **three**.")})
 	do(m, cmd) // the run ends
@@ -241,8 +239,8 @@ func TestDiffAndTasks(t *testing.T) {
 	m.Update(EventMsg{action(fileeditor.Name, "e1", `{"command":"str_replace","path":"/w/main.go"}`)})
 	old := "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"hello\")\n}\n"
 	m.Update(EventMsg{observation(fileeditor.Name, "e1", &fileeditor.Observation{
-		Command: "str_replace", Path: ptr("/w/main.go"), PrevExist: true,
-		OldContent: &old, NewContent: ptr(strings.Replace(old, "hello", "hi there", 1))})})
+		Command: "str_replace", Path: new("/w/main.go"), PrevExist: true,
+		OldContent: &old, NewContent: new(strings.Replace(old, "hello", "hi there", 1))})})
 	m.Update(EventMsg{action(tasktracker.Name, "t1", `{"command":"plan","task_list":[]}`)})
 	m.Update(EventMsg{observation(tasktracker.Name, "t1", &tasktracker.Observation{Command: "plan",
 		TaskList: event.List[tasktracker.TaskItem]{
@@ -254,7 +252,7 @@ func TestDiffAndTasks(t *testing.T) {
 	}
 	m.Update(EventMsg{observation(terminal.Name, "c2", &terminal.Observation{
 		ObservationBase: event.ObservationBase{Content: event.List[event.Content]{event.Text(out.String())}},
-		ExitCode:        ptr(1)})})
+		ExitCode:        new(1)})})
 	golden(t, m, "diff-tasks")
 	if s := m.Render(); !strings.Contains(s, "\x1b[31m-    fmt.Println(\"hello\")") ||
 		!strings.Contains(s, "\x1b[32m+    fmt.Println(\"hi there\")") {
