@@ -91,8 +91,8 @@ func (r *Reader) Next() (Event, error) {
 		}
 		r.pending = true
 		field, value := line, []byte(nil)
-		if i := bytes.IndexByte(line, ':'); i >= 0 {
-			field, value = line[:i], line[i+1:]
+		if before, after, ok := bytes.Cut(line, []byte{':'}); ok {
+			field, value = before, after
 			if len(value) > 0 && value[0] == ' ' {
 				value = value[1:]
 			}

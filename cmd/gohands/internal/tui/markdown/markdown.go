@@ -270,7 +270,7 @@ func (r *renderer) code(lines []string, lang string, width int) []string {
 		out = append(out, r.paint("╭ "+lang, styleFaint))
 	}
 	for _, l := range lines {
-		for _, w := range strings.Split(ansi.Hardwrap(l, max(width-2, 1), true), "\n") {
+		for w := range strings.SplitSeq(ansi.Hardwrap(l, max(width-2, 1), true), "\n") {
 			out = append(out, bar+r.paint(w, styleCode))
 		}
 	}

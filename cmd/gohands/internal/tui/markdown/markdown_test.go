@@ -50,7 +50,7 @@ func TestGolden(t *testing.T) {
 			for _, w := range []int{40, 72} {
 				out := Render(string(src), w, &Options{Plain: true})
 				sb.WriteString("=== width " + strconv.Itoa(w) + "\n")
-				for _, l := range strings.Split(out, "\n") {
+				for l := range strings.SplitSeq(out, "\n") {
 					if n := ansi.StringWidth(l); n > w {
 						t.Errorf("width %d: line %q is %d columns", w, l, n)
 					}
@@ -73,7 +73,7 @@ func TestStyled(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := Render(string(src), 40, nil)
-	for _, l := range strings.Split(out, "\n") {
+	for l := range strings.SplitSeq(out, "\n") {
 		if sgr := reSGR.FindAllString(l, -1); len(sgr) > 0 && sgr[len(sgr)-1] != reset {
 			t.Errorf("line leaves a style open: %q", l)
 		}
