@@ -28,6 +28,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 
@@ -99,9 +100,7 @@ func encodeBody(p *messagesRequest, extra map[string]any) ([]byte, error) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, err
 	}
-	for k, v := range extra {
-		m[k] = v
-	}
+	maps.Copy(m, extra)
 	return json.Marshal(m)
 }
 
@@ -127,9 +126,7 @@ func newHTTPRequest(ctx context.Context, req *llm.Request, header http.Header, b
 		hr.Header.Set(h, ep.AuthPrefix+key)
 	}
 	// The config's extra headers come last: they may override ours.
-	for k, v := range header {
-		hr.Header[k] = v
-	}
+	maps.Copy(hr.Header, header)
 	return hr, nil
 }
 

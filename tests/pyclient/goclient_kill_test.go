@@ -211,7 +211,7 @@ func TestGoClientServerKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	count := map[string]int{}
-	for _, l := range strings.Fields(string(b)) {
+	for l := range strings.FieldsSeq(string(b)) {
 		if count[l]++; count[l] > 1 {
 			t.Errorf("%s ran twice", l)
 		}
