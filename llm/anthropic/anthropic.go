@@ -113,6 +113,7 @@ func newHTTPRequest(ctx context.Context, req *llm.Request, header http.Header, b
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}
 	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("User-Agent", "gohands")
 	hr.Header.Set("Accept", "application/json")
 	if req.OnDelta != nil {
 		hr.Header.Set("Accept", "text/event-stream")

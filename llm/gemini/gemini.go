@@ -154,6 +154,7 @@ func newHTTPRequest(ctx context.Context, req *llm.Request, stream bool, body []b
 	if err != nil {
 		return nil, fmt.Errorf("gemini: %w", err)
 	}
+	hr.Header.Set("User-Agent", "gohands")
 	for k, v := range ep.Headers {
 		hr.Header.Set(k, v)
 	}

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gohands/gohands/llm"
@@ -15,11 +17,11 @@ import (
 )
 
 // rawServer answers every request with handle and counts the requests.
-func rawServer(t *testing.T, handle func(w http.ResponseWriter, r *http.Request)) (*httptest.Server, *int) {
+func rawServer(t *testing.T, handle func(w http.ResponseWriter, r *http.Request)) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
-	n := new(int)
+	n := new(atomic.Int32)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		*n++
+		n.Add(1)
 		io.Copy(io.Discard, r.Body)
 		handle(w, r)
 	}))
@@ -123,7 +125,40 @@ func TestStreamErrorEventRetryInfo(t *testing.T) {
 	if !errors.Is(err, llm.ErrRateLimit) || !errors.As(err, &apiErr) || apiErr.StatusCode != 429 || apiErr.RetryAfter.Seconds() != 3 || apiErr.Code != "RESOURCE_EXHAUSTED" {
 		t.Errorf("err = %v (%+v)", err, apiErr)
 	}
-	if *n != 1 {
-		t.Errorf("%d requests", *n)
+	if n.Load() != 1 {
+		t.Errorf("%d requests", n.Load())
+	}
+}
+
+// TestHeaders checks what a call sends besides the key: our user agent,
+// which the config's extra headers may replace, and the stream's Accept.
+func TestHeaders(t *testing.T) {
+	var mu sync.Mutex
+	var got []http.Header
+	srv, _ := rawServer(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Clone())
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Hi"}]},"finishReason":"STOP"}]}`+"\r\n\r\n")
+	})
+	cfg := llm.DefaultConfig("gemini/gemini-2.0-flash")
+	cfg.BaseURL, cfg.APIKey = srv.URL, secret.New("k")
+	cfg.ExtraHeaders = map[string]string{"User-Agent": "mine/1"}
+	for _, edit := range []func(){func() {}, func() { cfg.ExtraHeaders = nil }} {
+		edit()
+		l, err := llm.New(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Completion(context.Background(), conversation(), nil, streamOpts()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 || got[0].Get("User-Agent") != "mine/1" || got[1].Get("User-Agent") != "gohands" ||
+		got[1].Get("Accept") != "text/event-stream" || got[1].Get("Content-Type") != "application/json" {
+		t.Errorf("headers %v", got)
 	}
 }
