@@ -193,15 +193,15 @@ func stream(body io.Reader, onDelta func(llm.Delta) error) (*llm.Response, error
 			b := msg.Content[e.Index]
 			switch e.Delta.Type {
 			case "text_delta":
-				b.Text += e.Delta.Text
+				b.text = append(b.text, e.Delta.Text...)
 				d.Text = e.Delta.Text
 			case "thinking_delta":
-				b.Thinking += e.Delta.Thinking
+				b.thinking = append(b.thinking, e.Delta.Thinking...)
 				d.Reasoning = e.Delta.Thinking
 			case "signature_delta":
-				b.Signature += e.Delta.Signature
+				b.signature = append(b.signature, e.Delta.Signature...)
 			case "input_json_delta":
-				b.partial = append(b.partial, e.Delta.PartialJSON...)
+				b.input = append(b.input, e.Delta.PartialJSON...)
 				b.streamed = true
 				if i, ok := calls[e.Index]; ok && e.Delta.PartialJSON != "" {
 					d.ToolCall = &llm.ToolCallDelta{Index: i, Arguments: e.Delta.PartialJSON}
@@ -230,9 +230,7 @@ func stream(body io.Reader, onDelta func(llm.Delta) error) (*llm.Response, error
 		return nil, &llm.APIError{Kind: llm.ErrNoResponse, Message: "anthropic: stream ended before message_stop"}
 	}
 	for _, b := range msg.Content {
-		if b.streamed {
-			b.Input = b.partial
-		}
+		b.finish()
 	}
 	return toResponse(&msg), nil
 }

@@ -107,10 +107,23 @@ type contentBlock struct {
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
 
-	// partial is the tool_use input streamed so far.
-	partial []byte
-	// streamed reports whether input deltas arrived.
+	// The deltas of a streamed block, appended to the fields above once
+	// the stream ends (adding to a string at each delta would copy the
+	// text so far every time).
+	text, thinking, signature, input []byte
+	// streamed reports whether input deltas arrived: they replace the
+	// start event's input, {}.
 	streamed bool
+}
+
+// finish applies the streamed deltas.
+func (b *contentBlock) finish() {
+	b.Text += string(b.text)
+	b.Thinking += string(b.thinking)
+	b.Signature += string(b.signature)
+	if b.streamed {
+		b.Input = b.input
+	}
 }
 
 // usage counts tokens. In a message_delta event the counts given are
