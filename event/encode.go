@@ -72,6 +72,7 @@ func encoderFor(t reflect.Type) encFunc {
 
 var (
 	marshalerType     = reflect.TypeFor[json.Marshaler]()
+	appenderType      = reflect.TypeFor[JSONAppender]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
 	rawMessageType    = reflect.TypeFor[json.RawMessage]()
 	contentType       = reflect.TypeFor[Content]()
@@ -173,6 +174,12 @@ func newEncoder(t reflect.Type, allowAddr bool) encFunc {
 				obj, err := appendKind(b[start:], kind)
 				return append(b[:start], obj...), err
 			}
+		}
+		if t.Kind() != reflect.Pointer && allowAddr && reflect.PointerTo(t).Implements(appenderType) {
+			return condAddrEncoder(withKind(addrAppenderEncoder), newEncoder(t, false))
+		}
+		if t.Implements(appenderType) {
+			return withKind(appenderEncoder)
 		}
 		if t.Kind() != reflect.Pointer && allowAddr && reflect.PointerTo(t).Implements(marshalerType) {
 			return condAddrEncoder(withKind(addrMarshalerEncoder), newEncoder(t, false))
@@ -295,6 +302,24 @@ func marshalerEncoder(b []byte, v reflect.Value) ([]byte, error) {
 
 func addrMarshalerEncoder(b []byte, v reflect.Value) ([]byte, error) {
 	return marshalerEncoder(b, v.Addr())
+}
+
+// appenderEncoder appends what a JSONAppender appends, unchecked: unlike a
+// json.Marshaler's output, which is validated and compacted (most of the
+// cost of encoding a long list that way), it is trusted to be compact JSON.
+func appenderEncoder(b []byte, v reflect.Value) ([]byte, error) {
+	if v.Kind() == reflect.Pointer && v.IsNil() {
+		return append(b, "null"...), nil
+	}
+	out, err := v.Interface().(JSONAppender).AppendJSON(b)
+	if err != nil {
+		return nil, fmt.Errorf("json: error calling AppendJSON for type %v: %w", v.Type(), err)
+	}
+	return out, nil
+}
+
+func addrAppenderEncoder(b []byte, v reflect.Value) ([]byte, error) {
+	return appenderEncoder(b, v.Addr())
 }
 
 func textEncoder(b []byte, v reflect.Value) ([]byte, error) {

@@ -253,3 +253,38 @@ func TestSpecialBytes(t *testing.T) {
 		}
 	}
 }
+
+// appendOnly is a JSONAppender whose MarshalJSON must not be called.
+type appendOnly struct{ n int }
+
+func (a appendOnly) AppendJSON(b []byte) ([]byte, error) {
+	return append(b, `{"n":`+string(rune('0'+a.n))+`}`...), nil
+}
+
+func (appendOnly) MarshalJSON() ([]byte, error) { return []byte(`"MarshalJSON called"`), nil }
+
+type byPointer struct{ s string }
+
+func (p *byPointer) AppendJSON(b []byte) ([]byte, error) { return appendString(b, p.s), nil }
+
+// TestJSONAppender checks that the encoder appends what a JSONAppender
+// appends, in preference to its MarshalJSON, wherever the value sits.
+func TestJSONAppender(t *testing.T) {
+	type outer struct {
+		A  appendOnly            `json:"a"`
+		P  *appendOnly           `json:"p"`
+		L  []appendOnly          `json:"l"`
+		M  map[string]appendOnly `json:"m"`
+		BP byPointer             `json:"bp"`
+		NP *byPointer            `json:"np"`
+	}
+	v := &outer{A: appendOnly{1}, P: &appendOnly{2}, L: []appendOnly{{3}, {4}}, M: map[string]appendOnly{"k": {5}}, BP: byPointer{"x"}}
+	got, err := MarshalJSON(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"a":{"n":1},"p":{"n":2},"l":[{"n":3},{"n":4}],"m":{"k":{"n":5}},"bp":"x","np":null}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

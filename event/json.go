@@ -40,6 +40,15 @@ func MarshalJSON(v any) ([]byte, error) { return marshal(v) }
 // AppendJSON is MarshalJSON appending to b.
 func AppendJSON(b []byte, v any) ([]byte, error) { return appendJSON(b, v) }
 
+// JSONAppender is implemented by types that encode themselves by appending
+// to a buffer, typically by calling AppendJSON on a copy of the value
+// whose type has no methods. The encoder calls it in preference to
+// MarshalJSON and, trusting it, does not validate what it appends: it must
+// append exactly one JSON value, compact as AppendJSON writes it.
+type JSONAppender interface {
+	AppendJSON(b []byte) ([]byte, error)
+}
+
 // unmarshalStrict decodes data into v, rejecting fields v does not declare
 // (at the top level; see decode.go).
 func unmarshalStrict(data []byte, v any) error { return decodeJSON(data, v, true) }

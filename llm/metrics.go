@@ -150,7 +150,12 @@ func (m Metrics) Snapshot() MetricsSnapshot {
 
 // MarshalJSON implements json.Marshaler: lists encode as [] when empty, as
 // the reference writes them.
-func (m Metrics) MarshalJSON() ([]byte, error) {
+func (m Metrics) MarshalJSON() ([]byte, error) { return m.AppendJSON(nil) }
+
+// AppendJSON implements event.JSONAppender: a conversation's base state
+// holds one entry per LLM call in these lists, and event's encoder would
+// validate MarshalJSON's output again at every save.
+func (m Metrics) AppendJSON(b []byte) ([]byte, error) {
 	type plain Metrics
 	p := plain(m)
 	if p.Costs == nil {
@@ -162,7 +167,7 @@ func (m Metrics) MarshalJSON() ([]byte, error) {
 	if p.TokenUsages == nil {
 		p.TokenUsages = []TokenUsage{}
 	}
-	return event.MarshalJSON(p)
+	return event.AppendJSON(b, p)
 }
 
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
