@@ -3,7 +3,6 @@ package agent_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,9 +12,9 @@ import (
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/tool"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/gohands/gohands/internal/golden"
+)
 
 // topKeys returns the keys of a JSON object, in order.
 func topKeys(t *testing.T, data []byte) []string {
@@ -95,18 +94,8 @@ func TestAgentGolden(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	json.Indent(&buf, out, "", "  ")
-	path := filepath.Join("testdata", "agent.golden.json")
-	if *update {
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Fatalf("encoded agent differs from %s (run with -update to accept):\n%s", path, buf.Bytes())
+	if !golden.Check(t, filepath.Join("testdata", "agent.golden.json"), buf.Bytes()) {
+		t.FailNow()
 	}
 	back, err := event.DecodeKinded[any](out)
 	if err != nil {

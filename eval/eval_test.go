@@ -1,10 +1,8 @@
 package eval_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,9 +14,9 @@ import (
 	"github.com/gohands/gohands/eval/starter"
 	"github.com/gohands/gohands/llm/llmtest"
 	"github.com/gohands/gohands/workspace/docker/dockertest"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+	"github.com/gohands/gohands/internal/golden"
+)
 
 // The scripted model's key, read by the agent configurations (set once:
 // the tests run in parallel).
@@ -295,20 +293,7 @@ func TestSummaryGolden(t *testing.T) {
 	// What varies from run to run: times, ids.
 	got = regexp.MustCompile(`"(duration_ms)": \d+`).ReplaceAll(got, []byte(`"$1": 0`))
 	got = regexp.MustCompile(`"conversation_id": "[^"]+"`).ReplaceAll(got, []byte(`"conversation_id": "ID"`))
-	golden := filepath.Join("testdata", "summary.golden.json")
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("summary.json changed (run with -update if on purpose):\n%s", got)
-	}
+	golden.Check(t, filepath.Join("testdata", "summary.golden.json"), got)
 }
 
 func TestLoadErrors(t *testing.T) {

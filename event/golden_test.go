@@ -3,9 +3,7 @@ package event
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -13,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+	"github.com/gohands/gohands/internal/golden"
+)
 
 const goldenTime = "2026-08-22T10:15:03.482911"
 
@@ -188,19 +186,10 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := goldenPath(name)
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
+			if !golden.Check(t, goldenPath(name), got) {
+				t.FailNow()
 			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("Marshal mismatch\n got: %s\nwant: %s", got, want)
-			}
+			want := got
 			back, err := Unmarshal(want)
 			if err != nil {
 				t.Fatalf("Unmarshal(golden): %v", err)

@@ -3,14 +3,13 @@ package security
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"testing"
 
 	"github.com/gohands/gohands/event"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/commands.json from the command table")
+	"github.com/gohands/gohands/internal/golden"
+)
 
 // referenceDivergences are the commands of the table that the Python
 // reference's own deterministic analyzers (PatternSecurityAnalyzer and
@@ -79,7 +78,7 @@ const (
 // reference's, recorded by running its analyzers on testdata/commands.json
 // (testdata/reference_verdicts.json).
 func TestAgainstReference(t *testing.T) {
-	if *update {
+	if golden.Update() { // rewrite testdata/commands.json from the command table
 		var cmds []string
 		for _, tc := range commandTable {
 			cmds = append(cmds, tc.cmd)

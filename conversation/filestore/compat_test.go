@@ -2,7 +2,6 @@ package filestore_test
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"github.com/gohands/gohands/conversation/internal/convtest"
 	"io/fs"
@@ -18,9 +17,9 @@ import (
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/workspace"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+	"github.com/gohands/gohands/internal/golden"
+)
 
 // pythonFixture is a conversation written by the Python reference (v1.43.1)
 // with testdata/python-v1.43.1/make.py: a user message, an answered terminal
@@ -142,7 +141,7 @@ func TestGoldenGoConversation(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "gohands", filepath.Base(dir))
+	goldenDir := filepath.Join("testdata", "gohands", filepath.Base(dir))
 	var names []string
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && !strings.HasPrefix(d.Name(), ".") {
@@ -151,26 +150,12 @@ func TestGoldenGoConversation(t *testing.T) {
 		}
 		return err
 	})
-	if *update {
-		os.RemoveAll(golden)
+	if golden.Update() {
+		os.RemoveAll(goldenDir) // files no longer written go too
 	}
 	for _, rel := range names {
 		got, _ := os.ReadFile(filepath.Join(dir, rel))
-		gp := filepath.Join(golden, rel)
-		if *update {
-			os.MkdirAll(filepath.Dir(gp), 0o755)
-			if err := os.WriteFile(gp, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(gp)
-		if err != nil {
-			t.Fatalf("%v (run go test -update to create it)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from golden:\n got %s\nwant %s", rel, got, want)
-		}
+		golden.Check(t, filepath.Join(goldenDir, rel), got)
 	}
 	if len(names) != 5 {
 		t.Errorf("wrote %d files: %v", len(names), names)

@@ -3,7 +3,6 @@ package visualizer_test
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,9 +18,9 @@ import (
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/tools/fileeditor"
 	"github.com/gohands/gohands/tools/terminal"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+	"github.com/gohands/gohands/internal/golden"
+)
 
 // base returns a Base with a fixed id and time, so the output is stable.
 func base(n int, src event.Source) event.Base {
@@ -89,22 +88,9 @@ func stats() map[string]*llm.Metrics {
 	return map[string]*llm.Metrics{"agent": agent, "condenser": cond}
 }
 
-func golden(t *testing.T, name string, got []byte) {
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it); got:\n%s", name, got)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 func TestTranscriptGolden(t *testing.T) {
@@ -124,7 +110,7 @@ func TestTranscriptGolden(t *testing.T) {
 			if err := v.Err(); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tc.file, buf.Bytes())
+			checkGolden(t, tc.file, buf.Bytes())
 			hasEsc := bytes.Contains(buf.Bytes(), []byte("\x1b["))
 			if hasEsc != (tc.color == visualizer.ColorAlways) {
 				t.Errorf("colour codes present = %v", hasEsc)
@@ -273,7 +259,7 @@ func TestJSONLGolden(t *testing.T) {
 	if err := j.Err(); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "events.jsonl", buf.Bytes())
+	checkGolden(t, "events.jsonl", buf.Bytes())
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	if len(lines) != len(evs) {
 		t.Fatalf("%d lines for %d events", len(lines), len(evs))

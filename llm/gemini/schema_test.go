@@ -2,14 +2,12 @@ package gemini
 
 import (
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+	"github.com/gohands/gohands/internal/golden"
+)
 
 // TestSchemaGolden converts schemas of the shapes our tools produce (type
 // arrays from pointers, $defs, enums, nested objects, anyOf) and pins the
@@ -48,20 +46,7 @@ func TestSchemaGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "schema.golden.json")
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if strings.TrimSpace(string(want)) != string(got) {
-		t.Errorf("schema differs from %s (run go test -update after a deliberate change):\n%s", path, got)
-	}
+	golden.Check(t, filepath.Join("testdata", "schema.golden.json"), append(got, '\n'))
 
 	// The points the golden file pins, spelled out.
 	if s.Type != typeObject || len(s.PropertyOrdering) != 13 || s.PropertyOrdering[0] != "command" {

@@ -6,11 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,9 +16,9 @@ import (
 	"time"
 
 	"github.com/gohands/gohands/llm/llmtest"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+	"github.com/gohands/gohands/internal/golden"
+)
 
 // script exercises every part of a Reply.
 var script = []llmtest.Reply{
@@ -127,29 +125,9 @@ func TestGolden(t *testing.T) {
 				if n := srv.Remaining(); n != 0 {
 					t.Errorf("Remaining = %d, want 0", n)
 				}
-				golden(t, filepath.Join("testdata", name+".golden"), got.Bytes())
+				golden.Check(t, filepath.Join("testdata", name+".golden"), got.Bytes())
 			})
 		}
-	}
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (run go test -update after a deliberate change)\ngot:\n%s", path, got)
 	}
 }
 

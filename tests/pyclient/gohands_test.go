@@ -18,6 +18,6 @@ func TestGohandsServer(t *testing.T) {
 	got := runClient(t, py, g.URL, srv.URL)
 	checkScenarios(t, got)
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("gohands' run differs from the reference's (%s, -reference +gohands):\n%s", golden, diff)
+		t.Errorf("gohands' run differs from the reference's (%s, -reference +gohands):\n%s", transcriptGolden, diff)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -32,27 +31,27 @@ import (
 
 	"github.com/gohands/gohands/internal/testenv"
 	"github.com/gohands/gohands/llm/llmtest"
+
+	"github.com/gohands/gohands/internal/golden"
 )
 
 const apiKey = "pyclient-test-key"
 
-var update = flag.Bool("update", false, "rewrite testdata/transcript.golden.json from the reference server's run")
-
-// golden is the reference server's transcript, checked in: the reference's
+// transcriptGolden is the reference server's transcript, checked in: the reference's
 // run must reproduce it (or -update rewrites it) and gohands' run must
 // match it. Both runs are in the test command, so the comparison stays a
 // live one; the file only spares running the reference twice.
-const golden = "testdata/transcript.golden.json"
+const transcriptGolden = "testdata/transcript.golden.json"
 
 func readGolden(t *testing.T) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(golden)
+	b, err := os.ReadFile(transcriptGolden)
 	if err != nil {
 		t.Fatalf("%v (go test ./tests/pyclient -run TestReferenceServer -update writes it)", err)
 	}
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("%s: %v", golden, err)
+		t.Fatalf("%s: %v", transcriptGolden, err)
 	}
 	return m
 }
@@ -237,15 +236,15 @@ func TestReferenceServer(t *testing.T) {
 	ref := startReferenceServer(t, py)
 	got := runClient(t, py, ref.URL, srv.URL)
 	checkScenarios(t, got)
-	if *update {
+	if golden.Update() { // rewrite the golden transcript from the reference server's run
 		b, _ := json.MarshalIndent(got, "", " ")
-		if err := os.WriteFile(golden, append(b, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(transcriptGolden, append(b, '\n'), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
 	if diff := cmp.Diff(readGolden(t), got); diff != "" {
-		t.Errorf("the reference's run differs from %s (-golden +reference); if the reference changed, rerun with -update:\n%s", golden, diff)
+		t.Errorf("the reference's run differs from %s (-golden +reference); if the reference changed, rerun with -update:\n%s", transcriptGolden, diff)
 	}
 }
 

@@ -2,8 +2,6 @@ package tui
 
 import (
 	"context"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,9 +16,9 @@ import (
 	"github.com/gohands/gohands/tools/fileeditor"
 	"github.com/gohands/gohands/tools/tasktracker"
 	"github.com/gohands/gohands/tools/terminal"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden screens in testdata")
+	"github.com/gohands/gohands/internal/golden"
+)
 
 // fake is a Backend that records calls and answers from its fields.
 type fake struct {
@@ -124,23 +122,11 @@ func press(m *Model, code rune, mod tea.KeyMod) tea.Cmd {
 	return cmd
 }
 
-// golden compares the plain screen with testdata/name.golden.
-func golden(t *testing.T, m *Model, name string) {
+// checkGolden compares the plain screen with testdata/name.golden.
+func checkGolden(t *testing.T, m *Model, name string) {
 	t.Helper()
 	got := plain(m.Render())
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("screen %s differs from %s:\n%s", name, path, got)
-	}
+	golden.Check(t, filepath.Join("testdata", name+".golden"), []byte(got))
 }
 
 func plain(s string) string {
@@ -187,7 +173,7 @@ func TestStreamingAndLiveOutput(t *testing.T) {
 	m.Update(EventMsg{delta("with a loop.")})
 	m.Update(EventMsg{action(terminal.Name, "c1", `{"command":"for i in 1 2 3; do echo $i; sleep 1; done"}`)})
 	m.Update(OutputMsg{"1\n2\n"})
-	golden(t, m, "running")
+	checkGolden(t, m, "running")
 
 	m.Update(OutputMsg{"3\n"})
 	m.Update(EventMsg{observation(terminal.Name, "c1", &terminal.Observation{
@@ -202,7 +188,7 @@ func TestStreamingAndLiveOutput(t *testing.T) {
 	if m.running {
 		t.Fatal("still running after the outcome")
 	}
-	golden(t, m, "finished")
+	checkGolden(t, m, "finished")
 }
 
 // TestConfirmPanel: a run waiting for confirmation shows the panel; each
@@ -219,7 +205,7 @@ func TestConfirmPanel(t *testing.T) {
 			t.Fatalf("mode %v, want the confirmation panel", m.mode)
 		}
 		if key == 'y' {
-			golden(t, m, "confirm")
+			checkGolden(t, m, "confirm")
 		}
 		do(m, press(m, key, 0))
 		if len(f.answers) != 1 || f.answers[0] != want {
@@ -253,7 +239,7 @@ func TestDiffAndTasks(t *testing.T) {
 	m.Update(EventMsg{observation(terminal.Name, "c2", &terminal.Observation{
 		ObservationBase: event.ObservationBase{Content: event.List[event.Content]{event.Text(out.String())}},
 		ExitCode:        new(1)})})
-	golden(t, m, "diff-tasks")
+	checkGolden(t, m, "diff-tasks")
 	if s := m.Render(); !strings.Contains(s, "\x1b[31m-    fmt.Println(\"hello\")") ||
 		!strings.Contains(s, "\x1b[32m+    fmt.Println(\"hi there\")") {
 		t.Errorf("the diff is not coloured red and green:\n%q", s)
@@ -278,7 +264,7 @@ func TestSlashCommands(t *testing.T) {
 		typeText(m, c)
 		do(m, press(m, tea.KeyEnter, 0))
 	}
-	golden(t, m, "help")
+	checkGolden(t, m, "help")
 	if strings.Join(f.cmds, ",") != "cost ,confirm risky" {
 		t.Errorf("backend commands %q", f.cmds)
 	}
@@ -288,7 +274,7 @@ func TestSlashCommands(t *testing.T) {
 		t.Fatal("/resume did not open the picker")
 	}
 	press(m, tea.KeyDown, 0)
-	golden(t, m, "picker")
+	checkGolden(t, m, "picker")
 	do(m, press(m, tea.KeyEnter, 0))
 	if got := plain(m.Render()); !strings.Contains(got, "Resumed conversation bbbbbbbb-2") ||
 		!strings.Contains(got, "an earlier task") {
@@ -353,7 +339,7 @@ func TestSetup(t *testing.T) {
 	typeText(m, "openai/gpt-4o")
 	press(m, tea.KeyEnter, 0)
 	typeText(m, "sk-secret")
-	golden(t, m, "setup")
+	checkGolden(t, m, "setup")
 	if strings.Contains(m.Render(), "sk-secret") {
 		t.Error("the key is shown")
 	}

@@ -1,7 +1,6 @@
 package markdown
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,27 +8,14 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/gohands/gohands/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
 // golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (go test -update rewrites it):\ngot:\n%s\nwant:\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), []byte(got))
 }
 
 // TestGolden renders each testdata/*.md without styles at 40 and 72
@@ -60,7 +46,7 @@ func TestGolden(t *testing.T) {
 					sb.WriteString(l + "\n")
 				}
 			}
-			golden(t, name+".golden", sb.String())
+			checkGolden(t, name+".golden", sb.String())
 		})
 	}
 }
@@ -78,7 +64,7 @@ func TestStyled(t *testing.T) {
 			t.Errorf("line leaves a style open: %q", l)
 		}
 	}
-	golden(t, "answer.styled", strings.ReplaceAll(out, "\x1b", "⎋")+"\n")
+	checkGolden(t, "answer.styled", strings.ReplaceAll(out, "\x1b", "⎋")+"\n")
 }
 
 // TestStyles checks the attributes of each kind of markup.
