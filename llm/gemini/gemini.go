@@ -73,7 +73,7 @@ func (Provider) Complete(ctx context.Context, req *llm.Request) (*llm.Response, 
 	}
 	data, err := encodeBody(body, req.Config.ExtraBody)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("gemini: encoding the request: %w", err)
 	}
 	stream := req.OnDelta != nil
 	hreq, err := newHTTPRequest(ctx, req, stream, data)
@@ -91,11 +91,11 @@ func (Provider) Complete(ctx context.Context, req *llm.Request) (*llm.Response, 
 	defer resp.Body.Close()
 	var a accumulator
 	if !stream {
-		data, err := io.ReadAll(resp.Body)
+		reply, err := io.ReadAll(resp.Body)
 		if err != nil {
 			return nil, fmt.Errorf("gemini: reading the reply: %w", err)
 		}
-		if err := a.add(data, nil); err != nil {
+		if err := a.add(reply, nil); err != nil {
 			return nil, err
 		}
 		return a.response(false)
