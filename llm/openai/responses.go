@@ -261,6 +261,31 @@ type outputItem struct {
 	} `json:"content"`
 }
 
+// UnmarshalJSON decodes an item. An item of a kind gohands does not read
+// (a web search call, say) whose fields have shapes other than those of
+// the kinds it reads is kept by its type alone rather than failing the
+// reply.
+func (it *outputItem) UnmarshalJSON(b []byte) error {
+	type plain outputItem
+	err := json.Unmarshal(b, (*plain)(it))
+	if err == nil {
+		return nil
+	}
+	var head struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+	}
+	if json.Unmarshal(b, &head) != nil {
+		return err
+	}
+	switch head.Type {
+	case "message", "function_call", "reasoning":
+		return err
+	}
+	*it = outputItem{Type: head.Type, ID: head.ID}
+	return nil
+}
+
 // responsesEvent is one event of a streamed reply.
 type responsesEvent struct {
 	Type     string          `json:"type"`

@@ -193,3 +193,20 @@ func TestBadBaseURL(t *testing.T) {
 		t.Errorf("err = %v, want a base url error", err)
 	}
 }
+
+// TestUnknownOutputItems: output items of kinds gohands does not read are
+// skipped whatever their shape; a malformed item of a kind it reads fails
+// the call.
+func TestUnknownOutputItems(t *testing.T) {
+	msg := `{"type":"message","id":"m1","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Found it."}]}`
+	odd := `{"type":"web_search_call","id":"ws_1","status":"completed","content":"a string where lists go","summary":{"x":1}}`
+	body := `{"id":"r1","object":"response","status":"completed","model":"gpt-5-mini","output":[` + odd + `,` + msg + `],"usage":{"input_tokens":5,"output_tokens":2}}`
+	r, err := rawLLM(t, "openai/gpt-5-mini", rawServer(t, 200, body, false)).Completion(context.Background(), userMsgs("hi"), tools, nil)
+	if err != nil || event.TextOf(r.Message.Content) != "Found it." {
+		t.Fatalf("err %v, reply %+v", err, r)
+	}
+	bad := `{"id":"r1","object":"response","status":"completed","model":"gpt-5-mini","output":[{"type":"message","id":"m1","content":"not a list"}]}`
+	if _, err := rawLLM(t, "openai/gpt-5-mini", rawServer(t, 200, bad, false)).Completion(context.Background(), userMsgs("hi"), tools, nil); err == nil || !strings.Contains(err.Error(), "decoding the reply") {
+		t.Errorf("malformed message item: err = %v", err)
+	}
+}
