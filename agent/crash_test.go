@@ -21,8 +21,12 @@ import (
 const childEnv = "GOHANDS_AGENT_TEST_CHILD"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) == "run" {
+	switch os.Getenv(childEnv) {
+	case "run":
 		runChild()
+		return
+	case "model":
+		runModelServer()
 		return
 	}
 	os.Exit(m.Run())

@@ -74,9 +74,18 @@ func (c *MessageCache) Encode(key any, msgs []event.Message, encode func(i int) 
 func sameMessage(a, b *event.Message) bool {
 	return a.Role == b.Role && a.ToolCallID == b.ToolCallID && a.Name == b.Name &&
 		a.ReasoningContent == b.ReasoningContent && a.ResponsesItem == b.ResponsesItem &&
-		slices.Equal(a.ToolCalls, b.ToolCalls) && slices.Equal(a.ThinkingBlocks, b.ThinkingBlocks) &&
-		slices.EqualFunc(a.Content, b.Content, func(x, y event.Content) bool {
-			return x.Type == y.Type && x.Text == y.Text && x.CachePrompt == y.CachePrompt &&
-				len(x.ImageURLs) == len(y.ImageURLs) && (len(x.ImageURLs) == 0 || &x.ImageURLs[0] == &y.ImageURLs[0])
-		})
+		(sameArray(a.ToolCalls, b.ToolCalls) || slices.Equal(a.ToolCalls, b.ToolCalls)) &&
+		(sameArray(a.ThinkingBlocks, b.ThinkingBlocks) || slices.Equal(a.ThinkingBlocks, b.ThinkingBlocks)) &&
+		(sameArray(a.Content, b.Content) || slices.EqualFunc(a.Content, b.Content, func(x, y event.Content) bool {
+			return x.Type == y.Type && x.Text == y.Text && x.CachePrompt == y.CachePrompt && sameArray(x.ImageURLs, y.ImageURLs)
+		}))
+}
+
+// sameArray reports whether a and b are the same elements of the same
+// array, which an agent's history, resent at every step, mostly is. It
+// says nothing a comparison by value would not: the cache's copy of a
+// message shares its arrays with the message, so an array changed in
+// place would compare equal to itself either way.
+func sameArray[S ~[]E, E any](a, b S) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

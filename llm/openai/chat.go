@@ -289,7 +289,7 @@ func chatBodyWith(req *llm.Request, msgs []chatMessage) chatRequest {
 
 // Complete implements llm.Provider.
 func (Chat) Complete(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	raw, err := encodeChat(req)
+	raw, err := encodeChatParts(req)
 	if err != nil {
 		return nil, err
 	}
@@ -595,8 +595,20 @@ func chatResponse(cc *chatCompletion, streamedReasoning string) (*llm.Response, 
 // encoded again, and spliced into the rest of the body; the bytes are
 // those of encoding the whole body at once.
 func encodeChat(req *llm.Request) ([]byte, error) {
+	parts, err := encodeChatParts(req)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Join(parts, nil), nil
+}
+
+// encodeChatParts is encodeChat as the pieces that joined make the body:
+// the cached encodings themselves, so that a long history is neither
+// copied into one buffer nor allocated again at each step.
+func encodeChatParts(req *llm.Request) ([][]byte, error) {
 	if len(req.Config.ExtraBody) > 0 {
-		return marshalBody(chatBody(req), req.Config.ExtraBody)
+		b, err := marshalBody(chatBody(req), req.Config.ExtraBody)
+		return [][]byte{b}, err
 	}
 	flags := chatFlagsOf(req)
 	msgs, err := req.Cache.Encode(flags, req.Messages, func(i int) ([]byte, error) {
@@ -616,17 +628,15 @@ func encodeChat(req *llm.Request) ([]byte, error) {
 	if at < 0 {
 		return nil, errors.New("openai: encoding request: no messages key")
 	}
-	n := len(rest) + len(msgs)
-	for _, m := range msgs {
-		n += len(m)
-	}
-	b := make([]byte, 0, n)
-	b = append(b, rest[:at+len(empty)-1]...)
+	parts := make([][]byte, 0, 2*len(msgs)+1)
+	parts = append(parts, rest[:at+len(empty)-1])
 	for i, m := range msgs {
 		if i > 0 {
-			b = append(b, ',')
+			parts = append(parts, comma)
 		}
-		b = append(b, m...)
+		parts = append(parts, m)
 	}
-	return append(b, rest[at+len(empty)-1:]...), nil
+	return append(parts, rest[at+len(empty)-1:]), nil
 }
+
+var comma = []byte(",")

@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"testing"
 
 	"github.com/gohands/gohands/event"
@@ -67,4 +68,35 @@ func TestEncodeChatCached(t *testing.T) {
 	check("replaced", req(replaced, true))
 	check("no vision", req(replaced, false))
 	check("no cache", &llm.Request{Endpoint: llm.Endpoint{Model: "m"}, Config: &cfg, Messages: msgs})
+}
+
+// TestPartsReader checks that a request body made of parts reads as their
+// concatenation whatever the read sizes, and can be read again.
+func TestPartsReader(t *testing.T) {
+	parts := [][]byte{[]byte(`{"a":[`), []byte("1"), nil, comma, []byte("22"), comma, []byte(""), []byte("333"), []byte(`]}`)}
+	want := string(bytes.Join(parts, nil))
+	for _, size := range []int{1, 2, 3, 7, 64} {
+		r := &partsReader{parts: parts}
+		var got []byte
+		buf := make([]byte, size)
+		for {
+			n, err := r.Read(buf)
+			got = append(got, buf[:n]...)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				t.Fatalf("size %d: Read returned 0, nil", size)
+			}
+		}
+		if string(got) != want {
+			t.Errorf("size %d: read %q, want %q", size, got, want)
+		}
+	}
+	if b, err := io.ReadAll(&partsReader{parts: parts}); err != nil || string(b) != want {
+		t.Errorf("ReadAll = %q, %v", b, err)
+	}
 }

@@ -12,7 +12,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -60,19 +59,24 @@ func endpointURL(ep llm.Endpoint, path string) (string, error) {
 	return u.String(), nil
 }
 
-// post sends a request body to path and returns the 2xx response, whose
-// body the caller reads and closes. header holds the call's own headers,
-// set last.
-func post(ctx context.Context, req *llm.Request, path string, body []byte, stream bool, header map[string]string) (*http.Response, error) {
+// post sends a request body, the concatenation of parts, to path and
+// returns the 2xx response, whose body the caller reads and closes.
+// header holds the call's own headers, set last.
+func post(ctx context.Context, req *llm.Request, path string, parts [][]byte, stream bool, header map[string]string) (*http.Response, error) {
 	ep := req.Endpoint
 	u, err := endpointURL(ep, path)
 	if err != nil {
 		return nil, err
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	body := func() io.ReadCloser { return &partsReader{parts: parts} }
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, body())
 	if err != nil {
 		return nil, fmt.Errorf("openai: %w", err)
 	}
+	for _, p := range parts {
+		hr.ContentLength += int64(len(p))
+	}
+	hr.GetBody = func() (io.ReadCloser, error) { return body(), nil }
 	h := hr.Header
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", "gohands")
@@ -106,6 +110,29 @@ func post(ctx context.Context, req *llm.Request, path string, body []byte, strea
 	}
 	return resp, nil
 }
+
+// partsReader reads the concatenation of parts, which it does not modify.
+type partsReader struct {
+	parts  [][]byte
+	i, off int // the next byte is parts[i][off]
+}
+
+func (r *partsReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) && r.i < len(r.parts) {
+		c := copy(p[n:], r.parts[r.i][r.off:])
+		n += c
+		if r.off += c; r.off == len(r.parts[r.i]) {
+			r.i, r.off = r.i+1, 0
+		}
+	}
+	if n == 0 && r.i == len(r.parts) && len(p) > 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (r *partsReader) Close() error { return nil }
 
 // decodeReply reads a whole (non-streamed) reply into v.
 func decodeReply(ctx context.Context, resp *http.Response, v any) error {
