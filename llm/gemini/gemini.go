@@ -111,8 +111,8 @@ func (Provider) Complete(ctx context.Context, req *llm.Request) (*llm.Response, 
 	return a.response(true)
 }
 
-// encodeBody encodes the request, merging extra into it the way the genai
-// SDK did (objects merge key by key, anything else replaces).
+// encodeBody encodes the request with extra merged into it: objects merge
+// key by key, anything else replaces what is there.
 func encodeBody(body *generateRequest, extra map[string]any) ([]byte, error) {
 	data, err := json.Marshal(body)
 	if err != nil || len(extra) == 0 {

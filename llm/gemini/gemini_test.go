@@ -491,7 +491,7 @@ func TestMidStreamError(t *testing.T) {
 // reference sent for the same conversation, captured into
 // testdata/reference_requests.json by testdata/capture_reference.py.
 // Both sides are normalised first for what the API treats alike: LiteLLM
-// writes snake_case keys and lowercase enums, genai camelCase keys,
+// writes snake_case keys and lowercase enums, we write camelCase keys,
 // uppercase enums and a propertyOrdering. The system prompt is compared
 // as text: LiteLLM glues the blocks into one part with no separator (so
 // "static" and "dynamic" run together); we keep one part per block.

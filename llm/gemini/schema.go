@@ -9,9 +9,8 @@ import (
 	"strings"
 )
 
-// schema is a schema in Gemini's subset of OpenAPI 3. Its fields are
-// those of the API's Schema object, in the order the genai SDK declared
-// them, so the encoding pinned in testdata stays the same.
+// schema is a schema in Gemini's subset of OpenAPI 3: the fields of the
+// API's Schema object. Their order is the encoding's, pinned in testdata.
 type schema struct {
 	AnyOf            []*schema          `json:"anyOf,omitempty"`
 	Default          any                `json:"default,omitempty"`
