@@ -69,6 +69,7 @@ type LLM struct {
 	ep       Endpoint
 	features Features
 	provider Provider
+	lent     bool // provider came from Options, not the registry
 	hc       *http.Client
 	maxReply int64 // Options.MaxReplyBytes, defaulted
 	log      *slog.Logger
@@ -112,6 +113,7 @@ func New(cfg Config, opts *Options) (*LLM, error) {
 		ep:       ep,
 		features: FeaturesOf(&cfg),
 		provider: p,
+		lent:     opts.Provider != nil,
 		hc:       opts.HTTPClient,
 		log:      opts.Logger,
 		onRetry:  opts.OnRetry,
@@ -137,7 +139,14 @@ func New(cfg Config, opts *Options) (*LLM, error) {
 // logger and retry listener but keeps metrics of its own: a sub-agent's
 // copy of its parent's model, say, whose costs are accounted apart.
 func (l *LLM) Derive(cfg Config) (*LLM, error) {
-	return New(cfg, &Options{Provider: l.provider, HTTPClient: l.hc, MaxReplyBytes: l.maxReply, Logger: l.log, OnRetry: l.onRetry, Retryable: l.retry, AllowShortContextWindow: true})
+	// A provider of the registry is looked up again: cfg may be another
+	// provider's model (switching from OpenAI to Anthropic); one given in
+	// Options (a test's fake) is lent as it is.
+	var p Provider
+	if l.lent {
+		p = l.provider
+	}
+	return New(cfg, &Options{Provider: p, HTTPClient: l.hc, MaxReplyBytes: l.maxReply, Logger: l.log, OnRetry: l.onRetry, Retryable: l.retry, AllowShortContextWindow: true})
 }
 
 // Config returns the LLM's normalised config.

@@ -293,26 +293,31 @@ func (a *app) repl(ctx context.Context, f *runFlags, task string) error {
 			running.Unlock()
 		}()
 		var o tui.Outcome
+		later := "" // a message held until waiting actions are answered
 		if answer != nil {
 			o = s.Answer(ctx, *answer)
-		} else {
-			o = s.Send(ctx, text)
+		} else if o = s.Send(ctx, text); o.NotSent {
+			later = text
 		}
 		for {
 			if o.Err != nil {
 				fmt.Fprintf(a.stdout, "\nerror: %v\n", o.Err)
 			}
-			if o.Status != "waiting_for_confirmation" {
-				if o.Status == "paused" {
-					fmt.Fprintln(a.stdout, "\n(paused: type to continue)")
+			switch {
+			case o.Status == "waiting_for_confirmation":
+				ans, ok := a.replConfirm(ctx, in, o.Pending)
+				if !ok {
+					return
 				}
-				return
+				o = s.Answer(ctx, ans)
+				continue
+			case later != "" && o.Err == nil:
+				o, later = s.Send(ctx, later), ""
+				continue
+			case o.Status == "paused":
+				fmt.Fprintln(a.stdout, "\n(paused: type to continue)")
 			}
-			ans, ok := a.replConfirm(ctx, in, o.Pending)
-			if !ok {
-				return
-			}
-			o = s.Answer(ctx, ans)
+			return
 		}
 	}
 	if task != "" {
@@ -358,9 +363,25 @@ func (a *app) repl(ctx context.Context, f *runFlags, task string) error {
 		case strings.HasPrefix(text, "/"):
 			name, arg, _ := strings.Cut(strings.TrimPrefix(text, "/"), " ")
 			out, err := s.Command(ctx, name, strings.TrimSpace(arg))
-			if err != nil {
+			var q *tui.Question
+			if errors.As(err, &q) {
+				fmt.Fprintf(a.stdout, "%s ", q.Prompt)
+				var l line
+				select {
+				case l = <-in.readLines():
+				case <-ctx.Done():
+					return nil
+				}
+				if answer := strings.TrimSpace(l.text); answer == "" {
+					out, err = "Cancelled.", nil
+				} else {
+					out, err = q.Answer(ctx, answer)
+				}
+			}
+			switch {
+			case err != nil:
 				fmt.Fprintf(a.stdout, "error: %v\n", err)
-			} else {
+			case out != "":
 				fmt.Fprintln(a.stdout, out)
 			}
 		default:

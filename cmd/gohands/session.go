@@ -13,6 +13,8 @@ import (
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/skill"
 	"github.com/gohands/gohands/tool"
@@ -36,6 +38,9 @@ type session struct {
 	mu    sync.Mutex
 	conv  *conversation.LocalConversation
 	unsub func()
+	// switchTo is a model chosen with /model before the conversation was
+	// opened: it is switched to once it is.
+	switchTo *llm.Config
 }
 
 var _ tui.Backend = (*session)(nil)
@@ -73,6 +78,13 @@ func (s *session) open() (*conversation.LocalConversation, error) {
 		if m := conv.State().Fields().Stats.UsageToMetrics[p.model.UsageID()]; m != nil {
 			p.model.RestoreMetrics(*m)
 		}
+	}
+	if s.switchTo != nil {
+		if err := conv.SwitchLLM(s.ctx, *s.switchTo); err != nil {
+			conv.Close()
+			return nil, err
+		}
+		s.switchTo = nil
 	}
 	if s.onEvent != nil {
 		s.unsub = conv.Subscribe(s.onEvent)
@@ -112,8 +124,11 @@ func (s *session) Send(ctx context.Context, text string) tui.Outcome {
 		return tui.Outcome{Err: err}
 	}
 	if conv.Status() == conversation.StatusWaitingForConfirmation && s.p.confirm != "never" {
-		// Running would approve the waiting actions: ask first.
-		return s.outcome(ctx, conv, nil)
+		// Running would approve the waiting actions: ask first, and
+		// have the message sent after the answer.
+		o := s.outcome(ctx, conv, nil)
+		o.NotSent = true
+		return o
 	}
 	if err := conv.SendMessage(ctx, event.UserMessage(text)); err != nil {
 		return tui.Outcome{Err: err}
@@ -358,43 +373,42 @@ func (s *session) Command(ctx context.Context, name, arg string) (string, error)
 	var sb strings.Builder
 	switch name {
 	case "settings":
-		_, path, err := s.a.loadSettings()
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(&sb, "Settings file: %s\n", cmpOr(path, "(none)"))
-		fmt.Fprintf(&sb, "Model: %s\n", p.cfg.Model)
-		if p.cfg.BaseURL != "" {
-			fmt.Fprintf(&sb, "Base URL: %s\n", p.cfg.BaseURL)
-		}
-		fmt.Fprintf(&sb, "Key: from %s\n", cmpOr(p.keySource, "nowhere (none needed)"))
-		fmt.Fprintf(&sb, "Confirmation: %s\n", p.confirm)
-		fmt.Fprintf(&sb, "Workspace: %s\nConversations: %s", p.workDir, p.base)
+		return s.settingsCommand(ctx, arg)
 	case "model":
 		if arg == "" {
-			return "Model: " + p.cfg.Model + "\n/model NAME switches this conversation to another model of the same provider or server (its key and base URL are kept).", nil
+			return "Model: " + p.cfg.Model + "\n/model NAME switches this conversation to another model; another provider's key comes from its variable ($ANTHROPIC_API_KEY, …) or the settings, or is asked for.", nil
 		}
-		if conv := s.current(); conv != nil {
-			cfg := p.cfg
-			cfg.Model = arg
-			if err := conv.SwitchLLM(ctx, cfg); err != nil {
-				return "", err
-			}
-			s.mu.Lock()
-			p.cfg = cfg
-			s.mu.Unlock()
-			return fmt.Sprintf("This conversation now uses %s from its next step.", arg), nil
-		}
-		// No conversation yet: the choice is kept for the next start.
-		st, path, err := s.a.loadSettings()
+		cfg, source, ask, err := s.switchConfig(arg)
 		if err != nil {
 			return "", err
 		}
-		st.Model = arg
-		if err := saveSettings(path, st); err != nil {
-			return "", err
+		if !ask {
+			return s.switchModel(ctx, cfg, source)
 		}
-		return fmt.Sprintf("Saved %s in %s: it is used from the next start (this conversation keeps %s).", arg, path, p.cfg.Model), nil
+		to := providerOf(arg)
+		vars := "$" + strings.Join(providerKeyVars[to], " or $")
+		return "", &tui.Question{
+			Prompt: fmt.Sprintf("API key for %s (%s is not set; the key is saved in the settings file):", to, vars),
+			Secret: true,
+			Answer: func(ctx context.Context, key string) (string, error) {
+				st, path, err := s.a.loadSettings()
+				if err != nil {
+					return "", err
+				}
+				if path == "" {
+					return "", errors.New("no settings file: neither $XDG_CONFIG_HOME nor $HOME is set")
+				}
+				if st.APIKeys == nil {
+					st.APIKeys = map[string]string{}
+				}
+				st.APIKeys[to] = key
+				if err := saveSettings(path, st); err != nil {
+					return "", err
+				}
+				cfg.APIKey = secret.New(key)
+				return s.switchModel(ctx, cfg, "the settings file (api_keys)")
+			},
+		}
 	case "confirm":
 		if arg == "" {
 			return "Confirmation: " + p.confirm + " (/confirm always|risky|never)", nil
@@ -418,7 +432,7 @@ func (s *session) Command(ctx context.Context, name, arg string) (string, error)
 		if err := conv.Condense(ctx); err != nil {
 			return "", err
 		}
-		return "The history was condensed.", nil
+		return "", nil // the Condensation event shows it
 	case "skills":
 		home := s.a.getenv("HOME")
 		project, _ := skill.LoadProject(p.workDir)
@@ -495,6 +509,184 @@ func (s *session) Command(ctx context.Context, name, arg string) (string, error)
 		return "", fmt.Errorf("unknown command /%s", name)
 	}
 	return strings.TrimRight(sb.String(), "\n"), nil
+}
+
+// switchConfig is the configuration of the model name for /model.
+// Within the provider (or server) in use, the key and base URL stay.
+// Another provider is reached at its own API, or at the base URL the
+// settings give for a model of it, with its key from its variable or
+// the settings; ask is true when no key was found for its own API.
+func (s *session) switchConfig(name string) (cfg llm.Config, source string, ask bool, err error) {
+	p := s.p
+	cfg, source = p.cfg, p.keySource
+	cfg.Model = name
+	cfg.Stream = true // as prepare gives the agent
+	to := providerOf(name)
+	if to == "" || to == providerOf(p.cfg.Model) {
+		return cfg, source, false, nil
+	}
+	st, _, err := s.a.loadSettings()
+	if err != nil {
+		return cfg, "", false, err
+	}
+	cfg.BaseURL, cfg.APIKey, source = "", secret.String{}, ""
+	same := providerOf(st.Model) == to
+	if same {
+		cfg.BaseURL = st.BaseURL
+	}
+	found := func(k secret.String, from string) {
+		if source == "" && !k.IsZero() {
+			cfg.APIKey, source = k, from
+		}
+	}
+	for _, v := range providerKeyVars[to] {
+		found(p.keyEnv[v], "$"+v)
+	}
+	found(secret.New(st.APIKeys[to]), "the settings file (api_keys)")
+	if same {
+		if st.APIKeyEnv != "" {
+			found(p.keyEnv[st.APIKeyEnv], "$"+st.APIKeyEnv+" (named by the settings file)")
+		}
+		found(secret.New(st.APIKey), "the settings file")
+	}
+	return cfg, source, source == "" && cfg.BaseURL == "", nil
+}
+
+// switchModel makes cfg the conversation's model from its next step; with
+// no conversation yet, the next one starts with it.
+func (s *session) switchModel(ctx context.Context, cfg llm.Config, source string) (string, error) {
+	conv := s.current()
+	if conv != nil {
+		if err := conv.SwitchLLM(ctx, cfg); err != nil {
+			return "", err
+		}
+	}
+	s.mu.Lock()
+	s.p.cfg, s.p.keySource = cfg, source
+	if conv == nil {
+		s.switchTo = &cfg
+	}
+	s.mu.Unlock()
+	msg := fmt.Sprintf("This conversation now uses %s from its next step", cfg.Model)
+	if conv == nil {
+		msg = fmt.Sprintf("The conversation will use %s", cfg.Model)
+	}
+	var how []string
+	if source != "" {
+		how = append(how, "key from "+source)
+	}
+	if cfg.BaseURL != "" {
+		how = append(how, "at "+cfg.BaseURL)
+	}
+	if len(how) > 0 {
+		msg += " (" + strings.Join(how, ", ") + ")"
+	}
+	return msg + ".", nil
+}
+
+// settingsCommand is /settings: it shows the settings, or changes one.
+func (s *session) settingsCommand(ctx context.Context, arg string) (string, error) {
+	p := s.p
+	st, path, err := s.a.loadSettings()
+	if err != nil {
+		return "", err
+	}
+	field, value, _ := strings.Cut(arg, " ")
+	value = strings.TrimSpace(value)
+	if field == "" {
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "In use: %s", p.cfg.Model)
+		if p.cfg.BaseURL != "" {
+			fmt.Fprintf(&sb, " at %s", p.cfg.BaseURL)
+		}
+		fmt.Fprintf(&sb, ", key from %s, confirm %s\n", cmpOr(p.keySource, "nowhere (none needed)"), p.confirm)
+		fmt.Fprintf(&sb, "Workspace: %s · conversations: %s\n", p.workDir, p.base)
+		fmt.Fprintf(&sb, "Settings file: %s\n", cmpOr(path, "(none)"))
+		show := func(name, v string) {
+			fmt.Fprintf(&sb, "  %-9s %s\n", name, cmpOr(v, "-"))
+		}
+		show("model", st.Model)
+		show("base_url", st.BaseURL)
+		key := ""
+		if st.APIKey != "" {
+			key = "(set)"
+		}
+		show("key", key)
+		show("key_env", st.APIKeyEnv)
+		var others []string
+		for name := range st.APIKeys {
+			others = append(others, name)
+		}
+		slices.Sort(others)
+		show("api_keys", strings.Join(others, ", "))
+		show("confirm", st.Confirm)
+		show("mcp", fmt.Sprintf("%d servers (gohands mcp list)", len(st.MCPServers)))
+		sb.WriteString("Change one with /settings model NAME · base_url URL|- · key (asked, hidden) · key_env VAR|- · confirm always|risky|never")
+		return sb.String(), nil
+	}
+	if path == "" {
+		return "", errors.New("no settings file: neither $XDG_CONFIG_HOME nor $HOME is set")
+	}
+	if value == "-" {
+		value = ""
+	}
+	save := func(what string) (string, error) {
+		if err := saveSettings(path, st); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Saved %s in %s.", what, path), nil
+	}
+	switch field {
+	case "model":
+		if value == "" {
+			return "", errors.New("/settings model NAME: a model is needed")
+		}
+		st.Model = value
+		return save("model " + value + " (used from the next start; /model switches this conversation)")
+	case "base_url":
+		st.BaseURL = value
+		return save("base_url " + cmpOr(value, "(none)") + " (used from the next start)")
+	case "key_env":
+		st.APIKeyEnv = value
+		return save("key_env " + cmpOr(value, "(none)") + " (used from the next start)")
+	case "key":
+		if value != "" {
+			return "", errors.New("/settings key takes no value: it asks for the key, hidden")
+		}
+		return "", &tui.Question{
+			Prompt: fmt.Sprintf("API key for %s (saved in the settings file, mode 0600):", cmpOr(st.Model, "the settings' model")),
+			Secret: true,
+			Answer: func(_ context.Context, key string) (string, error) {
+				st, path, err := s.a.loadSettings()
+				if err != nil {
+					return "", err
+				}
+				st.APIKey = key
+				if err := saveSettings(path, st); err != nil {
+					return "", err
+				}
+				return fmt.Sprintf("Saved the key in %s (used from the next start).", path), nil
+			},
+		}
+	case "confirm":
+		policy, _, err := confirmPolicy(value, p.workDir, nil)
+		if err != nil {
+			return "", errors.New("/settings confirm: want always, risky or never")
+		}
+		st.Confirm = value
+		out, err := save("confirm " + value + " (from now on)")
+		if err != nil {
+			return "", err
+		}
+		if conv := s.current(); conv != nil {
+			if err := conv.SetConfirmationPolicy(policy); err != nil {
+				return "", err
+			}
+		}
+		s.setConfirm(value, policy)
+		return out, nil
+	}
+	return "", fmt.Errorf("/settings %s: unknown; one of model, base_url, key, key_env, confirm", field)
 }
 
 // findConversation finds the stored conversation whose id is id or

@@ -21,6 +21,9 @@ type settings struct {
 	APIKeyEnv string `json:"api_key_env,omitempty"`
 	// APIKey is the key itself (the file is then written mode 0600).
 	APIKey string `json:"api_key,omitempty"`
+	// APIKeys are keys of other providers by provider name ("anthropic",
+	// "openai", …), typed when /model switched to one of them.
+	APIKeys map[string]string `json:"api_keys,omitempty"`
 	// Confirm is the confirmation mode: never, always or risky.
 	Confirm string `json:"confirm,omitempty"`
 	// MCPServers are MCP servers whose tools the agent gets, as in an
@@ -105,23 +108,28 @@ var providerKeyVars = map[string][]string{
 
 // keyVarsFor returns the provider key variables that fit model: by its
 // provider prefix, or by the family of a bare model name.
-func keyVarsFor(model string) []string {
+func keyVarsFor(model string) []string { return providerKeyVars[providerOf(model)] }
+
+// providerOf names the provider of model: its prefix when it is a
+// known one, else the family of a bare model name, else "" (a model of
+// a server of one's own).
+func providerOf(model string) string {
 	prefix, name, ok := strings.Cut(model, "/")
 	if !ok {
 		name, prefix = model, ""
 	}
-	if vars, ok := providerKeyVars[prefix]; ok {
-		return vars
+	if _, ok := providerKeyVars[prefix]; ok {
+		return prefix
 	}
 	switch {
 	case strings.HasPrefix(name, "claude"):
-		return providerKeyVars["anthropic"]
+		return "anthropic"
 	case strings.HasPrefix(name, "gpt"), strings.HasPrefix(name, "o1"), strings.HasPrefix(name, "o3"), strings.HasPrefix(name, "o4"), strings.HasPrefix(name, "codex"):
-		return providerKeyVars["openai"]
+		return "openai"
 	case strings.HasPrefix(name, "gemini"):
-		return providerKeyVars["gemini"]
+		return "gemini"
 	}
-	return nil
+	return ""
 }
 
 // allKeyVars lists every provider key variable, for hiding them from the

@@ -39,6 +39,7 @@ type prepared struct {
 	id        string // "" for a new conversation with a fresh id
 	resume    bool
 	sources   map[string]secret.Source
+	keyEnv    map[string]secret.String // the key variables before they were hidden
 	confirm   string
 	policy    security.ConfirmationPolicy
 	analyzer  any
@@ -114,6 +115,14 @@ func (a *app) prepare(ctx context.Context, f *runFlags) (*prepared, error) {
 	}
 	if st.APIKeyEnv != "" {
 		hide = append(hide, st.APIKeyEnv)
+	}
+	// What the hidden variables held stays known to this process, for
+	// /model to find another provider's key.
+	p.keyEnv = map[string]secret.String{}
+	for _, name := range hide {
+		if v := a.getenv(name); v != "" {
+			p.keyEnv[name] = secret.New(v)
+		}
 	}
 	var secretNames []string
 	for name := range p.sources {
@@ -332,6 +341,9 @@ func (a *app) llmConfig(f *runFlags, st settings, stored convInfo) (llm.Config, 
 	}
 	if key == "" && st.APIKeyEnv != "" {
 		key, source = a.getenv(st.APIKeyEnv), "$"+st.APIKeyEnv+" (named by the settings file)"
+	}
+	if k := st.APIKeys[providerOf(cfg.Model)]; key == "" && k != "" {
+		key, source = k, "the settings file (api_keys)"
 	}
 	if key == "" && st.APIKey != "" {
 		key, source = st.APIKey, "the settings file"

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -322,5 +324,232 @@ func TestTUIFirstRunSetup(t *testing.T) {
 	s.typeLine("/exit")
 	if code, stderr := s.exited(); code != "0" {
 		t.Errorf("exit %s: %s", code, stderr)
+	}
+}
+
+// pid is the process id of gohands in the screen (the child of the
+// pane's shell).
+func (s *screen) pid() int {
+	s.t.Helper()
+	sh := strings.TrimSpace(s.tmux("display-message", "-p", "-t", s.name, "#{pane_pid}"))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		data, _ := os.ReadFile(filepath.Join("/proc", sh, "task", sh, "children"))
+		if f := strings.Fields(string(data)); len(f) > 0 {
+			var pid int
+			fmt.Sscan(f[0], &pid)
+			return pid
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("no gohands process under the pane's shell %s", sh)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// altScreen reports whether the pane shows the alternate screen.
+func (s *screen) altScreen() bool {
+	return strings.TrimSpace(s.tmux("display-message", "-p", "-t", s.name, "#{alternate_on}")) == "1"
+}
+
+// writeSettings writes the settings file of e (XDG_CONFIG_HOME=e.home).
+func writeSettings(t *testing.T, e *e2e, st string) string {
+	t.Helper()
+	path := filepath.Join(e.home, "gohands", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(st), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestTUIModelSwitchProvider: /model to another provider uses that
+// provider's key (its variable, hidden from the agent's commands but
+// remembered) and the base URL the settings give for it; with no key
+// anywhere it asks, hidden, and saves it. /settings shows and changes
+// the settings file.
+func TestTUIModelSwitchProvider(t *testing.T) {
+	e := newE2E(t,
+		llmtest.Reply{Text: "Hello over the Chat Completions wire."},
+		llmtest.Reply{Text: "Hello over the Messages wire."},
+	)
+	var env []string
+	for _, kv := range e.env {
+		if !strings.Contains(kv, "_API_KEY=") {
+			env = append(env, kv)
+		}
+	}
+	e.env = append(env, "XDG_CONFIG_HOME="+e.home, "LLM_API_KEY=sk-openai-test", "ANTHROPIC_API_KEY=sk-ant-from-env")
+	path := writeSettings(t, e, `{"model": "anthropic/claude-sonnet-4-5", "base_url": "`+e.srv.URL+`"}`)
+	// The environment (LLM_MODEL, LLM_BASE_URL) wins over the settings.
+	s := startScreen(t, e, "switch", "--persistence-dir", e.data, "--llm-config", e.config)
+	s.waitFor("openai/gpt-4o · ")
+	s.typeLine("hello")
+	s.waitFor("Hello over the Chat Completions wire.")
+	if r := e.srv.LastRequest(); r.Path != "/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer sk-openai-test" {
+		t.Errorf("first request %s with %q", r.Path, r.Header.Get("Authorization"))
+	}
+
+	s.typeLine("/model anthropic/claude-sonnet-4-5")
+	s.waitFor("now uses anthropic/claude-sonnet-4-5", "$ANTHROPIC_API_KEY, at "+e.srv.URL, "anthropic/claude-sonnet-4-5 · ")
+	s.typeLine("and now?")
+	s.waitFor("Hello over the Messages wire.")
+	if r := e.srv.LastRequest(); r.Path != "/v1/messages" || r.Header.Get("X-Api-Key") != "sk-ant-from-env" {
+		t.Errorf("after /model the request went to %s with key %q", r.Path, r.Header.Get("X-Api-Key"))
+	}
+
+	// No key for Gemini anywhere: asked for, hidden, saved.
+	s.typeLine("/model gemini/gemini-2.5-pro")
+	s.waitFor("? API key for gemini ($GEMINI_API_KEY or $GOOGLE_API_KEY is not set")
+	s.tmux("send-keys", "-t", s.name, "-l", "gm-typed-key")
+	if strings.Contains(s.capture(), "gm-typed-key") {
+		t.Error("the typed key is shown")
+	}
+	s.keys("Enter")
+	s.waitFor("now uses gemini/gemini-2.5-pro", "(api_keys)).")
+	s.typeLine("/model anthropic/claude-sonnet-4-5")
+	s.waitFor("anthropic/claude-sonnet-4-5 · ")
+
+	// /settings shows the file and changes it.
+	s.typeLine("/settings")
+	s.waitFor("Settings file: "+path, "api_keys  gemini", "Change one with /settings")
+	s.typeLine("/settings confirm risky")
+	s.waitFor("Saved confirm risky", "confirm risky · ")
+	s.typeLine("/settings key")
+	s.waitFor("? API key for anthropic/claude-sonnet-4-5")
+	s.typeLine("sk-ant-in-file")
+	s.waitFor("Saved the key in " + path)
+	s.typeLine("/settings base_url -")
+	s.waitFor("Saved base_url (none)")
+	s.typeLine("/exit")
+	if code, stderr := s.exited(); code != "0" {
+		t.Fatalf("exit %s: %s", code, stderr)
+	}
+	var st settings
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.APIKeys["gemini"] != "gm-typed-key" || st.APIKey != "sk-ant-in-file" || st.Confirm != "risky" ||
+		st.BaseURL != "" || st.Model != "anthropic/claude-sonnet-4-5" {
+		t.Errorf("settings after the session:\n%s", data)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("settings file mode: %v %v", fi.Mode(), err)
+	}
+}
+
+// TestTUINewAndCondense: /new starts a second conversation (the screen
+// clears, both are stored); /condense summarises the history, and the
+// next request carries the summary instead of the old messages.
+func TestTUINewAndCondense(t *testing.T) {
+	e := newE2E(t,
+		llmtest.Reply{Text: "Answer one."},
+		llmtest.Reply{Text: "Answer two."},
+		llmtest.Reply{Text: "Answer three."},
+		llmtest.Reply{Text: "Answer four."},
+		llmtest.Reply{Text: "SUMMARY: the user asked four questions."},
+		llmtest.Reply{Text: "Answer after the summary."},
+		llmtest.Reply{Text: "A fresh start."},
+	)
+	e.env = append(e.env, "XDG_CONFIG_HOME="+e.home)
+	s := startScreen(t, e, "new", "--persistence-dir", e.data, "--llm-config", e.config)
+	s.waitFor("Ask gohands")
+	for i, q := range []string{"question one", "question two", "question three", "question four"} {
+		s.typeLine(q)
+		s.waitFor("Answer " + []string{"one", "two", "three", "four"}[i] + ".")
+	}
+	s.typeLine("/condense")
+	scr := s.waitFor("The history was condensed: ")
+	t.Logf("condensed:\n%s", scr)
+	s.typeLine("question five")
+	s.waitFor("Answer after the summary.")
+	body := string(e.srv.LastRequest().RawBody)
+	if !strings.Contains(body, "SUMMARY: the user asked four questions.") {
+		t.Errorf("the request after /condense lacks the summary:\n%s", body)
+	}
+	if strings.Contains(body, "question two") {
+		t.Errorf("the request after /condense still has the condensed messages:\n%s", body)
+	}
+
+	s.typeLine("/new")
+	s.waitFor("New conversation.")
+	s.waitGone("question one")
+	s.typeLine("a new topic")
+	s.waitFor("A fresh start.")
+	if body := string(e.srv.LastRequest().RawBody); strings.Contains(body, "question one") {
+		t.Errorf("the new conversation's request carries the old one:\n%s", body)
+	}
+	s.typeLine("/exit")
+	if code, stderr := s.exited(); code != "0" {
+		t.Fatalf("exit %s: %s", code, stderr)
+	}
+	infos, err := listConversations(e.data, func(string, error) {})
+	if err != nil || len(infos) != 2 {
+		t.Fatalf("%d conversations stored (%v), want 2", len(infos), err)
+	}
+	first := map[string]bool{}
+	for _, c := range infos {
+		first[c.FirstMessage] = true
+	}
+	if !first["question one"] || !first["a new topic"] {
+		t.Errorf("stored conversations %+v", infos)
+	}
+}
+
+// TestTUICrashRestore: SIGTERM during a command leaves the terminal as
+// it was (no alternate screen) and keeps the conversation; after a
+// SIGKILL, which nothing can catch, gohands -c reopens the conversation
+// (its lock died with the process) with its history, and it goes on.
+func TestTUICrashRestore(t *testing.T) {
+	e := newE2E(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("call_a", "terminal", map[string]any{"command": "echo started-a; sleep 120"})}},
+		llmtest.Reply{Text: "Back after the stop."},
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("call_b", "terminal", map[string]any{"command": "echo started-b; sleep 120"})}},
+	)
+	e.env = append(e.env, "XDG_CONFIG_HOME="+e.home)
+	s := startScreen(t, e, "term", "--persistence-dir", e.data, "--llm-config", e.config, "--confirm", "never")
+	s.waitFor("Ask gohands")
+	s.typeLine("wait a while")
+	s.waitFor("started-a")
+	if !s.altScreen() {
+		t.Fatal("the interface is not on the alternate screen")
+	}
+	if err := syscall.Kill(s.pid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr := s.exited()
+	if s.altScreen() {
+		t.Errorf("after SIGTERM the terminal stays on the alternate screen:\n%s", s.capture())
+	}
+	if !strings.Contains(stderr, "continue it with: gohands -c") {
+		t.Errorf("exit %s, stderr:\n%s", code, stderr)
+	}
+
+	s2 := startScreen(t, e, "term2", "-c", "--persistence-dir", e.data, "--llm-config", e.config, "--confirm", "never")
+	s2.waitFor("wait a while", "$ echo started-a")
+	s2.typeLine("are you there?")
+	s2.waitFor("Back after the stop.")
+	s2.typeLine("wait again")
+	s2.waitFor("started-b")
+	if err := syscall.Kill(s2.pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	s2.exited()
+
+	e.srv.Add(llmtest.Reply{Text: "Still here after the crash."})
+	s3 := startScreen(t, e, "term3", "-c", "--persistence-dir", e.data, "--llm-config", e.config, "--confirm", "never")
+	scr := s3.waitFor("are you there?", "$ echo started-b")
+	t.Logf("reopened after SIGKILL:\n%s", scr)
+	s3.typeLine("hello again")
+	s3.waitFor("Still here after the crash.")
+	s3.typeLine("/exit")
+	if code, stderr := s3.exited(); code != "0" {
+		t.Fatalf("exit %s: %s", code, stderr)
 	}
 }

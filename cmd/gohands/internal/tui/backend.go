@@ -67,6 +67,10 @@ type Outcome struct {
 	Err error
 	// Pending are the actions waiting for confirmation.
 	Pending []Pending
+	// NotSent is true when Send did not send its message because actions
+	// were already waiting for an answer (running would approve them):
+	// the caller keeps the message and sends it after the answer.
+	NotSent bool
 }
 
 // Pending is an action waiting for confirmation.
@@ -92,6 +96,18 @@ type Stats struct {
 	// call, from 0 to 1; negative when unknown.
 	Context float64
 }
+
+// Question is an error Command returns when it needs an answer from the
+// user first (a key for another provider). The interface asks Prompt,
+// hiding the typing if Secret, and shows what Answer returns as it shows
+// a command's result. An empty answer cancels.
+type Question struct {
+	Prompt string
+	Secret bool
+	Answer func(ctx context.Context, text string) (string, error)
+}
+
+func (q *Question) Error() string { return q.Prompt }
 
 // EventMsg carries an event of the conversation (deltas included).
 type EventMsg struct{ Event event.Event }

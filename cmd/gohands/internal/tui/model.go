@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -40,6 +41,7 @@ const (
 	modeConfirm
 	modePick
 	modeSetup
+	modeAsk
 )
 
 // Model is the TUI's state. Create it with New.
@@ -62,9 +64,14 @@ type Model struct {
 	phase   string // "thinking" or the running tool's name
 
 	pending []Pending
-	picks   []Summary
-	pickAt  int
-	setup   []string // answers given so far: model, key, base URL
+	// queued are messages typed while the agent worked or asked: they are
+	// sent, as one message, when it stops.
+	queued   []string
+	sending  string    // the message of the run in progress
+	question *Question // what modeAsk asks
+	picks    []Summary
+	pickAt   int
+	setup    []string // answers given so far: model, key, base URL
 
 	notice string
 	armed  bool // a Ctrl-C at the prompt was pressed once
@@ -163,12 +170,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.spin, cmd = m.spin.Update(msg)
 		return m, cmd
 	case outcomeMsg:
-		m.finish(Outcome(msg))
-		return m, nil
+		return m, m.finish(Outcome(msg))
 	case infoMsg:
-		if msg.err != nil {
+		var q *Question
+		if errors.As(msg.err, &q) {
+			m.ask(q)
+			return m, nil
+		}
+		switch {
+		case msg.err != nil:
 			m.push(&cell{kind: cellError, text: msg.err.Error()})
-		} else {
+		case msg.text != "":
 			m.push(&cell{kind: cellInfo, text: msg.text})
 		}
 		m.stats = m.b.Stats()
@@ -237,6 +249,7 @@ func (m *Model) push(c *cell) { m.cells = append(m.cells, c) }
 // send sends text and runs the agent.
 func (m *Model) send(text string) tea.Cmd {
 	m.startRun()
+	m.sending = text
 	b, ctx := m.b, m.ctx
 	return tea.Batch(m.spin.Tick, func() tea.Msg { return outcomeMsg(b.Send(ctx, text)) })
 }
@@ -245,20 +258,49 @@ func (m *Model) startRun() {
 	m.running, m.started, m.phase, m.notice, m.scroll = true, m.opts.Now(), "Thinking", "", 0
 }
 
-// finish shows how a run stopped.
-func (m *Model) finish(o Outcome) {
+// finish shows how a run stopped, and sends the messages typed
+// meanwhile once the agent is no longer waiting for an answer.
+func (m *Model) finish(o Outcome) tea.Cmd {
 	m.running, m.notice = false, ""
 	m.stats = m.b.Stats()
+	if o.NotSent && m.sending != "" {
+		m.queued = append([]string{m.sending}, m.queued...)
+	}
+	m.sending = ""
 	switch {
 	case o.Status == "waiting_for_confirmation":
 		m.pending, m.mode = o.Pending, modeConfirm
+		return nil
 	case o.Err != nil:
 		m.push(&cell{kind: cellError, text: o.Err.Error()})
-	case o.Status == "paused":
+		m.unqueue()
+		return nil
+	case o.Status == "paused" && len(m.queued) == 0:
 		m.push(&cell{kind: cellInfo, text: "Paused. Type to continue, or Ctrl-C again to exit."})
-	case o.Status != "finished" && o.Status != "idle" && o.Status != "":
+	case o.Status != "finished" && o.Status != "idle" && o.Status != "paused" && o.Status != "":
 		m.push(&cell{kind: cellInfo, text: "The run stopped: " + o.Status + "."})
+		m.unqueue()
+		return nil
 	}
+	if len(m.queued) == 0 {
+		return nil
+	}
+	text := strings.Join(m.queued, "\n\n")
+	m.queued = nil
+	return m.send(text)
+}
+
+// unqueue puts the messages typed meanwhile back in the prompt, for the
+// user to send or change, when the run stopped in a way that needs a
+// look first.
+func (m *Model) unqueue() {
+	if len(m.queued) == 0 {
+		return
+	}
+	text := strings.Join(append(m.queued, m.input.Value()), "\n")
+	m.queued = nil
+	m.input.SetValue(strings.TrimSpace(text))
+	m.input.CursorEnd()
 }
 
 func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
@@ -268,9 +310,24 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	}
 	switch m.mode {
 	case modeConfirm:
-		return m.confirmKey(s)
+		if cmd, ok := m.confirmKey(s); ok {
+			return cmd
+		}
 	case modePick:
 		return m.pickKey(s)
+	case modeAsk:
+		switch s {
+		case "enter":
+			return m.answerQuestion()
+		case "esc", "ctrl+c":
+			m.mode, m.question = modePrompt, nil
+			m.resetInput()
+			m.push(&cell{kind: cellInfo, text: "Cancelled."})
+			return nil
+		}
+		var cmd tea.Cmd
+		m.input, cmd = m.input.Update(k)
+		return cmd
 	}
 	switch s {
 	case "ctrl+c":
@@ -330,11 +387,11 @@ func (m *Model) submit() tea.Cmd {
 		m.input.Reset()
 		return m.slash(text)
 	}
-	if m.running {
-		m.notice = "The agent is working: wait for it, or Ctrl-C to pause it."
+	m.input.Reset()
+	if m.running || m.mode == modeConfirm {
+		m.queued = append(m.queued, text)
 		return nil
 	}
-	m.input.Reset()
 	return m.send(text)
 }
 
@@ -343,8 +400,8 @@ var commands = []struct{ name, help string }{
 	{"help", "this list"},
 	{"new", "start a new conversation"},
 	{"resume", "pick a conversation of this workspace to continue (or /resume ID)"},
-	{"settings", "show the settings in use and where they are stored"},
-	{"model", "show the model, or /model NAME to switch this conversation to another"},
+	{"settings", "show the settings, or /settings NAME VALUE to change one"},
+	{"model", "show the model, or /model NAME to switch this conversation (any provider)"},
 	{"confirm", "show or set when actions wait for you: /confirm always|risky|never"},
 	{"condense", "summarise the history to free the context window"},
 	{"skills", "list the skills the agent has"},
@@ -368,7 +425,8 @@ func (m *Model) slash(text string) tea.Cmd {
 		for _, c := range commands {
 			fmt.Fprintf(&sb, "  /%-9s %s\n", c.name, c.help)
 		}
-		sb.WriteString("Keys: Enter sends · Ctrl-C pauses the agent, twice at the prompt exits ·\n" +
+		sb.WriteString("Keys: Enter sends (while the agent works or asks, the message waits its turn) ·\n" +
+			"Ctrl-C pauses the agent, twice at the prompt exits ·\n" +
 			"PgUp/PgDn scroll · Ctrl-P/Ctrl-N select an action · Ctrl-O expands or collapses it")
 		m.push(&cell{kind: cellInfo, text: sb.String()})
 		return nil
@@ -420,7 +478,17 @@ func (m *Model) resumeCmd(id string) tea.Cmd {
 	}
 }
 
-func (m *Model) confirmKey(s string) tea.Cmd {
+// confirmKey answers the panel; ok is false for a key that is typing
+// (the panel's keys answer only while the prompt is empty, so that a
+// message can be typed, and is sent after the answer).
+func (m *Model) confirmKey(s string) (cmd tea.Cmd, ok bool) {
+	if m.input.Value() != "" && s != "ctrl+c" {
+		if s == "esc" {
+			m.input.Reset()
+			return nil, true
+		}
+		return nil, false
+	}
 	var a Answer
 	switch s {
 	case "y", "enter":
@@ -432,7 +500,7 @@ func (m *Model) confirmKey(s string) tea.Cmd {
 	case "r":
 		a = AnswerAuto
 	default:
-		return nil
+		return nil, false
 	}
 	tool := ""
 	if len(m.pending) > 0 {
@@ -444,7 +512,33 @@ func (m *Model) confirmKey(s string) tea.Cmd {
 		m.phase = "Running " + tool
 	}
 	b, ctx := m.b, m.ctx
-	return tea.Batch(m.spin.Tick, func() tea.Msg { return outcomeMsg(b.Answer(ctx, a)) })
+	return tea.Batch(m.spin.Tick, func() tea.Msg { return outcomeMsg(b.Answer(ctx, a)) }), true
+}
+
+// ask shows a backend's question at the prompt.
+func (m *Model) ask(q *Question) {
+	m.mode, m.question = modeAsk, q
+	m.input.Reset()
+	m.input.Placeholder = "Enter answers, Esc cancels"
+	m.input.EchoMode = textinput.EchoNormal
+	if q.Secret {
+		m.input.EchoMode = textinput.EchoPassword
+	}
+}
+
+func (m *Model) answerQuestion() tea.Cmd {
+	q, text := m.question, strings.TrimSpace(m.input.Value())
+	m.mode, m.question = modePrompt, nil
+	m.resetInput()
+	if text == "" {
+		m.push(&cell{kind: cellInfo, text: "Cancelled."})
+		return nil
+	}
+	ctx := m.ctx
+	return func() tea.Msg {
+		s, err := q.Answer(ctx, text)
+		return infoMsg{s, err}
+	}
 }
 
 func (m *Model) pickKey(s string) tea.Cmd {
@@ -581,7 +675,7 @@ func (m *Model) addEvent(e event.Event) {
 		endStream()
 		m.push(&cell{kind: cellError, text: termtext.Strip(e.Code + ": " + e.Detail)})
 	case *event.Condensation:
-		m.push(&cell{kind: cellInfo, text: "The history was condensed."})
+		m.push(&cell{kind: cellInfo, text: fmt.Sprintf("The history was condensed: %s summarised.", plural(len(e.ForgottenEventIDs), "event"))})
 	}
 }
 
@@ -684,6 +778,9 @@ func (m *Model) footer(w int) []string {
 	if m.notice != "" {
 		out = append(out, styleRunning.Render(m.notice))
 	}
+	for _, q := range m.queued {
+		out = append(out, styleDim.Render(ansiTrunc("⏵ queued: "+oneLine(q), w)))
+	}
 	switch m.mode {
 	case modeConfirm:
 		out = append(out, m.confirmPanel(w)...)
@@ -691,6 +788,9 @@ func (m *Model) footer(w int) []string {
 		out = append(out, m.pickPanel(w)...)
 	case modeSetup:
 		out = append(out, m.setupPanel(w)...)
+		out = append(out, m.input.View())
+	case modeAsk:
+		out = append(out, styleKey.Render("? ")+ansiTrunc(termtext.Strip(m.question.Prompt), w-2))
 		out = append(out, m.input.View())
 	default:
 		out = append(out, m.input.View())
@@ -715,8 +815,13 @@ func (m *Model) confirmPanel(w int) []string {
 		fmt.Fprintf(&sb, "  %s (risk %s): %s\n", p.Tool, risk, ansiTrunc(line, w-20))
 	}
 	sb.WriteString(styleKey.Render("y") + " yes  " + styleKey.Render("n") + " no  " +
-		styleKey.Render("a") + " always (this session)  " + styleKey.Render("r") + " auto (ask only for high risk)")
-	return strings.Split(stylePanel.Width(w).Render(sb.String()), "\n")
+		styleKey.Render("a") + " always (this session)  " + styleKey.Render("r") + " auto (ask only for high risk)\n")
+	sb.WriteString(styleDim.Render("or type a message: it is sent after your answer"))
+	out := strings.Split(stylePanel.Width(w).Render(sb.String()), "\n")
+	if m.input.Value() != "" {
+		out = append(out, m.input.View())
+	}
+	return out
 }
 
 func (m *Model) pickPanel(w int) []string {
@@ -775,6 +880,9 @@ func (m *Model) statusLine(w int) string {
 
 // Quitting reports whether the user asked to leave.
 func (m *Model) Quitting() bool { return m.quit }
+
+// oneLine joins the lines of s.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func ansiTrunc(s string, w int) string { return ansi.Truncate(s, max(w, 4), "…") }
 

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -30,12 +31,19 @@ type fake struct {
 	outcome Outcome
 	list    []Summary
 	setup   []string
+	next    []Outcome // Send's outcomes before outcome
+	cmdErr  error     // what Command returns as its error
 }
 
 func (f *fake) Send(_ context.Context, text string) Outcome {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sent = append(f.sent, text)
+	if len(f.next) > 0 {
+		o := f.next[0]
+		f.next = f.next[1:]
+		return o
+	}
 	return f.outcome
 }
 
@@ -60,6 +68,9 @@ func (f *fake) Resume(id string) ([]event.Event, error) {
 
 func (f *fake) Command(_ context.Context, name, arg string) (string, error) {
 	f.cmds = append(f.cmds, name+" "+arg)
+	if f.cmdErr != nil {
+		return "", f.cmdErr
+	}
 	return "output of /" + name, nil
 }
 
@@ -365,5 +376,123 @@ func TestControlSequencesStripped(t *testing.T) {
 		if strings.Contains(s, bad) {
 			t.Errorf("screen holds %q", bad)
 		}
+	}
+}
+
+// TestTypeWhileConfirming: with the panel shown, a key that is not one
+// of the panel's starts a message; Enter queues it, the panel's keys
+// then type text, and the message is sent once the answer's run ends.
+func TestTypeWhileConfirming(t *testing.T) {
+	f := &fake{next: []Outcome{{Status: "waiting_for_confirmation",
+		Pending: []Pending{{Tool: "terminal", Risk: "LOW", Line: "ls"}}}}, outcome: Outcome{Status: "finished"}}
+	m := newModel(t, f, nil)
+	typeText(m, "list files")
+	do(m, press(m, tea.KeyEnter, 0))
+	if m.mode != modeConfirm {
+		t.Fatalf("mode %v, want the panel", m.mode)
+	}
+	typeText(m, "then say bye") // 'y' and 'a' inside are text now
+	do(m, press(m, tea.KeyEnter, 0))
+	if len(f.answers) != 0 || m.mode != modeConfirm {
+		t.Fatalf("typing answered the panel: %v", f.answers)
+	}
+	if scr := plain(m.Render()); !strings.Contains(scr, "⏵ queued: then say bye") {
+		t.Errorf("the queued message is not shown:\n%s", scr)
+	}
+	do(m, press(m, 'y', 0))
+	if len(f.answers) != 1 || f.answers[0] != AnswerYes {
+		t.Fatalf("answers %v", f.answers)
+	}
+	if len(f.sent) != 2 || f.sent[1] != "then say bye" {
+		t.Errorf("sent %q, want the queued message after the answer", f.sent)
+	}
+	if strings.Contains(plain(m.Render()), "queued") {
+		t.Error("the queue is still shown")
+	}
+}
+
+// TestQueueWhileRunning: messages typed while the agent works are sent
+// together when it stops; after a failed run they return to the prompt.
+func TestQueueWhileRunning(t *testing.T) {
+	f := &fake{outcome: Outcome{Status: "finished"}}
+	m := newModel(t, f, nil)
+	typeText(m, "first")
+	run := press(m, tea.KeyEnter, 0)
+	for _, s := range []string{"second", "third"} {
+		typeText(m, s)
+		if cmd := press(m, tea.KeyEnter, 0); cmd != nil {
+			t.Fatalf("Enter while running started something")
+		}
+	}
+	checkGolden(t, m, "queued")
+	do(m, run)
+	if len(f.sent) != 2 || f.sent[1] != "second\n\nthird" {
+		t.Errorf("sent %q", f.sent)
+	}
+
+	f.next = []Outcome{{Status: "error", Err: errors.New("model down")}}
+	typeText(m, "fourth")
+	run = press(m, tea.KeyEnter, 0)
+	typeText(m, "fifth")
+	press(m, tea.KeyEnter, 0)
+	do(m, run)
+	if got := m.input.Value(); got != "fifth" {
+		t.Errorf("after the error the prompt holds %q, want the queued message", got)
+	}
+	if len(f.sent) != 3 {
+		t.Errorf("sent %q: the queued message went out after an error", f.sent)
+	}
+}
+
+// TestNotSentIsKept: a message sent while actions wait is held by the
+// backend (NotSent): the panel shows and the message goes after it.
+func TestNotSentIsKept(t *testing.T) {
+	f := &fake{next: []Outcome{{Status: "waiting_for_confirmation", NotSent: true,
+		Pending: []Pending{{Tool: "terminal", Risk: "HIGH", Line: "rm -rf build"}}}}, outcome: Outcome{Status: "finished"}}
+	m := newModel(t, f, nil)
+	typeText(m, "what now?")
+	do(m, press(m, tea.KeyEnter, 0))
+	if m.mode != modeConfirm {
+		t.Fatalf("mode %v", m.mode)
+	}
+	do(m, press(m, 'n', 0))
+	if len(f.sent) != 2 || f.sent[1] != "what now?" {
+		t.Errorf("sent %q, want the message again after the answer", f.sent)
+	}
+}
+
+// TestQuestion: a command that needs an answer asks at the prompt (a
+// secret hidden), passes the answer on and shows the result; Esc
+// cancels.
+func TestQuestion(t *testing.T) {
+	var got string
+	f := &fake{cmdErr: &Question{Prompt: "API key for anthropic:", Secret: true,
+		Answer: func(_ context.Context, s string) (string, error) { got = s; return "Switched.", nil }}}
+	m := newModel(t, f, nil)
+	typeText(m, "/model anthropic/claude-sonnet-4-5")
+	do(m, press(m, tea.KeyEnter, 0))
+	if m.mode != modeAsk {
+		t.Fatalf("mode %v, want a question", m.mode)
+	}
+	typeText(m, "sk-ant-secret")
+	scr := plain(m.Render())
+	if !strings.Contains(scr, "? API key for anthropic:") || strings.Contains(scr, "sk-ant-secret") {
+		t.Errorf("the question or a hidden key:\n%s", scr)
+	}
+	do(m, press(m, tea.KeyEnter, 0))
+	if got != "sk-ant-secret" || !strings.Contains(plain(m.Render()), "Switched.") {
+		t.Errorf("answer %q; screen:\n%s", got, plain(m.Render()))
+	}
+	if m.mode != modePrompt || m.input.EchoMode != 0 {
+		t.Errorf("mode %v echo %v after the answer", m.mode, m.input.EchoMode)
+	}
+
+	got = ""
+	typeText(m, "/model anthropic/claude-sonnet-4-5")
+	do(m, press(m, tea.KeyEnter, 0))
+	typeText(m, "half")
+	do(m, press(m, tea.KeyEscape, 0))
+	if got != "" || m.mode != modePrompt || !strings.Contains(plain(m.Render()), "Cancelled.") {
+		t.Errorf("Esc did not cancel: answer %q, mode %v", got, m.mode)
 	}
 }
