@@ -289,7 +289,7 @@ func chatBodyWith(req *llm.Request, msgs []chatMessage) chatRequest {
 
 // Complete implements llm.Provider.
 func (Chat) Complete(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	raw, err := encodeChatParts(req)
+	raw, err := encodeChatBody(req)
 	if err != nil {
 		return nil, err
 	}
@@ -595,48 +595,38 @@ func chatResponse(cc *chatCompletion, streamedReasoning string) (*llm.Response, 
 // encoded again, and spliced into the rest of the body; the bytes are
 // those of encoding the whole body at once.
 func encodeChat(req *llm.Request) ([]byte, error) {
-	parts, err := encodeChatParts(req)
+	b, err := encodeChatBody(req)
 	if err != nil {
 		return nil, err
 	}
-	return bytes.Join(parts, nil), nil
+	return b.bytes(), nil
 }
 
-// encodeChatParts is encodeChat as the pieces that joined make the body:
-// the cached encodings themselves, so that a long history is neither
-// copied into one buffer nor allocated again at each step.
-func encodeChatParts(req *llm.Request) ([][]byte, error) {
+// encodeChatBody is encodeChat as the pieces that make the body: the
+// messages are the cached encodings themselves, so that a long history is
+// not copied into one buffer at each step.
+func encodeChatBody(req *llm.Request) (body, error) {
 	if len(req.Config.ExtraBody) > 0 {
 		b, err := marshalBody(chatBody(req), req.Config.ExtraBody)
-		return [][]byte{b}, err
+		return body{head: b}, err
 	}
 	flags := chatFlagsOf(req)
 	msgs, err := req.Cache.Encode(flags, req.Messages, func(i int) ([]byte, error) {
 		return json.Marshal(chatMessageOf(req.Messages[i], flags))
 	})
 	if err != nil {
-		return nil, fmt.Errorf("openai: encoding request: %w", err)
+		return body{}, fmt.Errorf("openai: encoding request: %w", err)
 	}
 	rest, err := json.Marshal(chatBodyWith(req, []chatMessage{}))
 	if err != nil {
-		return nil, fmt.Errorf("openai: encoding request: %w", err)
+		return body{}, fmt.Errorf("openai: encoding request: %w", err)
 	}
 	// "model" comes first and is a JSON string, in which a quote is
 	// escaped: the first "messages":[] is the key's.
 	const empty = `,"messages":[]`
 	at := bytes.Index(rest, []byte(empty))
 	if at < 0 {
-		return nil, errors.New("openai: encoding request: no messages key")
+		return body{}, errors.New("openai: encoding request: no messages key")
 	}
-	parts := make([][]byte, 0, 2*len(msgs)+1)
-	parts = append(parts, rest[:at+len(empty)-1])
-	for i, m := range msgs {
-		if i > 0 {
-			parts = append(parts, comma)
-		}
-		parts = append(parts, m)
-	}
-	return append(parts, rest[at+len(empty)-1:]), nil
+	return body{head: rest[:at+len(empty)-1], items: msgs, tail: rest[at+len(empty)-1:]}, nil
 }
-
-var comma = []byte(",")

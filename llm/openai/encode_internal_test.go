@@ -70,33 +70,39 @@ func TestEncodeChatCached(t *testing.T) {
 	check("no cache", &llm.Request{Endpoint: llm.Endpoint{Model: "m"}, Config: &cfg, Messages: msgs})
 }
 
-// TestPartsReader checks that a request body made of parts reads as their
-// concatenation whatever the read sizes, and can be read again.
-func TestPartsReader(t *testing.T) {
-	parts := [][]byte{[]byte(`{"a":[`), []byte("1"), nil, comma, []byte("22"), comma, []byte(""), []byte("333"), []byte(`]}`)}
-	want := string(bytes.Join(parts, nil))
-	for _, size := range []int{1, 2, 3, 7, 64} {
-		r := &partsReader{parts: parts}
-		var got []byte
-		buf := make([]byte, size)
-		for {
-			n, err := r.Read(buf)
-			got = append(got, buf[:n]...)
-			if err == io.EOF {
-				break
+// TestBodyReader checks that a request body made of pieces reads as its
+// bytes whatever the read sizes, and can be read again.
+func TestBodyReader(t *testing.T) {
+	for _, b := range []body{
+		{head: []byte(`{"a":[`), items: [][]byte{[]byte("1"), []byte("22"), nil, []byte("333")}, tail: []byte(`]}`)},
+		{head: []byte(`{"a":[`), items: [][]byte{[]byte("1")}, tail: []byte(`]}`)},
+		{head: []byte(`{"a":[`), tail: []byte(`]}`)},
+		{head: []byte(`{}`)},
+	} {
+		want := string(b.head) + string(bytes.Join(b.items, []byte(","))) + string(b.tail)
+		if got := string(b.bytes()); got != want || b.len() != len(want) {
+			t.Errorf("bytes() = %q (len %d), want %q", got, b.len(), want)
+		}
+		for _, size := range []int{1, 2, 3, 7, 64} {
+			r := &bodyReader{b: b}
+			var got []byte
+			buf := make([]byte, size)
+			for {
+				n, err := r.Read(buf)
+				got = append(got, buf[:n]...)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n == 0 {
+					t.Fatalf("size %d: Read returned 0, nil", size)
+				}
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n == 0 {
-				t.Fatalf("size %d: Read returned 0, nil", size)
+			if string(got) != want {
+				t.Errorf("size %d: read %q, want %q", size, got, want)
 			}
 		}
-		if string(got) != want {
-			t.Errorf("size %d: read %q, want %q", size, got, want)
-		}
-	}
-	if b, err := io.ReadAll(&partsReader{parts: parts}); err != nil || string(b) != want {
-		t.Errorf("ReadAll = %q, %v", b, err)
 	}
 }

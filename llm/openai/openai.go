@@ -59,24 +59,21 @@ func endpointURL(ep llm.Endpoint, path string) (string, error) {
 	return u.String(), nil
 }
 
-// post sends a request body, the concatenation of parts, to path and
-// returns the 2xx response, whose body the caller reads and closes.
-// header holds the call's own headers, set last.
-func post(ctx context.Context, req *llm.Request, path string, parts [][]byte, stream bool, header map[string]string) (*http.Response, error) {
+// post sends a request body to path and returns the 2xx response, whose
+// body the caller reads and closes. header holds the call's own headers,
+// set last.
+func post(ctx context.Context, req *llm.Request, path string, b body, stream bool, header map[string]string) (*http.Response, error) {
 	ep := req.Endpoint
 	u, err := endpointURL(ep, path)
 	if err != nil {
 		return nil, err
 	}
-	body := func() io.ReadCloser { return &partsReader{parts: parts} }
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, body())
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, &bodyReader{b: b})
 	if err != nil {
 		return nil, fmt.Errorf("openai: %w", err)
 	}
-	for _, p := range parts {
-		hr.ContentLength += int64(len(p))
-	}
-	hr.GetBody = func() (io.ReadCloser, error) { return body(), nil }
+	hr.ContentLength = int64(b.len())
+	hr.GetBody = func() (io.ReadCloser, error) { return &bodyReader{b: b}, nil }
 	h := hr.Header
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", "gohands")
@@ -111,28 +108,74 @@ func post(ctx context.Context, req *llm.Request, path string, parts [][]byte, st
 	return resp, nil
 }
 
-// partsReader reads the concatenation of parts, which it does not modify.
-type partsReader struct {
-	parts  [][]byte
-	i, off int // the next byte is parts[i][off]
+// body is a request body as pieces: head, the items separated by commas,
+// tail. A request's messages are items, kept encoded between calls
+// (llm.MessageCache): sending them as they are saves copying the history
+// into one buffer at every step.
+type body struct {
+	head  []byte
+	items [][]byte
+	tail  []byte
 }
 
-func (r *partsReader) Read(p []byte) (int, error) {
+// parts is how many pieces b reads as, commas included.
+func (b *body) parts() int { return 2 + max(2*len(b.items)-1, 0) }
+
+// part returns piece k of b.
+func (b *body) part(k int) []byte {
+	switch j := k - 1; {
+	case k == 0:
+		return b.head
+	case j < 2*len(b.items)-1 && j%2 == 0:
+		return b.items[j/2]
+	case j < 2*len(b.items)-1:
+		return comma
+	}
+	return b.tail
+}
+
+var comma = []byte(",")
+
+func (b *body) len() int {
+	n := len(b.head) + len(b.tail) + max(len(b.items)-1, 0)
+	for _, it := range b.items {
+		n += len(it)
+	}
+	return n
+}
+
+// bytes returns b in one slice.
+func (b *body) bytes() []byte {
+	out := make([]byte, 0, b.len())
+	for k := range b.parts() {
+		out = append(out, b.part(k)...)
+	}
+	return out
+}
+
+// bodyReader reads a body, which it does not modify.
+type bodyReader struct {
+	b      body
+	k, off int // the next byte is b.part(k)[off]
+}
+
+func (r *bodyReader) Read(p []byte) (int, error) {
 	n := 0
-	for n < len(p) && r.i < len(r.parts) {
-		c := copy(p[n:], r.parts[r.i][r.off:])
+	for n < len(p) && r.k < r.b.parts() {
+		part := r.b.part(r.k)
+		c := copy(p[n:], part[r.off:])
 		n += c
-		if r.off += c; r.off == len(r.parts[r.i]) {
-			r.i, r.off = r.i+1, 0
+		if r.off += c; r.off == len(part) {
+			r.k, r.off = r.k+1, 0
 		}
 	}
-	if n == 0 && r.i == len(r.parts) && len(p) > 0 {
+	if n == 0 && r.k == r.b.parts() && len(p) > 0 {
 		return 0, io.EOF
 	}
 	return n, nil
 }
 
-func (r *partsReader) Close() error { return nil }
+func (r *bodyReader) Close() error { return nil }
 
 // decodeReply reads a whole (non-streamed) reply into v.
 func decodeReply(ctx context.Context, resp *http.Response, v any) error {

@@ -194,7 +194,7 @@ func (Responses) Complete(ctx context.Context, req *llm.Request) (*llm.Response,
 	if err != nil {
 		return nil, err
 	}
-	httpResp, err := post(ctx, req, "responses", [][]byte{raw}, req.OnDelta != nil, nil)
+	httpResp, err := post(ctx, req, "responses", body{head: raw}, req.OnDelta != nil, nil)
 	if err != nil {
 		return nil, err
 	}
