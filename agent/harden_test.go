@@ -302,3 +302,82 @@ func TestOversizedArguments(t *testing.T) {
 		t.Errorf("the model was sent %d bytes: %.300s", len(b), b)
 	}
 }
+
+// orderStore records, over a file store, whether the user's message was
+// stored before the first base-state write, and fails base-state writes
+// while failBase is set, as a process killed before writing it would.
+type orderStore struct {
+	*filestore.Store
+	failBase      bool
+	messageStored bool
+	baseFirst     bool // a base state was written before the message
+}
+
+func (s *orderStore) Append(e event.Event) (conversation.Entry, error) {
+	ent, err := s.Store.Append(e)
+	if err == nil && ent.Kind == event.KindMessage && ent.Source == event.SourceUser {
+		s.messageStored = true
+	}
+	return ent, err
+}
+
+func (s *orderStore) WriteBase(b []byte) error {
+	if !s.messageStored {
+		s.baseFirst = true
+	}
+	if s.failBase {
+		return errors.New("killed")
+	}
+	return s.Store.WriteBase(b)
+}
+
+// TestFirstMessageStoredWithCreation: a new conversation's base state is
+// written only after its first message is stored, so no kill leaves a
+// conversation without its task; a creation stopped before the base state
+// is taken up by the next New with the id, its message sent once (issue 17
+// item 8).
+func TestFirstMessageStoredWithCreation(t *testing.T) {
+	a, p := newAgent(t, llmtest.Reply{Text: "done"})
+	base := t.TempDir()
+	id := "6f1c1f0e-8d7a-4c55-9a3e-0b2c4d6e8f10"
+	task := event.UserMessage("the task")
+	fs, err := filestore.Open(filestore.Dir(base, id), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &orderStore{Store: fs, failBase: true}
+	if _, err := conversation.New(ctx, a, t.TempDir(), &conversation.LocalOptions{ID: id, Store: st, FirstMessage: &task}); err == nil {
+		t.Fatal("New succeeded although the base state could not be written")
+	}
+	if st.baseFirst || !st.messageStored {
+		t.Fatalf("base state written before the message: %v, message stored: %v", st.baseFirst, st.messageStored)
+	}
+	if _, err := os.Stat(filepath.Join(filestore.Dir(base, id), filestore.BaseStateFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("base state after the failed creation: %v", err)
+	}
+
+	c, err := conversation.New(ctx, a, t.TempDir(), &conversation.LocalOptions{ID: id, Backend: filestore.NewBackend(base, nil), FirstMessage: &task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	users := 0
+	for _, e := range logEvents(t, c) {
+		if m, ok := e.(*event.MessageEvent); ok && m.Source == event.SourceUser {
+			users++
+		}
+	}
+	reqs := p.Requests()
+	if users != 1 || len(reqs) != 1 {
+		t.Fatalf("%d user messages in the log, %d model calls; want 1 and 1", users, len(reqs))
+	}
+	if b, _ := json.Marshal(reqs[0].Messages); !strings.Contains(string(b), "the task") {
+		t.Errorf("the model was not given the task: %s", b)
+	}
+	if got := c.State().Fields().LastUserMessageID; got == "" {
+		t.Error("LastUserMessageID not taken up from the log")
+	}
+}

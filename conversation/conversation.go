@@ -206,6 +206,13 @@ type LocalOptions struct {
 	SecurityAnalyzer any
 	// Secrets are added to the conversation's secret registry.
 	Secrets map[string]secret.Source
+	// FirstMessage, if set, is sent by New (as SendMessage sends it). A
+	// new conversation's base state is written only once the message is
+	// stored, so a process killed during the creation never leaves a
+	// conversation without its task: what it leaves is events without a
+	// base state, which the next New with the same id takes up (sending
+	// the message again only if they hold no user message).
+	FirstMessage *event.Message
 	// RecordStateChanges appends a ConversationStateUpdateEvent to the log
 	// for every change of a state field (see Options.RecordChanges), as
 	// the reference's agent server does.

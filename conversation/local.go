@@ -227,7 +227,7 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 			o.seed.fields(f)
 			sopts.RecordChanges = false
 		}
-		if c.state, err = Create(store, f, sopts); err != nil {
+		if c.state, err = create(store, f, sopts, o.FirstMessage != nil); err != nil {
 			return fail(fmt.Errorf("conversation: %w", err))
 		}
 		if o.seed != nil {
@@ -253,7 +253,31 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 			return fail(err)
 		}
 	}
+	if m := o.FirstMessage; m != nil {
+		if base == nil && c.hasUserMessage() {
+			c.log.Info("conversation: taking up the events of an interrupted creation; its first message is there")
+		} else if err := c.SendMessage(ctx, *m); err != nil {
+			c.Close()
+			return nil, err
+		}
+		if base == nil {
+			if err := c.state.finishCreate(); err != nil {
+				c.Close()
+				return nil, fmt.Errorf("conversation: %w", err)
+			}
+		}
+	}
 	return c, nil
+}
+
+// hasUserMessage reports whether the log holds a message from the user.
+func (c *LocalConversation) hasUserMessage() bool {
+	for _, e := range c.state.Events().Entries() {
+		if e.Kind == event.KindMessage && e.Source == event.SourceUser {
+			return true
+		}
+	}
+	return false
 }
 
 // storedID returns the id of the conversation in store, or "" if it is

@@ -56,6 +56,9 @@ type State struct {
 	fields    atomic.Pointer[Fields]
 	saved     []member // members as last written, under mu
 	headDirty bool     // HEAD moved since the base state was written; under mu
+	// deferBase holds back writing the base state of a conversation being
+	// created until its first message is stored (finishCreate); under mu.
+	deferBase bool
 
 	pendMu  sync.Mutex
 	pending []notice
@@ -77,8 +80,17 @@ var (
 
 // Create starts a new conversation in store with the given fields and writes
 // its base state at once. It fails with ErrExists if store already holds a
-// state.
+// state. Events already in store (the log of a creation interrupted before
+// its base state was written, or the reference's bare log) are taken up:
+// HEAD is their last event.
 func Create(store Store, f *Fields, opts *Options) (*State, error) {
+	return create(store, f, opts, false)
+}
+
+// create is Create; with deferBase set the base state is first written
+// by finishCreate, so that the events stored meanwhile (the first message)
+// are on disk before the conversation is.
+func create(store Store, f *Fields, opts *Options, deferBase bool) (*State, error) {
 	base, err := store.ReadBase()
 	if err != nil {
 		return nil, err
@@ -94,11 +106,36 @@ func Create(store Store, f *Fields, opts *Options) (*State, error) {
 	if ds, ok := store.(DirStore); ok && f.PersistenceDir == "" {
 		f.PersistenceDir = ds.Dir()
 	}
-	if err := s.save(f); err != nil {
+	if store.Len() > 0 {
+		f.LeafEventID, f.HeadIsEmpty = resolveLeaf(store, &Fields{}), false
+		for i := store.Len() - 1; i >= 0; i-- {
+			if e, err := store.Entry(i); err == nil && e.Kind == event.KindMessage && e.Source == event.SourceUser {
+				f.LastUserMessageID = e.ID
+				break
+			}
+		}
+	}
+	if deferBase {
+		ms, err := encodeMembers(f, nil)
+		if err != nil {
+			return nil, err
+		}
+		s.saved, s.deferBase, s.headDirty = ms, true, true
+	} else if err := s.save(f); err != nil {
 		return nil, err
 	}
 	s.fields.Store(f)
 	return s, nil
+}
+
+// finishCreate writes the base state that create deferred.
+func (s *State) finishCreate() error {
+	return s.Do(func(tx *Tx) error {
+		s.deferBase, s.headDirty = false, true
+		tx.shallow()
+		tx.touched = true
+		return nil
+	})
 }
 
 // Open resumes the conversation saved in store. The event tree's HEAD is
@@ -270,6 +307,7 @@ func (s *State) Append(e event.Event) (event.Event, error) {
 func (s *State) Flush() error {
 	return s.Do(func(tx *Tx) error {
 		if s.headDirty {
+			tx.shallow() // else commit has nothing to write
 			tx.touched = true
 		}
 		return nil
@@ -311,7 +349,7 @@ func (s *State) commit(tx *Tx) ([]notice, error) {
 		return notes, err
 	}
 	changed := diffMembers(s.saved, ms)
-	if len(changed) > 0 || s.headDirty {
+	if (len(changed) > 0 || s.headDirty) && !s.deferBase {
 		if err := s.write(tx.f, ms); err != nil {
 			return notes, err
 		}

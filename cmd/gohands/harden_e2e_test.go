@@ -3,18 +3,22 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
+	"testing"
 	"time"
 
-	"fmt"
 	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/internal/testenv"
-	"os"
-	"path/filepath"
-	"strings"
-	"testing"
-
 	"github.com/gohands/gohands/llm/llmtest"
 )
 
@@ -240,4 +244,93 @@ func mustGlob(t *testing.T, pattern string) []string {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestE2EServeCredentialsNotReadable: gohands serve's agents run commands
+// under it, which can read its /proc/<pid>/environ and cmdline. Once the
+// configuration is read, the session key, the secret key, the webhooks'
+// headers and the model keys are in neither, and the session key still
+// guards the API.
+func TestE2EServeCredentialsNotReadable(t *testing.T) {
+	creds := map[string]string{
+		"SESSION_API_KEY":         "sess-key-8c7b6a5d4e3f",
+		"OH_SESSION_API_KEYS_0":   "sess-key0-1a2b3c4d5e",
+		"OH_SECRET_KEY":           "secret-key-9f8e7d6c5b",
+		"OH_WEBHOOKS_0_BASE_URL":  "http://127.0.0.1:1/hook",
+		"OH_WEBHOOKS_0_HEADERS":   `{"Authorization":"Bearer hook-token-4d3c2b1a"}`,
+		"LLM_API_KEY":             "sk-serve-llm-0f1e2d3c",
+		"ANTHROPIC_API_KEY":       "sk-ant-serve-7a6b5c4d",
+		"GOHANDS_TEST_NOT_SECRET": "plain-value-kept",
+	}
+	secretValues := []string{"sess-key-8c7b6a5d4e3f", "sess-key0-1a2b3c4d5e", "secret-key-9f8e7d6c5b", "hook-token-4d3c2b1a", "sk-serve-llm-0f1e2d3c", "sk-ant-serve-7a6b5c4d"}
+	home := t.TempDir()
+	cmd := exec.Command(binPath, "serve", "--host", "127.0.0.1", "--port", "0")
+	cmd.Dir = t.TempDir()
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "LLM_") && !strings.HasPrefix(kv, "OH_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "XDG_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "HOME="+home, "XDG_DATA_HOME="+home, "XDG_CONFIG_HOME="+home,
+		"OH_CONVERSATIONS_PATH="+filepath.Join(home, "convs"), "OH_WORKSPACE_PATH="+filepath.Join(home, "ws"))
+	for k, v := range creds {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if _, rest, ok := strings.Cut(sc.Text(), "serving the agent API on "); ok {
+				addr <- strings.Fields(rest)[0]
+			}
+		}
+		close(addr)
+	}()
+	var url string
+	select {
+	case u, ok := <-addr:
+		if !ok {
+			t.Fatal("gohands serve ended before serving")
+		}
+		url = u
+	case <-time.After(60 * time.Second):
+		t.Fatal("gohands serve did not start within 60s")
+	}
+	pid := strconv.Itoa(cmd.Process.Pid)
+	for _, name := range []string{"environ", "cmdline"} {
+		b, err := os.ReadFile(filepath.Join("/proc", pid, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "environ" && !bytes.Contains(b, []byte("plain-value-kept")) {
+			t.Fatalf("/proc/%s/environ does not hold the environment:\n%q", pid, b)
+		}
+		for _, v := range secretValues {
+			if bytes.Contains(b, []byte(v)) {
+				t.Errorf("/proc/%s/%s holds %q", pid, name, v)
+			}
+		}
+	}
+	for key, want := range map[string]int{"": 401, "sess-key0-1a2b3c4d5e": 200} {
+		req, _ := http.NewRequest("GET", url+"/api/conversations/search", nil)
+		if key != "" {
+			req.Header.Set("X-Session-API-Key", key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("search with key %q: %d, want %d", key, resp.StatusCode, want)
+		}
+	}
 }

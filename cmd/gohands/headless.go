@@ -224,6 +224,13 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	if jsonl != nil {
 		opts.OnEvent = jsonl.OnEvent
 	}
+	sent := false
+	if task != "" && !p.resume && f.server == "" {
+		// Stored with the conversation's creation: a kill in between
+		// cannot leave a conversation without its task.
+		m := event.UserMessage(task)
+		opts.FirstMessage, sent = &m, true
+	}
 	var conv interface {
 		conversation.Conversation
 		Status() conversation.ExecutionStatus
@@ -250,6 +257,16 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	id := conv.ID()
 	unsubscribe := func() {}
 	if tr != nil {
+		if sent {
+			// New stored the task before anyone could subscribe, and
+			// nothing runs yet: show what it stored.
+			log := conv.State().Events()
+			for i := range log.Len() {
+				if e, err := log.Event(i); err == nil {
+					tr.onEvent(e)
+				}
+			}
+		}
 		unsubscribe = conv.Subscribe(tr.onEvent)
 		runCtx = tool.WithOutput(runCtx, tr.output)
 	}
@@ -280,7 +297,7 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		defer stopWaiting()
 	}
 	runErr := func() error {
-		if task != "" {
+		if task != "" && !sent {
 			if err := conv.SendMessage(runCtx, event.UserMessage(task)); err != nil {
 				return err
 			}

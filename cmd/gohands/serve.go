@@ -126,6 +126,9 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	if err := a.hideServerCredentials(); err != nil {
+		return &exitErr{code: exitError, msg: fmt.Sprintf("hiding the credentials in the environment: %v", err)}
+	}
 	if len(opts.SessionAPIKeys) == 0 && !isLoopback(f.host) && !f.allowNoAuth {
 		return usageErr("refusing to listen on %s without a session key: set OH_SESSION_API_KEYS_0 (or pass --allow-unauthenticated)", f.host)
 	}
@@ -210,6 +213,28 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 	}
 	if closeErr != nil {
 		return &exitErr{code: exitError, msg: closeErr.Error()}
+	}
+	return nil
+}
+
+// hideServerCredentials removes, once the configuration is read, the
+// server's credentials from its environment, and their values from the
+// environment it started with (which /proc/<pid>/environ shows to the
+// agents' commands, its children): the session keys, the secret key, the
+// webhooks' headers, and the model keys the server never reads (each
+// request brings its agent's).
+func (a *app) hideServerCredentials() error {
+	names := append([]string{"SESSION_API_KEY", "OH_SECRET_KEY", envAPIKey}, allKeyVars()...)
+	for i := 0; a.getenv("OH_SESSION_API_KEYS_"+strconv.Itoa(i)) != ""; i++ {
+		names = append(names, "OH_SESSION_API_KEYS_"+strconv.Itoa(i))
+	}
+	for i := 0; a.getenv("OH_WEBHOOKS_"+strconv.Itoa(i)+"_BASE_URL") != ""; i++ {
+		names = append(names, "OH_WEBHOOKS_"+strconv.Itoa(i)+"_HEADERS")
+	}
+	for _, name := range names {
+		if err := a.unsetenv(name); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/gohands/gohands/conversation/internal/convtest"
+	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
+	"github.com/gohands/gohands/conversation/internal/convtest"
 	"github.com/gohands/gohands/event"
 )
 
@@ -361,11 +363,49 @@ func TestOldIndexLinesIgnored(t *testing.T) {
 	// A line without the checksum, as gohands wrote before, with a wrong
 	// kind: it must not be believed.
 	line := fmt.Sprintf("1\t%s\tBogusKind\tuser\t%s\t%s\t\t\t0\t%d\n", e.ID, e.Timestamp, e.ParentID, e.Size)
+	// A line with the file's checksum but not the line's, as gohands
+	// wrote last: not believed either.
+	raw, _ := os.ReadFile(eventPath(dir, 1, e.ID))
+	line += fmt.Sprintf("1\t%s\tBogusKind\tuser\t%s\t%s\t\t\t0\t%d\t%08x\n", e.ID, e.Timestamp, e.ParentID, e.Size,
+		crc32.Checksum(raw, crc32.MakeTable(crc32.Castagnoli)))
 	os.WriteFile(filepath.Join(dir, filestore.IndexFile), []byte(line), 0o644)
 	s = openFile(t, dir)
 	defer s.Close()
 	if got, _ := s.Entry(1); got.Kind == "BogusKind" || got.ID != evs[1].EventBase().ID {
 		t.Errorf("entry 1 = %+v", got)
+	}
+}
+
+// TestDamagedIndexLineIgnored: whatever bit of the index cache flips, the
+// line it is in is ignored and its event read from its file: intact events
+// are never reported damaged because of the cache (random damage found a
+// flipped bit in a line's file checksum doing that).
+func TestDamagedIndexLineIgnored(t *testing.T) {
+	dir, _ := writeLog(t, 4)
+	s := openFile(t, dir)
+	want := s.Entries()
+	s.Close()
+	cache := filepath.Join(dir, filestore.IndexFile)
+	good, err := os.ReadFile(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range good {
+		for _, bit := range []byte{1, 4, 0x20} {
+			b := bytes.Clone(good)
+			b[i] ^= bit
+			os.WriteFile(cache, b, 0o644)
+			s := openFile(t, dir)
+			for k := range s.Len() {
+				if _, err := s.Raw(k); err != nil {
+					t.Fatalf("byte %d ^ %#x of the cache: event %d: %v", i, bit, k, err)
+				}
+			}
+			if got := s.Entries(); !slices.Equal(got, want) {
+				t.Fatalf("byte %d ^ %#x of the cache: entries %+v, want %+v", i, bit, got, want)
+			}
+			s.Close()
+		}
 	}
 }
 

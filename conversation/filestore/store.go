@@ -275,11 +275,14 @@ func (s *Store) setAside(name string, cause error) {
 }
 
 // Index cache lines: index, id, kind, source, timestamp, parent id, tool call
-// id, action id, has-action (0/1), size, CRC-32C of the file (8 hex digits),
-// separated by tabs. Events with a tab, newline or backslash in a field get
-// no line and are read from their file on open. Lines of the older format
-// (without the checksum) are ignored, so those events are read once.
-const indexFields = 11
+// id, action id, has-action (0/1), size, CRC-32C of the file, CRC-32C of
+// the line up to that field (both 8 hex digits), separated by tabs. A line
+// whose own checksum fails is ignored and its event read from its file, so
+// a damaged cache can only cost time, never make an intact event look
+// damaged. Events with a tab, newline or backslash in a field get no line
+// and are read from their file on open. Lines of older formats (without the
+// checksums) are ignored, so those events are read once.
+const indexFields = 12
 
 func appendIndexLine(b []byte, e *conversation.Entry, crc uint32) ([]byte, bool) {
 	for _, f := range [...]string{e.ID, e.Kind, string(e.Source), e.Timestamp, e.ParentID, e.ToolCallID, e.ActionID} {
@@ -287,6 +290,7 @@ func appendIndexLine(b []byte, e *conversation.Entry, crc uint32) ([]byte, bool)
 			return b, false
 		}
 	}
+	start := len(b)
 	b = strconv.AppendInt(b, int64(e.Index), 10)
 	for _, f := range [...]string{e.ID, e.Kind, string(e.Source), e.Timestamp, e.ParentID, e.ToolCallID, e.ActionID} {
 		b = append(b, '\t')
@@ -299,11 +303,19 @@ func appendIndexLine(b []byte, e *conversation.Entry, crc uint32) ([]byte, bool)
 	}
 	b = strconv.AppendInt(b, int64(e.Size), 10)
 	b = append(b, '\t')
+	b = appendHex32(b, crc)
+	sum := checksum(b[start:])
+	b = append(b, '\t')
+	b = appendHex32(b, sum)
+	return append(b, '\n'), true
+}
+
+func appendHex32(b []byte, v uint32) []byte {
 	const hex = "0123456789abcdef"
 	for shift := 28; shift >= 0; shift -= 4 {
-		b = append(b, hex[crc>>shift&0xf])
+		b = append(b, hex[v>>shift&0xf])
 	}
-	return append(b, '\n'), true
+	return b
 }
 
 // readIndexFile fills entries and s.sums from the cache lines that agree
@@ -318,16 +330,25 @@ func (s *Store) readIndexFile(ids []string, entries []conversation.Entry, have [
 	// copy needed.
 	text := unsafe.String(unsafe.SliceData(data), len(data))
 	filled := 0
-	var f [indexFields]string
+	var f [indexFields - 1]string
 	for len(text) > 0 {
 		nl := strings.IndexByte(text, '\n')
 		if nl < 0 {
 			break // a torn last line
 		}
+		start := len(data) - len(text)
 		line := text[:nl]
 		text = text[nl+1:]
+		if len(line) < 9 || line[len(line)-9] != '\t' {
+			continue
+		}
+		sum, err := strconv.ParseUint(line[len(line)-8:], 16, 32)
+		line = line[:len(line)-9]
+		if err != nil || uint32(sum) != checksum(data[start:start+len(line)]) {
+			continue // a damaged line: its event is read from its file
+		}
 		k := 0
-		for k < indexFields-1 {
+		for k < indexFields-2 {
 			before, after, ok := strings.Cut(line, "\t")
 			if !ok {
 				break
@@ -335,7 +356,7 @@ func (s *Store) readIndexFile(ids []string, entries []conversation.Entry, have [
 			f[k], line = before, after
 			k++
 		}
-		if k != indexFields-1 || strings.IndexByte(line, '\t') >= 0 || len(line) != 8 {
+		if k != indexFields-2 || strings.IndexByte(line, '\t') >= 0 || len(line) != 8 {
 			continue
 		}
 		f[k] = line
