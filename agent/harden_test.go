@@ -381,3 +381,58 @@ func TestFirstMessageStoredWithCreation(t *testing.T) {
 		t.Error("LastUserMessageID not taken up from the log")
 	}
 }
+
+// TestHookEnvHidesCredentials: a command hook inherits the process's
+// environment without the variables holding the model's key, a secret or
+// the agent server's own keys, and its output is masked in the log (issue
+// 17 item 1).
+func TestHookEnvHidesCredentials(t *testing.T) {
+	const key = "sk-hook-model-key-3c2b1a09"
+	const tok = "tok-hook-secret-8d7e6f5a"
+	const sess = "sess-hook-key-1b2c3d4e"
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("GOHANDS_TEST_MODEL_KEY", key)
+	t.Setenv("GOHANDS_TEST_TOKEN", tok)
+	t.Setenv("SESSION_API_KEY", sess)
+	t.Setenv("GOHANDS_TEST_PLAIN", "plain-value")
+	work := t.TempDir()
+	a, _ := newAgent(t, llmtest.Reply{Text: "done"})
+	a.LLM.APIKey = secret.New(key)
+	if err := os.WriteFile(filepath.Join(work, "tok.txt"), []byte(tok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := `{"UserPromptSubmit":[{"hooks":[{"command":"env > hookenv.txt; cat tok.txt"}]}]}`
+	c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{
+		HookConfig: json.RawMessage(cfg),
+		Secrets:    map[string]secret.Source{"API_TOKEN": &secret.StaticSecret{Value: secret.New(tok)}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SendMessage(ctx, event.UserMessage("go")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	env, err := os.ReadFile(filepath.Join(work, "hookenv.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(env), "GOHANDS_TEST_PLAIN=plain-value") {
+		t.Fatalf("the hook did not get the environment:\n%s", env)
+	}
+	for _, v := range []string{key, tok, sess} {
+		if strings.Contains(string(env), v) {
+			t.Errorf("the hook's environment holds %q", v)
+		}
+	}
+	b, _ := json.Marshal(logEvents(t, c))
+	if !strings.Contains(string(b), "hookenv.txt") {
+		t.Fatalf("no hook run in the log: %.2000s", b)
+	}
+	if strings.Contains(string(b), tok) {
+		t.Errorf("the hook's output reached the log unmasked: %.2000s", b)
+	}
+}

@@ -87,6 +87,11 @@ func (r *runner) initHooks() error {
 		SessionID: r.sess.ID(),
 		Model:     r.model,
 		Logger:    r.sess.Logger(),
+		// A hook is a command like the agent's: it gets no credential or
+		// secret through the environment it inherits.
+		Hidden: func(_, value string) bool {
+			return value != "" && r.sess.Secrets().Mask(value) != value
+		},
 	})
 	return nil
 }

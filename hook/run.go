@@ -107,6 +107,10 @@ type Runner struct {
 	Model llm.Model
 	// Env adds variables to the environment of command hooks.
 	Env map[string]string
+	// Hidden, if set, reports whether a variable of this process's
+	// environment is kept from command hooks (the agent keeps those
+	// holding a credential or a secret it knows).
+	Hidden func(name, value string) bool
 	// Logger receives warnings; nil means slog.Default().
 	Logger *slog.Logger
 
@@ -268,9 +272,19 @@ func truthy(x any) bool {
 	return true
 }
 
-// env returns the environment of a command hook.
+// env returns the environment of a command hook: ours, without the agent
+// server's own credentials and what Hidden hides, plus the hook's.
 func (r *Runner) env(in Input) []string {
-	env := append(os.Environ(),
+	var env []string
+	for _, kv := range os.Environ() {
+		name, value, _ := strings.Cut(kv, "=")
+		if name == "SESSION_API_KEY" || name == "OH_SECRET_KEY" || strings.HasPrefix(name, "OH_SESSION_API_KEYS_") ||
+			r.Hidden != nil && r.Hidden(name, value) {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env,
 		"OPENHANDS_PROJECT_DIR="+r.workDir(),
 		"OPENHANDS_SESSION_ID="+in.SessionID,
 		"OPENHANDS_EVENT_TYPE="+in.EventType,
