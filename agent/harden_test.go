@@ -436,3 +436,53 @@ func TestHookEnvHidesCredentials(t *testing.T) {
 		t.Errorf("the hook's output reached the log unmasked: %.2000s", b)
 	}
 }
+
+// TestResumeRebuiltBaseState: a conversation whose base state was lost
+// with no copy is rebuilt from its events (filestore.Repair) and resumes
+// with the agent it is given; the model sees the whole history (issue 17
+// item 6).
+func TestResumeRebuiltBaseState(t *testing.T) {
+	a, p := newAgent(t, llmtest.Reply{Text: "first answer"}, llmtest.Reply{Text: "second answer"})
+	base, work := t.TempDir(), t.TempDir()
+	task := event.UserMessage("the first task")
+	c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{Backend: filestore.NewBackend(base, nil), FirstMessage: &task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := c.ID()
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	dir := filestore.Dir(base, id)
+	os.WriteFile(filepath.Join(dir, filestore.BaseStateFile), []byte("{\"id\": \"cut"), 0o644)
+	os.Remove(filepath.Join(dir, filestore.PrevBaseStateFile))
+	if _, err := conversation.New(ctx, a, work, &conversation.LocalOptions{ID: id, Backend: filestore.NewBackend(base, nil)}); err == nil {
+		t.Fatal("a damaged base state opened")
+	}
+	r, err := filestore.Repair(dir)
+	if err != nil || !r.Rebuilt {
+		t.Fatalf("Repair: %v %+v", err, r)
+	}
+	if _, err := conversation.New(ctx, nil, work, &conversation.LocalOptions{ID: id, Backend: filestore.NewBackend(base, nil)}); !errors.Is(err, conversation.ErrNoAgent) {
+		t.Fatalf("resume without an agent of a state rebuilt without one: %v", err)
+	}
+	c, err = conversation.New(ctx, a, work, &conversation.LocalOptions{ID: id, Backend: filestore.NewBackend(base, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SendMessage(ctx, event.UserMessage("the second task")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	reqs := p.Requests()
+	b, _ := json.Marshal(reqs[len(reqs)-1].Messages)
+	for _, want := range []string{"the first task", "first answer", "the second task"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the model was not sent %q: %.1500s", want, b)
+		}
+	}
+}

@@ -189,6 +189,7 @@ func (a *Agent) resolveTools(sess *conversation.Session) ([]tool.Tool, error) {
 		SecretEnv:       env,
 		Mask:            mask,
 		Partial:         sess.Secrets().PartialSuffix,
+		PartialStart:    sess.Secrets().PartialPrefix,
 	}
 	tools, err := tool.ResolveAll(tctx, a.Tools)
 	if err != nil {

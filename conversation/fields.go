@@ -119,6 +119,17 @@ func (f *Fields) Validate() error {
 		return fmt.Errorf("conversation: state %s has no agent", f.ID)
 	case f.Workspace == nil:
 		return fmt.Errorf("conversation: state %s has no workspace", f.ID)
+	}
+	return f.validateValues()
+}
+
+// validateValues is Validate without the agent and workspace, which a
+// base state rebuilt from the events may lack (RebuildBase): New fills
+// them on resume.
+func (f *Fields) validateValues() error {
+	switch {
+	case f.ID == "":
+		return fmt.Errorf("conversation: state has no id")
 	case f.MaxIterations <= 0:
 		return fmt.Errorf("conversation: max_iterations must be > 0, got %d", f.MaxIterations)
 	case !f.ExecutionStatus.Valid():
@@ -185,8 +196,10 @@ func encodeMembers(f *Fields, c *secret.Cipher) ([]member, error) {
 		ms = append(ms, member{key, b})
 	}
 	add("id", f.ID)
-	addKinded("agent", f.Agent, true)
-	addKinded("workspace", f.Workspace, true)
+	// Validate requires both before a write; a base state rebuilt from
+	// the events may lack them (RebuildBase).
+	addKinded("agent", f.Agent, false)
+	addKinded("workspace", f.Workspace, false)
 	if f.PersistenceDir != "" {
 		add("persistence_dir", f.PersistenceDir)
 	}
@@ -372,7 +385,7 @@ func DecodeFields(data []byte, c *secret.Cipher) (*Fields, error) {
 	if !isNullJSON(m.HookConfig) {
 		f.HookConfig = m.HookConfig
 	}
-	if err := f.Validate(); err != nil {
+	if err := f.validateValues(); err != nil {
 		return nil, err
 	}
 	return f, nil

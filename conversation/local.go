@@ -170,7 +170,7 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 				return fail(fmt.Errorf("%w: persisted agent %T cannot run here", ErrNoAgent, persisted))
 			}
 			agent = a
-		} else if v, ok := agent.(Verifier); ok {
+		} else if v, ok := agent.(Verifier); ok && persisted != nil { // nil: rebuilt without one (RebuildBase)
 			if err := v.Verify(persisted); err != nil {
 				return fail(fmt.Errorf("conversation: resume %s: %w", id, err))
 			}

@@ -313,6 +313,34 @@ func (m *Manager) PartialSuffix(text string) int {
 	return partialSuffix(text, m.knownValues())
 }
 
+// PartialPrefix returns the length of the longest beginning of text that
+// is the end of a secret value, but not all of it: the bytes a reader that
+// lost the text before (a bounded buffer dropping its oldest bytes) must
+// drop too, since Mask cannot recognise part of a value.
+func (m *Manager) PartialPrefix(text string) int {
+	if text == "" {
+		return 0
+	}
+	ctx := context.Background()
+	for _, name := range m.unresolved() {
+		m.resolve(ctx, name)
+	}
+	return partialPrefix(text, m.knownValues())
+}
+
+func partialPrefix(text string, values []string) int {
+	best := 0
+	for _, v := range values {
+		for k := min(len(v)-1, len(text)); k > best; k-- {
+			if strings.HasPrefix(text, v[len(v)-k:]) {
+				best = k
+				break
+			}
+		}
+	}
+	return best
+}
+
 func partialSuffix(text string, values []string) int {
 	best := 0
 	for _, v := range values {

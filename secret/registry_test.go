@@ -390,3 +390,31 @@ func ExampleManager() {
 	// map[GITHUB_TOKEN:ghp_example]
 	// remote: https://x:<secret-hidden>@host/repo
 }
+
+// TestPartialEnds: the bytes at the end of a text that may begin a value,
+// and at its start that may end one, never a whole value.
+func TestPartialEnds(t *testing.T) {
+	m := NewManager(Registry{}, nil)
+	m.Hide("sk-ABCDEF", "Kq9-xyz1")
+	for _, c := range []struct {
+		text           string
+		suffix, prefix int
+	}{
+		{"", 0, 0},
+		{"plain text", 0, 0},
+		{"out sk-AB", 5, 0},
+		{"out Kq9", 3, 0},
+		{"out sk-ABCDEF", 0, 0}, // whole: Mask's
+		{"CDEF more", 0, 4},
+		{"F", 0, 1},
+		{"yz1 and sk-", 3, 3},
+		{"sk-ABCDEF rest", 0, 0},
+	} {
+		if got := m.PartialSuffix(c.text); got != c.suffix {
+			t.Errorf("PartialSuffix(%q) = %d, want %d", c.text, got, c.suffix)
+		}
+		if got := m.PartialPrefix(c.text); got != c.prefix {
+			t.Errorf("PartialPrefix(%q) = %d, want %d", c.text, got, c.prefix)
+		}
+	}
+}

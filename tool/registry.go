@@ -41,6 +41,10 @@ type Context struct {
 	// value: a tool returning a stream in pieces holds them back until the
 	// next piece, so Mask sees every value whole. nil means none.
 	Partial func(text string) int
+	// PartialStart returns how many bytes at the start of text may end a
+	// secret value: a tool that dropped the output before text (to bound
+	// its memory) drops them too. nil means none.
+	PartialStart func(text string) int
 }
 
 // Factory makes the tools of one spec. params is the spec's params object

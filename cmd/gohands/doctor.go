@@ -25,7 +25,9 @@ numbered without gaps or doubles, and base_state.json must be readable.
 With --repair, the event files from the first damaged one on are moved to a
 damaged-<time> directory in the conversation's directory (nothing is
 deleted), so the conversation continues from the events before the damage,
-and a damaged base_state.json is replaced by the one written before it.
+and a damaged base_state.json is replaced by the one written before it or,
+when there is none, by one rebuilt from the events (what they recorded; the
+model and tools are then the ones the next run is given).
 Run it while the conversation is not running.
 
 Exit status: 0 when the conversation is whole (or was repaired), 1 when it
@@ -87,6 +89,9 @@ func (a *app) printReport(r *filestore.Report, repaired bool) {
 	}
 	if r.Restored {
 		fmt.Fprintf(w, "base state: restored from %s\n", filestore.PrevBaseStateFile)
+	}
+	if r.Rebuilt {
+		fmt.Fprintln(w, "base state: rebuilt from the events")
 	}
 	switch {
 	case r.OK():

@@ -138,8 +138,9 @@ func btoi(b bool) int {
 // writeLog writes n events through a file store and returns the directory.
 func writeLog(t *testing.T, n int) (string, []event.Event) {
 	t.Helper()
-	dir := t.TempDir()
-	st, err := conversation.Create(openFile(t, dir), convtest.NewFields(), nil)
+	f := convtest.NewFields()
+	dir := filestore.Dir(t.TempDir(), f.ID) // named by the id, as a Backend names it
+	st, err := conversation.Create(openFile(t, dir), f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

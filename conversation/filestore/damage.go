@@ -13,6 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 )
 
@@ -130,8 +133,9 @@ type Report struct {
 	SetAside string
 	Moved    []string
 	// Restored is set when Repair replaced a damaged base state with
-	// the one before it (PrevBaseStateFile).
-	Restored bool
+	// the one before it (PrevBaseStateFile); Rebuilt when, there being
+	// none, it rebuilt one from the events (conversation.RebuildBase).
+	Restored, Rebuilt bool
 }
 
 // OK reports whether the conversation is whole.
@@ -200,9 +204,11 @@ func checkBase(path string) error {
 // directory damaged-<time> beside events/ (never deleted), so the log is
 // what was intact before the damage, and the index cache is rebuilt; a
 // damaged base state is moved there too and replaced by the one before it
-// (PrevBaseStateFile), when that one is intact. The report says what was
-// done; the caller decides whether the loss is acceptable (gohands doctor
-// asks first). The conversation must not be open.
+// (PrevBaseStateFile) when that one is intact, else by one rebuilt from
+// the events (conversation.RebuildBase: the fields the log recorded,
+// status error). The report says what was done; the caller decides
+// whether the loss is acceptable (gohands doctor asks first). The
+// conversation must not be open.
 func Repair(dir string) (*Report, error) {
 	r, err := Check(dir)
 	if err != nil || r.OK() {
@@ -232,24 +238,27 @@ func Repair(dir string) (*Report, error) {
 			}
 		}
 		if cur.BaseState != nil {
-			if r.Restored {
+			if r.Restored || r.Rebuilt {
 				return r, fmt.Errorf("filestore: still damaged after repair: %w", cur.BaseState)
 			}
+			var b []byte
 			prev := filepath.Join(dir, PrevBaseStateFile)
-			if checkBase(prev) != nil {
-				return r, fmt.Errorf("filestore: %w; the previous base state cannot replace it either", cur.BaseState)
+			if checkBase(prev) == nil {
+				b, err = os.ReadFile(prev)
+				r.Restored = err == nil
+			}
+			if !r.Restored {
+				if b, err = rebuildBase(dir); err != nil {
+					return r, fmt.Errorf("filestore: %w; rebuilding it from the events failed: %w", cur.BaseState, err)
+				}
+				r.Rebuilt = true
 			}
 			if err := move(filepath.Join(dir, BaseStateFile), BaseStateFile); err != nil {
 				return r, err
 			}
-			b, err := os.ReadFile(prev)
-			if err == nil {
-				err = writeAtomic(filepath.Join(dir, BaseStateFile), b, true)
-			}
-			if err != nil {
+			if err := writeAtomic(filepath.Join(dir, BaseStateFile), b, true); err != nil {
 				return r, fmt.Errorf("filestore: restoring the base state: %w", err)
 			}
-			r.Restored = true
 		}
 		if cur, err = Check(dir); err != nil {
 			return r, err
@@ -257,6 +266,21 @@ func Repair(dir string) (*Report, error) {
 	}
 	r.Events = cur.Events
 	return r, nil
+}
+
+// rebuildBase rebuilds the base state of the conversation in dir from its
+// events; its id is the directory's name (see Dir).
+func rebuildBase(dir string) ([]byte, error) {
+	id, err := uuid.Parse(filepath.Base(dir))
+	if err != nil {
+		return nil, fmt.Errorf("the directory name is not a conversation id: %w", err)
+	}
+	s, err := Open(dir, &Options{WriteThrough: true})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return conversation.RebuildBase(s, id.String())
 }
 
 // setAsideFrom moves the event files numbered from on out of the log, and

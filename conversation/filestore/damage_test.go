@@ -104,3 +104,53 @@ func TestRepair(t *testing.T) {
 		})
 	}
 }
+
+// TestRepairRebuildsBaseState: a damaged base state with no previous copy
+// (written once) is rebuilt from the events: the fields the log recorded,
+// status error, HEAD at the last event (issue 17 item 6).
+func TestRepairRebuildsBaseState(t *testing.T) {
+	f := convtest.NewFields()
+	dir := filestore.Dir(t.TempDir(), f.ID)
+	st, err := conversation.Create(openFile(t, dir), f, &conversation.Options{RecordChanges: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Update(func(f *conversation.Fields) error {
+		f.Tags = map[string]string{"team": "blue"}
+		f.MaxIterations = 77
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	for i := range 2 {
+		a, o := convtest.ActionCycle(i, 100)
+		st.Append(a)
+		st.Append(o)
+		last = o.EventBase().ID
+	}
+	n := st.Events().Len()
+	st.Close()
+	os.WriteFile(filepath.Join(dir, filestore.BaseStateFile), []byte(`{"id": "trunc`), 0o644)
+	os.Remove(filepath.Join(dir, filestore.PrevBaseStateFile))
+
+	r, err := filestore.Repair(dir)
+	if err != nil || !r.Rebuilt || r.Restored {
+		t.Fatalf("Repair: %v, %+v", err, r)
+	}
+	st, err = conversation.Open(openFile(t, dir), nil)
+	if err != nil {
+		t.Fatalf("open after the rebuild: %v", err)
+	}
+	defer st.Close()
+	got := st.Fields()
+	if got.ID != f.ID || got.Tags["team"] != "blue" || got.MaxIterations != 77 || got.ExecutionStatus != conversation.StatusError {
+		t.Errorf("rebuilt fields: id %s tags %v max_iterations %d status %s", got.ID, got.Tags, got.MaxIterations, got.ExecutionStatus)
+	}
+	if st.Events().Len() != n {
+		t.Errorf("%d events after the rebuild, want %d", st.Events().Len(), n)
+	}
+	if br, err := st.ActiveBranch(); err != nil || len(br) == 0 || br[len(br)-1].ID != last {
+		t.Errorf("HEAD after the rebuild: %v, %d events on the branch", err, len(br))
+	}
+}

@@ -71,6 +71,11 @@ type Options struct {
 	// command runs they are held back for the next read, so that a secret
 	// split across two reads is masked whole.
 	Partial func(string) int
+	// PartialStart, if set, returns how many bytes at the start of the
+	// output may be the end of a secret value (tool.Context.PartialStart):
+	// when the buffer bound dropped the output before them, they are
+	// dropped too, so that no part of a secret shows.
+	PartialStart func(string) int
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -343,7 +348,10 @@ func (t *Terminal) wait(ctx context.Context, s *session, a *Action, command, sen
 	for {
 		if done, gone := s.status(); done {
 			if live != nil {
-				if out, _ := s.peek(liveAt); len(out) > 0 {
+				if out, _, dropped := s.peek(liveAt); len(out) > 0 {
+					if dropped {
+						out = out[t.afterDrop(out):]
+					}
 					live(t.mask(string(out)))
 				}
 			}
@@ -358,7 +366,10 @@ func (t *Terminal) wait(ctx context.Context, s *session, a *Action, command, sen
 			}
 			if live != nil {
 				// Whole lines only, so that a secret is masked whole.
-				out, next := s.peek(liveAt)
+				out, next, dropped := s.peek(liveAt)
+				if dropped {
+					out = out[t.afterDrop(out):]
+				}
 				if i := bytes.LastIndexByte(out, '\n'); i >= 0 {
 					liveAt = next - int64(len(out)) + int64(i+1)
 					live(t.mask(string(out[:i+1])))
@@ -482,6 +493,9 @@ func (t *Terminal) previousResult(s *session) string {
 		return ""
 	}
 	s.finish()
+	if snap.lost > 0 {
+		snap.out = snap.out[t.afterDrop(snap.out):]
+	}
 	text := strings.TrimRight(clean(snap.out), " \t\n")
 	if t.opts.Mask != nil {
 		text = t.opts.Mask(text)
@@ -502,6 +516,11 @@ func (t *Terminal) observe(s *session, command, sent string) *Observation {
 		held := t.opts.Partial(string(snap.out))
 		snap.out = snap.out[:len(snap.out)-held]
 		snap.next -= int64(held)
+	}
+	if snap.lost > 0 {
+		cut := t.afterDrop(snap.out)
+		snap.out = snap.out[cut:]
+		snap.lost += int64(cut)
 	}
 	text := clean(snap.out)
 	if sent != "" {
@@ -631,6 +650,15 @@ func seconds(s float64) string {
 }
 
 // mask hides secret values in text, as in observations.
+// afterDrop returns how many bytes at the start of out, which follows
+// output the buffer bound dropped, may be the end of a secret value.
+func (t *Terminal) afterDrop(out []byte) int {
+	if t.opts.PartialStart == nil || len(out) == 0 {
+		return 0
+	}
+	return t.opts.PartialStart(string(out))
+}
+
 func (t *Terminal) mask(text string) string {
 	if t.opts.Mask != nil {
 		return t.opts.Mask(text)

@@ -3,6 +3,7 @@
 package terminal
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -11,8 +12,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gohands/gohands/secret"
+	"github.com/gohands/gohands/tool"
 )
 
 // TestSecretSplitAcrossReads: a secret whose first half is printed before
@@ -37,6 +40,56 @@ func TestSecretSplitAcrossReads(t *testing.T) {
 	}
 	if !strings.Contains(o1.Text(), "before") || !strings.Contains(o2.Text(), secret.Hidden+" after") {
 		t.Errorf("observations: %q, %q", o1.Text(), o2.Text())
+	}
+}
+
+// TestSecretAtDroppedEdge: output past the buffer bound drops its oldest
+// bytes at an arbitrary point, often inside a secret; the piece of it left
+// at the start of what is kept is dropped too, in the observation and in
+// the live output.
+func TestSecretAtDroppedEdge(t *testing.T) {
+	const value = "sk-edge-ABCDEF1234567"
+	m := secret.NewManager(secret.Registry{}, nil)
+	m.Hide(value)
+	term := newTerminal(t, &Options{NoChangeTimeout: quiet, Mask: m.Mask, Partial: m.PartialSuffix, PartialStart: m.PartialPrefix})
+	dir := term.opts.WorkingDir
+	// More than floodLimit returns the first read; the rest, more than
+	// the bound, piles up before the next.
+	total := floodLimit + maxBuffered + 5<<20
+	total -= total % (len(value) + 1) // whole lines: the last is not cut
+	o1 := run(t, term, Action{Command: "yes " + value + " | head -c " + strconv.Itoa(total) + "; touch finished; while [ ! -e gate ]; do sleep 0.05; done"})
+	if exitCode(o1) != -1 {
+		t.Fatalf("first read: exit %d", exitCode(o1))
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "finished")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command did not finish within 5 minutes")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var live strings.Builder
+	ctx := tool.WithOutput(context.Background(), func(s string) { live.WriteString(s) })
+	time.AfterFunc(time.Second, func() { os.WriteFile(filepath.Join(dir, "gate"), nil, 0o644) })
+	o2, err := term.Run(ctx, &Action{Command: "", Timeout: new(120.0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := o2.Text()
+	if !strings.Contains(text, "bytes of output were dropped") {
+		t.Fatalf("no bytes were dropped: %.300q", text)
+	}
+	for name, s := range map[string]string{"first observation": o1.Text(), "second observation": text, "live output": live.String()} {
+		for _, line := range strings.Split(s, "\n") {
+			line = strings.TrimSpace(line)
+			if strings.Contains(line, "sk-edge") || line != "" && strings.Contains(value, line) {
+				t.Errorf("%s holds a piece of the secret: %.200q", name, line)
+				break
+			}
+		}
 	}
 }
 

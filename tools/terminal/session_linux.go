@@ -410,12 +410,14 @@ func (s *session) take() snapshot {
 
 // peek returns the output from off on that is known not to be part of
 // the end marker, and the offset after it; it marks nothing as shown.
-func (s *session) peek(off int64) ([]byte, int64) {
+// dropped says the buffer bound dropped output of the command at off.
+func (s *session) peek(off int64) (out []byte, next int64, dropped bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	dropped = max(off, s.start) < s.base
 	off = max(off, s.base, s.start)
 	if off >= s.end {
-		return nil, off
+		return nil, off, dropped
 	}
 	rest := s.buf[off-s.base:]
 	stop := s.end
@@ -428,11 +430,11 @@ func (s *session) peek(off int64) ([]byte, int64) {
 		stop = off + int64(i) // may be the start of the marker
 	}
 	if stop <= off {
-		return nil, off
+		return nil, off, dropped
 	}
-	out := s.buf[off-s.base : stop-s.base]
+	out = s.buf[off-s.base : stop-s.base]
 	out = out[:completePrefix(out)]
-	return bytes.Clone(out), off + int64(len(out))
+	return bytes.Clone(out), off + int64(len(out)), dropped
 }
 
 // markShown records that output up to off was returned.

@@ -41,18 +41,18 @@ type session struct {
 
 func startSession(sessionConfig) (*session, error) { return nil, errUnsupported }
 
-func (s *session) take() snapshot               { return snapshot{} }
-func (s *session) markShown(int64)              {}
-func (s *session) peek(int64) ([]byte, int64)   { return nil, 0 }
-func (s *session) received() int64              { return 0 }
-func (s *session) running() bool                { return false }
-func (s *session) interrupt() error             { return errUnsupported }
-func (s *session) close()                       {}
-func (s *session) input([]byte) error           { return errUnsupported }
-func (s *session) write([]byte) error           { return errUnsupported }
-func (s *session) run(string) error             { return errUnsupported }
-func (s *session) script() string               { return "" }
-func (s *session) finish()                      {}
-func (s *session) status() (done, gone bool)    { return false, true }
-func (s *session) prompt() prompt               { return prompt{exitCode: -1, pid: -1} }
-func (s *session) exitStatus() *os.ProcessState { return nil }
+func (s *session) take() snapshot                   { return snapshot{} }
+func (s *session) markShown(int64)                  {}
+func (s *session) peek(int64) ([]byte, int64, bool) { return nil, 0, false }
+func (s *session) received() int64                  { return 0 }
+func (s *session) running() bool                    { return false }
+func (s *session) interrupt() error                 { return errUnsupported }
+func (s *session) close()                           {}
+func (s *session) input([]byte) error               { return errUnsupported }
+func (s *session) write([]byte) error               { return errUnsupported }
+func (s *session) run(string) error                 { return errUnsupported }
+func (s *session) script() string                   { return "" }
+func (s *session) finish()                          {}
+func (s *session) status() (done, gone bool)        { return false, true }
+func (s *session) prompt() prompt                   { return prompt{exitCode: -1, pid: -1} }
+func (s *session) exitStatus() *os.ProcessState     { return nil }

@@ -74,7 +74,7 @@ func factory(ctx tool.Context, raw json.RawMessage) ([]tool.Tool, error) {
 			return nil, fmt.Errorf("params: env: invalid variable name %q", k)
 		}
 	}
-	opts := &Options{WorkingDir: ctx.WorkingDir, Shell: p.ShellPath, SessionEnv: p.Env, Env: ctx.SecretEnv, Mask: ctx.Mask, Partial: ctx.Partial}
+	opts := &Options{WorkingDir: ctx.WorkingDir, Shell: p.ShellPath, SessionEnv: p.Env, Env: ctx.SecretEnv, Mask: ctx.Mask, Partial: ctx.Partial, PartialStart: ctx.PartialStart}
 	if ctx.ConversationDir != "" {
 		opts.SaveDir = filepath.Join(ctx.ConversationDir, "observations")
 	}
