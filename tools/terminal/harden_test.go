@@ -83,7 +83,7 @@ func TestSecretAtDroppedEdge(t *testing.T) {
 		t.Fatalf("no bytes were dropped: %.300q", text)
 	}
 	for name, s := range map[string]string{"first observation": o1.Text(), "second observation": text, "live output": live.String()} {
-		for _, line := range strings.Split(s, "\n") {
+		for line := range strings.SplitSeq(s, "\n") {
 			line = strings.TrimSpace(line)
 			if strings.Contains(line, "sk-edge") || line != "" && strings.Contains(value, line) {
 				t.Errorf("%s holds a piece of the secret: %.200q", name, line)
