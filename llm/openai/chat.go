@@ -454,6 +454,7 @@ func streamChat(ctx context.Context, req *llm.Request, httpResp *http.Response) 
 			return nil, ctxErr(ctx, fmt.Errorf("openai: reading the stream: %w", err))
 		}
 		if bytes.HasPrefix(ev.Data, []byte("[DONE]")) {
+			drain(httpResp.Body)
 			break
 		}
 		var chunk chatCompletion

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/llm/internal/httpapi"
@@ -176,6 +177,17 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 }
 
 func (r *bodyReader) Close() error { return nil }
+
+// drain reads what follows the end of a stream (normally only the end of
+// the chunked body) so that the connection goes back to the pool: closed
+// unread, it would be dropped, and the next call would pay a new TLS
+// handshake. A server that keeps the stream open is given up on after a
+// second.
+func drain(body io.ReadCloser) {
+	t := time.AfterFunc(time.Second, func() { body.Close() })
+	defer t.Stop()
+	io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+}
 
 // decodeReply reads a whole (non-streamed) reply into v.
 func decodeReply(ctx context.Context, resp *http.Response, v any) error {

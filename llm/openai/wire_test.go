@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gohands/gohands/event"
@@ -208,5 +210,60 @@ func TestUnknownOutputItems(t *testing.T) {
 	bad := `{"id":"r1","object":"response","status":"completed","model":"gpt-5-mini","output":[{"type":"message","id":"m1","content":"not a list"}]}`
 	if _, err := rawLLM(t, "openai/gpt-5-mini", rawServer(t, 200, bad, false)).Completion(context.Background(), userMsgs("hi"), tools, nil); err == nil || !strings.Contains(err.Error(), "decoding the reply") {
 		t.Errorf("malformed message item: err = %v", err)
+	}
+}
+
+// TestStreamReusesConnection: a finished stream leaves its connection for
+// the next call, for both APIs (three calls, one connection).
+func TestStreamReusesConnection(t *testing.T) {
+	for _, tc := range []struct{ model, body string }{
+		{"openai/gpt-4o", "data: " + chunkHead + `{"content":"hi"},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n"},
+		{"openai/gpt-5-mini", "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"hi\"}\n\nevent: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"status\":\"completed\",\"model\":\"m\",\"output\":[{\"type\":\"message\",\"id\":\"m\",\"content\":[{\"type\":\"output_text\",\"text\":\"hi\"}]}]}}\n\n"},
+	} {
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, tc.body)
+			w.(http.Flusher).Flush() // chunked, as real streams are
+		}))
+		var conns atomic.Int32
+		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		}
+		srv.Start()
+		l := rawLLM(t, tc.model, srv)
+		for range 3 {
+			if r, text, err := stream(t, l); err != nil || text != "hi" || event.TextOf(r.Message.Content) != "hi" {
+				t.Fatalf("%s: err %v, streamed %q", tc.model, err, text)
+			}
+		}
+		srv.Close()
+		if n := conns.Load(); n != 1 {
+			t.Errorf("%s: %d connections for 3 streamed calls, want 1", tc.model, n)
+		}
+	}
+}
+
+// TestStreamHeldOpenAfterDone: a server that keeps the stream open after
+// [DONE] does not hold the call.
+func TestStreamHeldOpenAfterDone(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: "+chunkHead+`{"content":"hi"},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	l := rawLLM(t, "openai/gpt-4o", srv)
+	if r, _, err := stream(t, l); err != nil || event.TextOf(r.Message.Content) != "hi" {
+		t.Fatalf("err %v", err)
 	}
 }
