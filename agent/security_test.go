@@ -51,6 +51,31 @@ func TestRiskyCommandWaitsAndRejectedNeverRuns(t *testing.T) {
 	if !ok || act.ToolName != terminal.Name || !strings.Contains(string(act.ToolCall.Arguments), "install.sh") {
 		t.Fatalf("last event %#v", log[len(log)-1])
 	}
+	// Just before it, the analyzer's ratings that made it wait.
+	rec, ok := log[len(log)-2].(*event.SecurityAnalysisEvent)
+	if !ok || !rec.RequiresConfirmation || rec.Analyzer != "RuleSecurityAnalyzer" || rec.Policy != "ConfirmRisky" || rec.Error != nil ||
+		len(rec.Ratings) != 1 || rec.Ratings[0].ActionID != act.ID || rec.Ratings[0].SecurityRisk != event.RiskHigh {
+		t.Fatalf("security analysis %#v", log[len(log)-2])
+	}
+	// The benign command's batch was rated too, and ran without asking.
+	var analyses int
+	for _, e := range log {
+		if a, ok := e.(*event.SecurityAnalysisEvent); ok {
+			analyses++
+			if analyses == 1 && (a.RequiresConfirmation || a.Ratings[0].SecurityRisk == event.RiskHigh) {
+				t.Fatalf("benign batch %#v", a)
+			}
+		}
+	}
+	if analyses != 2 {
+		t.Fatalf("%d security analyses, want one per batch", analyses)
+	}
+	// The model never sees them.
+	for _, m := range p.Requests()[1].Messages {
+		if strings.Contains(event.TextOf(m.Content), "RuleSecurityAnalyzer") {
+			t.Fatal("a security analysis reached the model")
+		}
+	}
 	if err := c.RejectPendingActions(ctx, "too dangerous"); err != nil {
 		t.Fatal(err)
 	}

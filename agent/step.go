@@ -285,10 +285,17 @@ func (r *runner) toolCalls(ctx context.Context, resp *llm.Response) error {
 			break
 		}
 	}
+	// The analyzer's ratings, if any, are recorded just before the
+	// actions, so the actions of a reply stay together and the pending
+	// ones last.
+	confirm, rec := r.needsConfirmation(ctx, valid)
+	if rec != nil {
+		actions = append([]event.Event{rec}, actions...)
+	}
 	if err := r.sess.EmitAll(actions...); err != nil {
 		return err
 	}
-	if r.needsConfirmation(ctx, valid) {
+	if confirm {
 		// The invalid calls are answered now; the valid ones wait.
 		var out []event.Event
 		for _, a := range actions {
@@ -305,7 +312,9 @@ func (r *runner) toolCalls(ctx context.Context, resp *llm.Response) error {
 	}
 	batch := make([]*event.ActionEvent, 0, len(actions))
 	for _, a := range actions {
-		batch = append(batch, a.(*event.ActionEvent))
+		if a, ok := a.(*event.ActionEvent); ok {
+			batch = append(batch, a)
+		}
 	}
 	return r.execute(ctx, batch, errs)
 }
@@ -325,23 +334,31 @@ func (r *runner) analyzer() security.Analyzer {
 }
 
 // needsConfirmation applies the confirmation policy to the valid actions
-// of a reply (reference-behaviors §1.7).
-func (r *runner) needsConfirmation(ctx context.Context, valid []*event.ActionEvent) bool {
+// of a reply (reference-behaviors §1.7). When an analyzer rated them, it
+// also returns the SecurityAnalysisEvent recording the ratings.
+func (r *runner) needsConfirmation(ctx context.Context, valid []*event.ActionEvent) (bool, *event.SecurityAnalysisEvent) {
 	if len(valid) == 0 {
-		return false
+		return false, nil
 	}
 	if len(valid) == 1 && (valid[0].ToolName == FinishToolName || valid[0].ToolName == "think") {
-		return false
+		return false, nil
 	}
 	policy := r.sess.Fields().Policy()
 	risks := make([]event.SecurityRisk, len(valid))
 	for i := range risks {
 		risks[i] = event.RiskUnknown
 	}
-	if an := r.analyzer(); an != nil {
+	an := r.analyzer()
+	var failed *string
+	if an != nil {
 		got, err := security.Rate(ctx, an, valid)
 		if err != nil || len(got) != len(valid) {
 			r.sess.Logger().Warn("security analyzer failed; treating actions as high risk", "err", err)
+			msg := fmt.Sprintf("the analyzer rated %d of %d actions", len(got), len(valid))
+			if err != nil {
+				msg = err.Error()
+			}
+			failed = &msg
 			for i := range risks {
 				risks[i] = event.RiskHigh
 			}
@@ -349,7 +366,20 @@ func (r *runner) needsConfirmation(ctx context.Context, valid []*event.ActionEve
 			copy(risks, got)
 		}
 	}
-	return slices.ContainsFunc(risks, policy.ShouldConfirm)
+	confirm := slices.ContainsFunc(risks, policy.ShouldConfirm)
+	if an == nil || !r.sess.RecordsSecurityAnalysis() {
+		return confirm, nil
+	}
+	rec := &event.SecurityAnalysisEvent{
+		Base: event.NewBase(event.SourceEnvironment), Error: failed,
+		Ratings: make([]event.SecurityRating, len(valid)), RequiresConfirmation: confirm,
+	}
+	rec.Analyzer, _ = event.KindOf(r.sess.Fields().SecurityAnalyzer)
+	rec.Policy, _ = event.KindOf(policy)
+	for i, a := range valid {
+		rec.Ratings[i] = event.SecurityRating{ActionID: a.ID, ToolName: a.ToolName, SecurityRisk: risks[i]}
+	}
+	return confirm, rec
 }
 
 // publishDelta publishes the text and reasoning of a streamed fragment as

@@ -217,6 +217,10 @@ type LocalOptions struct {
 	// for every change of a state field (see Options.RecordChanges), as
 	// the reference's agent server does.
 	RecordStateChanges bool
+	// OmitSecurityAnalysis leaves the SecurityAnalysisEvents out of the
+	// log. They are gohands' own and a reference client (1.43.1) cannot
+	// decode them: the server omits them unless told otherwise.
+	OmitSecurityAnalysis bool
 	// OnEvent, if set, is called with every event of the conversation's
 	// life, from the first, in commit order, on the committing goroutine
 	// before the call that committed it returns (the reference's

@@ -36,6 +36,10 @@ func (s *Session) Dir() string { return s.c.dir }
 // Secrets returns the conversation's secret registry.
 func (s *Session) Secrets() *secret.Manager { return s.c.secrets }
 
+// RecordsSecurityAnalysis reports whether the conversation keeps
+// SecurityAnalysisEvents (see LocalOptions.OmitSecurityAnalysis).
+func (s *Session) RecordsSecurityAnalysis() bool { return !s.c.opts.OmitSecurityAnalysis }
+
 // Logger returns the conversation's logger.
 func (s *Session) Logger() *slog.Logger { return s.c.log }
 

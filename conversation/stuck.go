@@ -162,6 +162,11 @@ func stuckWindowEvents(s *State, cache map[string]event.Event) ([]event.Event, e
 		if !ok || i >= len(entries) {
 			return nil, fmt.Errorf("%w: %s on the active branch", ErrNotFound, id)
 		}
+		if entries[i].Kind == event.KindSecurityAnalysis {
+			// Not the reference's: its window does not count it.
+			id = effectiveParent(entries, i)
+			continue
+		}
 		e, ok := cache[id]
 		if !ok {
 			var err error

@@ -254,6 +254,34 @@ type ConversationErrorEvent struct {
 	Classification *ErrorClassification `json:"classification,omitempty"`
 }
 
+// SecurityAnalysisEvent records a security analyzer's ratings of one
+// batch of actions and whether the confirmation policy then asked for
+// confirmation, so a UI can show why an action waited, or did not. It is
+// never sent to the model.
+//
+// A gohands event: the reference 1.43.1 has no such kind and its readers
+// reject it (see KindSecurityAnalysis).
+type SecurityAnalysisEvent struct {
+	Base
+	// Analyzer is the analyzer's kind (RuleAnalyzer, LLMSecurityAnalyzer, ...).
+	Analyzer string `json:"analyzer"`
+	// Policy is the confirmation policy's kind.
+	Policy  string           `json:"confirmation_policy"`
+	Ratings []SecurityRating `json:"ratings"`
+	// RequiresConfirmation says the policy asked to confirm the batch.
+	RequiresConfirmation bool `json:"requires_confirmation"`
+	// Error, if set, is why the analyzer failed: every action is then
+	// rated HIGH.
+	Error *string `json:"error,omitempty"`
+}
+
+// SecurityRating is one action's rating in a SecurityAnalysisEvent.
+type SecurityRating struct {
+	ActionID     string       `json:"action_id"`
+	ToolName     string       `json:"tool_name"`
+	SecurityRisk SecurityRisk `json:"security_risk"`
+}
+
 // PauseEvent records that the user paused the conversation.
 type PauseEvent struct {
 	Base
@@ -360,6 +388,10 @@ const (
 	KindACPToolCall             = "ACPToolCallEvent"
 	KindStreamingDelta          = "StreamingDeltaEvent"
 	KindServerError             = "ServerErrorEvent"
+
+	// KindSecurityAnalysis is gohands' own: not one of the reference's
+	// kinds, so a reference client (1.43.1) fails to decode it.
+	KindSecurityAnalysis = "SecurityAnalysisEvent"
 )
 
 func init() {
@@ -382,4 +414,5 @@ func init() {
 	RegisterKind[ACPToolCallEvent](KindACPToolCall)
 	RegisterKind[StreamingDeltaEvent](KindStreamingDelta)
 	RegisterKind[ServerErrorEvent](KindServerError)
+	RegisterKind[SecurityAnalysisEvent](KindSecurityAnalysis)
 }

@@ -144,10 +144,26 @@ func goldenEvents() map[string]Event {
 		},
 		"StreamingDeltaEvent": &StreamingDeltaEvent{Base: gbase(27, "", -1), Content: new(""), ReasoningContent: new("r")},
 		"ServerErrorEvent":    &ServerErrorEvent{Base: gbase(28, SourceEnvironment, -1), Code: "MCPError", Detail: "refused"},
+		"SecurityAnalysisEvent": &SecurityAnalysisEvent{
+			Base: gbase(29, SourceEnvironment, 4), Analyzer: "RuleAnalyzer", Policy: "ConfirmRisky",
+			Ratings: []SecurityRating{
+				{ActionID: gid(4), ToolName: "terminal", SecurityRisk: RiskHigh},
+				{ActionID: gid(5), ToolName: "file_editor", SecurityRisk: RiskLow},
+			},
+			RequiresConfirmation: true,
+		},
+		"SecurityAnalysisEvent_error": &SecurityAnalysisEvent{
+			Base: gbase(30, SourceEnvironment, -1), Analyzer: "LLMSecurityAnalyzer", Policy: "NeverConfirm",
+			Ratings: []SecurityRating{{ActionID: gid(4), ToolName: "terminal", SecurityRisk: RiskHigh}},
+			Error:   ptr("analyzer timed out"),
+		},
 	}
 }
 
 func goldenPath(name string) string { return filepath.Join("testdata", "golden", name+".json") }
+
+// gohandsKinds are the package's event kinds the reference does not have.
+var gohandsKinds = map[string]bool{KindSecurityAnalysis: true}
 
 // packageKinds returns the event kinds this package defines.
 func packageKinds() []string {
@@ -169,8 +185,8 @@ func TestGoldenCoversEveryKind(t *testing.T) {
 		have[k] = true
 	}
 	kinds := packageKinds()
-	if len(kinds) != 19 {
-		t.Errorf("package registers %d event kinds, want the reference's 19: %v", len(kinds), kinds)
+	if len(kinds) != 19+len(gohandsKinds) {
+		t.Errorf("package registers %d event kinds, want the reference's 19 and gohands' %d: %v", len(kinds), len(gohandsKinds), kinds)
 	}
 	for _, k := range kinds {
 		if !have[k] {

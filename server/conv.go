@@ -192,13 +192,14 @@ func (c *conv) load(ctx context.Context) (*conversation.LocalConversation, error
 		ws.WorkingDir = c.s.opts.WorkspacePath
 	}
 	lc, err := conversation.New(ctx, nil, ws.WorkingDir, &conversation.LocalOptions{
-		ID:                 c.id,
-		Backend:            c.s.cat.backend(),
-		Cipher:             c.s.cipher,
-		MaxIterations:      c.meta.MaxIterations,
-		RecordStateChanges: true,
-		SubscriberBuffer:   c.s.opts.SubscriberBuffer,
-		Logger:             c.s.log,
+		ID:                   c.id,
+		Backend:              c.s.cat.backend(),
+		Cipher:               c.s.cipher,
+		MaxIterations:        c.meta.MaxIterations,
+		RecordStateChanges:   true,
+		OmitSecurityAnalysis: !c.s.opts.SecurityAnalysisEvents,
+		SubscriberBuffer:     c.s.opts.SubscriberBuffer,
+		Logger:               c.s.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("loading conversation %s: %w", c.id, err)

@@ -149,12 +149,13 @@ func (s *Server) start(ctx context.Context, req *startRequest) (*created, error)
 		ws.WorkingDir = filepath.Join(filepath.Dir(s.opts.WorkspacePath), ws.WorkingDir)
 	}
 	opts := &conversation.LocalOptions{
-		ID:                 id,
-		Backend:            s.cat.backend(),
-		Cipher:             s.cipher,
-		RecordStateChanges: true,
-		SubscriberBuffer:   s.opts.SubscriberBuffer,
-		Logger:             s.log,
+		ID:                   id,
+		Backend:              s.cat.backend(),
+		Cipher:               s.cipher,
+		RecordStateChanges:   true,
+		OmitSecurityAnalysis: !s.opts.SecurityAnalysisEvents,
+		SubscriberBuffer:     s.opts.SubscriberBuffer,
+		Logger:               s.log,
 	}
 	if req.MaxIterations != nil {
 		if *req.MaxIterations < 1 {

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gohands/gohands/llm/llmtest"
+	"github.com/gohands/gohands/server"
 )
 
 // goalStatuses returns the goal statuses recorded in the conversation.
@@ -33,6 +34,23 @@ func (ts *testServer) waitGoal(id, want string) []map[string]any {
 		}
 		if time.Now().After(deadline) {
 			ts.t.Fatalf("goal of %s: statuses %v, want last %s", id, st, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// retryWhileBusy repeats a request answered 409 (a run that has just
+// set its status is still ending) until it succeeds.
+func (ts *testServer) retryWhileBusy(method, path string, body any) {
+	ts.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		code, b := ts.do(method, path, body)
+		if code == 200 {
+			return
+		}
+		if code != 409 || time.Now().After(deadline) {
+			ts.t.Fatalf("%s %s: %d %s", method, path, code, b)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -97,7 +115,7 @@ func TestGoalStopResume(t *testing.T) {
 		t.Fatalf("statuses after stop %v", st)
 	}
 	ts.waitStatus(id, "finished") // the run went on
-	ts.must(200, "POST", base+"/goal/resume", nil, nil)
+	ts.retryWhileBusy("POST", base+"/goal/resume", nil)
 	st = ts.waitGoal(id, "complete")
 	if last := st[len(st)-1]; last["iteration"] != float64(1) || last["max_iterations"] != float64(10) || last["objective"] != "do the work" {
 		t.Fatalf("resumed status %v", last)
@@ -108,11 +126,41 @@ func TestGoalStopResume(t *testing.T) {
 	}
 
 	// A message sent by a person stops the loop.
-	ts.must(200, "POST", base+"/goal", map[string]any{"objective": "more"}, nil)
+	ts.waitStatus(id, "finished")
+	ts.retryWhileBusy("POST", base+"/goal", map[string]any{"objective": "more"})
 	ts.must(200, "POST", base+"/events", userText("stop that", false), nil)
 	st = ts.goalStatuses(id)
 	if st[len(st)-1]["status"] != "interrupted" {
 		t.Fatalf("after a user message: %v", st[len(st)-1])
 	}
 	ts.waitStatus(id, "finished")
+}
+
+// The server keeps SecurityAnalysisEvents only when told to: the
+// reference's clients cannot decode the kind.
+func TestSecurityAnalysisEventsOption(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		model := llmtest.NewChat(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "terminal", Arguments: `{"command":"echo hi","security_risk":"HIGH"}`}}})
+		ts := newTestServer(t, &server.Options{SecurityAnalysisEvents: keep})
+		var info map[string]any
+		ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{
+			"initial_message":     userText("go", true),
+			"confirmation_policy": map[string]any{"kind": "ConfirmRisky"},
+			"security_analyzer":   map[string]any{"kind": "LLMSecurityAnalyzer"},
+		}), &info)
+		id := info["id"].(string)
+		ts.waitStatus(id, "waiting_for_confirmation")
+		var got []map[string]any
+		for _, e := range ts.eventsOf(id) {
+			if e["kind"] == "SecurityAnalysisEvent" {
+				got = append(got, e)
+			}
+		}
+		switch {
+		case !keep && len(got) != 0:
+			t.Fatalf("default server recorded %v", got)
+		case keep && (len(got) != 1 || got[0]["requires_confirmation"] != true || got[0]["analyzer"] != "LLMSecurityAnalyzer"):
+			t.Fatalf("recorded %v", got)
+		}
+	}
 }

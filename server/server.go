@@ -84,6 +84,11 @@ type Options struct {
 	// reference's default) from its first user message, as the
 	// reference's server does; off, titles are only set by PATCH.
 	AutoTitle bool
+	// SecurityAnalysisEvents keeps a SecurityAnalysisEvent in the log of
+	// each batch of actions a security analyzer rated. Off by default: the
+	// kind is gohands' own, and the reference's clients (1.43.1) fail to
+	// decode it when they list events.
+	SecurityAnalysisEvents bool
 }
 
 func (o *Options) withDefaults() Options {

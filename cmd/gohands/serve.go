@@ -26,6 +26,7 @@ type serveFlags struct {
 	allowNoAuth     bool
 	verbose         bool
 	autotitle       bool
+	securityEvents  bool
 	shutdownTimeout time.Duration
 	stdinLease      bool
 	runtime         string
@@ -100,6 +101,7 @@ leases expire (--lease) and resume those that were running.`,
 	fl.IntVar(&f.port, "port", 8000, "`port` to listen on")
 	fl.StringVar(&f.config, "config", "", "JSON configuration `file` (default $"+server.ConfigPathEnv+" or "+server.DefaultConfigPath+")")
 	fl.BoolVar(&f.autotitle, "autotitle", false, "title each conversation from its first message with a model call (its title_llm_profile from the settings' llm_profiles, else the agent's model), as the reference's server does")
+	fl.BoolVar(&f.securityEvents, "security-analysis-events", false, "record a SecurityAnalysisEvent for each batch of actions a security analyzer rates (gohands' own event kind: clients of the Python reference 1.43.1 cannot decode it)")
 	fl.BoolVar(&f.allowNoAuth, "allow-unauthenticated", false, "listen on a non-loopback address without any session key (anyone who can reach the port controls the agent)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for running conversations to pause on shutdown")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log requests and diagnostics to standard error")
@@ -141,6 +143,7 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 	}
 	opts.Logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 	opts.AutoTitle = f.autotitle
+	opts.SecurityAnalysisEvents = f.securityEvents
 	// switch_profile and title_llm_profile name the settings' llm_profiles.
 	if path, err := a.settingsPath(); err == nil {
 		if opts.Profiles, err = llm.LoadProfiles(path); err != nil {

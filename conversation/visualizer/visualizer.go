@@ -315,6 +315,20 @@ func (v *Visualizer) block(e event.Event) *text {
 		if e.Status != "" {
 			c.WriteString(" [" + e.Status + "]")
 		}
+	case *event.SecurityAnalysisEvent:
+		title, color = "Security Analysis", colorSystem
+		for i, r := range e.Ratings {
+			if i > 0 {
+				c.WriteString(", ")
+			}
+			fmt.Fprintf(c, "%s: %s", r.ToolName, r.SecurityRisk)
+		}
+		if e.Error != nil {
+			c.WriteString("\nThe analyzer failed (" + termtext.Strip(*e.Error) + "): every action counts as HIGH.")
+		}
+		if e.RequiresConfirmation {
+			c.WriteString("\n" + e.Policy + " asks for confirmation.")
+		}
 	default:
 		// State updates, streaming deltas, token ids and completion logs
 		// are for programs, not people.

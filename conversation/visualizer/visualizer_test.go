@@ -359,3 +359,21 @@ func TestControlSequencesStripped(t *testing.T) {
 		t.Errorf("text lost: %q", out)
 	}
 }
+
+// A security analysis shows each action's rating and why it waits.
+func TestSecurityAnalysisShown(t *testing.T) {
+	var buf bytes.Buffer
+	v := visualizer.New(&buf, &visualizer.Options{Color: visualizer.ColorNever})
+	fail := "timeout"
+	v.OnEvent(&event.SecurityAnalysisEvent{
+		Base: event.NewBase(event.SourceEnvironment), Analyzer: "LLMSecurityAnalyzer", Policy: "ConfirmRisky",
+		Ratings:              []event.SecurityRating{{ToolName: "terminal", SecurityRisk: event.RiskHigh}, {ToolName: "file_editor", SecurityRisk: event.RiskLow}},
+		RequiresConfirmation: true, Error: &fail,
+	})
+	out := buf.String()
+	for _, want := range []string{"── Security Analysis ──", "terminal: HIGH, file_editor: LOW", "failed (timeout)", "ConfirmRisky asks for confirmation."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
