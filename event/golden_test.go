@@ -155,7 +155,7 @@ func goldenEvents() map[string]Event {
 		"SecurityAnalysisEvent_error": &SecurityAnalysisEvent{
 			Base: gbase(30, SourceEnvironment, -1), Analyzer: "LLMSecurityAnalyzer", Policy: "NeverConfirm",
 			Ratings: []SecurityRating{{ActionID: gid(4), ToolName: "terminal", SecurityRisk: RiskHigh}},
-			Error:   ptr("analyzer timed out"),
+			Error:   new("analyzer timed out"),
 		},
 	}
 }
