@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -25,25 +26,77 @@ func buildView(s *State) ([]event.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	var idx []int
-	for _, en := range branch {
-		if condenser.ViewKind(en.Kind) {
-			idx = append(idx, en.Index)
-		}
-	}
-	evs, err := decodeEvents(s.Events(), idx)
+	view, err := viewOf(s.Events(), branch)
 	if err != nil {
 		return nil, err
-	}
-	var view []event.Event
-	for _, e := range evs {
-		view = applyToView(view, e)
 	}
 	pending := make(map[string]bool)
 	for _, en := range UnmatchedActions(branch) {
 		pending[en.ID] = true
 	}
 	return pairCalls(view, pending), nil
+}
+
+// viewOf returns the view of branch, entries of log, with condensations
+// applied. An event that a later condensation forgets is not decoded: a
+// stand-in with its id holds its place (summary offsets count it) until
+// that condensation removes it. A long conversation with a condenser is
+// mostly such events, and resuming it decodes only what the model sees.
+func viewOf(log Store, branch []Entry) ([]event.Event, error) {
+	var conds []int
+	for _, en := range branch {
+		if en.Kind == event.KindCondensation {
+			conds = append(conds, en.Index)
+		}
+	}
+	condEvs, err := decodeEvents(log, conds)
+	if err != nil {
+		return nil, err
+	}
+	forgetAt := make(map[string]int) // id -> index of the last condensation forgetting it
+	for k, e := range condEvs {
+		if c, ok := e.(*event.Condensation); ok {
+			for _, id := range c.ForgottenEventIDs {
+				forgetAt[id] = conds[k]
+			}
+		}
+	}
+	standIn := func(en Entry) bool { // only visible events take a place
+		return forgetAt[en.ID] > en.Index && en.Kind != event.KindCondensationRequest
+	}
+	var idx []int
+	for _, en := range branch {
+		if condenser.ViewKind(en.Kind) && en.Kind != event.KindCondensation && !standIn(en) {
+			idx = append(idx, en.Index)
+		}
+	}
+	evs, err := decodeEvents(log, idx)
+	if err != nil {
+		return nil, err
+	}
+	var view []event.Event
+	stand := make(map[event.Event]bool)
+	for _, en := range branch {
+		var e event.Event
+		switch {
+		case !condenser.ViewKind(en.Kind):
+			continue
+		case len(conds) > 0 && en.Index == conds[0]:
+			e, condEvs, conds = condEvs[0], condEvs[1:], conds[1:]
+		case standIn(en):
+			e = &event.MessageEvent{Base: event.Base{ID: en.ID}}
+			stand[e] = true
+		default:
+			e, evs = evs[0], evs[1:]
+		}
+		view = applyToView(view, e)
+	}
+	for _, e := range view {
+		if stand[e] {
+			return nil, fmt.Errorf("conversation: event %s was to be forgotten by a condensation but is in the view", e.EventBase().ID)
+		}
+	}
+	return view, nil
 }
 
 // Paired returns view without the tool calls that have no result yet

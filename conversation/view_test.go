@@ -69,3 +69,66 @@ func TestCondense(t *testing.T) {
 		t.Fatal("condensing changed the old view")
 	}
 }
+
+// countingStore counts the events decoded.
+type countingStore struct {
+	Store
+	decoded int
+}
+
+func (s *countingStore) Event(i int) (event.Event, error) {
+	s.decoded++ // decodeEvents runs one goroutine below 128 events
+	return s.Store.Event(i)
+}
+
+// TestViewOfSkipsForgotten checks that the view of a log with
+// condensations is the one of decoding every event, summary positions
+// included, while the events a later condensation forgets are not decoded.
+func TestViewOfSkipsForgotten(t *testing.T) {
+	str := func(s string) *string { return &s }
+	num := func(n int) *int { return &n }
+	msg := func(id string) *event.MessageEvent {
+		return &event.MessageEvent{Base: event.Base{ID: id, Source: event.SourceUser}, LLMMessage: event.UserMessage(id)}
+	}
+	cond := func(id string, summary *string, off *int, forget ...string) *event.Condensation {
+		return &event.Condensation{Base: event.Base{ID: id, Source: event.SourceEnvironment}, ForgottenEventIDs: forget, Summary: summary, SummaryOffset: off}
+	}
+	log := []event.Event{
+		msg("m0"), msg("m1"), msg("m2"), msg("m3"),
+		// The summary's offset counts m1 and m2, which k2 forgets later.
+		cond("k1", str("first"), num(3), "m0"),
+		msg("m4"), &event.CondensationRequest{Base: event.Base{ID: "r1", Source: event.SourceEnvironment}}, msg("m5"),
+		cond("k2", str("second"), num(1), "m1", "m2", "k1-summary", "m4"),
+		msg("m6"),
+		cond("k3", nil, nil, "m0"), // forgets what is already gone
+	}
+	store := NewMemoryStore()
+	for _, e := range log {
+		if _, err := store.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var want []event.Event
+	for i := range store.Len() {
+		e, err := store.Event(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = applyToView(want, e)
+	}
+	cs := &countingStore{Store: store}
+	got, err := viewOf(cs, store.Entries())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids(got), ids(want)) {
+		t.Fatalf("view %v, want %v", ids(got), ids(want))
+	}
+	if w := []string{"m3", "k2-summary", "m5", "m6"}; !slices.Equal(ids(got), w) {
+		t.Fatalf("view %v, want %v", ids(got), w)
+	}
+	// Not m0, m1, m2 and m4.
+	if cs.decoded != len(log)-4 {
+		t.Errorf("decoded %d events, want %d", cs.decoded, len(log)-4)
+	}
+}
