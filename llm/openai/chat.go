@@ -440,6 +440,7 @@ func streamChat(ctx context.Context, req *llm.Request, httpResp *http.Response) 
 		content   strings.Builder
 		refusal   strings.Builder
 		reasoning strings.Builder
+		thinking  thinkingAccumulator
 		calls     []chatReplyCall
 		finish    string
 		chunks    int
@@ -488,6 +489,7 @@ func streamChat(ctx context.Context, req *llm.Request, httpResp *http.Response) 
 					return nil, err
 				}
 			}
+			thinking.add(d.ThinkingBlocks)
 			content.WriteString(string(d.Content))
 			refusal.WriteString(string(d.Refusal))
 			if t := string(d.Content + d.Refusal); t != "" {
@@ -535,7 +537,66 @@ func streamChat(ctx context.Context, req *llm.Request, httpResp *http.Response) 
 		}
 	}
 	cc.Choices = []chatChoice{{Message: msg, FinishReason: finish}}
-	return chatResponse(&cc, reasoning.String())
+	resp, err := chatResponse(&cc, reasoning.String())
+	if err != nil {
+		return nil, err
+	}
+	resp.Message.ThinkingBlocks = thinking.blocks()
+	return resp, nil
+}
+
+// thinkingAccumulator assembles the thinking blocks a LiteLLM proxy
+// streams for Claude, as LiteLLM's own stream_chunk_builder does: the
+// thinking text of successive deltas makes one block, which its signature
+// ends; a block without both text and signature is dropped, and a
+// redacted block stands alone.
+type thinkingAccumulator struct {
+	out  []event.ThinkingBlock
+	text strings.Builder
+	sig  string
+}
+
+func (a *thinkingAccumulator) add(raw json.RawMessage) {
+	if !isError(raw) {
+		return
+	}
+	var blocks []struct {
+		Type      string `json:"type"`
+		Thinking  string `json:"thinking"`
+		Signature string `json:"signature"`
+		Data      string `json:"data"`
+	}
+	if json.Unmarshal(raw, &blocks) != nil {
+		return
+	}
+	for _, b := range blocks {
+		if b.Type == "redacted_thinking" {
+			a.flush()
+			if b.Data != "" {
+				a.out = append(a.out, event.ThinkingBlock{Redacted: true, Data: b.Data})
+			}
+			continue
+		}
+		a.text.WriteString(b.Thinking)
+		if b.Signature != "" {
+			a.sig = b.Signature
+			a.flush()
+		}
+	}
+}
+
+func (a *thinkingAccumulator) flush() {
+	if a.text.Len() > 0 && a.sig != "" {
+		sig := a.sig
+		a.out = append(a.out, event.ThinkingBlock{Thinking: a.text.String(), Signature: &sig})
+	}
+	a.text.Reset()
+	a.sig = ""
+}
+
+func (a *thinkingAccumulator) blocks() []event.ThinkingBlock {
+	a.flush()
+	return a.out
 }
 
 // chatResponse converts a completion: choice 0, function tool calls,

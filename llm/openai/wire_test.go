@@ -267,3 +267,29 @@ func TestStreamHeldOpenAfterDone(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// TestProxyThinkingBlocksStreamed: the thinking blocks a LiteLLM proxy
+// streams for Claude (text in pieces, then the signature; redacted blocks
+// whole) make the same blocks as a plain reply, as LiteLLM's
+// stream_chunk_builder assembles them.
+func TestProxyThinkingBlocksStreamed(t *testing.T) {
+	delta := func(d string) string { return "data: " + chunkHead + d + "}]}\n\n" }
+	body := delta(`{"role":"assistant","reasoning_content":"I should ","thinking_blocks":[{"type":"thinking","thinking":"I should ","signature":null}]}`) +
+		delta(`{"reasoning_content":"list.","thinking_blocks":[{"type":"thinking","thinking":"list."}]}`) +
+		delta(`{"thinking_blocks":[{"type":"thinking","signature":"sig=="}]}`) +
+		delta(`{"thinking_blocks":[{"type":"redacted_thinking","data":"opaque"}]}`) +
+		delta(`{"thinking_blocks":[{"type":"thinking","thinking":"unsigned, dropped"}]}`) +
+		delta(`{"tool_calls":[{"index":0,"id":"toolu_1","type":"function","function":{"name":"terminal","arguments":"{\"command\":\"ls\"}"}}]},"finish_reason":"tool_calls"`) +
+		"data: [DONE]\n\n"
+	r, _, err := stream(t, rawLLM(t, "litellm_proxy/claude-sonnet-4-5", rawServer(t, 200, body, false)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := r.Message.ThinkingBlocks
+	if len(tb) != 2 || tb[0].Thinking != "I should list." || tb[0].Signature == nil || *tb[0].Signature != "sig==" || !tb[1].Redacted || tb[1].Data != "opaque" {
+		t.Errorf("thinking blocks = %+v", tb)
+	}
+	if r.Message.ReasoningContent != "I should list." || len(r.Message.ToolCalls) != 1 {
+		t.Errorf("message = %+v", r.Message)
+	}
+}
