@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gohands/gohands/event"
@@ -98,26 +99,41 @@ func TestNoResponseRetriedWithTemperature(t *testing.T) {
 	}
 }
 
+// A call cancelled while it waits out an hour-long Retry-After ends at
+// once (in a synctest bubble, the hour costs nothing if it is waited).
 func TestCancelDuringRetryWait(t *testing.T) {
-	p := llmtest.NewProvider(t, llmtest.RateLimited(time.Hour))
-	l, err := llm.New(llm.DefaultConfig("openai/gpt-4o"), &llm.Options{Provider: p, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() {
-		_, err := l.Completion(ctx, hi(), nil, nil)
-		errc <- err
-	}()
-	for len(p.Requests()) == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	cancel()
-	err = <-errc
-	if !errors.Is(err, context.Canceled) || !errors.Is(err, llm.ErrRateLimit) {
-		t.Errorf("err = %v, want cancellation wrapping the rate limit", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p := llmtest.NewProvider(t, llmtest.RateLimited(time.Hour))
+		cfg := llm.DefaultConfig("openai/gpt-4o")
+		cfg.RetryMaxWait = 2 * 3600
+		var waits []time.Duration
+		l, err := llm.New(cfg, &llm.Options{Provider: p, Logger: quiet, OnRetry: func(_ int, wait time.Duration, _ error) {
+			waits = append(waits, wait)
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		start := time.Now()
+		go func() {
+			_, err := l.Completion(ctx, hi(), nil, nil)
+			errc <- err
+		}()
+		synctest.Wait() // the call is asleep in its wait
+		if len(p.Requests()) != 1 || len(waits) != 1 || waits[0] != time.Hour {
+			t.Fatalf("%d requests, waits %v; want one request and an hour's wait", len(p.Requests()), waits)
+		}
+		time.Sleep(time.Minute)
+		cancel()
+		err = <-errc
+		if !errors.Is(err, context.Canceled) || !errors.Is(err, llm.ErrRateLimit) {
+			t.Errorf("err = %v, want cancellation wrapping the rate limit", err)
+		}
+		if d := time.Since(start); d != time.Minute {
+			t.Errorf("the call ended %v after it began, want at its cancellation (1m)", d)
+		}
+	})
 }
 
 func TestErrorClassification(t *testing.T) {
