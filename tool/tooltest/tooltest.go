@@ -6,14 +6,13 @@
 //
 //	go test ./tools/mytool -update
 //
-// and review the diff. This package defines the -update flag; a test
-// package that imports it must not define its own (use [Update] instead).
+// and review the diff. The -update flag is the one every golden test of the
+// module shares (internal/golden); [Update] reports it.
 package tooltest
 
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,13 +20,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/internal/golden"
 	"github.com/gohands/gohands/tool"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata/ instead of comparing")
-
 // Update reports whether the test binary was run with -update.
-func Update() bool { return *update }
+func Update() bool { return golden.Update() }
 
 // Forms are the export forms Goldens checks, by file-name suffix.
 var Forms = map[string]func(tool.Tool) map[string]any{
@@ -80,23 +78,7 @@ func GoldenJSON(t testing.TB, file string, data []byte) {
 // there under -update.
 func Golden(t testing.TB, file string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", file)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run go test with -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", file), got)
 }
 
 // ReferenceParameters checks that the parameters the model sees for tl
