@@ -430,18 +430,6 @@ func TestImages(t *testing.T) {
 	}
 }
 
-func TestRateLimitThenSuccess(t *testing.T) {
-	srv := llmtest.NewAnthropic(t, llmtest.RateLimited(0), llmtest.Fail(529, ""), llmtest.Reply{Text: "finally"})
-	l := newLLM(t, srv, "anthropic/claude-opus-4-1", nil)
-	r, err := l.Completion(context.Background(), conversation(), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if event.TextOf(r.Message.Content) != "finally" || len(srv.Requests()) != 3 {
-		t.Errorf("reply %q after %d requests", event.TextOf(r.Message.Content), len(srv.Requests()))
-	}
-}
-
 func TestRateLimitErrorKind(t *testing.T) {
 	srv := llmtest.NewAnthropic(t, llmtest.RateLimited(7*time.Second))
 	l := newLLM(t, srv, "anthropic/claude-opus-4-1", func(c *llm.Config) { c.NumRetries = 1 })
@@ -449,51 +437,6 @@ func TestRateLimitErrorKind(t *testing.T) {
 	var apiErr *llm.APIError
 	if !errors.Is(err, llm.ErrRateLimit) || !errors.As(err, &apiErr) || apiErr.RetryAfter != 7*time.Second || apiErr.Code != "rate_limit_error" {
 		t.Errorf("err = %v (%+v)", err, apiErr)
-	}
-}
-
-func TestErrorsNotRetried(t *testing.T) {
-	cases := []struct {
-		reply llmtest.Reply
-		kind  error
-	}{
-		{llmtest.ContextWindowExceeded(), llm.ErrContextWindowExceeded},
-		{llmtest.Fail(401, "invalid x-api-key"), llm.ErrAuthentication},
-		{llmtest.Fail(400, "messages: roles must alternate"), llm.ErrBadRequest},
-		{llmtest.Fail(400, "messages.2: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01. Each `tool_use` block must have a corresponding `tool_result` block in the next message."), llm.ErrMalformedHistory},
-	}
-	for _, c := range cases {
-		srv := llmtest.NewAnthropic(t, c.reply)
-		l := newLLM(t, srv, "anthropic/claude-opus-4-1", nil)
-		_, err := l.Completion(context.Background(), conversation(), nil, nil)
-		if !errors.Is(err, c.kind) {
-			t.Errorf("err = %v, want %v", err, c.kind)
-		}
-		if n := len(srv.Requests()); n != 1 {
-			t.Errorf("%v: %d requests, want 1 (no retry)", c.kind, n)
-		}
-	}
-}
-
-func TestTimeout(t *testing.T) {
-	opts := &llm.CallOptions{OnDelta: func(llm.Delta) error { return nil }}
-	for _, stream := range []bool{false, true} {
-		edit := func(retries int) func(*llm.Config) {
-			return func(c *llm.Config) { c.Timeout, c.NumRetries, c.Stream = 0.1, retries, stream }
-		}
-		srv := llmtest.NewAnthropic(t, llmtest.Reply{Text: "too late", Delay: time.Minute})
-		l := newLLM(t, srv, "anthropic/claude-opus-4-1", edit(1))
-		if _, err := l.Completion(context.Background(), conversation(), nil, opts); !errors.Is(err, llm.ErrTimeout) {
-			t.Errorf("stream=%v: err = %v, want ErrTimeout", stream, err)
-		}
-
-		// With retries left, a timed-out attempt is tried again.
-		srv = llmtest.NewAnthropic(t, llmtest.Reply{Text: "too late", Delay: time.Minute}, llmtest.Reply{Text: "second try"})
-		l = newLLM(t, srv, "anthropic/claude-opus-4-1", edit(2))
-		r, err := l.Completion(context.Background(), conversation(), nil, opts)
-		if err != nil || event.TextOf(r.Message.Content) != "second try" {
-			t.Errorf("stream=%v: after a timeout: %v, %+v", stream, err, r)
-		}
 	}
 }
 
@@ -666,4 +609,18 @@ func TestReferenceRequests(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestConformance(t *testing.T) {
+	llmtest.Conformance(t, llmtest.ProviderCase{
+		Server: llmtest.NewAnthropic,
+		LLM: func(t *testing.T, srv *llmtest.Server, edit func(*llm.Config)) *llm.LLM {
+			return newLLM(t, srv, "anthropic/claude-opus-4-1", edit)
+		},
+		NotRetried: []llmtest.Refusal{
+			{Reply: llmtest.Fail(401, "invalid x-api-key"), Kind: llm.ErrAuthentication},
+			{Reply: llmtest.Fail(400, "messages: roles must alternate"), Kind: llm.ErrBadRequest},
+			{Reply: llmtest.Fail(400, "messages.2: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01. Each `tool_use` block must have a corresponding `tool_result` block in the next message."), Kind: llm.ErrMalformedHistory},
+		},
+	})
 }

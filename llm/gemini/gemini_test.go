@@ -323,18 +323,6 @@ func TestImages(t *testing.T) {
 	}
 }
 
-func TestRateLimitThenSuccess(t *testing.T) {
-	srv := llmtest.NewGemini(t, llmtest.RateLimited(0), llmtest.Fail(503, "overloaded"), llmtest.Reply{Text: "finally"})
-	l := newLLM(t, srv, "gemini/gemini-2.0-flash", nil)
-	r, err := l.Completion(context.Background(), conversation(), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if event.TextOf(r.Message.Content) != "finally" || len(srv.Requests()) != 3 {
-		t.Errorf("reply %q after %d requests", event.TextOf(r.Message.Content), len(srv.Requests()))
-	}
-}
-
 func TestRetryInfoIsHonoured(t *testing.T) {
 	body := `{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED",
 		"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37s"}]}}`
@@ -344,44 +332,6 @@ func TestRetryInfoIsHonoured(t *testing.T) {
 	var apiErr *llm.APIError
 	if !errors.Is(err, llm.ErrRateLimit) || !errors.As(err, &apiErr) || apiErr.RetryAfter != 37*time.Second {
 		t.Errorf("err = %v (%+v)", err, apiErr)
-	}
-}
-
-func TestErrorsNotRetried(t *testing.T) {
-	cases := []struct {
-		reply llmtest.Reply
-		kind  error
-	}{
-		{llmtest.ContextWindowExceeded(), llm.ErrContextWindowExceeded},
-		{llmtest.Fail(400, "API key not valid. Please pass a valid API key."), llm.ErrAuthentication},
-		{llmtest.Fail(403, "Permission denied"), llm.ErrAuthentication},
-		{llmtest.Fail(400, "Invalid JSON payload received."), llm.ErrBadRequest},
-	}
-	for _, c := range cases {
-		srv := llmtest.NewGemini(t, c.reply)
-		l := newLLM(t, srv, "gemini/gemini-2.0-flash", nil)
-		_, err := l.Completion(context.Background(), conversation(), nil, nil)
-		if !errors.Is(err, c.kind) {
-			t.Errorf("err = %v, want %v", err, c.kind)
-		}
-		if n := len(srv.Requests()); n != 1 {
-			t.Errorf("%v: %d requests, want 1", c.kind, n)
-		}
-	}
-}
-
-func TestTimeout(t *testing.T) {
-	for _, stream := range []bool{false, true} {
-		srv := llmtest.NewGemini(t, llmtest.Reply{Text: "late", Delay: time.Minute})
-		l := newLLM(t, srv, "gemini/gemini-2.0-flash", func(c *llm.Config) {
-			c.Timeout = 0.1
-			c.NumRetries = 1
-			c.Stream = stream
-		})
-		_, err := l.Completion(context.Background(), conversation(), nil, &llm.CallOptions{OnDelta: func(llm.Delta) error { return nil }})
-		if !errors.Is(err, llm.ErrTimeout) {
-			t.Errorf("stream=%v: err = %v, want ErrTimeout", stream, err)
-		}
 	}
 }
 
@@ -600,4 +550,18 @@ func systemText(body map[string]any) string {
 		b.WriteString(p.(map[string]any)["text"].(string))
 	}
 	return b.String()
+}
+
+func TestConformance(t *testing.T) {
+	llmtest.Conformance(t, llmtest.ProviderCase{
+		Server: llmtest.NewGemini,
+		LLM: func(t *testing.T, srv *llmtest.Server, edit func(*llm.Config)) *llm.LLM {
+			return newLLM(t, srv, "gemini/gemini-2.0-flash", edit)
+		},
+		NotRetried: []llmtest.Refusal{
+			{Reply: llmtest.Fail(400, "API key not valid. Please pass a valid API key."), Kind: llm.ErrAuthentication},
+			{Reply: llmtest.Fail(403, "Permission denied"), Kind: llm.ErrAuthentication},
+			{Reply: llmtest.Fail(400, "Invalid JSON payload received."), Kind: llm.ErrBadRequest},
+		},
+	})
 }

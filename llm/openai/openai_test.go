@@ -371,46 +371,6 @@ func TestRetriesExhausted(t *testing.T) {
 	}
 }
 
-func TestNoRetryOnAuthOrBadRequest(t *testing.T) {
-	for _, tc := range []struct {
-		status int
-		kind   error
-	}{{401, llm.ErrAuthentication}, {403, llm.ErrAuthentication}, {400, llm.ErrBadRequest}, {404, llm.ErrBadRequest}} {
-		srv := llmtest.NewChat(t, llmtest.Fail(tc.status, "nope"))
-		l := newLLM(t, "openai/gpt-4o", srv, nil)
-		_, err := l.Completion(context.Background(), userMsgs("hi"), nil, nil)
-		if !errors.Is(err, tc.kind) {
-			t.Errorf("HTTP %d: err = %v, want %v", tc.status, err, tc.kind)
-		}
-		if n := len(srv.Requests()); n != 1 {
-			t.Errorf("HTTP %d: %d requests, want 1", tc.status, n)
-		}
-	}
-}
-
-func TestTimeout(t *testing.T) {
-	apis(t, func(t *testing.T, model string, newServer func(...llmtest.Reply) *llmtest.Server) {
-		srv := newServer(llmtest.Reply{Text: "late", Delay: 5 * time.Second})
-		l := newLLM(t, model, srv, func(c *llm.Config) { c.Timeout = 0.2; c.NumRetries = 1 })
-		_, err := l.Completion(context.Background(), userMsgs("hi"), nil, nil)
-		if !errors.Is(err, llm.ErrTimeout) {
-			t.Fatalf("err = %v, want ErrTimeout", err)
-		}
-	})
-}
-
-func TestTimeoutThenRetrySucceeds(t *testing.T) {
-	srv := llmtest.NewChat(t, llmtest.Reply{Text: "late", Delay: 5 * time.Second}, llmtest.Reply{Text: "on time"})
-	l := newLLM(t, "openai/gpt-4o", srv, func(c *llm.Config) { c.Timeout = 0.3; c.NumRetries = 2 })
-	resp, err := l.Completion(context.Background(), userMsgs("hi"), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if event.TextOf(resp.Message.Content) != "on time" {
-		t.Errorf("text = %q", event.TextOf(resp.Message.Content))
-	}
-}
-
 func TestContextWindowError(t *testing.T) {
 	apis(t, func(t *testing.T, model string, newServer func(...llmtest.Reply) *llmtest.Server) {
 		srv := newServer(llmtest.ContextWindowExceeded())
@@ -771,5 +731,27 @@ func TestProxyThinkingBlocks(t *testing.T) {
 	}
 	if bodies[1]["thinking"] == nil {
 		t.Error("thinking not enabled for claude-sonnet-4-5")
+	}
+}
+
+func TestConformance(t *testing.T) {
+	for _, api := range []struct {
+		name, model string
+		server      func(testing.TB, ...llmtest.Reply) *llmtest.Server
+	}{{"chat", "openai/gpt-4o", llmtest.NewChat}, {"responses", "openai/gpt-5-mini", llmtest.NewResponses}} {
+		t.Run(api.name, func(t *testing.T) {
+			llmtest.Conformance(t, llmtest.ProviderCase{
+				Server: api.server,
+				LLM: func(t *testing.T, srv *llmtest.Server, edit func(*llm.Config)) *llm.LLM {
+					return newLLM(t, api.model, srv, edit)
+				},
+				NotRetried: []llmtest.Refusal{
+					{Reply: llmtest.Fail(401, "nope"), Kind: llm.ErrAuthentication},
+					{Reply: llmtest.Fail(403, "nope"), Kind: llm.ErrAuthentication},
+					{Reply: llmtest.Fail(400, "nope"), Kind: llm.ErrBadRequest},
+					{Reply: llmtest.Fail(404, "nope"), Kind: llm.ErrBadRequest},
+				},
+			})
+		})
 	}
 }

@@ -1,0 +1,83 @@
+package llmtest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
+)
+
+// A ProviderCase describes a provider for Conformance.
+type ProviderCase struct {
+	// Server starts a scripted server speaking the provider's wire
+	// format (NewAnthropic, NewGemini, ...).
+	Server func(t testing.TB, replies ...Reply) *Server
+	// LLM returns an LLM calling srv with fast retries, its configuration
+	// edited by edit when not nil.
+	LLM func(t *testing.T, srv *Server, edit func(*llm.Config)) *llm.LLM
+	// NotRetried are the provider's own error answers that must fail at
+	// once, each with its kind; a context window overflow is always
+	// checked.
+	NotRetried []Refusal
+}
+
+// A Refusal is an error answer and the llm error kind it must map to.
+type Refusal struct {
+	Reply Reply
+	Kind  error
+}
+
+// Conformance runs the behaviour every provider shares, as subtests:
+// retried failures, failures that are not retried, and timeouts, streamed
+// or not, with and without retries left.
+func Conformance(t *testing.T, c ProviderCase) {
+	t.Helper()
+	msgs := []event.Message{event.UserMessage("List the files.")}
+	text := func(r *llm.Response) string { return event.TextOf(r.Message.Content) }
+
+	t.Run("retried", func(t *testing.T) {
+		srv := c.Server(t, RateLimited(0), Fail(503, "overloaded"), Reply{Text: "finally"})
+		r, err := c.LLM(t, srv, nil).Completion(context.Background(), msgs, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text(r) != "finally" || len(srv.Requests()) != 3 {
+			t.Errorf("reply %q after %d requests, want the third's", text(r), len(srv.Requests()))
+		}
+	})
+
+	t.Run("not retried", func(t *testing.T) {
+		for _, f := range append([]Refusal{{ContextWindowExceeded(), llm.ErrContextWindowExceeded}}, c.NotRetried...) {
+			srv := c.Server(t, f.Reply)
+			_, err := c.LLM(t, srv, nil).Completion(context.Background(), msgs, nil, nil)
+			if !errors.Is(err, f.Kind) {
+				t.Errorf("err = %v, want %v", err, f.Kind)
+			}
+			if n := len(srv.Requests()); n != 1 {
+				t.Errorf("%v: %d requests, want 1 (no retry)", f.Kind, n)
+			}
+		}
+	})
+
+	t.Run("timeout", func(t *testing.T) {
+		opts := &llm.CallOptions{OnDelta: func(llm.Delta) error { return nil }}
+		for _, stream := range []bool{false, true} {
+			edit := func(retries int) func(*llm.Config) {
+				return func(c *llm.Config) { c.Timeout, c.NumRetries, c.Stream = 0.1, retries, stream }
+			}
+			srv := c.Server(t, Reply{Text: "too late", Delay: time.Minute})
+			if _, err := c.LLM(t, srv, edit(1)).Completion(context.Background(), msgs, nil, opts); !errors.Is(err, llm.ErrTimeout) {
+				t.Errorf("stream=%v: err = %v, want ErrTimeout", stream, err)
+			}
+			// With retries left, a timed-out attempt is tried again.
+			srv = c.Server(t, Reply{Text: "too late", Delay: time.Minute}, Reply{Text: "second try"})
+			r, err := c.LLM(t, srv, edit(2)).Completion(context.Background(), msgs, nil, opts)
+			if err != nil || text(r) != "second try" {
+				t.Errorf("stream=%v: after a timeout: %v, %+v", stream, err, r)
+			}
+		}
+	})
+}
