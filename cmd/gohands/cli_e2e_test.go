@@ -334,3 +334,37 @@ func TestE2ELongSessionCondensed(t *testing.T) {
 		t.Error("the summary does not reach the model")
 	}
 }
+
+// TestE2EContextFilesReachModel: gohands run's default agent sends the
+// workspace's AGENTS.md, a project skill and a user skill to the model;
+// CLAUDE.md speaks to Claude models only (as in the reference), so
+// gpt-4o does not get it.
+func TestE2EContextFilesReachModel(t *testing.T) {
+	e := newE2E(t, finishReply("ok"))
+	files := map[string]string{
+		filepath.Join(e.work, "AGENTS.md"): "Run make lint before finishing (agents-md-marker).\n",
+		filepath.Join(e.work, "CLAUDE.md"): "Tabs, not spaces (claude-md-marker).\n",
+		filepath.Join(e.work, ".openhands", "skills", "deploy", "SKILL.md"): "---\nname: deploy\n" +
+			"description: How to deploy this service (project-skill-marker).\n---\nRun ./deploy.sh.\n",
+		filepath.Join(e.home, ".openhands", "skills", "style", "SKILL.md"): "---\nname: style\n" +
+			"description: The user's code style (user-skill-marker).\n---\nPrefer short functions.\n",
+	}
+	for path, text := range files {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.mustRun(0, e.args("hi")...)
+	body := string(e.srv.Requests()[0].RawBody)
+	for _, marker := range []string{"agents-md-marker", "project-skill-marker", "user-skill-marker"} {
+		if !strings.Contains(body, marker) {
+			t.Errorf("the model's first request lacks %s", marker)
+		}
+	}
+	if strings.Contains(body, "claude-md-marker") {
+		t.Error("CLAUDE.md reached a GPT model")
+	}
+}

@@ -171,17 +171,19 @@ func TestTUIInTmux(t *testing.T) {
 	s.typeLine("count the lines")
 	s.waitFor("› count the lines", "Let me count for you.", "$ echo first-line",
 		"The agent wants to run 1 action", "always (this session)")
+	// A message typed at the panel waits for the answer and the run.
+	s.typeLine("thanks")
+	scr := s.waitFor("⏵ queued: thanks")
+	t.Logf("the panel with a queued message:\n%s", scr)
 	s.keys("a")
 	// The command's first line shows while it still runs.
 	s.waitFor("first-line", "Running terminal")
 	if err := os.WriteFile(filepath.Join(e.work, gate), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	scr := s.waitFor("second-line", "Counted two lines.", "confirm never")
-	t.Logf("after the first task:\n%s", scr)
-
-	s.typeLine("thanks")
-	s.waitFor("You are welcome.")
+	scr = s.waitFor("second-line", "Counted two lines.", "confirm never", "› thanks", "You are welcome.")
+	t.Logf("after the first task and the queued message:\n%s", scr)
+	s.waitGone("queued")
 	s.typeLine("/cost")
 	s.waitFor("Total: $")
 	s.typeLine("/model openai/gpt-4o-mini")
