@@ -138,29 +138,38 @@ func (s *Server) loadStored(ctx context.Context) error {
 // lookup returns the conversation with id, or nil. With a shared catalog,
 // a conversation another server created is found there.
 func (s *Server) lookup(id string) *conv {
+	c, _ := s.lookupErr(id)
+	return c
+}
+
+// lookupErr is lookup that tells a conversation that does not exist (nil,
+// nil) from a shared catalog that cannot be read (nil, an error with
+// status 503): an unreachable database must not read as "not found".
+func (s *Server) lookupErr(id string) (*conv, error) {
 	s.mu.RLock()
 	c := s.convs[id]
 	s.mu.RUnlock()
 	if c != nil || !s.cat.shared() {
-		return c
+		return c, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	m, ok, err := s.cat.meta(ctx, id)
 	if err != nil {
 		s.log.Warn("looking a conversation up", "conversation", id, "err", err)
+		return nil, &httpError{status: http.StatusServiceUnavailable, detail: "The conversation store cannot be read; retry later."}
 	}
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c := s.convs[id]; c != nil {
-		return c
+		return c, nil
 	}
 	c = &conv{s: s, id: id, meta: m}
 	s.convs[id] = c
-	return c
+	return c, nil
 }
 
 func (c *conv) isLoaded() bool {
@@ -404,6 +413,12 @@ func (c *conv) run(ctx context.Context) error {
 		if err != nil && !errors.As(err, &re) && !errors.Is(err, conversation.ErrConversationClosed) {
 			s.log.Error("conversation run failed", "conversation", c.id, "err", err)
 		}
+		// A run that ended in error still "running" could not record its
+		// end: its store failed (a shared database unreachable, a lease
+		// lost). What this server holds is no longer the truth: it lets
+		// the conversation go, and it is opened again from the database
+		// (see pgstore's abandon).
+		abandon := err != nil && s.cat.shared() && lc.Status() == conversation.StatusRunning && !s.closing.Load()
 		c.mu.Lock()
 		c.running = false
 		c.lastUsed = time.Now()
@@ -416,6 +431,12 @@ func (c *conv) run(ctx context.Context) error {
 		c.publishFullState(lc)
 		for _, h := range s.hooks {
 			h.addConversation(c)
+		}
+		if abandon {
+			s.log.Warn("letting a conversation go after its store failed", "conversation", c.id, "err", err)
+			if err := c.unload(true); err != nil {
+				s.log.Debug("letting a conversation go", "conversation", c.id, "err", err)
+			}
 		}
 	}()
 	return nil

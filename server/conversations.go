@@ -809,7 +809,11 @@ func (s *Server) withConv(w http.ResponseWriter, r *http.Request, notFoundStatus
 		writeErr(w, err)
 		return nil
 	}
-	c := s.lookup(id)
+	c, err := s.lookupErr(id)
+	if err != nil {
+		writeErr(w, err)
+		return nil
+	}
 	if c == nil || c.isGone() {
 		if notFoundStatus == http.StatusOK {
 			writeJSON(w, http.StatusOK, successResponse{Success: false})

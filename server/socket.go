@@ -98,7 +98,12 @@ func (s *Server) handleEventSocket(w http.ResponseWriter, r *http.Request) {
 	id, err := conversationID(r)
 	var c *conv
 	if err == nil {
-		c = s.lookup(id)
+		if c, err = s.lookupErr(id); err != nil {
+			// The shared store cannot be read: not a 4004, which
+			// clients take as final.
+			conn.Close(closeTryLater, "The conversation store cannot be read; reconnect")
+			return
+		}
 	}
 	if c == nil || c.isGone() {
 		conn.Close(closeNotFound, "Conversation not found")

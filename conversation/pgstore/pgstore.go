@@ -40,6 +40,12 @@ import (
 // has taken over.
 var ErrLeaseLost = errors.New("pgstore: the conversation's lease was lost to another process")
 
+// ErrAbandoned is returned by writes of a store after one of its writes
+// failed (the database was unreachable, say): the process gave the
+// conversation up, and it is opened again from the database, here or on
+// another server, once its lease expires.
+var ErrAbandoned = errors.New("pgstore: an earlier write failed; the conversation must be opened again")
+
 // Options configure a Backend. A nil *Options is the default.
 type Options struct {
 	// Node names this process in leases (default: host name, process id

@@ -29,10 +29,11 @@ type Store struct {
 	data   [][]byte
 	closed bool
 
-	stop     chan struct{}
-	lost     chan struct{}
-	lostOnce sync.Once
-	done     sync.WaitGroup
+	stop      chan struct{}
+	lost      chan struct{}
+	lostOnce  sync.Once
+	abandoned error // set once, under writeMu: the write that failed
+	done      sync.WaitGroup
 }
 
 var _ conversation.Store = (*Store)(nil)
@@ -91,6 +92,8 @@ func (s *Store) heartbeat() {
 		select {
 		case <-s.stop:
 			return
+		case <-s.lost:
+			return
 		case <-t.C:
 		}
 		ctx, cancel := s.ctx()
@@ -112,6 +115,33 @@ func (s *Store) markLost() {
 		s.b.opts.Logger.Error("pgstore: lease lost to another process; the conversation is read-only here", "conversation", s.id)
 		close(s.lost)
 	})
+}
+
+// abandon gives the conversation up after a write failed (writeMu
+// held): what this process holds in memory may now differ from the
+// database, so it never writes again and stops renewing the lease without
+// releasing it. Once the lease expires a server takes the conversation
+// over from the database, as after a crash: the crash-recovery rules
+// answer the action in progress and a run resumes.
+func (s *Store) abandon(err error) {
+	s.abandoned = err
+	s.lostOnce.Do(func() {
+		s.b.opts.Logger.Error("pgstore: a write failed; the conversation is given up here until its lease expires", "conversation", s.id, "err", err)
+		close(s.lost)
+	})
+}
+
+// writable returns why the store cannot be written, or nil (writeMu held).
+func (s *Store) writable() error {
+	switch {
+	case s.isClosed():
+		return conversation.ErrClosed
+	case s.abandoned != nil:
+		return fmt.Errorf("%w (after: %v)", ErrAbandoned, s.abandoned)
+	case s.isLost():
+		return ErrLeaseLost
+	}
+	return nil
 }
 
 func (s *Store) isLost() bool {
@@ -150,18 +180,17 @@ func (s *Store) ReadBase() ([]byte, error) {
 func (s *Store) WriteBase(data []byte) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if s.isClosed() {
-		return conversation.ErrClosed
-	}
-	if s.isLost() {
-		return ErrLeaseLost
+	if err := s.writable(); err != nil {
+		return err
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
 	tag, err := s.b.pool.Exec(ctx, `UPDATE gohands_conversations SET base = $4, updated_at = now()
 		WHERE id = $1 AND owner = $2 AND epoch = $3`, s.id, s.b.opts.Node, s.epoch, string(data))
 	if err != nil {
-		return fmt.Errorf("pgstore: write base state of %s: %w", s.id, err)
+		err = fmt.Errorf("pgstore: write base state of %s: %w", s.id, err)
+		s.abandon(err)
+		return err
 	}
 	if tag.RowsAffected() == 0 {
 		s.markLost()
@@ -176,11 +205,8 @@ func (s *Store) WriteBase(data []byte) error {
 func (s *Store) Append(e event.Event) (conversation.Entry, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if s.isClosed() {
-		return conversation.Entry{}, conversation.ErrClosed
-	}
-	if s.isLost() {
-		return conversation.Entry{}, ErrLeaseLost
+	if err := s.writable(); err != nil {
+		return conversation.Entry{}, err
 	}
 	b := e.EventBase()
 	if err := s.idx.CheckAppend(b.ID, b.ParentID); err != nil {
@@ -205,7 +231,9 @@ func (s *Store) Append(e event.Event) (conversation.Entry, error) {
 		SELECT $1, $4, $5, $6, $7, $8, $9 WHERE EXISTS (SELECT 1 FROM held)`,
 		s.id, s.b.opts.Node, s.epoch, i, b.ID, kind, string(b.Source), b.Timestamp, string(data))
 	if err != nil {
-		return conversation.Entry{}, fmt.Errorf("pgstore: append event %d to %s: %w", i, s.id, err)
+		err = fmt.Errorf("pgstore: append event %d to %s: %w", i, s.id, err)
+		s.abandon(err)
+		return conversation.Entry{}, err
 	}
 	if tag.RowsAffected() == 0 {
 		s.markLost()
@@ -268,6 +296,12 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	close(s.stop)
 	s.done.Wait()
+	s.writeMu.Lock()
+	abandoned := s.abandoned != nil
+	s.writeMu.Unlock()
+	if abandoned {
+		return nil // the lease expires; see abandon
+	}
 	return s.release()
 }
 
