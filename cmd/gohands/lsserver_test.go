@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -94,5 +95,76 @@ func TestRunServer(t *testing.T) {
 	code, _, errOut = inProcess(t, map[string]string{"HOME": t.TempDir(), "LLM_MODEL": "openai/gpt-4o", "LLM_API_KEY": "x"}, "run", "--server", hs.URL, "--session-key", "bad", "hi")
 	if code != exitError || !strings.Contains(errOut, "401") {
 		t.Errorf("wrong key: exit %d: %s", code, errOut)
+	}
+}
+
+// startAgentServer starts gohands' agent server in this process, with
+// session key "k", and returns its URL.
+func startAgentServer(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	srv, err := server.New(&server.Options{
+		ConversationsPath: dir + "/c", WorkspacePath: dir + "/w", BashEventsDir: dir + "/b",
+		SessionAPIKeys: []string{"k"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		hs.CloseClientConnections()
+		srv.Close(ctx)
+		hs.Close()
+	})
+	return hs.URL
+}
+
+// TestE2ERemoteInterrupt: Ctrl-C during `gohands run --server` pauses the
+// conversation on the server, as in a local run: exit 130 with a hint
+// naming the server, and running it again there finishes it.
+func TestE2ERemoteInterrupt(t *testing.T) {
+	url := startAgentServer(t)
+	e := newE2E(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("call_sleep", "terminal", map[string]any{
+		"command": "touch started && sleep 30 && touch slept", "timeout": 60,
+	})}})
+	args := func(extra ...string) []string {
+		return append([]string{"run", "--server", url, "--session-key", "k", "--workspace", e.work,
+			"--conversation-id", e.id, "--llm-config", e.config}, extra...)
+	}
+	status := func() string {
+		ws := &workspace.Remote{Host: url, APIKey: "k"}
+		var info struct {
+			Status string `json:"execution_status"`
+		}
+		if err := ws.Request(t.Context(), "GET", "/api/conversations/"+e.id, nil, nil, &info); err != nil {
+			t.Fatal(err)
+		}
+		return info.Status
+	}
+	p := e.start(args("--json", "wait a while")...)
+	p.waitFile(filepath.Join(e.work, "started"), time.Minute)
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	r := p.wait(2 * time.Minute)
+	if r.code != exitPaused {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, exitPaused, r.stderr)
+	}
+	want := "gohands: paused by interrupt; continue with: gohands run --conversation-id " + e.id + " --server " + url
+	if last := lastLine(r.stderr); !strings.HasPrefix(last, want) {
+		t.Errorf("last stderr line = %q, want %q", last, want)
+	}
+	if st := status(); st != "paused" {
+		t.Errorf("status on the server %s, want paused", st)
+	}
+	e.srv.Add(finishReply("Resumed and done."))
+	r = e.mustRun(0, args("--json")...)
+	if !strings.Contains(r.stdout, "Resumed and done.") {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+	if st := status(); st != "finished" {
+		t.Errorf("status on the server %s, want finished", st)
 	}
 }

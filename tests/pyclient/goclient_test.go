@@ -114,7 +114,7 @@ func goClientTranscript(t *testing.T, url, modelURL string) map[string]any {
 	for _, sc := range []struct {
 		name string
 		fn   func(entry map[string]any) error
-	}{{"echo", r.echo}, {"pause", r.pause}, {"confirm", r.confirm}, {"secret", r.secret}} {
+	}{{"echo", r.echo}, {"pause", r.pause}, {"interrupt", r.interrupt}, {"confirm", r.confirm}, {"secret", r.secret}} {
 		entry := map[string]any{"steps": []any{}}
 		scenarios[sc.name] = entry
 		if err := sc.fn(entry); err != nil {
@@ -377,6 +377,44 @@ func (r *goRun) pause(entry map[string]any) error {
 	return nil
 }
 
+func (r *goRun) interrupt(entry map[string]any) error {
+	ctx, cancel := context.WithTimeout(r.t.Context(), goClientTimeout)
+	defer cancel()
+	c, rec, err := r.conversation(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.SendMessage(ctx, event.UserMessage("#interrupt Think slowly.")); err != nil {
+		return err
+	}
+	first := make(chan error, 1)
+	go func() { first <- c.Run(ctx) }()
+	if _, err := r.waitStatus(c, conversation.StatusRunning); err != nil {
+		return err
+	}
+	time.Sleep(500 * time.Millisecond) // the model's answer is on its way (a minute late)
+	if err := c.Interrupt(); err != nil {
+		return err
+	}
+	st, err := r.waitStatus(c, conversation.StatusPaused)
+	if err != nil {
+		return err
+	}
+	step(entry, "after", "interrupt", "status", st)
+	if err := <-first; err != nil {
+		return fmt.Errorf("the interrupted run: %w", err)
+	}
+	if err := c.SendMessage(ctx, event.UserMessage("#go-on Go on.")); err != nil {
+		return err
+	}
+	if err := c.Run(ctx); err != nil {
+		return err
+	}
+	step(entry, "after", "run", "status", string(c.Status()))
+	return r.events(ctx, c, rec, entry)
+}
+
 func (r *goRun) confirm(entry map[string]any) error {
 	ctx, cancel := context.WithTimeout(r.t.Context(), goClientTimeout)
 	defer cancel()
@@ -459,7 +497,10 @@ func (r *goRun) workspaceOps(out map[string]any) error {
 	if res, err = ws.Execute(ctx, "echo started; sleep 20", &workspace.ExecOptions{Cwd: wd, Timeout: 2 * time.Second}); err != nil {
 		return err
 	}
-	out["execute_timeout"] = map[string]any{"exit_code": res.ExitCode, "timeout_occurred": res.TimeoutOccurred}
+	out["execute_timeout"] = map[string]any{"exit_code": res.ExitCode}
+	if !res.TimeoutOccurred {
+		r.errorf("execute_timeout: TimeoutOccurred is false: %+v", res)
+	}
 
 	tmp := r.t.TempDir()
 	src := filepath.Join(tmp, "up.bin")

@@ -275,6 +275,8 @@ func checkScenarios(t *testing.T, tr map[string]any) {
 		{"echo", 0, "finished"},
 		{"pause", 0, "paused"},
 		{"pause", 1, "finished"},
+		{"interrupt", 0, "paused"},
+		{"interrupt", 1, "finished"},
 		{"confirm", 0, "waiting_for_confirmation"},
 		{"confirm", 1, "waiting_for_confirmation"},
 		{"confirm", 2, "idle"},
