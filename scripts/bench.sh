@@ -20,9 +20,6 @@ out+=$'\n'$(go test -run '^$' -benchtime 1x -bench '^BenchmarkIdleConversationMe
 # Per-step cost against the history (issue 20): 20 steps after 10, 100 and
 # 1,000 steps of history.
 out+=$'\n'$(go test -run '^$' -benchmem -benchtime 20x -bench '^BenchmarkStepHistory$' "$@" ./agent/)
-# One scripted step (message, run, reply, finished) in this process and
-# through conversation/remote on gohands' agent server over loopback (issue 12).
-out+=$'\n'$(go test -run '^$' -benchtime 200x -bench '^BenchmarkRoundTrip$' "$@" ./conversation/remote/)
 echo "$out" >&2
 
 echo "$out" | awk '
@@ -122,6 +119,34 @@ END {
     g = v[f[1] "|" f[2] "|gohands"]; ref = v[f[1] "|" f[2] "|reference"]
     printf "%-48s %12s %12s %10s\n", f[3], (g == "" ? "-" : g), (ref == "" ? "-" : ref), f[4]
   }
+}'
+
+# One scripted step (message, run, text reply, finished) through a
+# conversation in the client's process and through a remote conversation
+# on an agent server process over loopback (issue 12): gohands' client on
+# gohands serve and on the reference's server, the reference's Python
+# client locally and on its own server. BENCH_SERVERS=gohands leaves the
+# reference out.
+if [[ $servers == gohands ]]; then rt='^BenchmarkRoundTrip$/^gohands$/^(local|gohands-server)$'; else rt='^BenchmarkRoundTrip$'; fi
+rout=$(go test -run '^$' -benchtime 1x -timeout 40m -bench "$rt" "$@" ./tests/pyclient/)
+echo "$rout" >&2
+echo
+echo "$rout" | awk '
+/^BenchmarkRoundTrip/ {
+  name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkRoundTrip\//, "", name)
+  for (i = 3; i < NF; i++) if ($(i+1) ~ /[a-zA-Z]/ && $(i) ~ /^[0-9.e+-]+$/) v[name "|" $(i+1)] = $(i)
+}
+END {
+  printf "%-48s %12s %12s\n", "one scripted step (ms, mean / p50)", "gohands", "reference"
+  row("local (in the client process)", "local")
+  row("remote, own server over loopback", "gohands-server", "reference-server")
+  g = v["gohands/reference-server|ms/step"]
+  printf "%-48s %12s %12s\n", "remote, Go client on the reference server", (g == "" ? "-" : g " / " v["gohands/reference-server|p50-ms"]), "-"
+}
+function row(label, gw, rw,   g, r) {
+  if (rw == "") rw = gw
+  g = v["gohands/" gw "|ms/step"]; r = v["reference/" rw "|ms/step"]
+  printf "%-48s %12s %12s\n", label, (g == "" ? "-" : g " / " v["gohands/" gw "|p50-ms"]), (r == "" ? "-" : r " / " v["reference/" rw "|p50-ms"])
 }'
 
 # The sandbox (issue 13): a container of the gohands image from creation to a
