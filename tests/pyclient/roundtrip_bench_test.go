@@ -44,10 +44,10 @@ func BenchmarkRoundTrip(b *testing.B) {
 		cfg.BaseURL, cfg.APIKey, cfg.UsageID, cfg.NumRetries = modelURL+"/v1", secret.New("scripted"), "agent", 0
 		return agent.New(cfg, []tool.Spec{{Name: "terminal"}}, nil)
 	}
-	timeSteps := func(b *testing.B, c conversation.Conversation) {
+	timeSteps := func(b *testing.B, c conversation.Conversation, n int) {
 		ctx := b.Context()
-		lat := make([]time.Duration, 0, goSteps)
-		for i := range goSteps + 1 { // the first warms up
+		lat := make([]time.Duration, 0, n)
+		for i := range n + 1 { // the first warms up
 			start := time.Now()
 			if err := c.SendMessage(ctx, event.UserMessage("hi")); err != nil {
 				b.Fatal(err)
@@ -66,14 +66,14 @@ func BenchmarkRoundTrip(b *testing.B) {
 		slices.Sort(lat)
 		report(b, float64(sum.Microseconds())/1e3/float64(len(lat)), float64(lat[len(lat)/2].Microseconds())/1e3)
 	}
-	goRemote := func(b *testing.B, url string) {
+	goRemote := func(b *testing.B, url string, n int) {
 		model := newModel(b)
 		c, err := remote.New(b.Context(), goAgent(model.URL), &workspace.Remote{Host: url, APIKey: apiKey, WorkingDir: b.TempDir()}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer c.Close()
-		timeSteps(b, c)
+		timeSteps(b, c, n)
 	}
 	pyRun := func(b *testing.B, py string, args ...string) {
 		model := newModel(b)
@@ -106,11 +106,13 @@ func BenchmarkRoundTrip(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer c.Close()
-		timeSteps(b, c)
+		timeSteps(b, c, goSteps)
 	})
-	b.Run("gohands/gohands-server", func(b *testing.B) { goRemote(b, startGohandsServer(b).URL) })
+	b.Run("gohands/gohands-server", func(b *testing.B) { goRemote(b, startGohandsServer(b).URL, goSteps) })
 	b.Run("gohands/reference-server", func(b *testing.B) {
-		goRemote(b, startReferenceServer(b, testenv.ReferencePython(b)).URL)
+		// As many steps as the reference's client makes there: the
+		// reference's server slows down as a conversation grows.
+		goRemote(b, startReferenceServer(b, testenv.ReferencePython(b)).URL, pySteps)
 	})
 	b.Run("reference/local", func(b *testing.B) { pyRun(b, testenv.ReferencePython(b)) })
 	b.Run("reference/reference-server", func(b *testing.B) {
