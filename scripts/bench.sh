@@ -70,6 +70,17 @@ go build -ldflags='-s -w' -o "$szdir/gohands-stripped" ./cmd/gohands
 printf '%-48s %12s %10s\n' "binary" "MB" "target"
 printf '%-48s %12.1f %10s\n' "gohands, unstripped" "$(stat -c %s "$szdir/gohands" | awk '{print $1/1e6}')" "<= 40"
 printf '%-48s %12.1f %10s\n' "gohands, stripped (-s -w)" "$(stat -c %s "$szdir/gohands-stripped" | awk '{print $1/1e6}')" "-"
+# A reachable reflect Method/MethodByName call (text/template's evalField,
+# for one) makes the linker keep every exported method of every type that
+# may be converted to an interface: it cost gohands tens of MB until the
+# provider SDKs and glamour went. This row names such functions; it should
+# stay empty.
+dce=$(go build -ldflags=-dumpdep -o /dev/null ./cmd/gohands 2>&1 | { grep -o '^[^ ]* <ReflectMethod>' || true; } | sort -u | sed 's/ <ReflectMethod>//' | paste -sd, -)
+printf '%-48s %12s %10s\n' "functions disabling method dead-code removal" "${dce:-none}" "none"
+if command -v /usr/bin/time >/dev/null; then
+  rss=$(/usr/bin/time -f %M "$szdir/gohands" --version 2>&1 >/dev/null | tail -1)
+  printf '%-48s %12.1f %10s\n' "peak RSS of gohands --version (MB)" "$(awk -v k="$rss" 'BEGIN{print k/1024}')" "-"
+fi
 if [[ ${BENCH_SIZES:-1} != 0 ]]; then
   size_of() { # name import-path...
     local d=$szdir/$1; shift; mkdir -p "$d"
@@ -79,8 +90,9 @@ if [[ ${BENCH_SIZES:-1} != 0 ]]; then
       go build -o bin . && stat -c %s bin)
   }
   base=$(size_of base)
-  for m in "openai-go github.com/openai/openai-go/v3 github.com/openai/openai-go/v3/responses" \
-           "mcp-go-sdk github.com/modelcontextprotocol/go-sdk/mcp" \
+  for m in "mcp-go-sdk github.com/modelcontextprotocol/go-sdk/mcp" \
+           "pgx github.com/jackc/pgx/v5 github.com/jackc/pgx/v5/pgxpool" \
+           "bubbletea+lipgloss charm.land/bubbletea/v2 charm.land/lipgloss/v2" \
            "chromedp github.com/chromedp/chromedp"; do
     set -- $m
     name=$1; shift
