@@ -555,3 +555,38 @@ func TestTUICrashRestore(t *testing.T) {
 		t.Fatalf("exit %s: %s", code, stderr)
 	}
 }
+
+// TestLineModeHeldMessage: a message typed to a conversation whose
+// action waits for an answer is not lost, nor does it approve the
+// action: the question comes first, and the message is sent after the
+// run the answer starts.
+func TestLineModeHeldMessage(t *testing.T) {
+	e := newE2E(t)
+	marker := filepath.Join(e.work, "marker")
+	e.srv.Add(touchReplies(marker)[0])
+	e.mustRun(exitConfirmation, e.args("--confirm", "always", "touch the marker")...)
+
+	e.srv.Add(finishReply("done"), llmtest.Reply{Text: "It marks the spot."})
+	e.stdin = "what is the marker for?\ny\n/exit\n"
+	p := e.start("--no-tui", "-r", e.id, "--persistence-dir", e.data, "--llm-config", e.config)
+	r := p.wait(2 * time.Minute)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the approved command did not run: %v", err)
+	}
+	if !strings.Contains(r.stdout, "It marks the spot.") {
+		t.Errorf("the held message was not answered:\n%s", r.stdout)
+	}
+	reqs := e.srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests, want 3", len(reqs))
+	}
+	if strings.Contains(string(reqs[1].RawBody), "what is the marker for?") {
+		t.Error("the message went out before the answer")
+	}
+	if !strings.Contains(string(reqs[2].RawBody), "what is the marker for?") {
+		t.Error("the held message never reached the model")
+	}
+}

@@ -44,6 +44,11 @@ type cell struct {
 	failed   bool
 	rejected bool
 	expanded bool
+
+	// The agent's message as markdown renders it, kept while its text
+	// and the width stay: the screen is drawn at every event.
+	md, mdText string
+	mdWidth    int
 }
 
 var (
@@ -69,8 +74,11 @@ func (c *cell) render(w int, selected bool, markdown func(string, int) string) [
 		return wrapLines(styleUser.Render("› ")+styleUser.Render(c.text), w)
 	case cellAgent:
 		if !c.streaming && markdown != nil {
-			if s := markdown(c.text, w); s != "" {
-				return strings.Split(strings.Trim(s, "\n"), "\n")
+			if c.mdWidth != w || c.mdText != c.text {
+				c.md, c.mdText, c.mdWidth = strings.Trim(markdown(c.text, w), "\n"), c.text, w
+			}
+			if c.md != "" {
+				return strings.Split(c.md, "\n")
 			}
 		}
 		return wrapLines(c.text, w)

@@ -496,3 +496,23 @@ func TestQuestion(t *testing.T) {
 		t.Errorf("Esc did not cancel: answer %q, mode %v", got, m.mode)
 	}
 }
+
+// TestMarkdownCached: a finished message is rendered as markdown once per
+// width, not at every redraw.
+func TestMarkdownCached(t *testing.T) {
+	calls := 0
+	md := func(s string, w int) string { calls++; return "MD:" + s }
+	m := newModel(t, &fake{}, &Options{Markdown: md})
+	m.Update(EventMsg{agentMsg("**done**")})
+	for range 3 {
+		m.Render()
+	}
+	if calls != 1 || !strings.Contains(m.Render(), "MD:**done**") {
+		t.Errorf("%d markdown renders for 4 redraws", calls)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 60, Height: 24})
+	m.Render()
+	if calls != 2 {
+		t.Errorf("%d renders after a resize, want 2", calls)
+	}
+}
