@@ -486,3 +486,73 @@ func TestResumeRebuiltBaseState(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeArgumentsStoredOnce: a call with large arguments (under the
+// limit) is stored with them once, in the action, and reads back with the
+// same arguments, which the model is sent (issue 17 item 10).
+func TestLargeArgumentsStoredOnce(t *testing.T) {
+	big := strings.Repeat("y", 300<<10)
+	a, p := newAgent(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "terminal", Arguments: `{"security_risk": "LOW", "command": "echo ` + big + ` | wc -c"}`}}},
+		llmtest.Reply{Text: "ok"},
+	)
+	a.Tools = append(a.Tools, tool.Spec{Name: terminal.Name})
+	base := t.TempDir()
+	task := event.UserMessage("go")
+	c, err := conversation.New(ctx, a, t.TempDir(), &conversation.LocalOptions{Backend: filestore.NewBackend(base, nil), FirstMessage: &task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var live *event.ActionEvent
+	for _, e := range logEvents(t, c) {
+		if ae, ok := e.(*event.ActionEvent); ok {
+			live = ae
+		}
+	}
+	if live == nil || live.Action == nil {
+		t.Fatalf("no action: %+v", live)
+	}
+	var args map[string]any
+	if err := json.Unmarshal([]byte(live.ToolCall.Arguments), &args); err != nil || args["command"] != "echo "+big+" | wc -c" {
+		t.Fatalf("arguments read back: %v, %.200s", err, live.ToolCall.Arguments)
+	}
+	reqs := p.Requests()
+	b, _ := json.Marshal(reqs[len(reqs)-1].Messages)
+	if !strings.Contains(string(b), big) || !strings.Contains(string(b), "307201") {
+		t.Errorf("the model was not sent the call and its result")
+	}
+	// On disk: the event file holds the argument once.
+	dir := filestore.Dir(base, c.ID())
+	files, _ := filepath.Glob(filepath.Join(dir, filestore.EventsDir, "event-*.json"))
+	total := 0
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		total += len(data)
+		if n := strings.Count(string(data), big); n > 1 {
+			t.Errorf("%s holds the argument %d times", filepath.Base(f), n)
+		}
+	}
+	if total > len(big)*3/2 {
+		t.Errorf("the events take %d bytes for a %d byte argument", total, len(big))
+	}
+	// Reopened, the event reads back the same.
+	c.Close()
+	st, err := filestore.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for i := range st.Len() {
+		e, err := st.Event(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ae, ok := e.(*event.ActionEvent); ok && ae.ToolCall.Arguments != live.ToolCall.Arguments {
+			t.Errorf("arguments after reopening differ: %.200s", ae.ToolCall.Arguments)
+		}
+	}
+}

@@ -2,8 +2,10 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -14,6 +16,32 @@ import (
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/tool"
 )
+
+// keepArgumentsOnce replaces the large arguments of a's call by the ones
+// its action stands for (event.ActionArguments), so that the stores keep
+// them once, in the action (event.CompactArguments). Only when they say
+// the same: every argument the model gave, with the same value.
+func keepArgumentsOnce(a *event.ActionEvent) {
+	args, err := event.ActionArguments(a)
+	if err != nil {
+		return
+	}
+	var given, derived map[string]any
+	if json.Unmarshal([]byte(a.ToolCall.Arguments), &given) != nil || json.Unmarshal([]byte(args), &derived) != nil {
+		return
+	}
+	for k, v := range given {
+		// The model's risk and summary are the event's, and kept there
+		// when the agent honours them.
+		if k == tool.MetaSecurityRisk || k == tool.MetaSummary {
+			continue
+		}
+		if !reflect.DeepEqual(derived[k], v) {
+			return
+		}
+	}
+	a.ToolCall.Arguments = args
+}
 
 // MaxToolArgumentBytes bounds the arguments of one tool call. A larger
 // call is answered with an error the model sees, and only the size of its
@@ -276,6 +304,9 @@ func (r *runner) toolCalls(ctx context.Context, resp *llm.Response) error {
 		ae.ToolName, ae.Action = call.Name, call.Action
 		ae.ToolCall.Name, ae.ToolCall.Arguments = call.Name, call.Arguments
 		ae.SecurityRisk, ae.Summary = call.SecurityRisk, call.Summary
+		if len(ae.ToolCall.Arguments) >= event.LargeArgumentBytes {
+			keepArgumentsOnce(ae)
+		}
 		actions = append(actions, ae)
 		valid = append(valid, ae)
 		if call.Name == FinishToolName {

@@ -371,6 +371,13 @@ func (e *ActionEvent) decode(kind string, data []byte) error {
 		LLMResponseID: *m.LLMResponseID, SecurityRisk: m.SecurityRisk, CriticResult: m.CriticResult,
 		Summary: m.Summary,
 	}
+	if e.ToolCall.Arguments == argumentsInAction && action != nil {
+		args, err := ActionArguments(e)
+		if err != nil {
+			return fmt.Errorf("tool_call: arguments kept in the action: %w", err)
+		}
+		e.ToolCall.Arguments = args
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gohands/gohands/event"
 )
@@ -52,6 +53,19 @@ func SplitMeta(args json.RawMessage, t Tool, honourRisk bool) (clean json.RawMes
 	clean = o.marshal()
 	if summary == "" {
 		summary = t.Name() + ": " + pyJSON(clean)
+		if len(summary) > maxGeneratedSummary {
+			// The reference keeps all of it: large arguments would be
+			// stored a second time in the event.
+			cut := maxGeneratedSummary
+			for cut > 0 && !utf8.RuneStart(summary[cut]) {
+				cut--
+			}
+			summary = summary[:cut] + "…"
+		}
 	}
 	return clean, risk, summary, nil
 }
+
+// maxGeneratedSummary bounds the summary made from the arguments when the
+// model gives none.
+const maxGeneratedSummary = 500

@@ -501,6 +501,7 @@ func (s *Store) Append(e event.Event) (conversation.Entry, error) {
 		return conversation.Entry{}, fmt.Errorf("filestore: %T has no registered kind", e)
 	}
 	i := s.idx.Len()
+	e = event.CompactArguments(e) // large tool-call arguments kept once
 	if s.wb != nil {
 		ent, err := s.journalAppend(i, e, kind)
 		if err != nil {

@@ -347,7 +347,11 @@ func (e *Editor) create(t target, fileText *string) (*Observation, error) {
 	case err != nil:
 		return nil, failf("Cannot create %s: %v", t.path, unwrapPath(err))
 	}
-	return textObs(CommandCreate, t.path, false, nil, fileText, "File created successfully at: "+t.path), nil
+	newContent := fileText
+	if len(*fileText) >= event.LargeArgumentBytes {
+		newContent = nil // the action holds it: stored once
+	}
+	return textObs(CommandCreate, t.path, false, nil, newContent, "File created successfully at: "+t.path), nil
 }
 
 // textObs builds a successful observation with one text block.

@@ -41,6 +41,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gohands/gohands/event"
 )
@@ -207,6 +208,14 @@ func (o *Observation) llmText() string {
 
 // newObservation returns an observation of command with text as output.
 func newObservation(command, text string) *Observation {
+	if len(command) >= event.LargeArgumentBytes {
+		// The action holds it: stored once.
+		cut := 200
+		for cut > 0 && !utf8.RuneStart(command[cut]) {
+			cut--
+		}
+		command = fmt.Sprintf("%s… [%d bytes, in the action]", command[:cut], len(command))
+	}
 	return &Observation{
 		ObservationBase: event.ObservationBase{Content: event.List[event.Content]{event.Text(text)}},
 		Command:         &command,
