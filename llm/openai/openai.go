@@ -206,7 +206,19 @@ func decodeReply(ctx context.Context, resp *http.Response, v any) error {
 // 200. Its type or code stands in for the missing HTTP status.
 func streamError(data []byte) *llm.APIError {
 	b := httpapi.ParseBody(data)
-	return httpapi.Error(statusOfError(b.Code, b.Type), nil, data)
+	status := statusOfError(b.Code, b.Type)
+	if status == 0 {
+		// OpenRouter puts the HTTP status in a numeric code.
+		var v struct {
+			Error struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(data, &v) == nil && v.Error.Code >= 400 && v.Error.Code < 600 {
+			status = v.Error.Code
+		}
+	}
+	return httpapi.Error(status, nil, data)
 }
 
 // statusOfError returns the HTTP status OpenAI (or, through a proxy,
