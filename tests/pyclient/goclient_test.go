@@ -71,12 +71,54 @@ func TestGoClientReference(t *testing.T) {
 	}
 }
 
+// TestGoClientLocal runs the same program on conversations in this
+// process (LocalConversation, workspace.Local): the same outcomes as the
+// reference's client on its server, but for the per-field state updates
+// only an agent server writes (reference-protocol.md §4), left out of
+// both sides.
+func TestGoClientLocal(t *testing.T) {
+	want := withoutStateUpdates(readGolden(t))
+	got := withoutStateUpdates(goClientTranscript(t, "", model(t).URL))
+	checkScenarios(t, got)
+	// A deliberate difference: LocalConversation.Pause stops the command
+	// in progress (exit 130, or -1 when stopped before the shell
+	// reported), so that Ctrl-C never waits for a long command; the
+	// server's pause route, as the reference's pause, lets the step
+	// finish (LocalConversation.PauseAfterStep).
+	for _, e := range got["scenarios"].(map[string]any)["pause"].(map[string]any)["events"].([]any) {
+		if d := e.(map[string]any); d["kind"] == "ObservationEvent" && d["tool"] == "terminal" && (d["exit_code"] == float64(130) || d["exit_code"] == float64(-1)) {
+			d["exit_code"] = float64(0)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the Go program in this process differs from the reference client on the reference server (-reference +local):\n%s", diff)
+	}
+}
+
+// withoutStateUpdates drops the ConversationStateUpdateEvent lines of a
+// transcript's scenarios.
+func withoutStateUpdates(tr map[string]any) map[string]any {
+	for _, sc := range tr["scenarios"].(map[string]any) {
+		entry := sc.(map[string]any)
+		evs, _ := entry["events"].([]any)
+		var kept []any
+		for _, e := range evs {
+			if e.(map[string]any)["kind"] != "ConversationStateUpdateEvent" {
+				kept = append(kept, e)
+			}
+		}
+		entry["events"] = kept
+	}
+	return tr
+}
+
 const goClientTimeout = 60 * time.Second
 
-// goRun is one run of the Go client program.
+// goRun is one run of the Go client program, on an agent server (ws is
+// a *workspace.Remote) or in this process (ws is a *workspace.Local).
 type goRun struct {
 	t       *testing.T
-	ws      *workspace.Remote
+	ws      workspace.Workspace
 	agent   *agent.Agent
 	workdir string
 	real    string // workdir with symbolic links resolved
@@ -104,9 +146,13 @@ func goClientTranscript(t *testing.T, url, modelURL string) map[string]any {
 	real, _ := filepath.EvalSymlinks(workdir)
 	cfg := llm.DefaultConfig("openai/gpt-4o")
 	cfg.BaseURL, cfg.APIKey, cfg.UsageID, cfg.NumRetries = strings.TrimRight(modelURL, "/")+"/v1", secret.New("scripted"), "agent", 0
+	var ws workspace.Workspace = &workspace.Local{WorkingDir: workdir}
+	if url != "" {
+		ws = &workspace.Remote{Host: url, APIKey: apiKey, WorkingDir: workdir}
+	}
 	r := &goRun{
 		t:       t,
-		ws:      &workspace.Remote{Host: url, APIKey: apiKey, WorkingDir: workdir},
+		ws:      ws,
 		agent:   agent.New(cfg, []tool.Spec{{Name: "terminal"}}, nil),
 		workdir: workdir, real: real,
 	}
@@ -162,9 +208,19 @@ func (rec *recorder) seen(pred func(event.Event) bool) bool {
 	return slices.ContainsFunc(rec.evs, pred)
 }
 
-func (r *goRun) conversation(ctx context.Context) (*remote.Conversation, *recorder, error) {
+// goConv is a conversation of either kind.
+type goConv interface {
+	conversation.Conversation
+	Status() conversation.ExecutionStatus
+}
+
+func (r *goRun) conversation(ctx context.Context) (goConv, *recorder, error) {
 	rec := &recorder{}
-	c, err := remote.New(ctx, r.agent, r.ws, &remote.Options{OnEvent: rec.onEvent})
+	if ws, ok := r.ws.(*workspace.Remote); ok {
+		c, err := remote.New(ctx, r.agent, ws, &remote.Options{OnEvent: rec.onEvent})
+		return c, rec, err
+	}
+	c, err := conversation.New(ctx, r.agent, r.workdir, &conversation.LocalOptions{OnEvent: rec.onEvent})
 	return c, rec, err
 }
 
@@ -176,7 +232,7 @@ func step(entry map[string]any, kv ...any) {
 	entry["steps"] = append(entry["steps"].([]any), m)
 }
 
-func (r *goRun) waitStatus(c *remote.Conversation, want ...conversation.ExecutionStatus) (string, error) {
+func (r *goRun) waitStatus(c goConv, want ...conversation.ExecutionStatus) (string, error) {
 	deadline := time.Now().Add(goClientTimeout)
 	for time.Now().Before(deadline) {
 		if s := c.Status(); slices.Contains(want, s) {
@@ -189,23 +245,36 @@ func (r *goRun) waitStatus(c *remote.Conversation, want ...conversation.Executio
 
 // events records the mirrored log, and checks that the callbacks got
 // exactly the server's persisted events, once each, in its order.
-func (r *goRun) events(ctx context.Context, c *remote.Conversation, rec *recorder, entry map[string]any) error {
-	var lines []any
+func (r *goRun) events(ctx context.Context, c goConv, rec *recorder, entry map[string]any) error {
+	var ids []string
+	var desc []any
 	log := c.State().Events()
 	for i := range log.Len() {
 		e, err := log.Event(i)
 		if err != nil {
 			return err
 		}
+		ids = append(ids, e.EventBase().ID)
 		d, err := r.describe(e)
 		if err != nil {
 			return err
 		}
 		if k, _ := d["key"].(string); k != "full_state" && k != "stats" {
-			lines = append(lines, d)
+			desc = append(desc, d)
 		}
 	}
-	entry["events"] = lines
+	entry["events"] = desc
+	ws, ok := r.ws.(*workspace.Remote)
+	if !ok {
+		// In this process: the callbacks got the log, once each, in order.
+		rec.mu.Lock()
+		got := slices.Clone(rec.ids)
+		rec.mu.Unlock()
+		if !slices.Equal(got, ids) {
+			r.errorf("conversation %s: the callbacks got %d events, the log holds %d, or in another order", c.ID(), len(got), len(ids))
+		}
+		return nil
+	}
 	// The server's own list, read after the fact.
 	var server []string
 	page := ""
@@ -220,7 +289,7 @@ func (r *goRun) events(ctx context.Context, c *remote.Conversation, rec *recorde
 			} `json:"items"`
 			NextPageID *string `json:"next_page_id"`
 		}
-		if err := r.ws.Request(ctx, "GET", "/api/conversations/"+c.ID()+"/events/search", q, nil, &res); err != nil {
+		if err := ws.Request(ctx, "GET", "/api/conversations/"+c.ID()+"/events/search", q, nil, &res); err != nil {
 			return err
 		}
 		for _, it := range res.Items {
