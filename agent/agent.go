@@ -110,6 +110,9 @@ type Agent struct {
 
 	// opts are the runtime parts (WithOptions).
 	opts Options
+	// criticKey is the APIBasedCritic's api_key once MapSecrets has
+	// mapped it (encrypted, exposed or decrypted); see MarshalJSON.
+	criticKey secret.String
 }
 
 // Options are an agent's runtime parts: values that are not
@@ -167,7 +170,8 @@ func (a *Agent) SetDefaults() {
 	a.SystemPromptKwargs = event.Map[string, any]{"llm_security_analyzer": true}
 }
 
-// MapSecrets implements secret.Holder: the LLM config holds the API key.
+// MapSecrets implements secret.Holder: the LLM config holds the API key,
+// and an APIBasedCritic's configuration its own.
 func (a *Agent) MapSecrets(f func(secret.String) (secret.String, error)) (any, error) {
 	c, err := a.LLM.MapSecrets(f)
 	if err != nil {
@@ -175,7 +179,32 @@ func (a *Agent) MapSecrets(f func(secret.String) (secret.String, error)) (any, e
 	}
 	b := *a
 	b.LLM = c.(llm.Config)
+	if k := a.criticSecret(); !k.IsZero() {
+		if b.criticKey, err = f(k); err != nil {
+			return nil, fmt.Errorf("agent: critic api_key: %w", err)
+		}
+	}
 	return &b, nil
+}
+
+// MarshalJSON implements json.Marshaler; see AppendJSON.
+func (a *Agent) MarshalJSON() ([]byte, error) { return a.AppendJSON(nil) }
+
+// AppendJSON implements event.JSONAppender: the agent with its critic's
+// api_key in its secret form, as the LLM's key is written: encrypted or
+// exposed when MapSecrets made it so, redacted otherwise.
+func (a *Agent) AppendJSON(b []byte) ([]byte, error) {
+	type plain Agent // the same fields, without this method
+	p := plain(*a)
+	if k := a.criticSecret(); !k.IsZero() {
+		crit, err := withCriticKey(a.Critic, k)
+		if err != nil {
+			return nil, err
+		}
+		p.Critic = crit
+	}
+	out, err := event.MarshalJSON(&p)
+	return append(b, out...), err
 }
 
 // Validate checks the configuration.

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/gohands/gohands/conversation/filestore"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/llm/llmtest"
+	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tools/terminal"
 )
@@ -592,5 +596,90 @@ func TestGoalCappedAndResumed(t *testing.T) {
 	msgs := p2.Requests()[2].Messages
 	if f := event.TextOf(msgs[len(msgs)-1].Content); !strings.Contains(f, "interrupted") {
 		t.Fatalf("resume message %q", f)
+	}
+}
+
+// The model-based critic (the reference's APIBasedCritic) sends the run,
+// rendered as ChatML with the tools, to a classifier's /classify; a likely
+// agent issue gets the agent one more iteration even with a good score,
+// and the feedback names it. Its api_key stays out of the agent's JSON.
+func TestAPIBasedCritic(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		calls []map[string]any
+		auth  []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		calls = append(calls, body)
+		auth = append(auth, r.Header.Get("Authorization"))
+		n := len(calls)
+		mu.Unlock()
+		if r.URL.Path != "/vllm/classify" {
+			http.NotFound(w, r)
+			return
+		}
+		if n == 1 {
+			http.Error(w, "busy", http.StatusInternalServerError) // retried
+			return
+		}
+		// success, 3 sentiments, 13 agent issues (loop_behavior 6th),
+		// 2 infrastructure, 8 user follow-ups.
+		probs := make([]float64, 27)
+		probs[0] = 0.9
+		probs[4+5] = 0.8  // loop_behavior
+		probs[4+8] = 0.3  // incomplete_implementation
+		probs[4+13] = 0.1 // infrastructure_external_issue: below 0.2, not shown
+		if n > 2 {
+			probs[4+5] = 0
+		}
+		json.NewEncoder(w).Encode(map[string]any{"data": []any{map[string]any{"probs": probs, "num_classes": 27}}})
+	}))
+	defer srv.Close()
+	finish := func() llmtest.Reply {
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}}
+	}
+	a, p := newAgent(t, finish(), finish())
+	a.Critic = json.RawMessage(`{"kind":"APIBasedCritic","server_url":"` + srv.URL + `/vllm","api_key":"sk-critic-123","model_name":"critic-v2",` +
+		`"mode":"finish_and_message","iterative_refinement":{"success_threshold":0.6,"max_iterations":2}}`)
+	c, _ := newConv(t, a, nil)
+	turn(t, c, "change something")
+	if n := len(p.Requests()); n != 2 {
+		t.Fatalf("%d model calls, want the finish and one more iteration", n)
+	}
+	msgs := p.Requests()[1].Messages
+	last := event.TextOf(msgs[len(msgs)-1].Content)
+	if !strings.Contains(last, "90%") || !strings.Contains(last, "Loop Behavior (80%), Incomplete Implementation (30%)") || strings.Contains(last, "Infrastructure") {
+		t.Fatalf("follow-up %q", last)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(calls) != 3 || auth[1] != "Bearer sk-critic-123" || calls[1]["model"] != "critic-v2" {
+		t.Fatalf("classify calls %d, auth %v, model %v", len(calls), auth, calls[1]["model"])
+	}
+	input, _ := calls[1]["input"].(string)
+	for _, want := range []string{"<|im_start|>system\n", "<tools>\n{\"type\":\"function\",\"function\":{\"name\":\"finish\"",
+		"<|im_start|>user\nchange something<|im_end|>\n"} {
+		if !strings.Contains(input, want) {
+			t.Fatalf("classifier input lacks %q:\n%s", want, input)
+		}
+	}
+
+	// The key is redacted in the agent's JSON unless exposed.
+	b, err := event.MarshalJSON(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "sk-critic-123") || !strings.Contains(string(b), `"api_key":"**********"`) || !strings.HasSuffix(string(b), `"kind":"Agent"}`) {
+		t.Fatalf("agent JSON %s", b)
+	}
+	exposed, err := a.MapSecrets(func(s secret.String) (secret.String, error) { return s.Expose(), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := event.MarshalJSON(exposed); !strings.Contains(string(b), `"api_key":"sk-critic-123"`) {
+		t.Fatalf("exposed agent JSON %s", b)
 	}
 }

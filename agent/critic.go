@@ -56,13 +56,13 @@ func (r *runner) refinement(ctx context.Context) (*event.MessageEvent, error) {
 	if done >= max {
 		return nil, nil
 	}
-	res, err := r.evaluate(ctx, cfg.Kind)
+	res, err := r.evaluate(ctx, cfg.Kind, r.a.Critic)
 	if err != nil {
 		// A critic that cannot judge lets the run finish.
 		r.sess.Logger().Warn("critic: no evaluation", "err", err)
 		return nil, nil
 	}
-	if res.Score >= threshold {
+	if res.Score >= threshold && !res.Refine {
 		return nil, nil
 	}
 	err = r.sess.State().Update(func(f *conversation.Fields) error {
@@ -75,9 +75,11 @@ func (r *runner) refinement(ctx context.Context) (*event.MessageEvent, error) {
 	if err != nil {
 		return nil, err
 	}
-	text := fmt.Sprintf("A review of your work scored it %.0f%% (iteration %d of %d): %s\n"+
-		"Check each requirement of the task against what you did, fix what is missing, then finish again.",
-		res.Score*100, done+1, max, res.Message)
+	text := fmt.Sprintf("A review of your work scored it %.0f%% (iteration %d of %d): %s\n", res.Score*100, done+1, max, res.Message)
+	for _, d := range res.Details {
+		text += d + "\n"
+	}
+	text += "Check each requirement of the task against what you did, fix what is missing, then finish again."
 	return &event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: event.UserMessage(text)}, nil
 }
 
@@ -85,12 +87,16 @@ func (r *runner) refinement(ctx context.Context) (*event.MessageEvent, error) {
 type critique struct {
 	Score   float64
 	Message string
+	// Details are lines for the agent (the classifier's likely issues).
+	Details []string
+	// Refine asks for another iteration whatever the score.
+	Refine bool
 }
 
 // evaluate runs the critic of kind on the finished run. The patch is the
 // workspace's uncommitted change (git diff HEAD); the reference passes
 // none in the loop, which makes its patch critics always fail.
-func (r *runner) evaluate(ctx context.Context, kind string) (critique, error) {
+func (r *runner) evaluate(ctx context.Context, kind string, raw json.RawMessage) (critique, error) {
 	patch := func() string {
 		out, err := exec.CommandContext(ctx, "git", "-C", r.sess.WorkingDir(), "diff", "HEAD").Output()
 		if err != nil {
@@ -100,17 +106,19 @@ func (r *runner) evaluate(ctx context.Context, kind string) (critique, error) {
 	}
 	switch kind {
 	case "PassCritic":
-		return critique{1, "The pass critic accepts every run."}, nil
+		return critique{Score: 1, Message: "The pass critic accepts every run."}, nil
 	case "EmptyPatchCritic":
 		if patch() == "" {
-			return critique{0, "Git patch is empty or missing"}, nil
+			return critique{Score: 0, Message: "Git patch is empty or missing"}, nil
 		}
-		return critique{1, "Git patch is non-empty"}, nil
+		return critique{Score: 1, Message: "Git patch is non-empty"}, nil
+	case "APIBasedCritic":
+		return r.apiCritique(ctx, raw)
 	case "AgentFinishedCritic":
 		if patch() == "" {
-			return critique{0, "Agent did not produce a non-empty git patch. Empty git patch"}, nil
+			return critique{Score: 0, Message: "Agent did not produce a non-empty git patch. Empty git patch"}, nil
 		}
-		return critique{1, "Agent completed with FinishAction and non-empty patch"}, nil
+		return critique{Score: 1, Message: "Agent completed with FinishAction and non-empty patch"}, nil
 	}
 	return critique{}, fmt.Errorf("agent: critic %q is not supported", kind)
 }

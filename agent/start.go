@@ -100,7 +100,7 @@ func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversa
 // key read from a file, an MCP header echoed back) never shows it to the
 // model, the log or a person.
 func (a *Agent) hideCredentials(sess *conversation.Session) {
-	vals := []string{a.LLM.APIKey.Value()}
+	vals := []string{a.LLM.APIKey.Value(), a.criticSecret().Value()}
 	if len(a.MCPConfig) > 0 {
 		if raw, err := json.Marshal(a.MCPConfig); err == nil {
 			if cfg, err := mcp.ParseConfig(raw); err == nil {
