@@ -388,9 +388,20 @@ func TestTUIModelSwitchProvider(t *testing.T) {
 	// The environment (LLM_MODEL, LLM_BASE_URL) wins over the settings.
 	s := startScreen(t, e, "switch", "--persistence-dir", e.data, "--llm-config", e.config)
 	s.waitFor("openai/gpt-4o · ")
+	// Before the first message, /model sets the model the conversation
+	// starts with.
+	s.typeLine("/model openai/gpt-4o-mini")
+	s.waitFor("The conversation will use openai/gpt-4o-mini")
 	s.typeLine("hello")
 	s.waitFor("Hello over the Chat Completions wire.")
-	if r := e.srv.LastRequest(); r.Path != "/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer sk-openai-test" {
+	r := e.srv.LastRequest()
+	var req struct {
+		Model string `json:"model"`
+	}
+	if err := r.Decode(&req); err != nil || req.Model != "gpt-4o-mini" {
+		t.Errorf("first request names %q (%v), want gpt-4o-mini", req.Model, err)
+	}
+	if r.Path != "/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer sk-openai-test" {
 		t.Errorf("first request %s with %q", r.Path, r.Header.Get("Authorization"))
 	}
 
