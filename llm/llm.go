@@ -118,7 +118,7 @@ func New(cfg Config, opts *Options) (*LLM, error) {
 		log:      opts.Logger,
 		onRetry:  opts.OnRetry,
 		retry:    opts.Retryable,
-		metrics:  Metrics{ModelName: cfg.Model},
+		metrics:  Metrics{ModelName: cfg.Model, enc: &metricsEnc{}},
 	}
 	if w := l.features.ContextWindow; w > 0 && w < MinContextWindow && !opts.AllowShortContextWindow {
 		return nil, fmt.Errorf("%w: model %q has a context window of %d tokens; agents need at least %d (raise max_input_tokens, e.g. the server's context size for local models, or set Options.AllowShortContextWindow)",
@@ -174,6 +174,7 @@ func (l *LLM) RestoreMetrics(m Metrics) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.metrics = m.Clone()
+	l.metrics.enc = &metricsEnc{}
 }
 
 // Completion sends messages and the tools the model may call and returns

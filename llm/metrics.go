@@ -2,6 +2,7 @@ package llm
 
 import (
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/gohands/gohands/event"
@@ -45,6 +46,10 @@ type Metrics struct {
 	Costs                 []Cost            `json:"costs"`
 	ResponseLatencies     []ResponseLatency `json:"response_latencies"`
 	TokenUsages           []TokenUsage      `json:"token_usages"`
+	// enc, shared by copies, keeps the encodings of the lists' elements
+	// for AppendJSON: an LLM's lists grow by one entry per call, and its
+	// metrics are saved with the conversation's state all along.
+	enc *metricsEnc
 }
 
 // MetricsSnapshot is the short form of Metrics sent in WebSocket stats
@@ -154,20 +159,121 @@ func (m Metrics) MarshalJSON() ([]byte, error) { return m.AppendJSON(nil) }
 
 // AppendJSON implements event.JSONAppender: a conversation's base state
 // holds one entry per LLM call in these lists, and event's encoder would
-// validate MarshalJSON's output again at every save.
+// validate MarshalJSON's output again at every save. The metrics of an
+// LLM also reuse the encodings of the entries they had when last encoded.
 func (m Metrics) AppendJSON(b []byte) ([]byte, error) {
-	type plain Metrics
-	p := plain(m)
-	if p.Costs == nil {
-		p.Costs = []Cost{}
+	var costs, lats, uses encoded
+	var err error
+	if m.enc == nil {
+		if costs, err = appendArray(m.Costs); err != nil {
+			return nil, err
+		}
+		if lats, err = appendArray(m.ResponseLatencies); err != nil {
+			return nil, err
+		}
+		if uses, err = appendArray(m.TokenUsages); err != nil {
+			return nil, err
+		}
+	} else {
+		m.enc.mu.Lock()
+		defer m.enc.mu.Unlock()
+		if costs, err = m.enc.costs.encode(m.Costs); err != nil {
+			return nil, err
+		}
+		if lats, err = m.enc.lats.encode(m.ResponseLatencies); err != nil {
+			return nil, err
+		}
+		if uses, err = m.enc.uses.encode(m.TokenUsages); err != nil {
+			return nil, err
+		}
 	}
-	if p.ResponseLatencies == nil {
-		p.ResponseLatencies = []ResponseLatency{}
+	return event.AppendJSON(b, metricsJSON{
+		ModelName: m.ModelName, AccumulatedCost: m.AccumulatedCost,
+		MaxBudgetPerTask: m.MaxBudgetPerTask, AccumulatedTokenUsage: m.AccumulatedTokenUsage,
+		Costs: costs, ResponseLatencies: lats, TokenUsages: uses,
+	})
+}
+
+// metricsJSON is Metrics with its lists encoded.
+type metricsJSON struct {
+	ModelName             string      `json:"model_name"`
+	AccumulatedCost       float64     `json:"accumulated_cost"`
+	MaxBudgetPerTask      *float64    `json:"max_budget_per_task,omitempty"`
+	AccumulatedTokenUsage *TokenUsage `json:"accumulated_token_usage,omitempty"`
+	Costs                 encoded     `json:"costs"`
+	ResponseLatencies     encoded     `json:"response_latencies"`
+	TokenUsages           encoded     `json:"token_usages"`
+}
+
+// encoded is a JSON array encoded by AppendJSON, appended as it is, but
+// for its closing bracket when open: then it is a listEnc's buffer, used
+// in place under its lock.
+type encoded struct {
+	b    []byte
+	open bool
+}
+
+func (e encoded) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, e.b...)
+	if e.open {
+		b = append(b, ']')
 	}
-	if p.TokenUsages == nil {
-		p.TokenUsages = []TokenUsage{}
+	return b, nil
+}
+
+type metricsEnc struct {
+	mu    sync.Mutex
+	costs listEnc[Cost]
+	lats  listEnc[ResponseLatency]
+	uses  listEnc[TokenUsage]
+}
+
+// listEnc keeps the elements of a list and the JSON array of them.
+type listEnc[T comparable] struct {
+	elems []T
+	ends  []int // ends[i]: where elems[i]'s encoding ends in buf
+	buf   []byte
+}
+
+// encode returns the JSON array of list, reusing the encodings of its
+// longest prefix equal to the kept elements, and keeps list's elements
+// when it extends them. The result may share c's buffer: it is valid
+// until c is used again.
+func (c *listEnc[T]) encode(list []T) (encoded, error) {
+	k := 0
+	for k < len(list) && k < len(c.elems) && list[k] == c.elems[k] {
+		k++
 	}
-	return event.AppendJSON(b, p)
+	if k < len(c.elems) { // list differs from, or is shorter than, what is kept
+		if k < len(list) || len(list) == 0 {
+			return appendArray(list)
+		}
+		return encoded{c.buf[:c.ends[k-1]], true}, nil
+	}
+	if len(c.buf) == 0 {
+		c.buf = append(c.buf, '[')
+	}
+	for _, e := range list[k:] {
+		if len(c.elems) > 0 {
+			c.buf = append(c.buf, ',')
+		}
+		var err error
+		if c.buf, err = event.AppendJSON(c.buf, e); err != nil {
+			*c = listEnc[T]{}
+			return encoded{}, err
+		}
+		c.elems = append(c.elems, e)
+		c.ends = append(c.ends, len(c.buf))
+	}
+	return encoded{c.buf, true}, nil
+}
+
+func appendArray[T any](list []T) (encoded, error) {
+	if list == nil {
+		list = []T{}
+	}
+	b, err := event.AppendJSON(nil, list)
+	return encoded{b: b}, err
 }
 
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
