@@ -6,6 +6,7 @@ import (
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/server"
 	"github.com/google/uuid"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -238,5 +239,54 @@ func TestSwitchAndTitleRoutes(t *testing.T) {
 	}
 	if info["title"] != "✨ Auto" && info["title"] != "four" {
 		t.Errorf("auto title %v", info["title"])
+	}
+}
+
+// The fork route reads the body the reference's RemoteConversation.fork
+// sends and answers with every member of the reference's
+// ConversationInfo (both recorded from the reference in
+// conversation/testdata/controls_reference.json).
+func TestForkMatchesReference(t *testing.T) {
+	data, err := os.ReadFile("../conversation/testdata/controls_reference.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Fork   map[string]any `json:"fork_request_full"`
+		Fields []string       `json:"conversation_info_fields"`
+	}
+	if err := json.Unmarshal(data, &ref); err != nil {
+		t.Fatal(err)
+	}
+	model := llmtest.NewChat(t, llmtest.Reply{Text: "one"})
+	ts := newTestServer(t, nil)
+	var info map[string]any
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{"initial_message": userText("first", true)}), &info)
+	src := info["id"].(string)
+	ts.waitStatus(src, "finished")
+	var from string
+	for _, e := range ts.eventsOf(src) {
+		if e["kind"] == "MessageEvent" && e["source"] == "user" {
+			from = e["id"].(string)
+		}
+	}
+	body := ref.Fork
+	body["from_event_id"] = from
+	var fork map[string]any
+	ts.must(201, "POST", "/api/conversations/"+src+"/fork", body, &fork)
+	for _, k := range ref.Fields {
+		if _, ok := fork[k]; !ok {
+			t.Errorf("fork answer lacks %q", k)
+		}
+	}
+	wantID := ref.Fork["id"].(string) // a UUID, dashed, as ConversationInfo writes it
+	if fork["id"] != wantID || fork["title"] != "Alt" || fork["forked_from_conversation_id"] != src || fork["forked_from_event_id"] != from {
+		t.Fatalf("fork id %v title %v from %v %v", fork["id"], fork["title"], fork["forked_from_conversation_id"], fork["forked_from_event_id"])
+	}
+	if tags, _ := fork["tags"].(map[string]any); tags["team"] != "x" {
+		t.Fatalf("tags %v", fork["tags"])
+	}
+	if n := len(ts.eventsOf(wantID)); n == 0 || n >= len(ts.eventsOf(src)) {
+		t.Fatalf("fork has %d events, source %d", n, len(ts.eventsOf(src)))
 	}
 }

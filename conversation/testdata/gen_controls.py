@@ -11,6 +11,7 @@ os.environ["OPENHANDS_SUPPRESS_BANNER"] = "1"
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
 from openhands.agent_server.models import (
+    ConversationInfo,
     ForkConversationRequest,
     NavigateConversationRequest,
     StartGoalRequest,
@@ -68,6 +69,21 @@ out = {
             id=ID, timestamp=TS, source="environment", code="MaxBudgetReached", detail=budget
         )
     ),
+    # The body RemoteConversation.fork posts (every option set), as the
+    # reference's server reads it, and the members of the ConversationInfo
+    # it answers with.
+    "fork_request_full": json.loads(
+        ForkConversationRequest.model_validate(
+            {
+                "reset_metrics": False,
+                "id": "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
+                "title": "Alt",
+                "tags": {"team": "x"},
+                "from_event_id": ID,
+            }
+        ).model_dump_json()
+    ),
+    "conversation_info_fields": sorted(ConversationInfo.model_json_schema()["properties"]),
     "fork_request_defaults": json.loads(ForkConversationRequest().model_dump_json()),
     "navigate_request_defaults": json.loads(
         NavigateConversationRequest().model_dump_json()
