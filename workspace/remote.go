@@ -220,6 +220,9 @@ func (w *Remote) Execute(ctx context.Context, command string, opts *ExecOptions)
 	var started struct {
 		ID string `json:"id"`
 	}
+	// The server's clock for the timeout starts after this one: an exit
+	// code of -1 reported once timeout has passed here is the timeout.
+	begin := time.Now()
 	if err := w.Request(ctx, http.MethodPost, "/api/bash/start_bash_command", nil, req, &started); err != nil {
 		return nil, err
 	}
@@ -255,7 +258,7 @@ func (w *Remote) Execute(ctx context.Context, command string, opts *ExecOptions)
 			if o.ExitCode != nil {
 				res.ExitCode = *o.ExitCode
 				res.Stdout, res.Stderr = stdout.String(), stderr.String()
-				res.TimeoutOccurred = res.ExitCode == -1 && time.Since(deadline.Add(-5*time.Second)) >= 0
+				res.TimeoutOccurred = res.ExitCode == -1 && time.Since(begin) >= timeout
 				if res.TimeoutOccurred {
 					res.Stderr += fmt.Sprintf("Command timed out after %v", timeout)
 				}

@@ -521,3 +521,64 @@ func TestInterrupt(t *testing.T) {
 		t.Errorf("status %s, want paused", st)
 	}
 }
+
+// TestSubscribeListDelete: a subscriber gets every event logged after it
+// subscribed, in order; List lists the conversation with its status;
+// Delete removes it from the server.
+func TestSubscribeListDelete(t *testing.T) {
+	ts := startServer(t)
+	model := llmtest.NewResponder(t, stepsResponder(func(n int) bool { return n >= 3 }), nil)
+	ctx := t.Context()
+	ws := ts.workspace(t.TempDir())
+	c, err := remote.New(ctx, scriptedAgent(model.URL), ws, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	before := len(serverIDs(t, ts.direct(), c.ID()))
+	var mu sync.Mutex
+	var got []string
+	unsubscribe := c.Subscribe(func(e event.Event) {
+		if _, ok := e.(*event.StreamingDeltaEvent); ok {
+			return
+		}
+		mu.Lock()
+		got = append(got, e.EventBase().ID)
+		mu.Unlock()
+	})
+	if err := c.SendMessage(ctx, event.UserMessage("go")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := serverIDs(t, ts.direct(), c.ID())[before:]
+	deadline := time.Now().Add(time.Minute)
+	for {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n >= len(want) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	unsubscribe()
+	mu.Lock()
+	checkExactlyOnce(t, got, want)
+	mu.Unlock()
+
+	list, err := remote.List(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(list, func(i remote.Info) bool { return i.ID == c.ID() && i.ExecutionStatus == conversation.StatusFinished }) {
+		t.Errorf("List: %+v, want %s finished", list, c.ID())
+	}
+	if err := c.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := remote.Attach(ctx, ws, c.ID(), nil); !errors.Is(err, remote.ErrNotFound) {
+		t.Errorf("Attach after Delete: %v, want ErrNotFound", err)
+	}
+}
