@@ -210,8 +210,10 @@ func TestE2EKillSoak(t *testing.T) {
 		<-p.done
 		killed++
 		args = e.args("--json")
-		if _, err := os.Stat(e.dir()); err != nil {
-			args = e.args("--json", "run the steps") // killed before the conversation existed
+		if r, err := filestore.Check(e.dir()); err != nil || r.Events < 2 {
+			// Killed before the task was stored (the system prompt
+			// comes first): it must be given again.
+			args = e.args("--json", "run the steps")
 			continue
 		}
 		r, err := filestore.Check(e.dir())
@@ -331,6 +333,35 @@ func TestE2EServeCredentialsNotReadable(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != want {
 			t.Errorf("search with key %q: %d, want %d", key, resp.StatusCode, want)
+		}
+	}
+}
+
+// TestE2EInterruptedCreation: events holding the task but no base state,
+// as a kill during the creation leaves them, are taken up by the next run
+// of the conversation, with the task given again or not, and the task is
+// stored and sent once (issue 17 item 8).
+func TestE2EInterruptedCreation(t *testing.T) {
+	for _, again := range []bool{false, true} {
+		e := newE2E(t, finishReply("first"), finishReply("second"))
+		e.mustRun(0, e.args("the one task")...)
+		for _, name := range []string{filestore.BaseStateFile, filestore.PrevBaseStateFile} {
+			os.Remove(filepath.Join(e.dir(), name))
+		}
+		args := e.args()
+		if again {
+			args = e.args("the one task")
+		}
+		r := e.mustRun(0, args...)
+		if !strings.Contains(r.stdout, "second") {
+			t.Fatalf("again=%v: the second run did not run:\n%s\n%s", again, r.stdout, r.stderr)
+		}
+		reqs := e.srv.Requests()
+		if n := strings.Count(string(reqs[len(reqs)-1].RawBody), "the one task"); n != 1 {
+			t.Errorf("again=%v: the task is in the last request %d times", again, n)
+		}
+		if _, err := os.Stat(filepath.Join(e.dir(), filestore.BaseStateFile)); err != nil {
+			t.Errorf("again=%v: no base state after the run: %v", again, err)
 		}
 	}
 }

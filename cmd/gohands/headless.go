@@ -225,7 +225,7 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		opts.OnEvent = jsonl.OnEvent
 	}
 	sent := false
-	if task != "" && !p.resume && f.server == "" {
+	if task != "" && (!p.resume || p.creating) && f.server == "" {
 		// Stored with the conversation's creation: a kill in between
 		// cannot leave a conversation without its task.
 		m := event.UserMessage(task)

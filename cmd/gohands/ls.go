@@ -320,7 +320,11 @@ func storedConversation(base, id string) (info convInfo, ok bool, err error) {
 	dir := filestore.Dir(base, id)
 	data, err := os.ReadFile(filepath.Join(dir, filestore.BaseStateFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return info, false, nil
+		// Events without a base state: a creation stopped before the
+		// base state was written (see conversation.LocalOptions.FirstMessage).
+		// Once the task is among them, it is taken up without one.
+		ok, err := hasTask(dir)
+		return convInfo{ID: id, Dir: dir}, ok, err
 	}
 	if err != nil {
 		return info, false, err
@@ -331,4 +335,22 @@ func storedConversation(base, id string) (info convInfo, ok bool, err error) {
 	}
 	return convInfo{ID: bs.ID, Status: bs.ExecutionStatus, Model: bs.Agent.LLM.Model, Dir: dir,
 		Workspace: bs.Workspace.WorkingDir, BaseURL: bs.Agent.LLM.BaseURL}, true, nil
+}
+
+// hasTask reports whether the events in dir hold a message from the user.
+func hasTask(dir string) (bool, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return false, nil
+	}
+	s, err := filestore.Open(dir, &filestore.Options{WriteThrough: true})
+	if err != nil {
+		return false, err
+	}
+	defer s.Close()
+	for _, e := range s.Entries() {
+		if e.Kind == event.KindMessage && e.Source == event.SourceUser {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -44,6 +44,10 @@ type prepared struct {
 	policy    security.ConfirmationPolicy
 	analyzer  any
 	logger    *slog.Logger
+	// creating is set when resuming a creation that stopped after storing
+	// the task and before the base state: a task given again is not sent
+	// twice (conversation.LocalOptions.FirstMessage).
+	creating bool
 }
 
 // close stops what prepare started.
@@ -83,6 +87,7 @@ func (a *app) prepare(ctx context.Context, f *runFlags) (*prepared, error) {
 		if stored, p.resume, err = storedConversation(p.base, p.id); err != nil {
 			return nil, &exitErr{code: exitError, msg: fmt.Sprintf("conversation %s: %v", p.id, err)}
 		}
+		p.creating = p.resume && stored.Status == "" // events, no base state yet
 	}
 	if p.workDir, err = a.workspace(f, stored); err != nil {
 		return nil, err

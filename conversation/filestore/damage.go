@@ -236,8 +236,7 @@ func Repair(dir string) (*Report, error) {
 			if err := setAsideFrom(dir, cur.Damage.Index, move); err != nil {
 				return r, err
 			}
-		}
-		if cur.BaseState != nil {
+		} else if cur.BaseState != nil { // the events are whole: they can rebuild it
 			if r.Restored || r.Rebuilt {
 				return r, fmt.Errorf("filestore: still damaged after repair: %w", cur.BaseState)
 			}

@@ -262,3 +262,30 @@ func appendTestEvents(t *testing.T, s *Store, n int) {
 		}
 	}
 }
+
+// TestWriteBehindFailureSurfaces: when the background write of an event's
+// file fails, Sync and the next Append report it, so nothing that depends
+// on the event being stored (the next action, which needs its own event
+// appended first) goes on as if it were (issue 17 item 7).
+func TestWriteBehindFailureSurfaces(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	e0 := journalTestEvent(0)
+	// A directory where the event's file goes: its write fails, even as root.
+	if err := os.Mkdir(filepath.Join(dir, EventsDir, eventFileName(0, e0.EventBase().ID)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(e0); err != nil {
+		t.Fatalf("journaled append: %v", err)
+	}
+	if err := s.Sync(); err == nil {
+		t.Fatal("Sync after a failed background write: no error")
+	}
+	if _, err := s.Append(journalTestEvent(1)); err == nil {
+		t.Fatal("Append after a failed background write: no error")
+	}
+}
