@@ -45,6 +45,7 @@ func everythingScript(t *testing.T) string {
 // and closing the conversation stops the server (TestMain checks that no
 // process is left).
 func TestAgentCallsMCPTool(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := llmtest.NewChat(t,
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: "get-sum", Arguments: `{"a": 19, "b": 23}`}}},

@@ -25,6 +25,7 @@ func compact(t *testing.T, data []byte) string {
 // coerced with coerce_mcp_config and dumped inside an Agent, redacted and
 // with expose_secrets=plaintext.
 func TestConfigMatchesReference(t *testing.T) {
+	t.Parallel()
 	in, err := os.ReadFile("testdata/reference_config_in.json")
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +66,7 @@ func TestConfigMatchesReference(t *testing.T) {
 }
 
 func TestConfigEmpty(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{`{}`, `{"mcpServers": {}}`, `{"mcpServers": null}`, ``} {
 		c, err := ParseConfig([]byte(in))
 		if err != nil || len(c) != 0 {
@@ -77,6 +79,7 @@ func TestConfigEmpty(t *testing.T) {
 }
 
 func TestConfigInvalid(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		`{"x": {"transport": "stdio"}}`:                     `mcp server "x": stdio MCP servers require 'command'`,
 		`{"x": {"transport": "sse"}}`:                       `mcp server "x": remote MCP servers require 'url'`,
@@ -97,6 +100,7 @@ func TestConfigInvalid(t *testing.T) {
 }
 
 func TestEffectiveTransport(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		s    Server
 		want Transport
@@ -114,6 +118,7 @@ func TestEffectiveTransport(t *testing.T) {
 }
 
 func TestHeadersFromAuth(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		auth       Auth
 		key, value string
@@ -137,6 +142,7 @@ func TestHeadersFromAuth(t *testing.T) {
 }
 
 func TestLoadConfigFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "mcp.json")
 	os.WriteFile(p, []byte(`{"mcpServers": {"fetch": {"command": "uvx", "args": ["mcp-server-fetch"], "env": {"TOKEN": "s3"}}}}`), 0o600)

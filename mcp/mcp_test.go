@@ -128,23 +128,27 @@ func exercise(t *testing.T, set *Set) {
 }
 
 func TestEverythingStdio(t *testing.T) {
+	t.Parallel()
 	set := connect(t, Config{"everything": everythingStdio(t)}, nil)
 	exercise(t, set)
 }
 
 func TestEverythingSSE(t *testing.T) {
+	t.Parallel()
 	base := startHTTPServer(t, "sse")
 	set := connect(t, Config{"everything": {URL: base + "/sse"}}, nil) // transport inferred from /sse
 	exercise(t, set)
 }
 
 func TestEverythingStreamableHTTP(t *testing.T) {
+	t.Parallel()
 	base := startHTTPServer(t, "streamableHttp")
 	set := connect(t, Config{"everything": {URL: base + "/mcp", Transport: TransportStreamableHTTP}}, nil)
 	exercise(t, set)
 }
 
 func TestAnnotations(t *testing.T) {
+	t.Parallel()
 	set := connect(t, Config{"everything": everythingStdio(t)}, nil)
 	a := findTool(t, set, "get-env").Annotations()
 	if a == nil || !a.ReadOnlyHint || a.DestructiveHint || !a.IdempotentHint || a.OpenWorldHint {
@@ -173,6 +177,7 @@ func TestStdioEnv(t *testing.T) {
 }
 
 func TestCallTimeout(t *testing.T) {
+	t.Parallel()
 	srv := everythingStdio(t)
 	srv.Timeout = 2 * time.Second
 	set := connect(t, Config{"everything": srv}, nil)
@@ -191,6 +196,7 @@ func TestCallTimeout(t *testing.T) {
 }
 
 func TestCallerCancel(t *testing.T) {
+	t.Parallel()
 	set := connect(t, Config{"everything": everythingStdio(t)}, nil)
 	tl := findTool(t, set, "trigger-long-running-operation")
 	a, _ := tl.ParseAction(json.RawMessage(`{"duration": 30}`))
@@ -220,6 +226,7 @@ func pidOf(t *testing.T, set *Set, name string) int {
 }
 
 func TestServerKilledMidConversation(t *testing.T) {
+	t.Parallel()
 	set := connect(t, Config{"everything": everythingStdio(t)}, nil)
 	echo := findTool(t, set, "echo")
 	if o := call(t, echo, `{"message": "one"}`); o.IsError {
@@ -243,6 +250,7 @@ func TestServerKilledMidConversation(t *testing.T) {
 }
 
 func TestCloseStopsProcessGroup(t *testing.T) {
+	t.Parallel()
 	// A shell wrapper starts the server as a grandchild: Close must stop
 	// both.
 	script := serverScript(t, "server-everything")
@@ -274,6 +282,7 @@ func TestCloseStopsProcessGroup(t *testing.T) {
 }
 
 func TestFailingServerDoesNotStopOthers(t *testing.T) {
+	t.Parallel()
 	cfg := Config{
 		"broken":     {Command: "node", Args: []string{"-e", "console.error('cannot start: missing API key'); process.exit(3)"}},
 		"missing":    {Command: "/nonexistent/mcp-server"},
@@ -303,6 +312,7 @@ func TestFailingServerDoesNotStopOthers(t *testing.T) {
 }
 
 func TestDisabledServerNotStarted(t *testing.T) {
+	t.Parallel()
 	srv := everythingStdio(t)
 	srv.Disabled = true
 	set := connect(t, Config{"off": srv}, nil)
@@ -312,6 +322,7 @@ func TestDisabledServerNotStarted(t *testing.T) {
 }
 
 func TestNameCollisions(t *testing.T) {
+	t.Parallel()
 	set := connect(t, Config{"a": everythingStdio(t), "b.x": everythingStdio(t)}, &Options{Reserved: []string{"finish"}})
 	// Every tool exists on both servers: all are prefixed.
 	names := map[string]bool{}
@@ -344,6 +355,7 @@ func TestNameCollisions(t *testing.T) {
 }
 
 func TestFilesystemServer(t *testing.T) {
+	t.Parallel()
 	script := serverScript(t, "server-filesystem")
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -373,6 +385,7 @@ func TestFilesystemServer(t *testing.T) {
 }
 
 func TestObservationJSON(t *testing.T) {
+	t.Parallel()
 	o := &Observation{ObservationBase: event.ObservationBase{Content: event.List[event.Content]{event.Text("x")}}, ToolName: "echo"}
 	b, err := event.MarshalKinded(o)
 	if err != nil {
@@ -397,6 +410,7 @@ func TestObservationJSON(t *testing.T) {
 }
 
 func TestConcurrentCalls(t *testing.T) {
+	// Not parallel: it counts every child of the test process.
 	set := connect(t, Config{"everything": everythingStdio(t)}, nil)
 	echo := findTool(t, set, "echo")
 	round := func() (errs int) {
@@ -456,6 +470,7 @@ func childCount() int {
 }
 
 func TestSecretsExpandedAndMasked(t *testing.T) {
+	t.Parallel()
 	opts := &Options{
 		Secrets: func(name string) (string, bool) {
 			if name == "API_TOKEN" {
@@ -486,6 +501,7 @@ func TestSecretsExpandedAndMasked(t *testing.T) {
 }
 
 func TestConnectTimeout(t *testing.T) {
+	t.Parallel()
 	// A program that never speaks MCP: Connect gives up and kills it.
 	start := time.Now()
 	set, err := Connect(context.Background(), Config{"silent": {Command: "sleep", Args: []string{"60"}}}, &Options{ConnectTimeout: time.Second})
@@ -499,6 +515,7 @@ func TestConnectTimeout(t *testing.T) {
 }
 
 func TestRemoteHeadersAndAuth(t *testing.T) {
+	t.Parallel()
 	base := startHTTPServer(t, "streamableHttp")
 	target, _ := url.Parse(base)
 	var mu sync.Mutex
@@ -527,6 +544,7 @@ func TestRemoteHeadersAndAuth(t *testing.T) {
 }
 
 func TestRemoteServerRestarted(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	base, kill := startHTTPServerOn(t, "streamableHttp", port)
 	set := connect(t, Config{"remote": {URL: base + "/mcp"}}, &Options{CallTimeout: 10 * time.Second})

@@ -14,6 +14,7 @@ import (
 // MCPToolDefinition.create for this tool, dumped with exclude_none (its
 // "mcp_tool" member removed, see Tool.Definition), and to_openai_tool().
 func TestDefinitionMatchesReference(t *testing.T) {
+	t.Parallel()
 	st := &sdk.Tool{
 		Name:        "get-sum",
 		Description: "Returns the sum of two numbers",

@@ -6,6 +6,7 @@ import (
 )
 
 func TestExpandSecrets(t *testing.T) {
+	t.Parallel()
 	lookup := func(name string) (string, bool) {
 		v, ok := map[string]string{"TOKEN": "s3cr\"et", "USER": "ann"}[name]
 		return v, ok
