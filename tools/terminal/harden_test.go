@@ -22,6 +22,7 @@ import (
 // a read returns and whose second half comes after is masked whole; no
 // observation holds a piece of it.
 func TestSecretSplitAcrossReads(t *testing.T) {
+	t.Parallel()
 	const value = "sk-split-ABCDEF1234567"
 	m := secret.NewManager(secret.Registry{}, nil)
 	m.Hide(value)
@@ -48,6 +49,7 @@ func TestSecretSplitAcrossReads(t *testing.T) {
 // at the start of what is kept is dropped too, in the observation and in
 // the live output.
 func TestSecretAtDroppedEdge(t *testing.T) {
+	t.Parallel()
 	const value = "sk-edge-ABCDEF1234567"
 	m := secret.NewManager(secret.Registry{}, nil)
 	m.Hide(value)
@@ -96,6 +98,7 @@ func TestSecretAtDroppedEdge(t *testing.T) {
 // TestSecretsLastOneCommand: a secret exported for a command is gone from
 // the shell once it ends, and is not on disk while it runs.
 func TestSecretsLastOneCommand(t *testing.T) {
+	t.Parallel()
 	const value = "tok-one-command-9a8b7c"
 	term := newTerminal(t, &Options{
 		NoChangeTimeout: quiet,

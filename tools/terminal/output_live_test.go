@@ -16,6 +16,7 @@ import (
 // the first line arrives before the command ends, and everything it
 // printed arrives in order, without the end marker.
 func TestLiveOutput(t *testing.T) {
+	t.Parallel()
 	term := newTerminal(t, nil)
 	var mu sync.Mutex
 	var got strings.Builder

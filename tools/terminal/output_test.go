@@ -7,6 +7,7 @@ import (
 )
 
 func TestClean(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, in, want string }{
 		{"crlf", "a\r\nb\r\n", "a\nb\n"},
 		{"progress bar keeps last state", "10%\r50%\r100%\r\n", "100%\n"},
@@ -40,6 +41,7 @@ func TestClean(t *testing.T) {
 }
 
 func TestCompletePrefix(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want int
@@ -65,6 +67,7 @@ func TestCompletePrefix(t *testing.T) {
 }
 
 func TestInputBytes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want string
@@ -99,6 +102,7 @@ func TestInputBytes(t *testing.T) {
 }
 
 func TestLiteralKind(t *testing.T) {
+	t.Parallel()
 	tests := map[string]string{
 		`["a", "b"]`:            "list literal",
 		`[{"x": 1}]`:            "list literal",
@@ -121,6 +125,7 @@ func TestLiteralKind(t *testing.T) {
 }
 
 func TestTruncateMiddle(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	for i := range 5000 {
 		b.WriteString(strings.Repeat("é", i%7))

@@ -87,6 +87,7 @@ func expect(t testing.TB, o *Observation, output string, code int) {
 }
 
 func TestStatePersists(t *testing.T) {
+	t.Parallel()
 	term := newTerminal(t, nil)
 	sub := filepath.Join(term.opts.WorkingDir, "sub dir")
 	if err := os.Mkdir(sub, 0o755); err != nil {
@@ -130,6 +131,7 @@ func TestEnvironment(t *testing.T) {
 }
 
 func TestShellMissing(t *testing.T) {
+	t.Parallel()
 	term := New(&Options{Shell: filepath.Join(t.TempDir(), "no-such-shell")})
 	defer term.Close()
 	if _, err := term.Run(context.Background(), &Action{Command: "true"}); err == nil || !strings.Contains(err.Error(), "no-such-shell") {
@@ -138,6 +140,7 @@ func TestShellMissing(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	term := newTerminal(t, nil)
 	for cmd, code := range map[string]int{"true": 0, "false": 1, "(exit 42)": 42, "no-such-command-gohands 2>/dev/null": 127, "ls / >/dev/null; false; true": 0} {
 		o := run(t, term, Action{Command: cmd})
@@ -152,6 +155,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestMultiLineAndHeredoc(t *testing.T) {
+	t.Parallel()
 	term := newTerminal(t, nil)
 	o := run(t, term, Action{Command: "for i in 1 2 3\ndo\n  echo \"n$i\"\ndone\necho end"})
 	expect(t, o, "n1\nn2\nn3\nend", 0)
@@ -169,6 +173,7 @@ func TestMultiLineAndHeredoc(t *testing.T) {
 }
 
 func TestOutputShapes(t *testing.T) {
+	t.Parallel()
 	term := newTerminal(t, nil)
 	tests := []struct{ cmd, want string }{
 		{"printf abc", "abc"},
@@ -190,6 +195,7 @@ func TestOutputShapes(t *testing.T) {
 // own marker (without the session's nonce) does not end the command early,
 // and printing the prompt function does not either.
 func TestMarkerLikeOutput(t *testing.T) {
+	t.Parallel()
 	term := newTerminal(t, nil)
 	o := run(t, term, Action{Command: `echo '###PS1JSON###'; echo '{"exit_code": "0"}'; echo '###PS1END###'; sleep 0.2; echo after; (exit 3)`})
 	expect(t, o, "###PS1JSON###\n{\"exit_code\": \"0\"}\n###PS1END###\nafter", 3)
@@ -206,6 +212,7 @@ func TestMarkerLikeOutput(t *testing.T) {
 // TestPromptSurvives: commands that would break the prompt of an ordinary
 // shell do not break completion detection.
 func TestPromptSurvives(t *testing.T) {
+	t.Parallel()
 	term := newTerminal(t, nil)
 	// The assignment fails (and, as for any such error in a sourced
 	// script, ends the command); the model is told why.
@@ -231,6 +238,7 @@ func TestPromptSurvives(t *testing.T) {
 // reading it is not run by the shell afterwards, and a key without Enter
 // is not glued to the next command.
 func TestUnreadInputDiscarded(t *testing.T) {
+	t.Parallel()
 	term := newTerminal(t, &Options{NoChangeTimeout: quiet})
 	junk := filepath.Join(term.opts.WorkingDir, "junk")
 	gate := filepath.Join(term.opts.WorkingDir, "gate")
@@ -255,6 +263,7 @@ func TestUnreadInputDiscarded(t *testing.T) {
 // TestEchoTurnedOn: a command that turns the terminal's echo back on does
 // not make later commands echo.
 func TestEchoTurnedOn(t *testing.T) {
+	t.Parallel()
 	need(t, "stty")
 	term := newTerminal(t, nil)
 	expect(t, run(t, term, Action{Command: "stty sane"}), "", 0)
@@ -275,6 +284,7 @@ func readUntil(t *testing.T, term *Terminal, o *Observation, want string) (strin
 }
 
 func TestReadPrompt(t *testing.T) {
+	t.Parallel()
 	term := newTerminal(t, &Options{NoChangeTimeout: 2 * time.Second})
 	text, o := readUntil(t, term, run(t, term, Action{Command: `read -r -p 'Name? ' name && echo "hello, $name"`}), "Name?")
 	if exitCode(o) != -1 || !o.Timeout || !strings.Contains(text, "Name?") {
@@ -290,6 +300,7 @@ func TestReadPrompt(t *testing.T) {
 }
 
 func TestPythonREPL(t *testing.T) {
+	t.Parallel()
 	need(t, "python3")
 	term := newTerminal(t, &Options{NoChangeTimeout: 2 * time.Second, SessionEnv: map[string]string{"PYTHONSTARTUP": ""}})
 	text, o := readUntil(t, term, run(t, term, Action{Command: "python3"}), ">>>")
@@ -308,6 +319,7 @@ func TestPythonREPL(t *testing.T) {
 }
 
 func TestSoftTimeoutReadInterrupt(t *testing.T) {
+	t.Parallel()
 	term := newTerminal(t, &Options{NoChangeTimeout: quiet})
 	o := run(t, term, Action{Command: "echo first; sleep 3; echo second; sleep 60"})
 	if exitCode(o) != -1 || !o.Timeout || o.Text() != "first" || o.Metadata.Prefix != "" {
@@ -350,6 +362,7 @@ func TestSoftTimeoutReadInterrupt(t *testing.T) {
 // TestPreviousResult: a command that timed out and finished before the
 // next command still reports its exit code and its last output.
 func TestPreviousResult(t *testing.T) {
+	t.Parallel()
 	term := newTerminal(t, &Options{NoChangeTimeout: quiet})
 	o := run(t, term, Action{Command: "while [ ! -e go ]; do sleep 0.05; done; echo late; (exit 7)"})
 	if exitCode(o) != -1 {
@@ -381,6 +394,7 @@ func TestPreviousResult(t *testing.T) {
 }
 
 func TestHardTimeout(t *testing.T) {
+	t.Parallel()
 	term := newTerminal(t, &Options{NoChangeTimeout: time.Minute})
 	start := time.Now()
 	o := run(t, term, Action{Command: "while :; do echo tick; sleep 0.1; done", Timeout: new(0.5)})
@@ -397,6 +411,7 @@ func TestHardTimeout(t *testing.T) {
 }
 
 func TestLargeOutput(t *testing.T) {
+	t.Parallel()
 	save := filepath.Join(t.TempDir(), "observations")
 	term := newTerminal(t, &Options{SaveDir: save})
 	o := run(t, term, Action{Command: "seq 1 200000"}) // 1.27 MB
@@ -440,6 +455,7 @@ func TestLargeOutput(t *testing.T) {
 // TestFlood: a command that prints without pause returns with a part of
 // its output instead of never going quiet.
 func TestFlood(t *testing.T) {
+	t.Parallel()
 	need(t, "yes")
 	term := newTerminal(t, &Options{NoChangeTimeout: time.Minute})
 	o := run(t, term, Action{Command: "yes flood"})
@@ -457,6 +473,7 @@ func TestFlood(t *testing.T) {
 }
 
 func TestCancelInterrupts(t *testing.T) {
+	t.Parallel()
 	term := newTerminal(t, &Options{NoChangeTimeout: time.Minute})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(time.Second, cancel)
@@ -499,6 +516,7 @@ func TestCancelInterrupts(t *testing.T) {
 }
 
 func TestExitStartsFreshShell(t *testing.T) {
+	t.Parallel()
 	term := newTerminal(t, nil)
 	run(t, term, Action{Command: "export KEEP=1 && cd /"})
 	o := run(t, term, Action{Command: "echo bye; exit 3"})
@@ -510,6 +528,7 @@ func TestExitStartsFreshShell(t *testing.T) {
 }
 
 func TestReset(t *testing.T) {
+	t.Parallel()
 	term := newTerminal(t, &Options{NoChangeTimeout: quiet})
 	run(t, term, Action{Command: "export KEEP=1"})
 	o := run(t, term, Action{Command: "echo ${KEEP:-unset}", Reset: true})
@@ -530,6 +549,7 @@ func TestReset(t *testing.T) {
 }
 
 func TestPrechecks(t *testing.T) {
+	t.Parallel()
 	term := newTerminal(t, nil)
 	for _, a := range []Action{
 		{Command: ""},
@@ -552,6 +572,7 @@ func TestPrechecks(t *testing.T) {
 }
 
 func TestSecretsHook(t *testing.T) {
+	t.Parallel()
 	const value = "s3cr3t-'quoted' \"value\"\\n$HOME"
 	save := t.TempDir()
 	var asked []string
@@ -598,6 +619,7 @@ func TestSecretsHook(t *testing.T) {
 }
 
 func TestConcurrentCallsSerialised(t *testing.T) {
+	t.Parallel()
 	term := newTerminal(t, nil)
 	var wg sync.WaitGroup
 	errs := make(chan string, 16)
@@ -641,6 +663,7 @@ func alive(needle string) []string {
 }
 
 func TestCloseKillsEverything(t *testing.T) {
+	t.Parallel()
 	term := newTerminal(t, &Options{NoChangeTimeout: quiet})
 	run(t, term, Action{Command: "sleep 1234567 & nohup sleep 1234568 >/dev/null 2>&1 & disown"})
 	o := run(t, term, Action{Command: "sleep 1234569"})

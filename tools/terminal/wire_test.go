@@ -41,6 +41,7 @@ func loadFixtures(t *testing.T) []fixture {
 // TestReferenceJSON decodes what the reference wrote and encodes it back
 // byte for byte; observations render the same LLM text.
 func TestReferenceJSON(t *testing.T) {
+	t.Parallel()
 	for _, f := range loadFixtures(t) {
 		t.Run(f.Name, func(t *testing.T) {
 			v, err := event.DecodeKinded[any]([]byte(f.Raw))
@@ -74,6 +75,7 @@ func TestReferenceJSON(t *testing.T) {
 
 // TestActionJSON is the TerminalAction of reference-protocol §3.4.
 func TestActionJSON(t *testing.T) {
+	t.Parallel()
 	got, err := event.MarshalKinded(&Action{Command: "ls -la"})
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +93,7 @@ func TestActionJSON(t *testing.T) {
 // TestObservationCommandAlwaysWritten: command is a required key of the
 // reference's observation even when null.
 func TestObservationCommandAlwaysWritten(t *testing.T) {
+	t.Parallel()
 	o := newObservation("", "x")
 	o.Command = nil
 	got, err := event.MarshalKinded(o)
@@ -103,6 +106,7 @@ func TestObservationCommandAlwaysWritten(t *testing.T) {
 }
 
 func TestGoldens(t *testing.T) {
+	t.Parallel()
 	tl := NewTool(nil)
 	defer tl.Close()
 	tooltest.Goldens(t, tl)
@@ -117,6 +121,7 @@ func TestGoldens(t *testing.T) {
 }
 
 func TestDefinition(t *testing.T) {
+	t.Parallel()
 	tl := NewTool(nil)
 	defer tl.Close()
 	d := tl.Definition()
@@ -133,6 +138,7 @@ func TestDefinition(t *testing.T) {
 }
 
 func TestParseAction(t *testing.T) {
+	t.Parallel()
 	tl := NewTool(nil)
 	defer tl.Close()
 	a, err := tl.ParseAction(json.RawMessage(`{"command":"ls"}`))
@@ -150,6 +156,7 @@ func TestParseAction(t *testing.T) {
 }
 
 func TestResolveSpec(t *testing.T) {
+	t.Parallel()
 	conv := t.TempDir()
 	work := t.TempDir()
 	tools, err := tool.Resolve(tool.Context{WorkingDir: work, ConversationDir: conv}, tool.Spec{
@@ -189,6 +196,7 @@ func TestResolveSpec(t *testing.T) {
 // the conversation's secret hooks from tool.Context: a mentioned secret is
 // exported and its value never comes back in the output.
 func TestResolveSpecSecretHooks(t *testing.T) {
+	t.Parallel()
 	const value = "s3cr3t-Value-42"
 	ctx := tool.Context{
 		WorkingDir: t.TempDir(),
