@@ -54,6 +54,7 @@ type acpUpdate struct {
 // streams a tool call, a prompt cancelled mid-call, session/load with the
 // history replayed, and a prompt in the loaded session.
 func TestACPClient(t *testing.T) {
+	t.Parallel()
 	node := testenv.Program(t, "node")
 	if _, err := os.Stat(acpClient); err != nil {
 		testenv.Missing(t, "%s and its node_modules (run scripts/deps.sh): %v", acpClient, err)
@@ -141,6 +142,7 @@ const claudeACP = "../../agent/acp/testdata/npm/node_modules/@zed-industries/cla
 // is the scripted Anthropic server: the file it writes is there, its
 // answer is the run's final message.
 func TestRunACP(t *testing.T) {
+	t.Parallel()
 	node := testenv.Program(t, "node")
 	if _, err := os.Stat(claudeACP); err != nil {
 		testenv.Missing(t, "%s (run scripts/deps.sh): %v", claudeACP, err)
@@ -179,6 +181,7 @@ func TestRunACP(t *testing.T) {
 }
 
 func TestSplitWords(t *testing.T) {
+	t.Parallel()
 	got, err := splitWords(`npx -y "@scope/pkg" --flag 'a b'`)
 	if err != nil || !slices.Equal(got, []string{"npx", "-y", "@scope/pkg", "--flag", "a b"}) {
 		t.Errorf("%q, %v", got, err)

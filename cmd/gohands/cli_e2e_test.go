@@ -40,6 +40,7 @@ func withoutEnv(env []string, names ...string) []string {
 // while the command still waits for the test to let it finish. The
 // model's streamed text is shown once.
 func TestE2EStreamsCommandOutput(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	gate := filepath.Join(t.TempDir(), "gate")
 	e.srv.Add(
@@ -94,6 +95,7 @@ func TestE2EStreamsCommandOutput(t *testing.T) {
 // from any directory; another --workspace is refused unless
 // --move-workspace says so.
 func TestE2EResumeInStoredWorkspace(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t, finishReply("first"))
 	e.mustRun(0, e.args("first task")...)
 
@@ -138,6 +140,7 @@ func TestE2EResumeInStoredWorkspace(t *testing.T) {
 
 // The errors a newcomer hits fail at once, with a hint, said once.
 func TestE2EFailFast(t *testing.T) {
+	t.Parallel()
 	// A port nothing listens on.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -186,6 +189,7 @@ func TestE2EFailFast(t *testing.T) {
 
 // The providers' own variables give the key when LLM_API_KEY is unset.
 func TestE2EProviderKeyVariable(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t, finishReply("ok"))
 	e.env = append(withoutEnv(e.env, "LLM_API_KEY"), "OPENAI_API_KEY=sk-from-openai-var")
 	e.mustRun(0, e.args("hi")...)
@@ -204,6 +208,7 @@ func TestE2EProviderKeyVariable(t *testing.T) {
 // The settings file gives the model, the key's variable and the
 // confirmation mode; the environment and the flags override it.
 func TestE2ESettingsFile(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t, finishReply("ok"))
 	settingsFile := filepath.Join(e.home, ".gohands", "settings.json")
 	if err := os.MkdirAll(filepath.Dir(settingsFile), 0o700); err != nil {
@@ -232,6 +237,7 @@ func TestE2ESettingsFile(t *testing.T) {
 // --confirm risky asks about the everyday destructive commands the rules
 // know, and about what the model itself rates HIGH.
 func TestE2ERiskyCommandsAsked(t *testing.T) {
+	t.Parallel()
 	cmds := []string{
 		"git push --force origin main",
 		"git reset --hard && git clean -fdx",
@@ -271,6 +277,7 @@ func TestE2ERiskyCommandsAsked(t *testing.T) {
 
 // "always" approves the rest of the run: the next command is not asked.
 func TestE2EConfirmAlwaysAnswer(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	m1, m2 := filepath.Join(e.work, "m1"), filepath.Join(e.work, "m2")
 	e.srv.Add(
@@ -294,6 +301,7 @@ func TestE2EConfirmAlwaysAnswer(t *testing.T) {
 // condenser instead of growing without bound: the summary reaches the
 // model, and the model's view is shorter than the log.
 func TestE2ELongSessionCondensed(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	think := func(i int) llmtest.Reply {
 		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{call(fmt.Sprintf("t%d", i), "think", map[string]any{"thought": fmt.Sprintf("step %d", i)})}}
@@ -340,6 +348,7 @@ func TestE2ELongSessionCondensed(t *testing.T) {
 // CLAUDE.md speaks to Claude models only (as in the reference), so
 // gpt-4o does not get it.
 func TestE2EContextFilesReachModel(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t, finishReply("ok"))
 	files := map[string]string{
 		filepath.Join(e.work, "AGENTS.md"): "Run make lint before finishing (agents-md-marker).\n",

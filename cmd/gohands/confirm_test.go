@@ -20,6 +20,7 @@ func testAction(cmd string) *event.ActionEvent {
 }
 
 func TestAskAnswers(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want answer
@@ -53,6 +54,7 @@ func TestAskAnswers(t *testing.T) {
 
 // The prompt shows the analyzer's rating, which the action events lack.
 func TestAskShowsAnalyzerRisk(t *testing.T) {
+	t.Parallel()
 	var out strings.Builder
 	k := &asker{in: strings.NewReader("n\n"), out: &out, done: make(chan struct{}), analyzer: &security.RuleAnalyzer{}}
 	defer k.close()
@@ -66,6 +68,7 @@ func TestAskShowsAnalyzerRisk(t *testing.T) {
 
 // An interrupt ends the question even though the input stays silent.
 func TestAskInterrupted(t *testing.T) {
+	t.Parallel()
 	r, w := io.Pipe()
 	defer w.Close()
 	k := &asker{in: r, out: io.Discard, done: make(chan struct{})}

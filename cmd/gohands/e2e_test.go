@@ -24,6 +24,7 @@ import (
 // terminal and finishes; the file is on disk, the program's output in the
 // events, and --json printed the events exactly as stored.
 func TestE2ECreateFileAndRunIt(t *testing.T) {
+	t.Parallel()
 	requireTool(t, "python3")
 	e := newE2E(t)
 	script := filepath.Join(e.work, "hello.py")
@@ -97,6 +98,7 @@ func TestE2ECreateFileAndRunIt(t *testing.T) {
 
 // The transcript (no --json) shows the actions and their results.
 func TestE2ETranscript(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t,
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("call_1", "terminal", map[string]any{"command": "echo transcript-$((40+2))"})}},
 		finishReply("All done here."),
@@ -115,6 +117,7 @@ func TestE2ETranscript(t *testing.T) {
 // Several tool calls in one reply all run, and their results are
 // committed and sent back in the order of the calls.
 func TestE2EParallelToolCalls(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	e.srv.Add(
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{
@@ -148,6 +151,7 @@ func TestE2EParallelToolCalls(t *testing.T) {
 // Malformed arguments and an unknown tool are reported to the model,
 // which recovers and finishes.
 func TestE2EBadToolCallsRecover(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t,
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("call_bad", "terminal", `{"command": "echo hi"`)}},
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("call_unknown", "launch_rocket", map[string]any{"target": "moon"})}},
@@ -178,6 +182,7 @@ func TestE2EBadToolCallsRecover(t *testing.T) {
 
 // A server error is retried, and the run goes on.
 func TestE2ERetryAfterServerError(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t,
 		llmtest.Fail(500, "upstream exploded"),
 		finishReply("Fine after all."),
@@ -198,6 +203,7 @@ func TestE2ERetryAfterServerError(t *testing.T) {
 // A model that keeps failing ends the run with status error, exit 1 and
 // the reason on one line.
 func TestE2EModelFailure(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t, llmtest.Fail(401, "bad key"))
 	r := e.mustRun(exitError, e.args("hello")...)
 	last := lastLine(r.stderr)
@@ -211,6 +217,7 @@ func TestE2EModelFailure(t *testing.T) {
 
 // --max-iterations ends a run that does not finish with exit 4.
 func TestE2EMaxIterations(t *testing.T) {
+	t.Parallel()
 	think := func(s string) llmtest.Reply {
 		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("", "think", map[string]any{"thought": s})}}
 	}
@@ -223,6 +230,7 @@ func TestE2EMaxIterations(t *testing.T) {
 
 // A model repeating itself is stopped as stuck, with exit 3 and the reason.
 func TestE2EStuck(t *testing.T) {
+	t.Parallel()
 	same := llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("", "terminal", map[string]any{"command": "echo same"})}}
 	e := newE2E(t, same, same, same, same)
 	r := e.mustRun(exitStuck, e.args("loop")...)
@@ -243,6 +251,7 @@ func lastLine(s string) string {
 // is stopped, the run ends with exit 130 and a hint, and running the
 // conversation again finishes it, the model told of the interruption.
 func TestE2EPauseDuringLongCommand(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("call_sleep", "terminal", map[string]any{
 		"command": "touch started && sleep 30 && touch slept", "timeout": 60,
 	})}})
@@ -290,6 +299,7 @@ func TestE2EPauseDuringLongCommand(t *testing.T) {
 // printed is stored, and the next run answers the action cut short and
 // finishes.
 func TestE2EKillAndResume(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t,
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("call_1", "terminal", map[string]any{"command": "echo first"})}},
 		llmtest.Reply{Text: "Now the long part.", ToolCalls: []llmtest.ToolCall{call("call_2", "terminal", map[string]any{
@@ -345,6 +355,7 @@ func TestE2EKillAndResume(t *testing.T) {
 // nowhere else: not on stdout or stderr, not in any stored file, not in
 // what the model is sent.
 func TestE2ESecretNeverLeaks(t *testing.T) {
+	t.Parallel()
 	const envValue = "tok-9f8e7d6c5b4a-ENVSECRET"
 	const flagValue = "pw-1a2b3c4d5e6f-FLAGSECRET"
 	for _, jsonMode := range []bool{false, true} {
@@ -417,6 +428,7 @@ func TestE2ESecretNeverLeaks(t *testing.T) {
 // ls lists stored conversations, from the default persistence directory
 // too.
 func TestE2EList(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t, finishReply("one"), llmtest.Fail(400, "nope"))
 	// Without --workspace the agent works in the current directory.
 	e.mustRun(0, "run", "--conversation-id", e.id, "first task\nwith two lines")

@@ -15,6 +15,7 @@ import (
 // gohands eval runs the built-in starter suite with a scripted model that
 // solves it, prints the summary, resumes, and compares result sets.
 func TestE2EEvalStarter(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	p, err := llmtest.ParsePlaybook(starter.Playbook())
 	if err != nil {
@@ -98,6 +99,7 @@ func TestE2EEvalDocker(t *testing.T) {
 // gohands eval killed by SIGKILL in the middle of a task resumes: the
 // finished task is kept, the interrupted one runs again from the start.
 func TestE2EEvalKilled(t *testing.T) {
+	t.Parallel()
 	marks := t.TempDir()
 	e := newE2E(t,
 		finishReply("a is done"),

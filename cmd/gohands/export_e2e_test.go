@@ -16,6 +16,7 @@ import (
 // back out, byte for byte: import, export, then gohands run continues the
 // exported copy.
 func TestE2EExportImportPostgres(t *testing.T) {
+	t.Parallel()
 	srv, err := pgtest.Start()
 	if err != nil {
 		testenv.Missing(t, "PostgreSQL: %v", err)

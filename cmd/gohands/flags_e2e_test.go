@@ -111,6 +111,7 @@ func TestE2EMCPConfig(t *testing.T) {
 }
 
 func TestE2EMCPConfigBadFile(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	cfgPath := filepath.Join(t.TempDir(), "mcp.json")
 	if err := os.WriteFile(cfgPath, []byte(`{"mcpServers": [1]}`), 0o644); err != nil {
@@ -136,6 +137,7 @@ func touchReplies(marker string) []llmtest.Reply {
 
 // With --confirm always, "y" runs the command.
 func TestE2EConfirmAlwaysYes(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	marker := filepath.Join(e.work, "marker")
 	e.srv.Add(touchReplies(marker)...)
@@ -156,6 +158,7 @@ func TestE2EConfirmAlwaysYes(t *testing.T) {
 // With --confirm always, "n" rejects: the command never runs and the model
 // is told.
 func TestE2EConfirmAlwaysNo(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	marker := filepath.Join(e.work, "marker")
 	e.srv.Add(touchReplies(marker)...)
@@ -180,6 +183,7 @@ func TestE2EConfirmAlwaysNo(t *testing.T) {
 // Standard input ending without an answer leaves the conversation waiting
 // for confirmation (exit 5), nothing run.
 func TestE2EConfirmNoAnswer(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	marker := filepath.Join(e.work, "marker")
 	e.srv.Add(touchReplies(marker)...)
@@ -195,6 +199,7 @@ func TestE2EConfirmNoAnswer(t *testing.T) {
 // --confirm risky asks only about risky actions: a harmless command runs
 // without a question, one reading a private key waits.
 func TestE2EConfirmRisky(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	marker := filepath.Join(e.work, "marker")
 	e.srv.Add(
@@ -216,6 +221,7 @@ func TestE2EConfirmRisky(t *testing.T) {
 }
 
 func TestE2EConfirmBadValue(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	r := e.mustRun(exitUsage, e.args("--confirm", "sometimes", "task")...)
 	if !strings.Contains(r.stderr, "--confirm") {
@@ -226,6 +232,7 @@ func TestE2EConfirmBadValue(t *testing.T) {
 // A conversation left waiting is asked about first when resumed: running
 // it would approve the actions unasked.
 func TestE2EConfirmResumeAsksFirst(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	marker := filepath.Join(e.work, "marker")
 	e.srv.Add(touchReplies(marker)...)

@@ -35,6 +35,7 @@ func reverse(s string) string {
 // --api-key) and the secrets given on the command line are not in them,
 // not even reversed (which masking would not catch).
 func TestE2ECredentialsNotReadable(t *testing.T) {
+	t.Parallel()
 	const envKey = "sk-envkey-0a1b2c3d4e5f6071"
 	const flagKey = "sk-flagkey-9z8y7x6w5v4u"
 	const flagSecret = "pw-cmdline-5e6f7a8b9c"
@@ -99,6 +100,7 @@ func TestE2ECredentialsNotReadable(t *testing.T) {
 // writes (text, reasoning, thought, tool names, arguments, the finish
 // message) and in a command's output never reach the terminal.
 func TestE2EModelTextStripped(t *testing.T) {
+	t.Parallel()
 	const evil = "\x1b[2J\x1b]52;c;ZXZpbA==\x07\x1b[8mhidden\x1b[0m\x9b31m\r"
 	for _, mode := range [][]string{nil, {"--json"}} {
 		e := newE2E(t,
@@ -130,6 +132,7 @@ func TestE2EModelTextStripped(t *testing.T) {
 // error; gohands doctor reports it, --repair sets it aside, and the
 // conversation continues.
 func TestE2EDoctor(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t,
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("c1", "terminal", map[string]any{"command": "echo one"})}},
 		finishReply("first"),
@@ -183,6 +186,7 @@ func TestE2EDoctor(t *testing.T) {
 // and at the end no action ran twice. 4 kills in CI; GOHANDS_FULL=1 runs
 // 100 (the figure in the notes).
 func TestE2EKillSoak(t *testing.T) {
+	t.Parallel()
 	kills := 4
 	if !testenv.Short() {
 		kills = 100
@@ -254,6 +258,7 @@ func mustGlob(t *testing.T, pattern string) []string {
 // headers and the model keys are in neither, and the session key still
 // guards the API.
 func TestE2EServeCredentialsNotReadable(t *testing.T) {
+	t.Parallel()
 	creds := map[string]string{
 		"SESSION_API_KEY":         "sess-key-8c7b6a5d4e3f",
 		"OH_SESSION_API_KEYS_0":   "sess-key0-1a2b3c4d5e",

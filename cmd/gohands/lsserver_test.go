@@ -18,6 +18,7 @@ import (
 // TestLsServer lists an agent server's conversations, with its key from
 // $SESSION_API_KEY; a wrong key and an unreachable server are errors.
 func TestLsServer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	srv, err := server.New(&server.Options{
 		ConversationsPath: dir + "/c", WorkspacePath: dir + "/w", BashEventsDir: dir + "/b",
@@ -63,6 +64,7 @@ func TestLsServer(t *testing.T) {
 // TestRunServer runs a task on an agent server: shown as a local run is,
 // the same exit status and result line.
 func TestRunServer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	srv, err := server.New(&server.Options{
 		ConversationsPath: dir + "/c", WorkspacePath: dir + "/w", BashEventsDir: dir + "/b",

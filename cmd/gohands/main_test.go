@@ -29,6 +29,7 @@ func inProcess(t *testing.T, env map[string]string, args ...string) (code int, s
 }
 
 func TestNoModel(t *testing.T) {
+	t.Parallel()
 	code, _, stderr := inProcess(t, map[string]string{"HOME": t.TempDir()}, "run", "fix the bug")
 	if code != exitUsage {
 		t.Errorf("exit %d, want %d", code, exitUsage)
@@ -41,6 +42,7 @@ func TestNoModel(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	env := func() map[string]string {
 		return map[string]string{"HOME": t.TempDir(), "LLM_MODEL": "openai/gpt-4o"}
 	}
@@ -78,6 +80,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestLLMConfigPrecedence(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "llm.json")
 	writeFile(t, file, `{"model": "from-file", "base_url": "http://file", "api_key": "file-key", "num_retries": 2}`)
@@ -101,6 +104,7 @@ func TestLLMConfigPrecedence(t *testing.T) {
 // conversation keeps its model and base URL; the providers' own key
 // variables count when LLM_API_KEY is unset.
 func TestSettingsPrecedence(t *testing.T) {
+	t.Parallel()
 	st := settings{Model: "anthropic/claude-sonnet-4-5", BaseURL: "http://settings", APIKeyEnv: "MY_KEY", Confirm: "risky"}
 	for _, tc := range []struct {
 		name       string
@@ -142,6 +146,7 @@ func TestSettingsPrecedence(t *testing.T) {
 // A hosted model without any key is reported before the first call, with
 // the variables that would do.
 func TestMissingKey(t *testing.T) {
+	t.Parallel()
 	a := &app{getenv: func(string) string { return "" }}
 	_, _, err := a.llmConfig(&runFlags{model: "anthropic/claude-sonnet-4-5"}, settings{}, convInfo{})
 	if err == nil || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") || !strings.Contains(err.Error(), "LLM_API_KEY") {
@@ -154,6 +159,7 @@ func TestMissingKey(t *testing.T) {
 }
 
 func TestDefaultPersistenceDir(t *testing.T) {
+	t.Parallel()
 	a := &app{getenv: func(k string) string {
 		return map[string]string{"XDG_DATA_HOME": "/data", "HOME": "/home/u"}[k]
 	}}
@@ -168,6 +174,7 @@ func TestDefaultPersistenceDir(t *testing.T) {
 }
 
 func TestOneLine(t *testing.T) {
+	t.Parallel()
 	if got := oneLine("first\nsecond"); got != "first …" {
 		t.Errorf("oneLine = %q", got)
 	}
@@ -188,6 +195,7 @@ func writeFile(t *testing.T, path, s string) {
 
 // The first interrupt pauses; a second one quits at once.
 func TestSecondInterruptQuits(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.NewChat(t, llmtest.Reply{Delay: 10 * time.Second, Text: "too late"})
 	sig := make(chan os.Signal, 2)
 	exited := make(chan int, 1)
@@ -253,6 +261,7 @@ func (s *syncBuffer) String() string {
 }
 
 func TestVersionAndCompletion(t *testing.T) {
+	t.Parallel()
 	code, stdout, _ := inProcess(t, map[string]string{"HOME": t.TempDir()}, "--version")
 	if code != 0 || !strings.HasPrefix(stdout, "gohands version ") {
 		t.Errorf("--version: exit %d, %q", code, stdout)
@@ -269,6 +278,7 @@ func TestVersionAndCompletion(t *testing.T) {
 
 // gohands mcp edits the settings file's MCP servers.
 func TestMCPCommands(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	env := map[string]string{"HOME": home}
 	for _, args := range [][]string{

@@ -37,6 +37,7 @@ func requestTools(t *testing.T, r llmtest.Request) []string {
 // The default agent offers the task tool: the model hands the work to a
 // sub-agent, which writes the file, and its answer comes back.
 func TestE2EDefaultAgentDelegates(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	file := filepath.Join(e.work, "from-sub-agent.txt")
 	e.srv.Add(
@@ -82,6 +83,7 @@ func TestE2EDefaultAgentDelegates(t *testing.T) {
 
 // --preset gpt5 gives the model apply_patch instead of file_editor.
 func TestE2EPresetGPT5(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	e.srv.Add(
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("call_1", "apply_patch", map[string]any{
@@ -98,6 +100,7 @@ func TestE2EPresetGPT5(t *testing.T) {
 }
 
 func TestE2EUnknownPreset(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t)
 	r := e.mustRun(2, e.args("--preset", "nope", "hi")...)
 	if !strings.Contains(r.stderr, `unknown preset "nope" (known: default, gpt5, gemini, planning)`) {

@@ -11,6 +11,7 @@ import (
 // llm_profiles, also on resume and over $LLM_MODEL; an unknown profile is
 // a usage error naming the ones there are.
 func TestRunProfile(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, ".gohands"), 0o700); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 // TestShowAndRm: show renders a stored conversation by an id prefix, rm
 // asks first, refuses a conversation in use and deletes one when told.
 func TestShowAndRm(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t, finishReply("The answer is 42."))
 	e.mustRun(exitOK, e.args("what is the answer?")...)
 	prefix := e.id[:8]

@@ -155,6 +155,7 @@ func (s *screen) exited() (string, string) {
 // follow-up, slash commands, the /resume picker, Ctrl-C to pause a
 // command and twice to leave, then gohands -c to come back.
 func TestTUIInTmux(t *testing.T) {
+	t.Parallel()
 	gate := "gate-" + fmt.Sprint(time.Now().UnixNano())
 	e := newE2E(t,
 		llmtest.Reply{Text: "Let me count for you.", ChunkDelay: 20 * time.Millisecond,
@@ -245,6 +246,7 @@ func TestTUIInTmux(t *testing.T) {
 // input, asks before actions (the interactive default) and keeps the
 // conversation.
 func TestLineModeREPL(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t,
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("call_touch", "terminal", map[string]any{"command": "touch made-by-agent"})}},
 		llmtest.Reply{Text: "Made the file."},
@@ -273,6 +275,7 @@ func TestLineModeREPL(t *testing.T) {
 // TestRunWaitingIndicator: gohands run on a terminal shows a spinner and
 // the time waited while the model thinks, and clears it for the answer.
 func TestRunWaitingIndicator(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t, llmtest.Reply{Text: "Thought about it.", Delay: 3 * time.Second})
 	s := startScreenOn(t, e, "run", true, e.args("think hard")...)
 	scr := s.waitFor("working… 1s (Ctrl-C pauses)")
@@ -289,6 +292,7 @@ func TestRunWaitingIndicator(t *testing.T) {
 // TestTUIFirstRunSetup: with no model anywhere, gohands asks for one, its
 // key and base URL, saves them (mode 0600) and answers the task.
 func TestTUIFirstRunSetup(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t, llmtest.Reply{Text: "Hello from the configured model."})
 	var env []string
 	for _, kv := range e.env {
@@ -373,6 +377,7 @@ func writeSettings(t *testing.T, e *e2e, st string) string {
 // anywhere it asks, hidden, and saves it. /settings shows and changes
 // the settings file.
 func TestTUIModelSwitchProvider(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t,
 		llmtest.Reply{Text: "Hello over the Chat Completions wire."},
 		llmtest.Reply{Text: "Hello over the Messages wire."},
@@ -461,6 +466,7 @@ func TestTUIModelSwitchProvider(t *testing.T) {
 // clears, both are stored); /condense summarises the history, and the
 // next request carries the summary instead of the old messages.
 func TestTUINewAndCondense(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t,
 		llmtest.Reply{Text: "Answer one."},
 		llmtest.Reply{Text: "Answer two."},
@@ -520,6 +526,7 @@ func TestTUINewAndCondense(t *testing.T) {
 // SIGKILL, which nothing can catch, gohands -c reopens the conversation
 // (its lock died with the process) with its history, and it goes on.
 func TestTUICrashRestore(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t,
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("call_a", "terminal", map[string]any{"command": "echo started-a; sleep 120"})}},
 		llmtest.Reply{Text: "Back after the stop."},
