@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/storetest"
@@ -232,4 +233,48 @@ func TestEventsFromAndSearchAll(t *testing.T) {
 			t.Errorf("SearchAll from an unknown page: err = %v", err)
 		}
 	}
+}
+
+// Pause ends a run whose step is blocked, and a run whose context times
+// out pauses exactly at its deadline (a synctest bubble: the hour costs
+// nothing, and the run must not outlive it by a tick).
+func TestPauseAndTimeoutInBubble(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		c, err := conversation.New(ctx, &chattyAgent{N: 1, block: true}, t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SendMessage(ctx, event.UserMessage("go"))
+		done := make(chan error, 1)
+		go func() { done <- c.Run(ctx) }()
+		synctest.Wait() // the step is blocked
+		if st := c.Status(); st != conversation.StatusRunning {
+			t.Fatalf("status while the step blocks = %s", st)
+		}
+		if err := c.Pause(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("Run after Pause: %v", err)
+		}
+		if st := c.Status(); st != conversation.StatusPaused {
+			t.Fatalf("status after Pause = %s", st)
+		}
+
+		runCtx, cancel := context.WithTimeout(ctx, time.Hour)
+		defer cancel()
+		start := time.Now()
+		err = c.Run(runCtx)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Run past its deadline: %v", err)
+		}
+		if d := time.Since(start); d != time.Hour {
+			t.Errorf("the run ended %v after it began, want at its deadline (1h)", d)
+		}
+		if st := c.Status(); st != conversation.StatusPaused {
+			t.Errorf("status after the deadline = %s, want paused", st)
+		}
+	})
 }
