@@ -1,0 +1,104 @@
+package remote_test
+
+import (
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/remote"
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/llm/llmtest"
+	"github.com/gohands/gohands/secret"
+)
+
+// The controls through the server: a goal met on the second run, a fork
+// from an event that runs on its own, navigate, switch_llm and a title.
+func TestControlsOverServer(t *testing.T) {
+	ts := startServer(t)
+	var judged atomic.Int32
+	model := llmtest.NewResponder(t, func(req llmtest.Request) (llmtest.Reply, error) {
+		if _, agent := req.Body["tools"]; agent {
+			return llmtest.Reply{Text: "worked on it"}, nil
+		}
+		if strings.Contains(string(req.RawBody), "short title") {
+			return llmtest.Reply{Text: "🧪 Goal work"}, nil
+		}
+		if judged.Add(1) == 1 {
+			return llmtest.Reply{Text: `{"score": 0.3, "complete": false, "missing": "proof"}`}, nil
+		}
+		return llmtest.Reply{Text: `{"score": 1.0, "complete": true}`}, nil
+	}, nil)
+	ctx := t.Context()
+	c, err := remote.New(ctx, scriptedAgent(model.URL), ts.workspace(t.TempDir()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.StartGoal(ctx, "prove it", 3); err != nil {
+		t.Fatal(err)
+	}
+	// The statuses arrive as events.
+	deadline := time.Now().Add(60 * time.Second)
+	var last conversation.GoalStatus
+	for last.Status != conversation.GoalComplete {
+		if time.Now().After(deadline) {
+			t.Fatalf("goal status %+v", last)
+		}
+		time.Sleep(20 * time.Millisecond)
+		st := c.State().Events()
+		for i := st.Len() - 1; i >= 0; i-- {
+			if e, err := st.Event(i); err == nil {
+				if u, ok := e.(*event.ConversationStateUpdateEvent); ok && u.Key == conversation.GoalKey {
+					raw, _ := json.Marshal(u.Value)
+					json.Unmarshal(raw, &last)
+					break
+				}
+			}
+		}
+	}
+	if n := judged.Load(); n != 2 {
+		t.Fatalf("judged %d times", n)
+	}
+	if err := c.StopGoal(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	title, err := c.GenerateTitle(ctx, 0)
+	if err != nil || title != "🧪 Goal work" {
+		t.Fatalf("title %q, %v", title, err)
+	}
+	cfg := llm.DefaultConfig("openai/gpt-4o-mini")
+	cfg.BaseURL, cfg.APIKey, cfg.NumRetries = model.URL+"/v1", secret.New("other"), 0
+	if err := c.SwitchLLM(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+
+	// Fork from the first user message; navigate the source there too.
+	var first string
+	st := c.State().Events()
+	for i := 0; i < st.Len() && first == ""; i++ {
+		if e, err := st.Event(i); err == nil {
+			if m, ok := e.(*event.MessageEvent); ok && m.Source == event.SourceUser {
+				first = m.ID
+			}
+		}
+	}
+	f, err := c.Fork(ctx, &conversation.ForkOptions{Title: "Alt", FromEventID: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if f.ID() == c.ID() || f.State().Events().Len() >= c.State().Events().Len() {
+		t.Fatalf("fork %s has %d events, source %d", f.ID(), f.State().Events().Len(), c.State().Events().Len())
+	}
+	if err := c.NavigateTo(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.NavigateTo(ctx, "no-such-event"); err == nil {
+		t.Fatal("navigate to an unknown event succeeded")
+	}
+}
