@@ -60,7 +60,7 @@ func (s *MemoryStore) Append(e event.Event) (Entry, error) {
 	if !ok {
 		return Entry{}, fmt.Errorf("conversation: %T has no registered kind", e)
 	}
-	data, err := event.Marshal(e)
+	data, err := event.Marshal(event.CompactArguments(e)) // large tool-call arguments kept once
 	if err != nil {
 		return Entry{}, fmt.Errorf("conversation: encoding event %s: %w", b.ID, err)
 	}

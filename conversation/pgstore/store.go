@@ -216,7 +216,7 @@ func (s *Store) Append(e event.Event) (conversation.Entry, error) {
 	if !ok {
 		return conversation.Entry{}, fmt.Errorf("pgstore: %T has no registered kind", e)
 	}
-	data, err := event.Marshal(e)
+	data, err := event.Marshal(event.CompactArguments(e)) // large tool-call arguments kept once
 	if err != nil {
 		return conversation.Entry{}, fmt.Errorf("pgstore: encoding event %s: %w", b.ID, err)
 	}

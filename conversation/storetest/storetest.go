@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,6 +34,7 @@ func Run(t *testing.T, f Factory) {
 	t.Run("Search", func(t *testing.T) { testSearch(t, f) })
 	t.Run("ConcurrentReadsDuringAppends", func(t *testing.T) { testConcurrent(t, f) })
 	t.Run("Closed", func(t *testing.T) { testClosed(t, f) })
+	t.Run("LargeArgumentsOnce", func(t *testing.T) { testLargeArguments(t, f) })
 	if f.Reopen != nil {
 		t.Run("Reopen", func(t *testing.T) { testReopen(t, f) })
 	}
@@ -352,4 +354,51 @@ func testReopen(t *testing.T, f Factory) {
 	if b, _ := s.ReadBase(); string(b) != `{"id":"x"}` {
 		t.Errorf("base after reopen: %s", b)
 	}
+}
+
+// largeAction is the action of testLargeArguments.
+type largeAction struct {
+	Text string `json:"text"`
+}
+
+func init() { event.RegisterKind[largeAction]("StoretestLargeAction") }
+
+// testLargeArguments: an action whose large tool-call arguments are what
+// the action stands for is kept with them once (event.CompactArguments) and
+// reads back whole.
+func testLargeArguments(t *testing.T, f Factory) {
+	s := f.New(t)
+	big := strings.Repeat("q", event.LargeArgumentBytes+10)
+	a := &event.ActionEvent{
+		Base: event.NewBase(event.SourceAgent), Thought: event.List[event.Content]{}, Action: &largeAction{Text: big},
+		ToolName: "large", ToolCallID: "c1", LLMResponseID: "r1", SecurityRisk: event.RiskUnknown,
+	}
+	args, err := event.ActionArguments(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.ToolCall = event.ToolCall{ID: "c1", Name: "large", Arguments: args}
+	mustAppend(t, s, a)
+	check := func(when string) {
+		raw, err := s.Raw(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := bytes.Count(raw, []byte(big)); n != 1 {
+			t.Errorf("%s: the stored event holds the argument %d times", when, n)
+		}
+		e, err := s.Event(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.(*event.ActionEvent).ToolCall.Arguments; got != args {
+			t.Errorf("%s: arguments read back differ (%d bytes, want %d)", when, len(got), len(args))
+		}
+	}
+	check("appended")
+	if f.Reopen != nil {
+		s = f.Reopen(t, s)
+		check("reopened")
+	}
+	s.Close()
 }
