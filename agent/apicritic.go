@@ -278,10 +278,8 @@ func (c *apiCriticConfig) classify(ctx context.Context, key, input string) ([]fl
 	if d.NumClasses != nil && *d.NumClasses != len(d.Probs) {
 		return nil, fmt.Errorf("agent: APIBasedCritic: num_classes %d but %d probabilities", *d.NumClasses, len(d.Probs))
 	}
-	for _, p := range d.Probs {
-		if math.IsNaN(p) {
-			return nil, errors.New("agent: APIBasedCritic: NaN probability")
-		}
+	if slices.ContainsFunc(d.Probs, math.IsNaN) {
+		return nil, errors.New("agent: APIBasedCritic: NaN probability")
 	}
 	return d.Probs, nil
 }

@@ -75,12 +75,13 @@ func (r *runner) refinement(ctx context.Context) (*event.MessageEvent, error) {
 	if err != nil {
 		return nil, err
 	}
-	text := fmt.Sprintf("A review of your work scored it %.0f%% (iteration %d of %d): %s\n", res.Score*100, done+1, max, res.Message)
+	var text strings.Builder
+	text.WriteString(fmt.Sprintf("A review of your work scored it %.0f%% (iteration %d of %d): %s\n", res.Score*100, done+1, max, res.Message))
 	for _, d := range res.Details {
-		text += d + "\n"
+		text.WriteString(d + "\n")
 	}
-	text += "Check each requirement of the task against what you did, fix what is missing, then finish again."
-	return &event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: event.UserMessage(text)}, nil
+	text.WriteString("Check each requirement of the task against what you did, fix what is missing, then finish again.")
+	return &event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: event.UserMessage(text.String())}, nil
 }
 
 // critique is a critic's verdict.

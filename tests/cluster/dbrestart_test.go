@@ -131,7 +131,7 @@ func TestDatabaseRestart(t *testing.T) {
 		}
 		b, _ := os.ReadFile(filepath.Join(dirs[i], "steps.log"))
 		count := map[string]int{}
-		for _, l := range strings.Fields(string(b)) {
+		for l := range strings.FieldsSeq(string(b)) {
 			if count[l]++; count[l] > 1 {
 				t.Errorf("%s: %s ran twice", id, l)
 			}
