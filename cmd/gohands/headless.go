@@ -31,11 +31,15 @@ import (
 // model's text streamed as it is written and a command's output as it
 // runs, each shown once.
 type transcript struct {
-	mu        sync.Mutex
-	w         io.Writer
-	v         *visualizer.Visualizer
-	streamed  bool // text was streamed since the last event
-	live      bool // command output was shown since the last event
+	mu       sync.Mutex
+	w        io.Writer
+	v        *visualizer.Visualizer
+	streamed bool // text was streamed since the last event
+	live     bool // command output was shown since the last event
+	// remote: commands run on an agent server, whose output is not
+	// streamed here; it is shown when the command ends, in the form live
+	// output takes, so that the run looks as it does locally.
+	remote    bool
 	lineStart bool
 	err       error
 
@@ -87,6 +91,12 @@ func (t *transcript) onEvent(e event.Event) {
 			return
 		}
 	case *event.ObservationEvent:
+		if o, ok := e.Observation.(*terminal.Observation); ok && t.remote && !t.live && o.ExitCode != nil {
+			t.live = true
+			if out := termtext.Strip(o.Text()); out != "" {
+				t.write(out)
+			}
+		}
 		if t.live {
 			t.live = false
 			if !t.lineStart {
@@ -171,7 +181,7 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 				return map[string]*llm.Metrics{model.UsageID(): &m}
 			}
 		}
-		tr = &transcript{w: a.stdout, lineStart: true, v: visualizer.New(a.stdout, vopts)}
+		tr = &transcript{w: a.stdout, lineStart: true, v: visualizer.New(a.stdout, vopts), remote: f.server != ""}
 	}
 	prompt := a.stdout
 	if f.json {

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -168,5 +170,68 @@ func TestE2ERemoteInterrupt(t *testing.T) {
 	}
 	if st := status(); st != "finished" {
 		t.Errorf("status on the server %s, want finished", st)
+	}
+}
+
+// TestRunServerShownAsLocal: the same task, run here and on an agent
+// server, prints the same transcript and --json lines (ids, times and
+// paths aside).
+func TestRunServerShownAsLocal(t *testing.T) {
+	url := startAgentServer(t)
+	replies := func() []llmtest.Reply {
+		return []llmtest.Reply{
+			{Text: "Looking.", ToolCalls: []llmtest.ToolCall{{Name: "terminal", Arguments: `{"command":"echo shown-the-same"}`}}},
+			{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"Shown."}`}}},
+		}
+	}
+	norm := func(s, work string) string {
+		s = strings.ReplaceAll(s, work, "$WORK")
+		s = regexp.MustCompile(`[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}`).ReplaceAllString(s, "$$ID")
+		s = regexp.MustCompile(`\d{4}-\d\d-\d\dT[0-9:.]+`).ReplaceAllString(s, "$$TIME")
+		s = regexp.MustCompile(`\d+(\.\d+)?\s?(ms|s)\b`).ReplaceAllString(s, "$$DUR")
+		return s
+	}
+	for _, mode := range [][]string{nil, {"--json"}} {
+		var outs []string
+		for _, server := range []string{"", url} {
+			model := llmtest.NewChat(t, replies()...)
+			work := t.TempDir()
+			env := map[string]string{"HOME": t.TempDir(), "LLM_MODEL": "openai/gpt-4o", "LLM_API_KEY": "x",
+				"LLM_BASE_URL": model.URL + "/v1", "SESSION_API_KEY": "k", "NO_COLOR": "1"}
+			args := []string{"run", "--workspace", work}
+			if server != "" {
+				args = append(args, "--server", server)
+			}
+			code, out, errOut := inProcess(t, env, append(append(args, mode...), "show it")...)
+			if code != 0 {
+				t.Fatalf("%v (server %q): exit %d: %s%s", mode, server, code, out, errOut)
+			}
+			if mode != nil {
+				// --json prints the events as stored, and a server stores
+				// more (its state updates) with paths of its own: compare
+				// what each line is, and the result line.
+				var kinds []string
+				for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+					var rec struct {
+						Kind         string `json:"kind"`
+						Type         string `json:"type"`
+						Status       string `json:"status"`
+						FinalMessage string `json:"final_message"`
+						Steps        int    `json:"steps"`
+					}
+					if err := json.Unmarshal([]byte(l), &rec); err != nil {
+						t.Fatalf("--json line %q: %v", l, err)
+					}
+					if rec.Kind != "ConversationStateUpdateEvent" {
+						kinds = append(kinds, fmt.Sprintf("%+v", rec))
+					}
+				}
+				out = strings.Join(kinds, "\n")
+			}
+			outs = append(outs, norm(out, work))
+		}
+		if outs[0] != outs[1] {
+			t.Errorf("%v: the run on the server is shown differently:\n--- local\n%s\n--- server\n%s", mode, outs[0], outs[1])
+		}
 	}
 }
