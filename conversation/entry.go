@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/internal/wire"
 )
 
 // Entry is what a store keeps in memory about one event: enough to look it
@@ -59,7 +60,7 @@ func EntryOf(i int, e event.Event, kind string, size int) Entry {
 func ScanEntry(i int, data []byte) (Entry, error) {
 	ent := Entry{Index: i, Size: len(data)}
 	hasAction := false
-	err := event.ScanObject(data, func(key, val []byte) error {
+	err := wire.ScanObject(data, func(key, val []byte) error {
 		var dst *string
 		switch string(key) {
 		case "id":
@@ -120,10 +121,10 @@ func jsonString(val []byte, dst *string) error {
 // data, or nil.
 func topField(data []byte, key string) []byte {
 	var out []byte
-	_ = event.ScanObject(data, func(k, v []byte) error {
+	_ = wire.ScanObject(data, func(k, v []byte) error {
 		if string(k) == key {
 			out = v
-			return event.ErrStopScan
+			return wire.ErrStopScan
 		}
 		return nil
 	})

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/gohands/gohands/internal/wire"
 )
 
 // User actions of an ErrorClassification.
@@ -27,7 +29,7 @@ func (c ErrorClassification) MarshalJSON() ([]byte, error) {
 	if c.UserAction == "" {
 		c.UserAction = UserActionNone
 	}
-	b := append([]byte(`{"kind":`), appendString(nil, c.Kind)...)
+	b := append([]byte(`{"kind":`), wire.AppendString(nil, c.Kind)...)
 	b = append(b, `,"retryable":`...)
 	if c.Retryable {
 		b = append(b, "true"...)
@@ -35,10 +37,10 @@ func (c ErrorClassification) MarshalJSON() ([]byte, error) {
 		b = append(b, "false"...)
 	}
 	b = append(b, `,"user_action":`...)
-	b = appendString(b, c.UserAction)
+	b = wire.AppendString(b, c.UserAction)
 	if c.ErrorID != "" {
 		b = append(b, `,"error_id":`...)
-		b = appendString(b, c.ErrorID)
+		b = wire.AppendString(b, c.ErrorID)
 	}
 	return append(b, '}'), nil
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/gohands/gohands/internal/wire"
 )
 
 // Marshal encodes e as the reference writes it: compact, null fields
@@ -148,7 +150,7 @@ func decodeEvent(e Event, kind string, data []byte, decode func() error) error {
 	if decode != nil {
 		err = decode()
 	} else {
-		err = unmarshalKinded(data, kind, e)
+		err = wire.DecodeKind(data, kind, e)
 	}
 	if err != nil {
 		return err
@@ -324,7 +326,7 @@ type actionEventJSON struct {
 	ReasoningContent string              `json:"reasoning_content"`
 	ThinkingBlocks   List[ThinkingBlock] `json:"thinking_blocks"`
 	ResponsesItem    *ReasoningItem      `json:"responses_reasoning_item"`
-	Action           rawSpan             `json:"action"`
+	Action           wire.RawSpan        `json:"action"`
 	ToolName         string              `json:"tool_name" required:"true"`
 	ToolCallID       string              `json:"tool_call_id" required:"true"`
 	ToolCall         *ToolCall           `json:"tool_call"`
@@ -336,7 +338,7 @@ type actionEventJSON struct {
 
 func (e *ActionEvent) decode(kind string, data []byte) error {
 	m := actionEventJSON{Base: e.Base, SecurityRisk: RiskUnknown}
-	if err := unmarshalKinded(data, kind, &m); err != nil {
+	if err := wire.DecodeKind(data, kind, &m); err != nil {
 		return err
 	}
 	switch {
@@ -389,14 +391,14 @@ type observationEventJSON struct {
 	Base
 	ToolName        string        `json:"tool_name" required:"true"`
 	ToolCallID      string        `json:"tool_call_id" required:"true"`
-	Observation     rawSpan       `json:"observation" required:"true"`
+	Observation     wire.RawSpan  `json:"observation" required:"true"`
 	ActionID        string        `json:"action_id" required:"true"`
 	ExtendedContent List[Content] `json:"extended_content"`
 }
 
 func (e *ObservationEvent) decode(kind string, data []byte) error {
 	m := observationEventJSON{Base: e.Base}
-	if err := unmarshalKinded(data, kind, &m); err != nil {
+	if err := wire.DecodeKind(data, kind, &m); err != nil {
 		return err
 	}
 	if isNull(json.RawMessage(m.Observation)) {
@@ -426,7 +428,7 @@ func (e *ConversationStateUpdateEvent) decode(kind string, data []byte) error {
 		Value json.RawMessage `json:"value"`
 	}
 	m.Base = e.Base
-	if err := unmarshalKinded(data, kind, &m); err != nil {
+	if err := wire.DecodeKind(data, kind, &m); err != nil {
 		return err
 	}
 	*e = ConversationStateUpdateEvent{Base: m.Base}
@@ -452,9 +454,9 @@ func (e *ConversationStateUpdateEvent) UnmarshalJSON(data []byte) error {
 
 // unmarshalAs decodes data, with or without a "kind", into e of kind want.
 func unmarshalAs(e kindDecoder, want string, data []byte) error {
-	name, err := findKind(data)
+	name, err := wire.FindKind(data)
 	switch {
-	case errors.Is(err, errNoKind):
+	case errors.Is(err, wire.ErrNoKind):
 	case err != nil:
 		return err
 	case name != want:

@@ -14,7 +14,8 @@
 //
 // # Codec
 //
-// The package has its own JSON encoder and decoder, which follow
+// The package has its own JSON encoder and decoder (their machinery is in
+// internal/wire), which follow
 // encoding/json's struct-tag rules but write and read what Pydantic does:
 //
 //   - output is compact, with only quote, backslash and control characters

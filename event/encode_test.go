@@ -2,15 +2,14 @@ package event
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"math"
-	"math/bits"
-	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gohands/gohands/internal/wire"
 )
 
 // Pydantic's output for these floats, captured from the reference.
@@ -27,8 +26,8 @@ func TestAppendFloatMatchesPydantic(t *testing.T) {
 		{math.MaxFloat64, "1.7976931348623157e+308"}, {math.Inf(1), "null"}, {math.NaN(), "null"}, {0, "0.0"}, {-2.5, "-2.5"},
 	}
 	for _, tt := range tests {
-		if got := string(appendFloat(nil, tt.f, 64)); got != tt.want {
-			t.Errorf("appendFloat(%v) = %s, want %s", tt.f, got, tt.want)
+		if got := string(wire.AppendFloat(nil, tt.f, 64)); got != tt.want {
+			t.Errorf("wire.AppendFloat(%v) = %s, want %s", tt.f, got, tt.want)
 		}
 		if b, _ := Float(tt.f).MarshalJSON(); string(b) != tt.want {
 			t.Errorf("Float(%v).MarshalJSON = %s, want %s", tt.f, b, tt.want)
@@ -48,11 +47,11 @@ func TestAppendStringMatchesPydantic(t *testing.T) {
 		{"", `""`},
 	}
 	for _, tt := range tests {
-		if got := string(appendString(nil, tt.in)); got != tt.want {
-			t.Errorf("appendString(%q) = %s, want %s", tt.in, got, tt.want)
+		if got := string(wire.AppendString(nil, tt.in)); got != tt.want {
+			t.Errorf("wire.AppendString(%q) = %s, want %s", tt.in, got, tt.want)
 		}
 		var back string
-		if err := json.Unmarshal(appendString(nil, tt.in), &back); err != nil {
+		if err := json.Unmarshal(wire.AppendString(nil, tt.in), &back); err != nil {
 			t.Errorf("encoding/json cannot read %q: %v", tt.in, err)
 		}
 	}
@@ -117,7 +116,7 @@ func TestEncoderMatchesEncodingJSON(t *testing.T) {
 		t.Errorf("encoder differs from encoding/json\n got: %s\nwant: %s", got, wantS)
 	}
 	back := encodeSample{inner: &inner{}} // as with encoding/json, a nil embedded *inner cannot be set
-	if err := decodeJSON(got, &back, false); err != nil {
+	if err := wire.Decode(got, &back, false); err != nil {
 		t.Fatal(err)
 	}
 	back.Skip, back.private, v.Skip, v.private = "", 0, "", 0
@@ -218,42 +217,6 @@ func TestEncodingJSONUnmarshal(t *testing.T) {
 	}
 }
 
-// TestSpecialBytes checks the word-at-a-time scan against a byte loop:
-// its lowest flag must be the first special byte, whatever surrounds it.
-func TestSpecialBytes(t *testing.T) {
-	special := func(c byte) bool { return c < 0x20 || c == '"' || c == '\\' }
-	rng := rand.New(rand.NewPCG(1, 2))
-	var w [8]byte
-	for n := range 200000 {
-		for k := range w {
-			switch rng.IntN(4) {
-			case 0: // bytes next to the targets, where borrows bite
-				w[k] = []byte{0x1f, 0x20, 0x21, '"', '#', '[', '\\', ']', 0x7f, 0x80, 0xff, 0}[rng.IntN(12)]
-			default:
-				w[k] = byte(rng.IntN(256))
-			}
-		}
-		if n < 256*8 { // every byte value at every position
-			w[n/256] = byte(n % 256)
-		}
-		want := 8
-		for k, c := range w {
-			if special(c) {
-				want = k
-				break
-			}
-		}
-		m := specialBytes(binary.LittleEndian.Uint64(w[:]))
-		got := 8
-		if m != 0 {
-			got = bits.TrailingZeros64(m) / 8
-		}
-		if got != want {
-			t.Fatalf("% x: first special byte at %d, want %d", w, got, want)
-		}
-	}
-}
-
 // appendOnly is a JSONAppender whose MarshalJSON must not be called.
 type appendOnly struct{ n int }
 
@@ -265,7 +228,7 @@ func (appendOnly) MarshalJSON() ([]byte, error) { return []byte(`"MarshalJSON ca
 
 type byPointer struct{ s string }
 
-func (p *byPointer) AppendJSON(b []byte) ([]byte, error) { return appendString(b, p.s), nil }
+func (p *byPointer) AppendJSON(b []byte) ([]byte, error) { return wire.AppendString(b, p.s), nil }
 
 // TestJSONAppender checks that the encoder appends what a JSONAppender
 // appends, in preference to its MarshalJSON, wherever the value sits.

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gohands/gohands/internal/wire"
 )
 
 // FuzzUnmarshal checks that decoding never panics, and that whatever
@@ -44,8 +46,8 @@ func FuzzUnmarshal(f *testing.F) {
 		if diff := cmp.Diff(e, back, fuzzCmpOpts...); diff != "" {
 			t.Fatalf("value changed by a round trip (-first +second):\n%s\ninput: %q\nencoding: %s", diff, data, enc)
 		}
-		if h, err := ReadHeader(enc); err != nil || h != headerOf(e) {
-			t.Fatalf("ReadHeader(%s) = %+v, %v; want %+v", enc, h, err, headerOf(e))
+		if h, err := readHeader(enc); err != nil || h != headerOf(e) {
+			t.Fatalf("readHeader(%s) = %+v, %v; want %+v", enc, h, err, headerOf(e))
 		}
 		again, err := Marshal(back)
 		if err != nil || !bytes.Equal(again, enc) {
@@ -78,16 +80,16 @@ func FuzzDecodeString(f *testing.F) {
 		data := append(append([]byte{'"'}, body...), '"')
 		var want string
 		werr := json.Unmarshal(data, &want)
-		d := &decodeState{data: data}
-		got, err := d.str()
+		d := &wire.Decoder{Data: data}
+		got, err := d.Str()
 		if werr != nil {
-			if err == nil && d.pos == len(data) {
+			if err == nil && d.Pos == len(data) {
 				t.Fatalf("%q: accepted as %q, encoding/json says %v", data, got, werr)
 			}
 			return
 		}
-		if err != nil || got != want || d.pos != len(data) {
-			t.Fatalf("%q: got %q, %v (pos %d of %d), want %q", data, got, err, d.pos, len(data), want)
+		if err != nil || got != want || d.Pos != len(data) {
+			t.Fatalf("%q: got %q, %v (pos %d of %d), want %q", data, got, err, d.Pos, len(data), want)
 		}
 	})
 }

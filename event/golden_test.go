@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gohands/gohands/internal/golden"
+	"github.com/gohands/gohands/internal/wire"
 )
 
 const goldenTime = "2026-08-22T10:15:03.482911"
@@ -168,8 +169,8 @@ var gohandsKinds = map[string]bool{KindSecurityAnalysis: true}
 // packageKinds returns the event kinds this package defines.
 func packageKinds() []string {
 	var out []string
-	for _, k := range Kinds() {
-		v, _ := NewKind(k)
+	for _, k := range wire.Kinds() {
+		v, _ := wire.NewKind(k)
 		if _, ok := v.(Event); ok {
 			out = append(out, k)
 		}

@@ -3,42 +3,18 @@ package event
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"sync"
+
+	"github.com/gohands/gohands/internal/wire"
 )
-
-// marshal encodes v with the package's encoder (see encode.go).
-func marshal(v any) ([]byte, error) {
-	return withScratch(func(b []byte) ([]byte, error) { return appendJSON(b, v) })
-}
-
-var scratchPool = sync.Pool{New: func() any { return new([]byte) }}
-
-// withScratch runs enc on a pooled buffer and returns a right-sized copy of
-// the result: one allocation, and no growing of a fresh slice.
-func withScratch(enc func([]byte) ([]byte, error)) ([]byte, error) {
-	bp := scratchPool.Get().(*[]byte)
-	b, err := enc((*bp)[:0])
-	var out []byte
-	if err == nil {
-		out = bytes.Clone(b)
-	}
-	if cap(b) <= 1<<20 { // do not keep huge buffers alive
-		*bp = b[:0]
-		scratchPool.Put(bp)
-	}
-	return out, err
-}
 
 // MarshalJSON encodes v the way the reference writes JSON: compact, no HTML
 // escaping, Python-style floats, registered kinds tagged with "kind" last.
 // Types that implement json.Marshaler in this module use it so nested output
 // matches the reference.
-func MarshalJSON(v any) ([]byte, error) { return marshal(v) }
+func MarshalJSON(v any) ([]byte, error) { return wire.Marshal(v) }
 
 // AppendJSON is MarshalJSON appending to b.
-func AppendJSON(b []byte, v any) ([]byte, error) { return appendJSON(b, v) }
+func AppendJSON(b []byte, v any) ([]byte, error) { return wire.Append(b, v) }
 
 // JSONAppender is implemented by types that encode themselves by appending
 // to a buffer, typically by calling AppendJSON on a copy of the value
@@ -50,20 +26,22 @@ type JSONAppender interface {
 }
 
 // unmarshalStrict decodes data into v, rejecting fields v does not declare
-// (at the top level; see decode.go).
-func unmarshalStrict(data []byte, v any) error { return decodeJSON(data, v, true) }
+// (at the top level).
+func unmarshalStrict(data []byte, v any) error { return wire.Decode(data, v, true) }
 
 // ErrUnknownField is returned (wrapped) when an object the reference decodes
 // strictly (events, tool actions and observations, text content, error
 // classifications) has a key its type does not declare.
-var ErrUnknownField = errors.New("event: unknown field")
+var ErrUnknownField = wire.ErrUnknownField
 
-// unknownFieldError names the key; it matches ErrUnknownField without
-// repeating its prefix inside the decoding error that wraps it.
-type unknownFieldError struct{ key string }
+// Float is a float64 that is always written with a fraction or exponent, as
+// Python writes floats (30.0 rather than 30). The event encoder already
+// writes float64 fields this way; Float is for values that must keep the
+// form under encoding/json too.
+type Float float64
 
-func (e unknownFieldError) Error() string { return fmt.Sprintf("unknown field %q", e.key) }
-func (e unknownFieldError) Unwrap() error { return ErrUnknownField }
+// MarshalJSON implements json.Marshaler.
+func (f Float) MarshalJSON() ([]byte, error) { return wire.AppendFloat(nil, float64(f), 64), nil }
 
 // List is a slice that encodes as [] rather than null when empty. The
 // reference rejects null for list fields with a default, so fields of that
@@ -77,7 +55,7 @@ func (l List[T]) MarshalJSON() ([]byte, error) {
 	if l == nil {
 		return []byte("[]"), nil
 	}
-	return marshal([]T(l))
+	return wire.Marshal([]T(l))
 }
 
 // Map is a map that encodes as {} rather than null when empty.
@@ -90,7 +68,7 @@ func (m Map[K, V]) MarshalJSON() ([]byte, error) {
 	if m == nil {
 		return []byte("{}"), nil
 	}
-	return marshal(map[K]V(m))
+	return wire.Marshal(map[K]V(m))
 }
 
 // isNull reports whether raw is absent or the JSON null.

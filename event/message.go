@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/gohands/gohands/internal/wire"
 )
 
 // Content is one block of message content: text or images. It is a small
@@ -39,14 +41,14 @@ func appendContent(b []byte, c *Content) ([]byte, error) {
 	switch c.Type {
 	case ContentText, "":
 		b = append(b, `,"type":"text","text":`...)
-		b = appendString(b, c.Text)
+		b = wire.AppendString(b, c.Text)
 	case ContentImage:
 		b = append(b, `,"type":"image","image_urls":[`...)
 		for i, u := range c.ImageURLs {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, u)
+			b = wire.AppendString(b, u)
 		}
 		b = append(b, ']')
 	default:
@@ -63,14 +65,14 @@ func (c Content) MarshalJSON() ([]byte, error) { return appendContent(nil, &c) }
 // while image content ignores unknown keys, and a block without "type" is
 // whichever of the two it validates as.
 func (c *Content) UnmarshalJSON(data []byte) error {
-	d := &decodeState{data: data}
-	d.skipSpace()
-	if err := d.content(c); err != nil {
+	d := &wire.Decoder{Data: data}
+	d.SkipSpace()
+	if err := decodeContent(d, c); err != nil {
 		return err
 	}
-	d.skipSpace()
-	if d.pos < len(d.data) {
-		return d.errorf("trailing data after content")
+	d.SkipSpace()
+	if d.Pos < len(d.Data) {
+		return d.Errorf("trailing data after content")
 	}
 	return nil
 }
@@ -89,14 +91,14 @@ type ThinkingBlock struct {
 func appendThinking(b []byte, t *ThinkingBlock) []byte {
 	if t.Redacted {
 		b = append(b, `{"type":"redacted_thinking","data":`...)
-		b = appendString(b, t.Data)
+		b = wire.AppendString(b, t.Data)
 		return append(b, '}')
 	}
 	b = append(b, `{"type":"thinking","thinking":`...)
-	b = appendString(b, t.Thinking)
+	b = wire.AppendString(b, t.Thinking)
 	if t.Signature != nil {
 		b = append(b, `,"signature":`...)
-		b = appendString(b, *t.Signature)
+		b = wire.AppendString(b, *t.Signature)
 	}
 	return append(b, '}')
 }
@@ -114,7 +116,7 @@ func (b *ThinkingBlock) UnmarshalJSON(data []byte) error {
 		Signature *string `json:"signature"`
 		Data      *string `json:"data"`
 	}
-	if err := decodeJSON(data, &raw, false); err != nil {
+	if err := wire.Decode(data, &raw, false); err != nil {
 		return fmt.Errorf("thinking block: %w", err)
 	}
 	if raw.Type == "" {
@@ -206,5 +208,5 @@ func TextOf(contents []Content) string {
 // unknown keys, reads null content as empty and a bare string as one text
 // block, and rejects unknown roles.
 func (m *Message) UnmarshalJSON(data []byte) error {
-	return decodeJSON(data, m, false)
+	return wire.Decode(data, m, false)
 }

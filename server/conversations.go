@@ -18,6 +18,7 @@ import (
 	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/internal/wire"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/tool"
@@ -548,7 +549,7 @@ func (c *conv) info(includeSkills bool) (json.RawMessage, error) {
 		b.Write(val)
 	}
 	seen := map[string]bool{}
-	err = event.ScanObject(state, func(key, val []byte) error {
+	err = wire.ScanObject(state, func(key, val []byte) error {
 		k := string(key)
 		seen[k] = true
 		switch k {

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/internal/wire"
 )
 
 // object is a JSON object as an ordered list of members with raw values.
@@ -34,7 +35,7 @@ func parseObject(data []byte) (object, error) {
 		return nil, err
 	}
 	var o object
-	err := event.ScanObject(data, func(key, val []byte) error {
+	err := wire.ScanObject(data, func(key, val []byte) error {
 		o.set(string(key), json.RawMessage(val))
 		return nil
 	})

@@ -1,4 +1,4 @@
-package event
+package wire
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 	"unicode/utf8"
 )
 
-// This file is the event package's JSON encoder. It writes what Pydantic
+// This file is the JSON encoder. It writes what Pydantic
 // writes: compact output, non-ASCII and U+2028/U+2029 left as they are, floats
 // in Python's style (30.0, 1e+16, 1e-6), "kind" as the last key of every
 // registered kind, and List/Map fields as [] and {} when empty. It appends to
@@ -30,16 +30,12 @@ import (
 // omitzero, "-") and embedding, so types written for encoding/json encode the
 // same here except for the formatting above.
 
-type encFunc func(b []byte, v reflect.Value) ([]byte, error)
+type encFunc = EncFunc
 
 var encCache sync.Map // reflect.Type -> encFunc
 
-// resetEncoders drops cached encoders; RegisterKind calls it because a type's
-// encoder depends on whether the type is a registered kind.
-func resetEncoders() { encCache.Clear() }
-
-// appendJSON appends the JSON encoding of v to b.
-func appendJSON(b []byte, v any) ([]byte, error) {
+// Append appends the JSON encoding of v to b.
+func Append(b []byte, v any) ([]byte, error) {
 	if v == nil {
 		return append(b, "null"...), nil
 	}
@@ -72,54 +68,19 @@ func encoderFor(t reflect.Type) encFunc {
 
 var (
 	marshalerType     = reflect.TypeFor[json.Marshaler]()
-	appenderType      = reflect.TypeFor[JSONAppender]()
+	appenderType      = reflect.TypeFor[Appender]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
 	rawMessageType    = reflect.TypeFor[json.RawMessage]()
-	contentType       = reflect.TypeFor[Content]()
-	thinkingType      = reflect.TypeFor[ThinkingBlock]()
-	emptyAsType       = reflect.TypeFor[emptyAs]()
-	codecEventType    = reflect.TypeFor[eventCodec]()
 )
 
-// emptyAs is implemented by List and Map: nil encodes as their empty literal.
-type emptyAs interface{ emptyJSON() string }
-
-// eventCodec marks the package's event types. They implement json.Marshaler
-// for the benefit of encoding/json users by calling this encoder, so the
-// encoder must encode them field by field rather than call that method.
-type eventCodec interface{ eventCodec() }
-
-// registeredKind returns the kind of struct type t, if registered.
-func registeredKind(t reflect.Type) (string, bool) {
-	registry.mu.RLock()
-	name, ok := registry.byType[t]
-	registry.mu.RUnlock()
-	return name, ok
-}
-
 func newEncoder(t reflect.Type, allowAddr bool) encFunc {
-	switch t {
-	case rawMessageType:
+	if t == rawMessageType {
 		return encodeRaw
-	case contentType:
-		return func(b []byte, v reflect.Value) ([]byte, error) {
-			if v.CanAddr() { // no copy into an interface
-				return appendContent(b, v.Addr().Interface().(*Content))
-			}
-			c := v.Interface().(Content)
-			return appendContent(b, &c)
-		}
-	case thinkingType:
-		return func(b []byte, v reflect.Value) ([]byte, error) {
-			if v.CanAddr() {
-				return appendThinking(b, v.Addr().Interface().(*ThinkingBlock)), nil
-			}
-			t := v.Interface().(ThinkingBlock)
-			return appendThinking(b, &t), nil
-		}
 	}
-	if t.Implements(emptyAsType) {
-		empty := reflect.Zero(t).Interface().(emptyAs).emptyJSON()
+	if f, ok := ext.Encoders[t]; ok {
+		return f
+	}
+	if empty, ok := extEmpty(t); ok {
 		var inner encFunc
 		switch t.Kind() {
 		case reflect.Slice:
@@ -136,19 +97,19 @@ func newEncoder(t reflect.Type, allowAddr bool) encFunc {
 			}
 		}
 	}
-	isEvent := t.Implements(codecEventType) || reflect.PointerTo(t).Implements(codecEventType)
+	isEvent := extFielded(t) || extFielded(reflect.PointerTo(t))
 	if isEvent && t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
 		elem := t.Elem()
 		return func(b []byte, v reflect.Value) ([]byte, error) {
 			if v.IsNil() {
 				return append(b, "null"...), nil
 			}
-			if e, ok := v.Interface().(Event); ok {
-				e, err := prepareEvent(e)
+			if ext.Prepare != nil {
+				x, err := ext.Prepare(v.Interface())
 				if err != nil {
 					return nil, err
 				}
-				v = reflect.ValueOf(e)
+				v = reflect.ValueOf(x)
 			}
 			return encoderFor(elem)(b, v.Elem())
 		}
@@ -202,11 +163,11 @@ func newEncoder(t reflect.Type, allowAddr bool) encFunc {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return func(b []byte, v reflect.Value) ([]byte, error) { return strconv.AppendUint(b, v.Uint(), 10), nil }
 	case reflect.Float32:
-		return func(b []byte, v reflect.Value) ([]byte, error) { return appendFloat(b, v.Float(), 32), nil }
+		return func(b []byte, v reflect.Value) ([]byte, error) { return AppendFloat(b, v.Float(), 32), nil }
 	case reflect.Float64:
-		return func(b []byte, v reflect.Value) ([]byte, error) { return appendFloat(b, v.Float(), 64), nil }
+		return func(b []byte, v reflect.Value) ([]byte, error) { return AppendFloat(b, v.Float(), 64), nil }
 	case reflect.String:
-		return func(b []byte, v reflect.Value) ([]byte, error) { return appendString(b, v.String()), nil }
+		return func(b []byte, v reflect.Value) ([]byte, error) { return AppendString(b, v.String()), nil }
 	case reflect.Interface:
 		return newInterfaceEncoder()
 	case reflect.Pointer:
@@ -304,14 +265,20 @@ func addrMarshalerEncoder(b []byte, v reflect.Value) ([]byte, error) {
 	return marshalerEncoder(b, v.Addr())
 }
 
-// appenderEncoder appends what a JSONAppender appends, unchecked: unlike a
+// Appender is event.JSONAppender: a type that encodes itself by appending
+// to a buffer, trusted to append exactly one compact JSON value.
+type Appender interface {
+	AppendJSON(b []byte) ([]byte, error)
+}
+
+// appenderEncoder appends what an Appender appends, unchecked: unlike a
 // json.Marshaler's output, which is validated and compacted (most of the
 // cost of encoding a long list that way), it is trusted to be compact JSON.
 func appenderEncoder(b []byte, v reflect.Value) ([]byte, error) {
 	if v.Kind() == reflect.Pointer && v.IsNil() {
 		return append(b, "null"...), nil
 	}
-	out, err := v.Interface().(JSONAppender).AppendJSON(b)
+	out, err := v.Interface().(Appender).AppendJSON(b)
 	if err != nil {
 		return nil, fmt.Errorf("json: error calling AppendJSON for type %v: %w", v.Type(), err)
 	}
@@ -330,7 +297,7 @@ func textEncoder(b []byte, v reflect.Value) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("json: error calling MarshalText for type %v: %w", v.Type(), err)
 	}
-	return appendString(b, string(out)), nil
+	return AppendString(b, string(out)), nil
 }
 
 func addrTextEncoder(b []byte, v reflect.Value) ([]byte, error) { return textEncoder(b, v.Addr()) }
@@ -443,7 +410,7 @@ func newMapEncoder(t reflect.Type) encFunc {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, it.k)
+			b = AppendString(b, it.k)
 			b = append(b, ':')
 			var err error
 			if b, err = enc(b, it.v); err != nil {
@@ -492,7 +459,7 @@ func newStructEncoder(t reflect.Type) encFunc {
 	kind, isKind := registeredKind(t)
 	var kindTail []byte
 	if isKind {
-		kindTail = appendString([]byte(`"kind":`), kind)
+		kindTail = AppendString([]byte(`"kind":`), kind)
 	}
 	// Field encoders are looked up once, as encoding/json does; a recursive
 	// type gets the indirect encoder encoderFor publishes first.
@@ -623,7 +590,7 @@ func structFields(t reflect.Type) []field {
 				required: sf.Tag.Get("required") == "true",
 				zeroer:   sf.Type.Implements(isZeroerType),
 			}
-			f.key = append(appendString(nil, name), ':')
+			f.key = append(AppendString(nil, name), ':')
 			all = append(all, cand{f, depth})
 		}
 		delete(seen, t)
@@ -688,10 +655,10 @@ func hasOpt(opts, name string) bool {
 	return false
 }
 
-// appendString appends s as a JSON string escaped the way Pydantic escapes:
+// AppendString appends s as a JSON string escaped the way Pydantic escapes:
 // quote, backslash and control characters only. Invalid UTF-8 becomes
 // U+FFFD.
-func appendString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte {
 	if !utf8.ValidString(s) {
 		return appendInvalidString(b, s)
 	}
@@ -768,11 +735,11 @@ func specialBytes(w uint64) uint64 {
 	return ((w - lsb*0x20) | ((w ^ lsb*'"') - lsb) | ((w ^ lsb*'\\') - lsb)) & ^w & msb
 }
 
-// appendFloat appends f as Pydantic writes a float: the shortest
+// AppendFloat appends f as Pydantic writes a float: the shortest
 // representation, always with a fraction or exponent ("30.0"), positional
 // for decimal exponents in [-5, 16) and otherwise scientific ("1e+16",
 // "1.5e-7"). NaN and infinities are written as null, as Pydantic does.
-func appendFloat(b []byte, f float64, bits int) []byte {
+func AppendFloat(b []byte, f float64, bits int) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(b, "null"...)
 	}
@@ -809,17 +776,8 @@ func appendAnyFloat(b []byte, f float64) []byte {
 	if f == math.Trunc(f) && math.Abs(f) < 1e16 {
 		return strconv.AppendInt(b, int64(f), 10)
 	}
-	return appendFloat(b, f, 64)
+	return AppendFloat(b, f, 64)
 }
-
-// Float is a float64 that is always written with a fraction or exponent, as
-// Python writes floats (30.0 rather than 30). The event encoder already
-// writes float64 fields this way; Float is for values that must keep the
-// form under encoding/json too.
-type Float float64
-
-// MarshalJSON implements json.Marshaler.
-func (f Float) MarshalJSON() ([]byte, error) { return appendFloat(nil, float64(f), 64), nil }
 
 // stringWord reports whether none of the eight bytes of w is special in a
 // JSON string (see specialBytes).
