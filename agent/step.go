@@ -353,7 +353,7 @@ func (r *runner) toolCalls(ctx context.Context, resp *llm.Response) error {
 // analyzer returns the conversation's security analyzer bound to its
 // workspace and secret names (see security.Binder), or nil.
 func (r *runner) analyzer() security.Analyzer {
-	an, _ := r.sess.Fields().SecurityAnalyzer.(security.Analyzer)
+	an := r.sess.Fields().SecurityAnalyzer
 	if an == nil {
 		return nil
 	}

@@ -201,9 +201,8 @@ type LocalOptions struct {
 	// the workspace's .openhands/hooks.json.
 	HookConfig json.RawMessage
 	// SecurityAnalyzer, if set, replaces the persisted analyzer. It must
-	// be a value of a registered kind; the agent uses it if it implements
-	// the agent's analyzer interface.
-	SecurityAnalyzer any
+	// be a value of a registered kind, so that it is persisted.
+	SecurityAnalyzer security.Analyzer
 	// Secrets are added to the conversation's secret registry.
 	Secrets map[string]secret.Source
 	// FirstMessage, if set, is sent by New (as SendMessage sends it). A

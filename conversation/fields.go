@@ -46,7 +46,7 @@ type Fields struct {
 	// ConfirmationPolicy is nil for the default, NeverConfirm.
 	ConfirmationPolicy security.ConfirmationPolicy
 	// SecurityAnalyzer is nil for none.
-	SecurityAnalyzer         any
+	SecurityAnalyzer         security.Analyzer
 	ActivatedKnowledgeSkills []string
 	ActivatedPathRules       []string
 	InvokedSkills            []string
@@ -353,7 +353,13 @@ func DecodeFields(data []byte, c *secret.Cipher) (*Fields, error) {
 		}
 		f.ConfirmationPolicy = pol
 	}
-	f.SecurityAnalyzer = slot("security_analyzer", m.SecurityAnalyzer)
+	if a := slot("security_analyzer", m.SecurityAnalyzer); a != nil {
+		an, ok := a.(security.Analyzer)
+		if !ok && err == nil {
+			err = fmt.Errorf("conversation: base state security_analyzer: %T is not a security analyzer", a)
+		}
+		f.SecurityAnalyzer = an
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -151,17 +151,9 @@ func (s *Session) Pending() ([]*event.ActionEvent, error) {
 	c.viewMu.Lock()
 	defer c.viewMu.Unlock()
 	if !c.pendingOK {
-		branch, err := c.state.ActiveBranch()
+		pending, err := c.state.PendingActions()
 		if err != nil {
 			return nil, err
-		}
-		var pending []*event.ActionEvent
-		for _, en := range UnmatchedActions(branch) {
-			e, err := c.state.Events().Event(en.Index)
-			if err != nil {
-				return nil, err
-			}
-			pending = append(pending, e.(*event.ActionEvent))
 		}
 		c.pending, c.pendingOK = pending, true
 	}

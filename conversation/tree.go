@@ -120,6 +120,27 @@ func UnmatchedActions(entries []Entry) []Entry {
 	return out
 }
 
+// PendingActions returns, oldest first, the actions of the active branch
+// that nothing answered (see UnmatchedActions): those a run waiting for
+// confirmation asks about, or that a crash cut short.
+func (s *State) PendingActions() ([]*event.ActionEvent, error) {
+	branch, err := s.ActiveBranch()
+	if err != nil {
+		return nil, err
+	}
+	var out []*event.ActionEvent
+	for _, en := range UnmatchedActions(branch) {
+		e, err := s.store.Event(en.Index)
+		if err != nil {
+			return nil, err
+		}
+		if a, ok := e.(*event.ActionEvent); ok {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
 // RestartError is the error text of the AgentErrorEvent that RecoverRunning
 // appends for an action cut short by a crash (the reference's wording).
 const RestartError = "A restart occurred while this tool was in progress. " +

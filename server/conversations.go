@@ -386,11 +386,11 @@ func decodePolicy(raw json.RawMessage, field string) (security.ConfirmationPolic
 	return p, nil
 }
 
-func decodeAnalyzer(raw json.RawMessage, field string) (any, error) {
+func decodeAnalyzer(raw json.RawMessage, field string) (security.Analyzer, error) {
 	if isNull(raw) {
 		return nil, nil
 	}
-	a, err := event.DecodeKinded[any](raw)
+	a, err := event.DecodeKinded[security.Analyzer](raw)
 	if err != nil {
 		return nil, invalid(err.Error(), "body", field)
 	}

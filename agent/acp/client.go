@@ -292,8 +292,8 @@ func selected(id sdk.PermissionOptionId) sdk.RequestPermissionResponse {
 
 // risk rates act with the conversation's analyzer, UNKNOWN without one.
 func (r *runner) risk(ctx context.Context, act *event.ActionEvent) event.SecurityRisk {
-	a, ok := r.sess.Fields().SecurityAnalyzer.(security.Analyzer)
-	if !ok || a == nil {
+	a := r.sess.Fields().SecurityAnalyzer
+	if a == nil {
 		return event.RiskUnknown
 	}
 	a = security.Bind(a, security.Binding{WorkDir: r.sess.WorkingDir(), SecretNames: r.sess.Secrets().Names()})

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/internal/termtext"
 	"github.com/gohands/gohands/security"
@@ -18,7 +17,7 @@ import (
 
 // confirmPolicy turns a --confirm value into the conversation's policy and
 // analyzer (nil analyzer: keep the conversation's).
-func confirmPolicy(mode, workDir string, secretNames []string) (security.ConfirmationPolicy, any, error) {
+func confirmPolicy(mode, workDir string, secretNames []string) (security.ConfirmationPolicy, security.Analyzer, error) {
 	switch mode {
 	case "", "never":
 		return security.NeverConfirm{}, nil, nil
@@ -34,26 +33,6 @@ func confirmPolicy(mode, workDir string, secretNames []string) (security.Confirm
 		}}, nil
 	}
 	return nil, nil, usageErr("--confirm %q: want never, always or risky", mode)
-}
-
-// pendingActions returns the actions of the conversation that have no
-// result yet: those a run waiting for confirmation asks about.
-func pendingActions(st *conversation.State) ([]*event.ActionEvent, error) {
-	branch, err := st.ActiveBranch()
-	if err != nil {
-		return nil, err
-	}
-	var out []*event.ActionEvent
-	for _, en := range conversation.UnmatchedActions(branch) {
-		e, err := st.Events().Event(en.Index)
-		if err != nil {
-			return nil, err
-		}
-		if a, ok := e.(*event.ActionEvent); ok {
-			out = append(out, a)
-		}
-	}
-	return out, nil
 }
 
 // errNoAnswer means standard input ended before an answer was given.

@@ -189,7 +189,7 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	}
 	ask := &asker{in: a.stdin, out: prompt, done: make(chan struct{})}
 	defer ask.close()
-	ask.analyzer, _ = p.analyzer.(security.Analyzer)
+	ask.analyzer = p.analyzer
 
 	// The first interrupt cancels runCtx, which pauses the conversation
 	// (even before Run has started); the second quits at once.
@@ -325,7 +325,7 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 				}
 			}
 			asking = false
-			pending, err := pendingActions(conv.State())
+			pending, err := conv.State().PendingActions()
 			if err != nil {
 				return err
 			}

@@ -1,16 +1,11 @@
 package main
 
 import (
-	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -119,168 +114,24 @@ type convInfo struct {
 	BaseURL      string  `json:"base_url,omitempty"`
 }
 
-// baseState is the part of base_state.json ls reads.
-type baseState struct {
-	ID              string `json:"id"`
-	ExecutionStatus string `json:"execution_status"`
-	Agent           struct {
-		LLM struct {
-			Model   string `json:"model"`
-			BaseURL string `json:"base_url"`
-		} `json:"llm"`
-	} `json:"agent"`
-	Workspace struct {
-		WorkingDir string `json:"working_dir"`
-	} `json:"workspace"`
-	Stats struct {
-		UsageToMetrics map[string]struct {
-			AccumulatedCost float64 `json:"accumulated_cost"`
-		} `json:"usage_to_metrics"`
-	} `json:"stats"`
-}
-
-// eventHead is the part of an event ls reads.
-type eventHead struct {
-	Kind       string `json:"kind"`
-	Source     string `json:"source"`
-	Timestamp  string `json:"timestamp"`
-	LLMMessage *struct {
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-	} `json:"llm_message"`
-}
-
-// eventFile matches the reference's event file names.
-var eventFile = regexp.MustCompile(`^event-(\d{5,})-.+\.json$`)
-
-// maxScan bounds how many events ls reads looking for the first user
-// message.
-const maxScan = 50
-
-// listConversations reads the conversations under base without locking
-// them, most recently updated first. Unreadable ones are reported to skip
-// and left out.
+// listConversations lists the conversations under base (see
+// filestore.List) as ls shows them.
 func listConversations(base string, skip func(path string, err error)) ([]convInfo, error) {
-	entries, err := os.ReadDir(base)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	list, err := filestore.List(base, skip)
 	if err != nil {
 		return nil, err
 	}
-	var out []convInfo
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		dir := filepath.Join(base, e.Name())
-		data, err := os.ReadFile(filepath.Join(dir, filestore.BaseStateFile))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // not a conversation
-		}
-		if err != nil {
-			skip(dir, err)
-			continue
-		}
-		info, err := readConversation(dir, data)
-		if err != nil {
-			skip(dir, err)
-			continue
-		}
-		out = append(out, info)
+	out := make([]convInfo, len(list))
+	for i, s := range list {
+		out[i] = infoOf(s)
 	}
-	slices.SortStableFunc(out, func(a, b convInfo) int {
-		return cmp.Or(strings.Compare(b.UpdatedAt, a.UpdatedAt), strings.Compare(a.ID, b.ID))
-	})
 	return out, nil
 }
 
-func readConversation(dir string, base []byte) (convInfo, error) {
-	var bs baseState
-	if err := json.Unmarshal(base, &bs); err != nil {
-		return convInfo{}, fmt.Errorf("%s: %w", filestore.BaseStateFile, err)
-	}
-	info := convInfo{ID: bs.ID, Status: bs.ExecutionStatus, Model: bs.Agent.LLM.Model, Dir: dir,
-		Workspace: bs.Workspace.WorkingDir, BaseURL: bs.Agent.LLM.BaseURL}
-	for _, m := range bs.Stats.UsageToMetrics {
-		info.Cost += m.AccumulatedCost
-	}
-	names, err := eventFiles(filepath.Join(dir, filestore.EventsDir))
-	if err != nil {
-		return info, err
-	}
-	info.Events = len(names)
-	read := func(name string) (eventHead, error) {
-		var h eventHead
-		b, err := os.ReadFile(filepath.Join(dir, filestore.EventsDir, name))
-		if err == nil {
-			err = json.Unmarshal(b, &h)
-		}
-		return h, err
-	}
-	for i, name := range names {
-		if i == maxScan {
-			break
-		}
-		h, err := read(name)
-		if err != nil {
-			continue // a torn file; the store sets it aside when opened
-		}
-		if info.CreatedAt == "" {
-			info.CreatedAt = h.Timestamp
-		}
-		if h.Kind == event.KindMessage && h.Source == "user" && h.LLMMessage != nil {
-			for _, c := range h.LLMMessage.Content {
-				if c.Type == "text" {
-					info.FirstMessage = c.Text
-					break
-				}
-			}
-			break
-		}
-	}
-	for i := len(names) - 1; i >= 0 && info.UpdatedAt == ""; i-- {
-		if h, err := read(names[i]); err == nil {
-			info.UpdatedAt = h.Timestamp
-		}
-	}
-	return info, nil
-}
-
-// eventFiles returns the event file names of an events directory in log
-// order.
-func eventFiles(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	type file struct {
-		idx  int
-		name string
-	}
-	var files []file
-	for _, e := range entries {
-		m := eventFile.FindStringSubmatch(e.Name())
-		if m == nil {
-			continue
-		}
-		idx, err := strconv.Atoi(m[1])
-		if err != nil {
-			continue
-		}
-		files = append(files, file{idx, e.Name()})
-	}
-	slices.SortFunc(files, func(a, b file) int { return cmp.Compare(a.idx, b.idx) })
-	names := make([]string, len(files))
-	for i, f := range files {
-		names[i] = f.name
-	}
-	return names, nil
+func infoOf(s filestore.Summary) convInfo {
+	return convInfo{ID: s.ID, Status: s.ExecutionStatus, Model: s.Model, CreatedAt: s.CreatedAt,
+		UpdatedAt: s.UpdatedAt, Events: s.Events, Cost: s.Cost, FirstMessage: s.FirstMessage,
+		Dir: s.Dir, Workspace: s.WorkingDir, BaseURL: s.BaseURL}
 }
 
 // shortTime shows an event timestamp to the minute.
@@ -317,24 +168,19 @@ func (a *app) tildePath(p string) string {
 // storedConversation reads what a resume needs of a stored conversation
 // (its workspace, model and base URL); ok is false when there is none.
 func storedConversation(base, id string) (info convInfo, ok bool, err error) {
-	dir := filestore.Dir(base, id)
-	data, err := os.ReadFile(filepath.Join(dir, filestore.BaseStateFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		// Events without a base state: a creation stopped before the
-		// base state was written (see conversation.LocalOptions.FirstMessage).
-		// Once the task is among them, it is taken up without one.
-		ok, err := hasTask(dir)
-		return convInfo{ID: id, Dir: dir}, ok, err
-	}
+	s, ok, err := filestore.Describe(base, id)
 	if err != nil {
 		return info, false, err
 	}
-	var bs baseState
-	if err := json.Unmarshal(data, &bs); err != nil {
-		return info, false, fmt.Errorf("%s: %w", filestore.BaseStateFile, err)
+	if !ok {
+		// Events without a base state: a creation stopped before the
+		// base state was written (see conversation.LocalOptions.FirstMessage).
+		// Once the task is among them, it is taken up without one.
+		dir := filestore.Dir(base, id)
+		ok, err := hasTask(dir)
+		return convInfo{ID: id, Dir: dir}, ok, err
 	}
-	return convInfo{ID: bs.ID, Status: bs.ExecutionStatus, Model: bs.Agent.LLM.Model, Dir: dir,
-		Workspace: bs.Workspace.WorkingDir, BaseURL: bs.Agent.LLM.BaseURL}, true, nil
+	return infoOf(s), true, nil
 }
 
 // hasTask reports whether the events in dir hold a message from the user.

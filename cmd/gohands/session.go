@@ -183,7 +183,7 @@ func (s *session) outcome(ctx context.Context, conv *conversation.LocalConversat
 	if conv.Status() != conversation.StatusWaitingForConfirmation {
 		return o
 	}
-	actions, perr := pendingActions(conv.State())
+	actions, perr := conv.State().PendingActions()
 	if perr != nil {
 		o.Err = perr
 		return o
@@ -192,7 +192,7 @@ func (s *session) outcome(ctx context.Context, conv *conversation.LocalConversat
 	for i, a := range actions {
 		risks[i] = a.SecurityRisk
 	}
-	if an, ok := s.p.analyzer.(security.Analyzer); ok && len(actions) > 0 {
+	if an := s.p.analyzer; an != nil && len(actions) > 0 {
 		risks = security.AnalyzeAll(ctx, an, actions)
 	}
 	for i, a := range actions {

@@ -42,7 +42,7 @@ type prepared struct {
 	keyEnv    map[string]secret.String // the key variables before they were hidden
 	confirm   string
 	policy    security.ConfirmationPolicy
-	analyzer  any
+	analyzer  security.Analyzer
 	logger    *slog.Logger
 	// creating is set when resuming a creation that stopped after storing
 	// the task and before the base state: a task given again is not sent

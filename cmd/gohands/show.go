@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -94,35 +92,8 @@ func readStored(dir string) ([]event.Event, *conversation.Fields, error) {
 	if !errors.Is(err, conversation.ErrLocked) {
 		return nil, fields, err
 	}
-	entries, err := os.ReadDir(filepath.Join(dir, "events"))
-	if err != nil {
-		return nil, fields, err
-	}
-	type file struct {
-		index int
-		name  string
-	}
-	var files []file
-	for _, e := range entries {
-		if m := eventFile.FindStringSubmatch(e.Name()); m != nil {
-			i, _ := strconv.Atoi(m[1])
-			files = append(files, file{i, e.Name()})
-		}
-	}
-	slices.SortFunc(files, func(x, y file) int { return x.index - y.index })
-	var out []event.Event
-	for _, f := range files {
-		data, err := os.ReadFile(filepath.Join(dir, "events", f.name))
-		if err != nil {
-			return out, fields, err
-		}
-		e, err := event.DecodeKinded[event.Event](data)
-		if err != nil {
-			return out, fields, fmt.Errorf("%s: %w", f.name, err)
-		}
-		out = append(out, e)
-	}
-	return out, fields, nil
+	events, err := filestore.ReadEvents(dir)
+	return events, fields, err
 }
 
 func (a *app) rmCmd() *cobra.Command {

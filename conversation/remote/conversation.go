@@ -34,7 +34,7 @@ type Options struct {
 	ConfirmationPolicy security.ConfirmationPolicy
 	// SecurityAnalyzer is the analyzer the conversation starts with, a
 	// value of a registered kind.
-	SecurityAnalyzer any
+	SecurityAnalyzer security.Analyzer
 	// Secrets are sent to the server with the conversation.
 	Secrets map[string]secret.Source
 	// HookConfig is the reference's HookConfig JSON.

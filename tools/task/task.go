@@ -530,7 +530,7 @@ func (m *manager) runUntilDone(ctx context.Context, id string, child *conversati
 			return nil
 		}
 		if m.opts.Confirm != nil {
-			pending, err := pendingActions(child)
+			pending, err := child.State().PendingActions()
 			if err != nil {
 				return err
 			}
@@ -541,26 +541,6 @@ func (m *manager) runUntilDone(ctx context.Context, id string, child *conversati
 			}
 		}
 	}
-}
-
-// pendingActions returns the actions a sub-conversation waits to have
-// confirmed.
-func pendingActions(c *conversation.LocalConversation) ([]*event.ActionEvent, error) {
-	branch, err := c.State().ActiveBranch()
-	if err != nil {
-		return nil, err
-	}
-	var out []*event.ActionEvent
-	for _, en := range conversation.UnmatchedActions(branch) {
-		e, err := c.State().Events().Event(en.Index)
-		if err != nil {
-			return nil, err
-		}
-		if a, ok := e.(*event.ActionEvent); ok {
-			out = append(out, a)
-		}
-	}
-	return out, nil
 }
 
 func policy(mode string) security.ConfirmationPolicy {

@@ -278,7 +278,7 @@ func (ss *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.P
 // ask asks the client's permission for each pending action; all must be
 // allowed for the batch to run.
 func (ss *session) ask(ctx context.Context) (bool, error) {
-	pending, err := pendingActions(ss.conv.State())
+	pending, err := ss.conv.State().PendingActions()
 	if err != nil {
 		return false, err
 	}
@@ -303,24 +303,6 @@ func (ss *session) ask(ctx context.Context) (bool, error) {
 		}
 	}
 	return true, nil
-}
-
-func pendingActions(st *conversation.State) ([]*event.ActionEvent, error) {
-	branch, err := st.ActiveBranch()
-	if err != nil {
-		return nil, err
-	}
-	var out []*event.ActionEvent
-	for _, en := range conversation.UnmatchedActions(branch) {
-		e, err := st.Events().Event(en.Index)
-		if err != nil {
-			return nil, err
-		}
-		if a, ok := e.(*event.ActionEvent); ok {
-			out = append(out, a)
-		}
-	}
-	return out, nil
 }
 
 // exists reports whether a conversation is stored under dir.

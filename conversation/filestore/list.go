@@ -1,0 +1,240 @@
+package filestore
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/gohands/gohands/event"
+)
+
+// Summary is what a listing shows of a stored conversation, read without
+// opening its store: a conversation being run by another process is
+// listed too, as its files stood (events still in the journal are not
+// seen).
+type Summary struct {
+	ID              string
+	Dir             string
+	ExecutionStatus string
+	Model           string
+	BaseURL         string
+	WorkingDir      string  // the workspace's working directory
+	Cost            float64 // accumulated cost over all the conversation's models
+	CreatedAt       string  // timestamp of the first event
+	UpdatedAt       string  // timestamp of the last readable event
+	Events          int
+	// FirstMessage is the text of the first user message, looked for in
+	// the first maxScan events.
+	FirstMessage string
+}
+
+// maxScan bounds how many events List reads looking for the first user
+// message.
+const maxScan = 50
+
+// List reads the conversations under the persistence directory base,
+// most recently updated first, without locking them. A conversation that
+// cannot be read is reported to skip (which may be nil) and left out; a
+// missing base lists nothing.
+func List(base string, skip func(dir string, err error)) ([]Summary, error) {
+	entries, err := os.ReadDir(base)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Summary
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(base, e.Name())
+		data, err := os.ReadFile(filepath.Join(dir, BaseStateFile))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // not a conversation
+		}
+		if err == nil {
+			var s Summary
+			if s, err = summarize(dir, data); err == nil {
+				out = append(out, s)
+				continue
+			}
+		}
+		if skip != nil {
+			skip(dir, err)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Summary) int {
+		return cmp.Or(strings.Compare(b.UpdatedAt, a.UpdatedAt), strings.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// Describe reads the base state of conversation id under base, without
+// its events (Summary's event fields are left empty); ok is false when
+// there is no such conversation.
+func Describe(base, id string) (s Summary, ok bool, err error) {
+	dir := Dir(base, id)
+	data, err := os.ReadFile(filepath.Join(dir, BaseStateFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, false, nil
+	}
+	if err != nil {
+		return s, false, err
+	}
+	s, err = readSummary(dir, data)
+	return s, err == nil, err
+}
+
+// summaryState is the part of base_state.json a Summary shows.
+type summaryState struct {
+	ID              string `json:"id"`
+	ExecutionStatus string `json:"execution_status"`
+	Agent           struct {
+		LLM struct {
+			Model   string `json:"model"`
+			BaseURL string `json:"base_url"`
+		} `json:"llm"`
+	} `json:"agent"`
+	Workspace struct {
+		WorkingDir string `json:"working_dir"`
+	} `json:"workspace"`
+	Stats struct {
+		UsageToMetrics map[string]struct {
+			AccumulatedCost float64 `json:"accumulated_cost"`
+		} `json:"usage_to_metrics"`
+	} `json:"stats"`
+}
+
+func readSummary(dir string, base []byte) (Summary, error) {
+	var bs summaryState
+	if err := json.Unmarshal(base, &bs); err != nil {
+		return Summary{}, fmt.Errorf("%s: %w", BaseStateFile, err)
+	}
+	s := Summary{ID: bs.ID, ExecutionStatus: bs.ExecutionStatus, Model: bs.Agent.LLM.Model, Dir: dir,
+		WorkingDir: bs.Workspace.WorkingDir, BaseURL: bs.Agent.LLM.BaseURL}
+	for _, m := range bs.Stats.UsageToMetrics {
+		s.Cost += m.AccumulatedCost
+	}
+	return s, nil
+}
+
+// eventHead is the part of an event a Summary shows.
+type eventHead struct {
+	Kind       string `json:"kind"`
+	Source     string `json:"source"`
+	Timestamp  string `json:"timestamp"`
+	LLMMessage *struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"llm_message"`
+}
+
+func summarize(dir string, base []byte) (Summary, error) {
+	s, err := readSummary(dir, base)
+	if err != nil {
+		return s, err
+	}
+	names, err := eventFiles(filepath.Join(dir, EventsDir))
+	if err != nil {
+		return s, err
+	}
+	s.Events = len(names)
+	read := func(name string) (eventHead, error) {
+		var h eventHead
+		b, err := os.ReadFile(filepath.Join(dir, EventsDir, name))
+		if err == nil {
+			err = json.Unmarshal(b, &h)
+		}
+		return h, err
+	}
+	for i, name := range names {
+		if i == maxScan {
+			break
+		}
+		h, err := read(name)
+		if err != nil {
+			continue // a torn file; the store sets it aside when opened
+		}
+		if s.CreatedAt == "" {
+			s.CreatedAt = h.Timestamp
+		}
+		if h.Kind == event.KindMessage && h.Source == string(event.SourceUser) && h.LLMMessage != nil {
+			for _, c := range h.LLMMessage.Content {
+				if c.Type == event.ContentText {
+					s.FirstMessage = c.Text
+					break
+				}
+			}
+			break
+		}
+	}
+	for i := len(names) - 1; i >= 0 && s.UpdatedAt == ""; i-- {
+		if h, err := read(names[i]); err == nil {
+			s.UpdatedAt = h.Timestamp
+		}
+	}
+	return s, nil
+}
+
+// eventFiles returns the event file names of an events directory in log
+// order.
+func eventFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	type file struct {
+		idx  int
+		name string
+	}
+	var files []file
+	for _, e := range entries {
+		if idx, _, ok := parseEventName(e.Name()); ok {
+			files = append(files, file{idx, e.Name()})
+		}
+	}
+	slices.SortFunc(files, func(a, b file) int { return cmp.Compare(a.idx, b.idx) })
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.name
+	}
+	return names, nil
+}
+
+// ReadEvents decodes the event files of the conversation directory dir in
+// log order, without locking it: for a conversation a process holds open,
+// where Open would fail with conversation.ErrLocked. Events still in that
+// process's journal are not there yet. On an error the events read before
+// it are returned with it.
+func ReadEvents(dir string) ([]event.Event, error) {
+	names, err := eventFiles(filepath.Join(dir, EventsDir))
+	if err != nil {
+		return nil, err
+	}
+	var out []event.Event
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join(dir, EventsDir, name))
+		if err != nil {
+			return out, err
+		}
+		e, err := event.Unmarshal(data)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", name, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}

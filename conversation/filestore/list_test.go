@@ -1,0 +1,84 @@
+//go:build unix
+
+package filestore_test
+
+import (
+	"testing"
+
+	"github.com/gohands/gohands/conversation/filestore"
+	"github.com/gohands/gohands/event"
+)
+
+// TestList reads two stored conversations without opening them: the one
+// open in a store (and so locked) is listed too, newest first, and
+// ReadEvents reads its events.
+func TestList(t *testing.T) {
+	base := t.TempDir()
+	write := func(id, model, ts string, msgs ...string) *filestore.Store {
+		s, err := filestore.Open(filestore.Dir(base, id), &filestore.Options{WriteThrough: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		state := `{"id":"` + id + `","agent":{"llm":{"model":"` + model + `","base_url":"http://x"},"kind":"Agent"},` +
+			`"workspace":{"working_dir":"/w/` + id + `","kind":"LocalWorkspace"},"execution_status":"finished",` +
+			`"stats":{"usage_to_metrics":{"a":{"accumulated_cost":0.5},"b":{"accumulated_cost":0.25}}}}`
+		if err := s.WriteBase([]byte(state)); err != nil {
+			t.Fatal(err)
+		}
+		sys := &event.PauseEvent{Base: event.Base{ID: event.NewID(), Timestamp: ts + ":00", Source: event.SourceUser}}
+		if _, err := s.Append(sys); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			e := &event.MessageEvent{Base: event.Base{ID: event.NewID(), Timestamp: ts + ":01", Source: event.SourceUser},
+				LLMMessage: event.UserMessage(m)}
+			if _, err := s.Append(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return s
+	}
+	old := write("00000000000000000000000000000001", "m1", "2026-01-01T10:00", "first task", "second")
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	open := write("00000000000000000000000000000002", "m2", "2026-02-01T10:00", "newer task")
+	defer open.Close()
+
+	var skipped []string
+	list, err := filestore.List(base, func(dir string, err error) { skipped = append(skipped, dir) })
+	if err != nil || len(list) != 2 || len(skipped) != 0 {
+		t.Fatalf("List = %+v, %v; skipped %v", list, err, skipped)
+	}
+	got := list[0]
+	if got.ID != "00000000000000000000000000000002" || got.Model != "m2" || got.BaseURL != "http://x" ||
+		got.ExecutionStatus != "finished" || got.Cost != 0.75 || got.Events != 2 ||
+		got.FirstMessage != "newer task" || got.CreatedAt != "2026-02-01T10:00:00" ||
+		got.UpdatedAt != "2026-02-01T10:00:01" || got.WorkingDir != "/w/"+got.ID ||
+		got.Dir != filestore.Dir(base, got.ID) {
+		t.Errorf("newest = %+v", got)
+	}
+	if list[1].FirstMessage != "first task" || list[1].Events != 3 {
+		t.Errorf("oldest = %+v", list[1])
+	}
+
+	s, ok, err := filestore.Describe(base, "00000000-0000-0000-0000-000000000001")
+	if err != nil || !ok || s.Model != "m1" || s.WorkingDir != "/w/00000000000000000000000000000001" {
+		t.Errorf("Describe = %+v, %v, %v", s, ok, err)
+	}
+	if _, ok, err := filestore.Describe(base, "00000000000000000000000000000009"); ok || err != nil {
+		t.Errorf("Describe(missing) = %v, %v", ok, err)
+	}
+
+	evs, err := filestore.ReadEvents(filestore.Dir(base, "00000000000000000000000000000002"))
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("ReadEvents = %d events, %v", len(evs), err)
+	}
+	if m, ok := evs[1].(*event.MessageEvent); !ok || event.TextOf(m.LLMMessage.Content) != "newer task" {
+		t.Errorf("ReadEvents[1] = %#v", evs[1])
+	}
+
+	if list, err := filestore.List(t.TempDir()+"/missing", nil); err != nil || list != nil {
+		t.Errorf("List(missing) = %v, %v", list, err)
+	}
+}
