@@ -2,7 +2,7 @@
 // that asks the model for its next move and carries it out with tools.
 //
 // An [Agent] is an immutable configuration, serialised as the reference's
-// Agent object (kind "Agent", reference-protocol §5.1) in a conversation's
+// Agent object (kind "Agent") in a conversation's
 // base_state.json. A conversation (package conversation) drives it: Start
 // binds it to one conversation and materialises its tools, and each Step
 //
@@ -247,7 +247,7 @@ func (a *Agent) ToolNames() []string {
 
 // Verify implements conversation.Verifier: a resumed conversation may
 // only be taken over by an Agent whose tools include every tool the
-// persisted agent had (reference-protocol §4.5). Everything else (model,
+// persisted agent had. Everything else (model,
 // condenser, prompt) may change.
 func (a *Agent) Verify(persisted any) error {
 	p, ok := persisted.(*Agent)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/internal/wire"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/secret"
 )
@@ -106,7 +107,7 @@ func withCriticKey(raw json.RawMessage, k secret.String) (json.RawMessage, error
 	var b bytes.Buffer
 	b.WriteByte('{')
 	n := 0
-	err = event.ScanObject(raw, func(key, val []byte) error {
+	err = wire.ScanObject(raw, func(key, val []byte) error {
 		if n > 0 {
 			b.WriteByte(',')
 		}

@@ -15,7 +15,7 @@ import (
 // the reference.
 const AskUsageID = "ask-agent-llm"
 
-// askTemplate wraps a side question (reference-behaviors §11, in our own
+// askTemplate wraps a side question (the reference's ask_agent, in our own
 // words).
 const askTemplate = `Answer this question about the work so far, in plain text. Do not call any tool: this is a side question, not a new task.
 

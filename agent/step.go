@@ -116,7 +116,7 @@ func (r *runner) unhandledRequest() (bool, error) {
 	return false, nil
 }
 
-// Step implements conversation.Runner (reference-behaviors §1.5).
+// Step implements conversation.Runner.
 func (r *runner) Step(ctx context.Context) error {
 	pending, err := r.sess.Pending()
 	if err != nil {
@@ -229,7 +229,7 @@ func (r *runner) finish(ctx context.Context) error {
 }
 
 // toolCalls turns a reply's tool calls into ActionEvents, then asks for
-// confirmation or executes them (reference-behaviors §1.6–1.8).
+// confirmation or executes them.
 //
 // Unlike the reference, every ActionEvent of the reply is emitted first,
 // and the errors of invalid calls are emitted with the results, in call
@@ -365,7 +365,7 @@ func (r *runner) analyzer() security.Analyzer {
 }
 
 // needsConfirmation applies the confirmation policy to the valid actions
-// of a reply (reference-behaviors §1.7). When an analyzer rated them, it
+// of a reply. When an analyzer rated them, it
 // also returns the SecurityAnalysisEvent recording the ratings.
 func (r *runner) needsConfirmation(ctx context.Context, valid []*event.ActionEvent) (bool, *event.SecurityAnalysisEvent) {
 	if len(valid) == 0 {

@@ -88,8 +88,8 @@ type Agent interface {
 }
 
 // Verifier is implemented by agents that check whether they may take over a
-// conversation persisted with another agent configuration (reference
-// §4.5: same kind, and the tool set may only grow). persisted is the
+// conversation persisted with another agent configuration (the reference's
+// rule: same kind, and the tool set may only grow). persisted is the
 // agent decoded from base_state.json.
 type Verifier interface {
 	Verify(persisted any) error

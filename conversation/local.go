@@ -81,7 +81,7 @@ var errPaused = errors.New("conversation paused")
 //
 // The conversation is kept in opts.Store, or in the store opts.Backend
 // opens for its id, or in memory. When that store already holds a
-// conversation, it is resumed (reference-protocol §4.5): its id
+// conversation, it is resumed: its id
 // must match, a non-nil agent must accept the persisted one (see
 // Verifier) and replaces it, and a nil agent means the persisted one. A
 // conversation left running by a process that died is settled first
@@ -416,7 +416,7 @@ func (c *LocalConversation) SendMessage(ctx context.Context, msg event.Message) 
 	})
 }
 
-// Run implements Conversation; see reference-behaviors §1.4 for the loop.
+// Run implements Conversation.
 func (c *LocalConversation) Run(ctx context.Context) error {
 	runner, err := c.start(ctx)
 	if err != nil {
@@ -707,7 +707,7 @@ func (c *LocalConversation) pause(cancelStep, interrupt bool) error {
 	return c.pauseNow(StatusIdle, StatusRunning)
 }
 
-// AskAgent implements Conversation (reference-behaviors §11).
+// AskAgent implements Conversation.
 func (c *LocalConversation) AskAgent(ctx context.Context, question string) (string, error) {
 	if c.isClosed() {
 		return "", ErrConversationClosed

@@ -123,7 +123,7 @@ func (s *Session) SetStatus(st ExecutionStatus) error {
 // Built from the log on first use, it then follows every emitted event.
 //
 // When built from the log (a resumed conversation) the view is made
-// well-formed as the reference's properties require (§1.9): only the
+// well-formed as the reference's properties require: only the
 // first result per tool call is kept, results without their call are
 // dropped, and calls without a result are dropped unless they are still
 // pending (they will be executed before the model is asked again).
@@ -145,7 +145,7 @@ func (s *Session) View() ([]event.Event, error) {
 }
 
 // Pending returns the actions of the active branch nothing has answered
-// yet, oldest first (reference-protocol §4.7).
+// yet, oldest first.
 func (s *Session) Pending() ([]*event.ActionEvent, error) {
 	c := s.c
 	c.viewMu.Lock()

@@ -2,9 +2,8 @@ package event
 
 import "encoding/json"
 
-// This file declares every event kind of the reference (reference-protocol
-// §3). Field order follows the reference's so encoded events match its
-// output byte for byte.
+// This file declares every event kind of the reference. Field order
+// follows the reference's so encoded events match its output byte for byte.
 
 // SecurityRisk is the risk rating of an action.
 type SecurityRisk string

@@ -250,7 +250,7 @@ var cmpOpts = []cmp.Option{
 	cmp.FilterValues(func(a, b List[ThinkingBlock]) bool { return len(a) == 0 && len(b) == 0 }, cmp.Ignore()),
 }
 
-// The three on-disk examples of reference-protocol.md §3.4, byte for byte.
+// Three events as the reference stores them on disk, byte for byte.
 var referenceExamples = map[string]string{
 	"MessageEvent": `{"id":"6f1c2a8e-8a3b-4a57-9a0e-2f4d1c9b7e21","timestamp":"2026-08-22T10:15:03.482911",` +
 		`"source":"user","parent_id":"0b6e3f2a-1c4d-4e8f-9a7b-5d2c1e0f3a94",` +

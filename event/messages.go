@@ -3,7 +3,7 @@ package event
 import "slices"
 
 // LLMMessages projects events onto the messages sent to the model, as the
-// reference does (reference-protocol §3.5):
+// reference does:
 //
 //   - a SystemPromptEvent is a system message: the prompt, then the dynamic
 //     context as a second text block;

@@ -16,7 +16,7 @@ import (
 	"github.com/gohands/gohands/llm"
 )
 
-// controlRoutes are the routes of the conversation controls (issue 21):
+// controlRoutes are the routes of the conversation controls:
 // fork and navigate.
 func (s *Server) controlRoutes() []*route {
 	const conv = "/api/conversations/{conversation_id}"

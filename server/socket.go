@@ -14,7 +14,7 @@ import (
 	"github.com/gohands/gohands/pubsub"
 )
 
-// Close codes of the event sockets (reference-protocol §8.1).
+// Close codes of the event sockets.
 const (
 	closeAuthFailed websocket.StatusCode = 4001
 	closeNotFound   websocket.StatusCode = 4004

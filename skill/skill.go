@@ -3,8 +3,7 @@
 // prompt (always-on skills) or into a user message when one of its keywords
 // appears (triggered skills).
 //
-// The JSON forms of Skill and AgentContext are the Python reference's
-// (reference-protocol §5.5).
+// The JSON forms of Skill and AgentContext are the Python reference's.
 package skill
 
 import (

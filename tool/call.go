@@ -50,7 +50,7 @@ func (e *CallError) Unwrap() error { return e.Err }
 
 // PrepareCall turns a model's call of the tool name with the JSON argument
 // text arguments into an action of one of tools, repairing what models get
-// wrong on the way (reference-behaviors §1.6): ParseArguments,
+// wrong on the way: ParseArguments,
 // NormalizeCall, RepairArgs, SplitMeta, then the tool's ParseAction.
 // honourRisk is passed to SplitMeta. Every failure is a *CallError.
 func PrepareCall(tools []Tool, name, arguments string, honourRisk bool) (*Call, error) {

@@ -68,7 +68,7 @@ func summarySchema() map[string]any {
 }
 
 // Parameters returns the schema the model sees for t: its InputSchema with
-// the meta-arguments first in properties (reference-protocol §6.2):
+// the meta-arguments first in properties:
 // security_risk unless t is read-only, then summary unless t has its own.
 // Both are optional. Meta-arguments first make models fill these short
 // fields before long ones, so a truncated reply loses content rather than

@@ -11,9 +11,9 @@ import (
 	"strings"
 )
 
-// This file repairs tool calls as models actually send them
-// (reference-behaviors §1.6). The agent applies, in order: ParseArguments,
-// NormalizeCall, RepairArgs, SplitMeta, then the tool's ParseAction.
+// This file repairs tool calls as models actually send them. The agent
+// applies, in order: ParseArguments, NormalizeCall, RepairArgs, SplitMeta,
+// then the tool's ParseAction.
 // PrepareCall does all of it.
 
 // ParseArguments turns the argument text of a tool call into a JSON

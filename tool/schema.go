@@ -49,8 +49,8 @@ type Schemaer interface {
 	JSONSchema() map[string]any
 }
 
-// Schema keys. A simplified schema uses only these (reference-protocol
-// §6.2): "type", "description", "properties" (a [Properties]), "required"
+// Schema keys. A simplified schema uses only these, as the reference's
+// does: "type", "description", "properties" (a [Properties]), "required"
 // (a []string), "items" and "enum".
 
 // Property is one entry of a schema's "properties".
@@ -278,7 +278,7 @@ type derived struct {
 
 // SchemaFor derives the LLM-facing JSON schema of the action type A, a
 // struct, following the tag conventions above. The schema is simplified as
-// reference-protocol §6.2 describes: only type, description, properties
+// the reference simplifies it: only type, description, properties
 // (in field order), required (absent when nothing is required), items and
 // enum.
 //

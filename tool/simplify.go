@@ -6,7 +6,7 @@ import "strings"
 
 // Simplify rewrites a full JSON schema (an MCP server's inputSchema, a
 // schema generated elsewhere) into the simplified vocabulary models handle
-// best, as reference-protocol §6.2 describes: local "$ref"s to "$defs" (or
+// best, as the reference does: local "$ref"s to "$defs" (or
 // "definitions") are inlined, with a recursive reference cut to a plain
 // object; "anyOf"/"oneOf" keep their first non-null alternative (so an
 // optional X, written anyOf[X, null], becomes X); a boolean schema true

@@ -4,8 +4,8 @@
 // (https://agentclientprotocol.com). The wire layer is
 // github.com/coder/acp-go-sdk.
 //
-// An [Agent] is the reference's ACPAgent configuration (kind "ACPAgent",
-// reference-protocol §5.6). A conversation drives it like any agent: each
+// An [Agent] is the reference's ACPAgent configuration (kind "ACPAgent").
+// A conversation drives it like any agent: each
 // Step is one whole remote turn. The first Step starts the server in its
 // own process group, runs initialize, authenticate when the server offers
 // a method whose credential is in its environment, session/load of the

@@ -74,7 +74,7 @@ func TestGoClientReference(t *testing.T) {
 // TestGoClientLocal runs the same program on conversations in this
 // process (LocalConversation, workspace.Local): the same outcomes as the
 // reference's client on its server, but for the per-field state updates
-// only an agent server writes (reference-protocol.md §4), left out of
+// only an agent server writes, left out of
 // both sides.
 func TestGoClientLocal(t *testing.T) {
 	want := withoutStateUpdates(readGolden(t))

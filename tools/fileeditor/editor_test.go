@@ -723,7 +723,7 @@ func TestMain(m *testing.M) {
 }
 
 // phantom matches the empty line the reference numbers past a file's final
-// newline (reference-behaviors §8.2 QUIRK), which we do not show.
+// newline, which we do not show.
 var phantom = regexp.MustCompile(`\n +\d+\t\n(Review|\z)`)
 
 // TestReferenceBehaviour replays testdata/reference_behaviour.json, written

@@ -73,7 +73,7 @@ func TestReferenceJSON(t *testing.T) {
 	}
 }
 
-// TestActionJSON is the TerminalAction of reference-protocol §3.4.
+// TestActionJSON is a TerminalAction as the reference writes it.
 func TestActionJSON(t *testing.T) {
 	t.Parallel()
 	got, err := event.MarshalKinded(&Action{Command: "ls -la"})
