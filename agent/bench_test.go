@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
@@ -12,6 +11,8 @@ import (
 	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm/llmtest"
+
+	"golang.org/x/sys/unix"
 )
 
 // stepsPerRun is the length of each conversation of BenchmarkAgentStep:
@@ -108,8 +109,8 @@ func benchSteps(b *testing.B, dir string, fopts *filestore.Options) {
 
 // cpuTime returns the user and system CPU time of the process so far.
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())

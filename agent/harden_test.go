@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 
 	"github.com/gohands/gohands/agent"
@@ -20,6 +19,8 @@ import (
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tools/terminal"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestModelKeyMasked: the model's key and an MCP server's header are
@@ -195,7 +196,7 @@ type failingStore struct {
 
 func (s failingStore) Append(e event.Event) (conversation.Entry, error) {
 	if _, ok := e.(*event.ObservationEvent); ok && s.fail.Load() {
-		return conversation.Entry{}, fmt.Errorf("writing the event: %w", syscall.ENOSPC)
+		return conversation.Entry{}, fmt.Errorf("writing the event: %w", unix.ENOSPC)
 	}
 	return s.Store.Append(e)
 }
@@ -224,7 +225,7 @@ func TestActionNotRerunAfterWriteFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.SendMessage(ctx, event.UserMessage("log"))
-	if err := c.Run(ctx); err == nil || !errors.Is(err, syscall.ENOSPC) {
+	if err := c.Run(ctx); err == nil || !errors.Is(err, unix.ENOSPC) {
 		t.Fatalf("Run with a failing store: %v", err)
 	}
 	id := c.ID()

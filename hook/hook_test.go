@@ -8,13 +8,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/llm/llmtest"
+
+	"golang.org/x/sys/unix"
 )
 
 // script writes an executable shell script into dir and returns its path.
@@ -142,7 +143,7 @@ func alive(pid int) bool {
 	}
 	// Field 3 is the state; Z is a zombie.
 	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-	return len(f) > 0 && f[0] != "Z" && syscall.Kill(pid, 0) == nil
+	return len(f) > 0 && f[0] != "Z" && unix.Kill(pid, 0) == nil
 }
 
 func TestCrash(t *testing.T) {

@@ -5,6 +5,8 @@ package hook
 import (
 	"os/exec"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // ownGroup makes cmd the leader of a new process group.
@@ -15,6 +17,6 @@ func ownGroup(cmd *exec.Cmd) {
 // killGroup kills the process group of a started command.
 func killGroup(cmd *exec.Cmd) {
 	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"golang.org/x/sys/unix"
 )
 
 // npmDir holds the pinned MCP servers, installed by scripts/deps.sh
@@ -137,7 +139,7 @@ func startHTTPServerOn(t testing.TB, mode string, port int) (url string, kill fu
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
 	kill = func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
 		<-done
 	}
 	t.Cleanup(kill)

@@ -16,13 +16,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/tool"
+
+	"golang.org/x/sys/unix"
 )
 
 func findTool(t testing.TB, set *Set, name string) tool.Tool {
@@ -233,7 +234,7 @@ func TestServerKilledMidConversation(t *testing.T) {
 		t.Fatalf("first call: %+v", o)
 	}
 	pid := pidOf(t, set, "everything")
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	if err := unix.Kill(pid, unix.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	o := call(t, echo, `{"message": "two"}`)
@@ -269,7 +270,7 @@ func TestCloseStopsProcessGroup(t *testing.T) {
 	}
 	// Nothing is left in the server's process group.
 	deadline := time.Now().Add(5 * time.Second)
-	for syscall.Kill(-pid, 0) == nil {
+	for unix.Kill(-pid, 0) == nil {
 		if time.Now().After(deadline) {
 			t.Fatalf("process group %d still alive after Close", pid)
 		}
@@ -437,7 +438,7 @@ func TestConcurrentCalls(t *testing.T) {
 		t.Fatalf("%d errors", n)
 	}
 	pid := pidOf(t, set, "everything")
-	syscall.Kill(pid, syscall.SIGKILL)
+	unix.Kill(pid, unix.SIGKILL)
 	round() // some calls see the crash, the others reconnect
 	if n := round(); n != 0 {
 		t.Fatalf("%d errors after the restart", n)

@@ -5,6 +5,8 @@ package mcp
 import (
 	"os/exec"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 func setProcAttr(cmd *exec.Cmd) {
@@ -17,5 +19,5 @@ func setProcAttr(cmd *exec.Cmd) {
 
 func killGroup(cmd *exec.Cmd) {
 	// The group id is the leader's pid (Setpgid with Pgid 0).
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
 }

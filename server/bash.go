@@ -18,6 +18,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/google/uuid"
+
+	"golang.org/x/sys/unix"
 )
 
 // maxBashChunk is the size at which command output is split into several
@@ -211,11 +213,11 @@ func (b *bashService) execute(cmd *bashEvent, defaultCwd string) {
 			code = ee.ExitCode()
 		}
 	case <-ctx.Done():
-		syscall.Kill(-c.Process.Pid, syscall.SIGTERM)
+		unix.Kill(-c.Process.Pid, unix.SIGTERM)
 		select {
 		case <-waitErr:
 		case <-time.After(2 * time.Second):
-			syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+			unix.Kill(-c.Process.Pid, unix.SIGKILL)
 			<-waitErr
 		}
 		code = -1

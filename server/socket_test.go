@@ -16,6 +16,8 @@ import (
 
 	"github.com/gohands/gohands/llm/llmtest"
 	"github.com/gohands/gohands/server"
+
+	"golang.org/x/sys/unix"
 )
 
 // frame is the part of a socket frame the tests look at.
@@ -148,7 +150,7 @@ func TestSlowSubscriberDropped(t *testing.T) {
 	ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{"stuck_detection": false}), &info)
 	id := info["id"].(string)
 	d := &net.Dialer{Control: func(network, address string, rc syscall.RawConn) error {
-		return setSmallBuffer(rc, syscall.SO_RCVBUF)
+		return setSmallBuffer(rc, unix.SO_RCVBUF)
 	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -191,7 +193,7 @@ func (l smallBufferListener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	if rc, err := c.(*net.TCPConn).SyscallConn(); err == nil {
-		err = setSmallBuffer(rc, syscall.SO_SNDBUF)
+		err = setSmallBuffer(rc, unix.SO_SNDBUF)
 		if err != nil {
 			c.Close()
 			return nil, err
@@ -205,7 +207,7 @@ func (l smallBufferListener) Accept() (net.Conn, error) {
 func setSmallBuffer(rc syscall.RawConn, opt int) error {
 	var serr error
 	err := rc.Control(func(fd uintptr) {
-		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, opt, 4096)
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, opt, 4096)
 	})
 	return cmp.Or(err, serr)
 }

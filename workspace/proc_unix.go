@@ -6,6 +6,8 @@ import (
 	"context"
 	"os/exec"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 func shell(ctx context.Context, command string) *exec.Cmd {
@@ -20,6 +22,6 @@ func ownGroup(cmd *exec.Cmd) {
 
 func killGroup(cmd *exec.Cmd) {
 	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
 	}
 }

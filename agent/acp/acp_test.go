@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +21,8 @@ import (
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/tools/finish"
+
+	"golang.org/x/sys/unix"
 )
 
 var ctx = context.Background()
@@ -366,7 +367,7 @@ func checkGone(t *testing.T, pidFile string, want bool) {
 }
 
 func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
+	if unix.Kill(pid, 0) != nil {
 		return false
 	}
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // killGrace is how long a server gets to exit after its stdin closes and
@@ -140,13 +142,13 @@ func (p *proc) stop() {
 	select {
 	case <-p.exited:
 	case <-time.After(killGrace):
-		syscall.Kill(-pgid, syscall.SIGTERM)
+		unix.Kill(-pgid, unix.SIGTERM)
 		select {
 		case <-p.exited:
 		case <-time.After(killGrace):
 		}
 	}
-	syscall.Kill(-pgid, syscall.SIGKILL)
+	unix.Kill(-pgid, unix.SIGKILL)
 	<-p.exited
 	p.out.Close()
 }

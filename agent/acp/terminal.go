@@ -10,6 +10,8 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
+
+	"golang.org/x/sys/unix"
 )
 
 // defaultOutputLimit caps a terminal's kept output when the server sets
@@ -61,7 +63,7 @@ func (t *term) snapshot() (string, bool, *sdk.TerminalExitStatus) {
 
 func (t *term) kill() {
 	if t.cmd.Process != nil {
-		syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+		unix.Kill(-t.cmd.Process.Pid, unix.SIGKILL)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // referenceEnv quiets the reference: no telemetry, no banner, LiteLLM's
@@ -27,7 +29,7 @@ func commandContext(ctx context.Context, argv []string, dir string) *exec.Cmd {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), referenceEnv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.Cancel = func() error { return unix.Kill(-cmd.Process.Pid, unix.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
 }

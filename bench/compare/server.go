@@ -9,8 +9,9 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // serverResult is what one agent server measured.
@@ -49,7 +50,7 @@ func (r *runner) server(ctx context.Context, side string) (*serverResult, error)
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	defer func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		unix.Kill(-cmd.Process.Pid, unix.SIGTERM)
 		select {
 		case <-exited:
 		case <-time.After(10 * time.Second):

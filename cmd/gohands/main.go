@@ -22,8 +22,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -35,7 +36,7 @@ func main() {
 		os.Exit(exitError)
 	}
 	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sig, os.Interrupt, unix.SIGTERM)
 	a := &app{
 		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
 		getenv: os.Getenv, unsetenv: unsetenv, signals: sig, exit: os.Exit,

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -24,6 +23,8 @@ import (
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/tools/preset"
+
+	"golang.org/x/sys/unix"
 )
 
 // prepared is everything a run needs before its conversation is opened:
@@ -375,7 +376,7 @@ func worthRetrying(err error) bool {
 	var dns *net.DNSError
 	var ae *llm.APIError
 	switch {
-	case errors.Is(err, syscall.ECONNREFUSED), errors.As(err, &dns) && !dns.IsTemporary:
+	case errors.Is(err, unix.ECONNREFUSED), errors.As(err, &dns) && !dns.IsTemporary:
 		return false
 	case errors.As(err, &ae) && (ae.StatusCode == http.StatusNotFound || ae.StatusCode == http.StatusMethodNotAllowed || ae.StatusCode == http.StatusNotImplemented):
 		return false
@@ -392,7 +393,7 @@ func (p *prepared) hint(err error) string {
 		where = p.cfg.BaseURL
 	}
 	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case errors.Is(err, unix.ECONNREFUSED):
 		return fmt.Sprintf("nothing answers at %s: is the server at --base-url running?", where)
 	case errors.As(err, &dns):
 		return fmt.Sprintf("cannot find the host %s: check --base-url", dns.Name)

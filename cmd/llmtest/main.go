@@ -20,9 +20,10 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/gohands/gohands/llm/llmtest"
+
+	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -38,7 +39,7 @@ func main() {
 		os.Exit(2)
 	}
 	// Before the URL is printed: a caller may signal as soon as it has it.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, unix.SIGTERM)
 	defer stop()
 	p, err := llmtest.ReadPlaybook(*playbook)
 	if err != nil {

@@ -8,11 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gohands/gohands/internal/testenv"
+
+	"golang.org/x/sys/unix"
 )
 
 // The command serves a playbook file: it prints its URL, answers by the
@@ -65,7 +66,7 @@ func TestCommand(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("unanswerable request: status %d, want 400", resp.StatusCode)
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Process.Signal(unix.SIGTERM)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {

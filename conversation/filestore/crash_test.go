@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +16,8 @@ import (
 	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/conversation/internal/convtest"
 	"github.com/gohands/gohands/event"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestLockExcludesSecondProcess(t *testing.T) {
@@ -56,7 +57,7 @@ func testKilledWriter(t *testing.T, mode string) {
 			}
 		}
 		// Kill it mid-stream: it keeps appending while we read.
-		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Process.Signal(unix.SIGKILL)
 		cmd.Wait()
 
 		s, err := filestore.Open(dir, nil)

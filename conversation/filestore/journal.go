@@ -14,12 +14,13 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unsafe"
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
+
+	"golang.org/x/sys/unix"
 )
 
 // JournalFile is the write-behind journal of a Store (unless opened
@@ -211,7 +212,7 @@ func newWriteBehind(next int) *writeBehind {
 // store that is only read costs no journal, goroutine or mapping.
 func (s *Store) startJournal() error {
 	w := s.wb
-	fd, err := syscall.Open(filepath.Join(s.dir, JournalFile), syscall.O_RDWR|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
+	fd, err := unix.Open(filepath.Join(s.dir, JournalFile), unix.O_RDWR|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: filepath.Join(s.dir, JournalFile), Err: err}
 	}
@@ -262,8 +263,8 @@ func (s *Store) journalAppend(i int, e event.Event, kind string) (conversation.E
 		return conversation.Entry{}, fmt.Errorf("filestore: encoding event %s: %w", e.EventBase().ID, err)
 	}
 	for rest, at := b[off:], int64(off); len(rest) > 0 && !w.inMap(b); {
-		n, err := syscall.Pwrite(w.fd, rest, at)
-		if err == syscall.EINTR {
+		n, err := unix.Pwrite(w.fd, rest, at)
+		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
@@ -273,7 +274,7 @@ func (s *Store) journalAppend(i int, e event.Event, kind string) (conversation.E
 		rest, at = rest[n:], at+int64(n)
 	}
 	if s.opts.Durable {
-		if err := syscall.Fsync(w.fd); err != nil {
+		if err := unix.Fsync(w.fd); err != nil {
 			return conversation.Entry{}, &os.PathError{Op: "fsync", Path: filepath.Join(s.dir, JournalFile), Err: err}
 		}
 	}
@@ -429,14 +430,14 @@ func (s *Store) stopWriteBehind() {
 	close(s.wb.quit)
 	<-s.wb.done
 	if s.wb.mapped != nil {
-		syscall.Munmap(s.wb.mapped)
+		unix.Munmap(s.wb.mapped)
 		s.wb.mapped = nil
 	}
 	if s.wb.err == nil {
 		// Every record has its file: a clean close leaves no journal to replay.
-		if err := syscall.Ftruncate(s.wb.fd, 0); err != nil {
+		if err := unix.Ftruncate(s.wb.fd, 0); err != nil {
 			slog.Warn("filestore: cannot empty the journal", "err", err)
 		}
 	}
-	syscall.Close(s.wb.fd)
+	unix.Close(s.wb.fd)
 }

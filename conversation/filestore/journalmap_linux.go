@@ -1,6 +1,6 @@
 package filestore
 
-import "syscall"
+import "golang.org/x/sys/unix"
 
 // mapJournal reserves the first size bytes of the journal on disk and maps
 // them. A store into a shared file mapping lands in the page cache, so it
@@ -8,8 +8,8 @@ import "syscall"
 // system call. Reserving the blocks first means filling a page cannot fail
 // for lack of disk space, which would arrive as SIGBUS.
 func mapJournal(fd, size int) ([]byte, error) {
-	if err := syscall.Fallocate(fd, 0, 0, int64(size)); err != nil {
+	if err := unix.Fallocate(fd, 0, 0, int64(size)); err != nil {
 		return nil, err
 	}
-	return syscall.Mmap(fd, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	return unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 }

@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -78,3 +79,38 @@ func (b *Backend) Open(id string) (conversation.Store, error) {
 }
 
 var _ conversation.Backend = (*Backend)(nil)
+
+// parseEventName parses event-<idx>-<id>.json, the reference's pattern
+// ^event-(\d{5,})-([0-9a-fA-F\-]{8,})\.json$.
+func parseEventName(name string) (idx int, id string, ok bool) {
+	rest, ok := strings.CutPrefix(name, "event-")
+	if !ok {
+		return 0, "", false
+	}
+	rest, ok = strings.CutSuffix(rest, ".json")
+	if !ok {
+		return 0, "", false
+	}
+	d := 0
+	for d < len(rest) && rest[d] >= '0' && rest[d] <= '9' {
+		d++
+	}
+	if d < 5 || d >= len(rest) || rest[d] != '-' {
+		return 0, "", false
+	}
+	id = rest[d+1:]
+	if len(id) < 8 {
+		return 0, "", false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == '-') {
+			return 0, "", false
+		}
+	}
+	idx, err := strconv.Atoi(rest[:d])
+	if err != nil {
+		return 0, "", false
+	}
+	return idx, id, true
+}

@@ -4,24 +4,25 @@ import (
 	"encoding/binary"
 	"os"
 	"strings"
-	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // readDirNames lists dir with large getdents calls: a log of a thousand
 // events lists in one or two system calls instead of ten. The names share
 // one allocation per call.
 func readDirNames(dir string) ([]string, error) {
-	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
-	defer syscall.Close(fd)
+	defer unix.Close(fd)
 	buf := make([]byte, 256<<10)
 	var names []string
 	for {
-		n, err := syscall.Getdents(fd, buf)
-		if err == syscall.EINTR {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
@@ -38,8 +39,8 @@ func readDirNames(dir string) ([]string, error) {
 // (d_ino, d_off, d_reclen, d_type, NUL-terminated d_name), except . and ..
 func parseDirents(b string, names []string) []string {
 	const (
-		lenOff  = int(unsafe.Offsetof(syscall.Dirent{}.Reclen))
-		nameOff = int(unsafe.Offsetof(syscall.Dirent{}.Name))
+		lenOff  = int(unsafe.Offsetof(unix.Dirent{}.Reclen))
+		nameOff = int(unsafe.Offsetof(unix.Dirent{}.Name))
 	)
 	for len(b) >= nameOff {
 		reclen := int(binary.NativeEndian.Uint16([]byte{b[lenOff], b[lenOff+1]}))

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -123,55 +122,20 @@ func (s *Store) takeLock() error {
 	}
 	deadline := time.Now().Add(s.opts.LockTimeout)
 	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
 			s.lock = f
 			return nil
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+		if !errors.Is(err, unix.EWOULDBLOCK) || time.Now().After(deadline) {
 			f.Close()
-			if errors.Is(err, syscall.EWOULDBLOCK) {
+			if errors.Is(err, unix.EWOULDBLOCK) {
 				return fmt.Errorf("filestore: %s: %w", s.dir, conversation.ErrLocked)
 			}
 			return fmt.Errorf("filestore: locking %s: %w", path, err)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-// parseEventName parses event-<idx>-<id>.json, the reference's pattern
-// ^event-(\d{5,})-([0-9a-fA-F\-]{8,})\.json$.
-func parseEventName(name string) (idx int, id string, ok bool) {
-	rest, ok := strings.CutPrefix(name, "event-")
-	if !ok {
-		return 0, "", false
-	}
-	rest, ok = strings.CutSuffix(rest, ".json")
-	if !ok {
-		return 0, "", false
-	}
-	d := 0
-	for d < len(rest) && rest[d] >= '0' && rest[d] <= '9' {
-		d++
-	}
-	if d < 5 || d >= len(rest) || rest[d] != '-' {
-		return 0, "", false
-	}
-	id = rest[d+1:]
-	if len(id) < 8 {
-		return 0, "", false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == '-') {
-			return 0, "", false
-		}
-	}
-	idx, err := strconv.Atoi(rest[:d])
-	if err != nil {
-		return 0, "", false
-	}
-	return idx, id, true
 }
 
 func eventFileName(i int, id string) string {
@@ -251,7 +215,7 @@ func (s *Store) load() error {
 			slog.Warn("filestore: cannot write event index cache", "err", err)
 		}
 	}
-	fd, err := syscall.Open(filepath.Join(s.dir, IndexFile), syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CREAT|syscall.O_CLOEXEC, 0o644)
+	fd, err := unix.Open(filepath.Join(s.dir, IndexFile), unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		slog.Warn("filestore: cannot open event index cache", "err", err)
 	} else {
@@ -439,37 +403,37 @@ func writeAtomic(path string, data []byte, durable bool) error {
 // writeNew writes data to a new file at path with one write call in the
 // common case. With replace unset the file must not exist.
 func writeNew(path string, data []byte, durable, replace bool) error {
-	flags := syscall.O_WRONLY | syscall.O_CREAT | syscall.O_CLOEXEC
+	flags := unix.O_WRONLY | unix.O_CREAT | unix.O_CLOEXEC
 	if replace {
-		flags |= syscall.O_TRUNC
+		flags |= unix.O_TRUNC
 	} else {
-		flags |= syscall.O_EXCL
+		flags |= unix.O_EXCL
 	}
-	fd, err := syscall.Open(path, flags, 0o644)
+	fd, err := unix.Open(path, flags, 0o644)
 	if err != nil {
 		return &os.PathError{Op: "create", Path: path, Err: err}
 	}
 	for rest := data; len(rest) > 0; {
-		n, err := syscall.Write(fd, rest)
-		if err == syscall.EINTR {
+		n, err := unix.Write(fd, rest)
+		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			syscall.Close(fd)
-			syscall.Unlink(path)
+			unix.Close(fd)
+			unix.Unlink(path)
 			return &os.PathError{Op: "write", Path: path, Err: err}
 		}
 		rest = rest[n:]
 	}
 	if durable {
-		if err := syscall.Fsync(fd); err != nil {
-			syscall.Close(fd)
-			syscall.Unlink(path)
+		if err := unix.Fsync(fd); err != nil {
+			unix.Close(fd)
+			unix.Unlink(path)
 			return &os.PathError{Op: "fsync", Path: path, Err: err}
 		}
 	}
-	if err := syscall.Close(fd); err != nil {
-		syscall.Unlink(path)
+	if err := unix.Close(fd); err != nil {
+		unix.Unlink(path)
 		return &os.PathError{Op: "close", Path: path, Err: err}
 	}
 	return nil
@@ -558,13 +522,13 @@ func (s *Store) flushIndex(buf *[]byte) {
 		return
 	}
 	for rest := *buf; len(rest) > 0; {
-		n, err := syscall.Write(s.indexFD, rest)
-		if err == syscall.EINTR {
+		n, err := unix.Write(s.indexFD, rest)
+		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
 			slog.Warn("filestore: event index cache write failed", "err", err)
-			syscall.Close(s.indexFD)
+			unix.Close(s.indexFD)
 			s.indexFD = -1
 			break
 		}
@@ -653,7 +617,7 @@ func (s *Store) Close() error {
 	defer s.writeMu.Unlock()
 	s.flushIndex(&s.line)
 	if s.indexFD >= 0 {
-		syscall.Close(s.indexFD)
+		unix.Close(s.indexFD)
 		s.indexFD = -1
 	}
 	s.fdMu.Lock()

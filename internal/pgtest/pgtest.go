@@ -25,6 +25,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/gohands/gohands/internal/testenv"
+
+	"golang.org/x/sys/unix"
 )
 
 // Server is a PostgreSQL server started for tests.
@@ -213,10 +215,10 @@ func (s *Server) stopProcess() {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
-	s.cmd.Process.Signal(syscall.SIGINT)
+	s.cmd.Process.Signal(unix.SIGINT)
 	pid := s.cmd.Process.Pid
 	for range 300 {
-		if syscall.Kill(pid, 0) != nil {
+		if unix.Kill(pid, 0) != nil {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -19,7 +19,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,6 +27,8 @@ import (
 	"github.com/gohands/gohands/internal/pgtest"
 	"github.com/gohands/gohands/internal/testenv"
 	"github.com/gohands/gohands/llm/llmtest"
+
+	"golang.org/x/sys/unix"
 )
 
 var (
@@ -106,7 +107,7 @@ func startNode(t testing.TB, dsn string, i int) *node {
 	n.cmd = cmd
 	t.Cleanup(func() {
 		if !n.dead.Load() {
-			cmd.Process.Signal(syscall.SIGTERM)
+			cmd.Process.Signal(unix.SIGTERM)
 			cmd.Wait()
 		}
 		if t.Failed() {

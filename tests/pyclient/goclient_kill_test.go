@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,6 +25,8 @@ import (
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/workspace"
+
+	"golang.org/x/sys/unix"
 )
 
 // searchCounter counts the events/search requests a client sends.
@@ -137,7 +138,7 @@ func TestGoClientServerKilled(t *testing.T) {
 		}
 	}
 	// The server and its commands, at once and without warning.
-	if err := syscall.Kill(-srv.Pid, syscall.SIGKILL); err != nil {
+	if err := unix.Kill(-srv.Pid, unix.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()

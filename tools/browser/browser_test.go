@@ -16,7 +16,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +23,8 @@ import (
 	"github.com/gohands/gohands/internal/testenv"
 	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tools/browser"
+
+	"golang.org/x/sys/unix"
 )
 
 // needChromium fails the test under CI, and skips it elsewhere, when no
@@ -613,7 +614,7 @@ func TestRestartAfterCrash(t *testing.T) {
 	profile := browserProfile(t)
 	pids := chromiumProcesses(t, profile)
 	for _, pid := range pids {
-		syscall.Kill(pid, syscall.SIGKILL)
+		unix.Kill(pid, unix.SIGKILL)
 	}
 	// The action that finds the browser dead may fail; the next ones
 	// run in a new browser.

@@ -11,10 +11,11 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/gohands/gohands/event"
+
+	"golang.org/x/sys/unix"
 )
 
 // fixture is an Editor over a fresh temporary directory.
@@ -352,7 +353,7 @@ func TestPathErrors(t *testing.T) {
 	f.fail(Action{Command: "delete", Path: missingPath}, `Unrecognized command "delete"`, "view, create, str_replace, insert, undo_edit")
 
 	fifo := f.path("fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := unix.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	f.fail(Action{Command: CommandView, Path: fifo}, "not a regular file", "named pipe")
@@ -716,8 +717,8 @@ func TestCancelledContext(t *testing.T) {
 var umask os.FileMode
 
 func TestMain(m *testing.M) {
-	u := syscall.Umask(0)
-	syscall.Umask(u)
+	u := unix.Umask(0)
+	unix.Umask(u)
 	umask = os.FileMode(u)
 	os.Exit(m.Run())
 }
@@ -807,7 +808,7 @@ func TestRenameRefused(t *testing.T) {
 	p := f.write("mounted.txt", "old\n", 0o640)
 	before, _ := os.Stat(p)
 	rename = func(from, to string) error {
-		return &os.LinkError{Op: "rename", Old: from, New: to, Err: syscall.EBUSY}
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: unix.EBUSY}
 	}
 	defer func() { rename = os.Rename }()
 	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: new("old"), NewStr: new("new")})
@@ -822,7 +823,7 @@ func TestRenameRefused(t *testing.T) {
 
 	// Any other rename failure leaves the file alone and says why.
 	rename = func(from, to string) error {
-		return &os.LinkError{Op: "rename", Old: from, New: to, Err: syscall.ENOSPC}
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: unix.ENOSPC}
 	}
 	text := f.fail(Action{Command: CommandStrReplace, Path: p, OldStr: new("old"), NewStr: new("new")}, "Cannot write "+p+": no space left on device. The file was not changed.")
 	if strings.Contains(text, ".tmp") {
@@ -874,7 +875,7 @@ func TestMoreErrorPaths(t *testing.T) {
 	p := f.write("u.txt", "one\n", 0o644)
 	f.ok(Action{Command: CommandStrReplace, Path: p, OldStr: new("one"), NewStr: new("two")})
 	rename = func(from, to string) error {
-		return &os.LinkError{Op: "rename", Old: from, New: to, Err: syscall.ENOSPC}
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: unix.ENOSPC}
 	}
 	f.fail(Action{Command: CommandUndoEdit, Path: p}, "Cannot write "+p+": no space left on device. The file was not changed.")
 	rename = os.Rename
@@ -911,7 +912,7 @@ func TestCreateRaceAndNoHardLinks(t *testing.T) {
 	f.noTempFiles()
 
 	// A file system without hard links still gets the file.
-	link = func(from, to string) error { return &os.LinkError{Op: "link", Old: from, New: to, Err: syscall.EPERM} }
+	link = func(from, to string) error { return &os.LinkError{Op: "link", Old: from, New: to, Err: unix.EPERM} }
 	p = f.path("nolinks.txt")
 	f.ok(Action{Command: CommandCreate, Path: p, FileText: new("ok\n")})
 	f.unchanged(p, "ok\n")

@@ -345,7 +345,7 @@ func (s *session) input(p []byte) error {
 // terminal side is opened for this: a flush through the pty's master side
 // would flush the other direction.
 func (s *session) flushInput() error {
-	f, err := os.OpenFile(s.tty, os.O_RDWR|syscall.O_NOCTTY, 0)
+	f, err := os.OpenFile(s.tty, os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		return fmt.Errorf("terminal: %w", err)
 	}
@@ -473,7 +473,7 @@ func (s *session) interrupt() error {
 	if pgrp <= 0 || pgrp == s.cmd.Process.Pid {
 		return nil
 	}
-	if err := syscall.Kill(-pgrp, syscall.SIGINT); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := unix.Kill(-pgrp, unix.SIGINT); err != nil && !errors.Is(err, unix.ESRCH) {
 		return fmt.Errorf("terminal: interrupting: %w", err)
 	}
 	return nil
@@ -499,7 +499,7 @@ func (s *session) kill() {
 			break
 		}
 		for _, p := range members {
-			syscall.Kill(p, syscall.SIGKILL)
+			unix.Kill(p, unix.SIGKILL)
 		}
 		if len(members) == 1 && members[0] == pid {
 			// Only the shell, killed now: it starts nothing more, so
@@ -649,7 +649,7 @@ func cleanStale() {
 		if err != nil || pid <= 0 || pid == os.Getpid() {
 			continue
 		}
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		if err := unix.Kill(pid, 0); errors.Is(err, unix.ESRCH) {
 			os.RemoveAll(d)
 		}
 	}
