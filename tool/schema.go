@@ -2,6 +2,7 @@ package tool
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -15,7 +16,9 @@ import (
 // Action struct conventions, followed by every tool in this module:
 //
 //   - `json:"name"` names the argument.
-//   - `desc:"..."` is the argument's description for the model.
+//   - `desc:"..."` is the argument's description for the model. The tag
+//     `jsonschema:"..."` of the MCP Go SDK and adk-go (github.com/google/jsonschema-go)
+//     is read the same way, so a struct written for them works unchanged.
 //   - `enum:"a,b,c"` restricts a string argument (or the elements of a
 //     []string argument) to those values.
 //   - `default:"..."` is the value a missing argument takes: the literal
@@ -404,7 +407,7 @@ func (b *builder) fields(t reflect.Type, props *Properties, required *[]string, 
 		if err != nil {
 			return fmt.Errorf("field %s: %w", f.Name, err)
 		}
-		if d := f.Tag.Get("desc"); d != "" {
+		if d := cmp.Or(f.Tag.Get("desc"), f.Tag.Get("jsonschema")); d != "" {
 			s["description"] = d
 		}
 		if e := f.Tag.Get("enum"); e != "" {

@@ -269,3 +269,26 @@ func TestParseActionDefaultsAndTypes(t *testing.T) {
 		t.Error("accepted an integer out of range")
 	}
 }
+
+// mcpArgs is an argument struct as written for the MCP Go SDK or adk-go,
+// described with jsonschema tags.
+type mcpArgs struct {
+	Query string `json:"query" jsonschema:"the search query"`
+	Limit int    `json:"limit,omitempty" jsonschema:"at most this many results"`
+}
+
+// descArgs is mcpArgs in this package's own tags.
+type descArgs struct {
+	Query string `json:"query" desc:"the search query"`
+	Limit int    `json:"limit,omitempty" desc:"at most this many results"`
+}
+
+// TestSchemaForJSONSchemaTags: a jsonschema tag describes an argument as
+// desc does.
+func TestSchemaForJSONSchemaTags(t *testing.T) {
+	got, _ := event.MarshalJSON(tool.SchemaFor[mcpArgs]())
+	want, _ := event.MarshalJSON(tool.SchemaFor[descArgs]())
+	if string(got) != string(want) || !strings.Contains(string(got), `"description":"the search query"`) {
+		t.Errorf("schema with jsonschema tags\n got %s\nwant %s", got, want)
+	}
+}
