@@ -13,13 +13,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/internal/testenv"
 	"github.com/gohands/gohands/llm/llmtest"
+
+	"golang.org/x/sys/unix"
 )
 
 func reverse(s string) string {
@@ -210,7 +211,7 @@ func TestE2EKillSoak(t *testing.T) {
 			t.Fatalf("the run ended before kill %d: %v\n%s", killed+1, p.err, p.stderr.String())
 		default:
 		}
-		p.cmd.Process.Signal(syscall.SIGKILL)
+		p.cmd.Process.Signal(unix.SIGKILL)
 		<-p.done
 		killed++
 		args = e.args("--json")

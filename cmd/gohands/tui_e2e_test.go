@@ -7,12 +7,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gohands/gohands/internal/testenv"
 	"github.com/gohands/gohands/llm/llmtest"
+
+	"golang.org/x/sys/unix"
 )
 
 // screen is gohands running in a tmux session of fixed size: the test
@@ -540,7 +541,7 @@ func TestTUICrashRestore(t *testing.T) {
 	if !s.altScreen() {
 		t.Fatal("the interface is not on the alternate screen")
 	}
-	if err := syscall.Kill(s.pid(), syscall.SIGTERM); err != nil {
+	if err := unix.Kill(s.pid(), unix.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	code, stderr := s.exited()
@@ -557,7 +558,7 @@ func TestTUICrashRestore(t *testing.T) {
 	s2.waitFor("Back after the stop.")
 	s2.typeLine("wait again")
 	s2.waitFor("started-b")
-	if err := syscall.Kill(s2.pid(), syscall.SIGKILL); err != nil {
+	if err := unix.Kill(s2.pid(), unix.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	s2.exited()

@@ -33,6 +33,8 @@ import (
 	"github.com/gohands/gohands/llm/llmtest"
 
 	"github.com/gohands/gohands/internal/golden"
+
+	"golang.org/x/sys/unix"
 )
 
 const apiKey = "pyclient-test-key"
@@ -149,14 +151,14 @@ func launch(tb testing.TB, name string, argv, env []string, port int, interval, 
 	var once sync.Once
 	s.stop = func() {
 		once.Do(func() {
-			syscall.Kill(-s.Pid, syscall.SIGTERM)
+			unix.Kill(-s.Pid, unix.SIGTERM)
 			select {
 			case <-exited:
 			case <-time.After(10 * time.Second):
 				if name == "gohands" {
 					tb.Errorf("gohands serve did not exit within 10 s of SIGTERM")
 				}
-				syscall.Kill(-s.Pid, syscall.SIGKILL)
+				unix.Kill(-s.Pid, unix.SIGKILL)
 				<-exited
 			}
 			log.Close()
