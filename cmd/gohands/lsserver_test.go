@@ -211,7 +211,7 @@ func TestRunServerShownAsLocal(t *testing.T) {
 				// more (its state updates) with paths of its own: compare
 				// what each line is, and the result line.
 				var kinds []string
-				for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+				for l := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
 					var rec struct {
 						Kind         string `json:"kind"`
 						Type         string `json:"type"`
