@@ -235,9 +235,10 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		opts.OnEvent = jsonl.OnEvent
 	}
 	sent := false
-	if task != "" && (!p.resume || p.creating) && f.server == "" {
+	if task != "" && (!p.resume || p.creating) && f.server == "" && f.goal == 0 {
 		// Stored with the conversation's creation: a kill in between
-		// cannot leave a conversation without its task.
+		// cannot leave a conversation without its task. (A goal's
+		// objective is sent by the goal loop.)
 		m := event.UserMessage(task)
 		opts.FirstMessage, sent = &m, true
 	}
@@ -307,6 +308,18 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		defer stopWaiting()
 	}
 	runErr := func() error {
+		if f.goal > 0 && task != "" && !sent {
+			lc, ok := conv.(*conversation.LocalConversation)
+			if !ok {
+				return errors.New("--goal needs a conversation on this machine")
+			}
+			out, err := lc.RunGoal(runCtx, task, &conversation.GoalOptions{MaxIterations: f.goal})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stderr, "gohands: goal %s after %d judged run(s) (score %.2f)\n", out.Status, out.Iterations, out.Verdict.Score)
+			return nil
+		}
 		if task != "" && !sent {
 			if err := conv.SendMessage(runCtx, event.UserMessage(task)); err != nil {
 				return err

@@ -41,6 +41,7 @@ type runFlags struct {
 	conversationID         string
 	maxIterations          int
 	maxBudget              float64
+	goal                   int
 	profile                string
 	json                   bool
 	secrets                []string
@@ -101,6 +102,7 @@ confirmation, 130 when paused by an interrupt.`,
 	fl.StringVar(&f.conversationID, "conversation-id", "", "continue the stored conversation with this `id`, or start one with it")
 	fl.IntVar(&f.maxIterations, "max-iterations", 0, "maximum agent steps per run (default: the conversation's, 500 for a new one)")
 	fl.StringVar(&f.profile, "profile", "", "use the LLM profile `name` of the settings' llm_profiles (a full model configuration) instead of --model and the settings' model")
+	fl.IntVar(&f.goal, "goal", 0, "pursue the task as a goal over up to `N` runs: after each, the model judges whether it is met and, if not, the agent is told what is missing (0: one run)")
 	fl.Float64Var(&f.maxBudget, "max-budget", 0, "stop with an error once the conversation's model costs reach this many `USD` (sub-agents included; 0: no limit)")
 	fl.BoolVar(&f.json, "json", false, "print events as JSON lines, exactly as stored")
 	fl.StringArrayVar(&f.secrets, "secret", nil, "make a secret available to commands as an environment variable: `NAME=VALUE`, or NAME to take the value of $NAME; its value is hidden from the model and the stored events (repeatable)")

@@ -70,6 +70,9 @@ func (a *app) prepare(ctx context.Context, f *runFlags) (*prepared, error) {
 	if p.base, err = a.persistenceDir(f.persistenceDir); err != nil {
 		return nil, err
 	}
+	if f.goal < 0 {
+		return nil, usageErr("--goal %d: must not be negative", f.goal)
+	}
 	if f.maxBudget < 0 {
 		return nil, usageErr("--max-budget %v: must not be negative", f.maxBudget)
 	}
