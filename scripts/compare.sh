@@ -18,7 +18,7 @@ command -v go >/dev/null || { echo "compare.sh: go is not installed" >&2; exit 1
 py=$(./scripts/deps.d/20-reference.sh --print)
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
-go build -o "$bin/gohands" ./cmd/gohands
+CGO_ENABLED=0 go build -o "$bin/gohands" ./cmd/gohands # static, as scripts/image.sh ships it
 go build -o "$bin/compare" ./bench/compare
 "$bin/compare" -gohands "$bin/gohands" -python "$py" "$@"
 echo
