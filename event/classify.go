@@ -16,15 +16,15 @@ const (
 	UserActionSettings = "settings"
 )
 
-// UnknownError is the classification of an error nothing more is known
+// unknownError is the classification of an error nothing more is known
 // about; AgentErrorEvent defaults to it.
-var UnknownError = ErrorClassification{Kind: ErrorKindUnknown, UserAction: UserActionNone}
+var unknownError = ErrorClassification{Kind: ErrorKindUnknown, UserAction: UserActionNone}
 
 // MarshalJSON implements json.Marshaler. A zero classification is written as
-// UnknownError and an empty UserAction as "none", the reference's defaults.
+// unknownError and an empty UserAction as "none", the reference's defaults.
 func (c ErrorClassification) MarshalJSON() ([]byte, error) {
 	if c.Kind == "" {
-		c.Kind, c.Retryable = UnknownError.Kind, UnknownError.Retryable
+		c.Kind, c.Retryable = unknownError.Kind, unknownError.Retryable
 	}
 	if c.UserAction == "" {
 		c.UserAction = UserActionNone
@@ -108,7 +108,7 @@ func ClassifyError(code, detail string) ErrorClassification {
 	if slices.Contains(transientWrapperCodes, code) {
 		return transientError
 	}
-	return UnknownError
+	return unknownError
 }
 
 var (

@@ -106,7 +106,7 @@ func (e *AgentErrorEvent) withDefaults() Event {
 		return e
 	}
 	c := cloneEvent(e)
-	c.Classification = UnknownError
+	c.Classification = unknownError
 	return c
 }
 
@@ -223,7 +223,7 @@ func (e *UserRejectObservation) validate() error {
 
 func (e *AgentErrorEvent) validate() error {
 	if e.Classification.Kind == "" {
-		e.Classification = UnknownError
+		e.Classification = unknownError
 	}
 	return nil
 }

@@ -185,9 +185,9 @@ func TestFormatTime(t *testing.T) {
 		if got := FormatTime(tt.t); got != want {
 			t.Errorf("FormatTime(%v) = %s, want %s", tt.t, got, want)
 		}
-		back, err := ParseTime(want)
+		back, err := parseTime(want)
 		if err != nil || !back.Equal(tt.t.Truncate(time.Microsecond)) {
-			t.Errorf("ParseTime(%s) = %v, %v", want, back, err)
+			t.Errorf("parseTime(%s) = %v, %v", want, back, err)
 		}
 	}
 }
@@ -201,7 +201,7 @@ func TestEncodingJSONUnmarshal(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range evs {
-		if e.Source != SourceAgent || e.Classification != UnknownError {
+		if e.Source != SourceAgent || e.Classification != unknownError {
 			t.Errorf("defaults not applied: %+v", e)
 		}
 	}

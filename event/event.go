@@ -68,9 +68,9 @@ func FormatTime(t time.Time) string {
 	return string(b)
 }
 
-// ParseTime parses an event timestamp in local time. It accepts what
+// parseTime parses an event timestamp in local time. It accepts what
 // FormatTime writes and ISO 8601 times with an offset.
-func ParseTime(s string) (time.Time, error) {
+func parseTime(s string) (time.Time, error) {
 	for _, layout := range []string{"2006-01-02T15:04:05.999999", time.RFC3339Nano} {
 		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
 			return t, nil

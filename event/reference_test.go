@@ -199,7 +199,7 @@ func TestDefaultsOnLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := e.(*AgentErrorEvent)
-	if a.Source != SourceAgent || a.Classification != UnknownError || a.ID == "" || a.Timestamp == "" {
+	if a.Source != SourceAgent || a.Classification != unknownError || a.ID == "" || a.Timestamp == "" {
 		t.Errorf("defaults not applied: %+v", a)
 	}
 	e, err = Unmarshal([]byte(`{"id":"x1","timestamp":"t","source":"environment","code":"LLMAuthenticationError","detail":"rate limit","kind":"ConversationErrorEvent"}`))
@@ -243,7 +243,7 @@ func TestClassifyError(t *testing.T) {
 		{"OpenAIError", "something odd", transientError},
 		{"ValueError", "Invalid API Key provided", authError},
 		{"ValueError", "Read TIMEOUT", transientError},
-		{"ValueError", "nothing known", UnknownError},
+		{"ValueError", "nothing known", unknownError},
 		{"LLMContextWindowExceedError", "", AgentActionError},
 	}
 	for _, tt := range tests {
