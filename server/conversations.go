@@ -88,17 +88,22 @@ func (s *Server) handleStart(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
 	if res.isNew {
 		status = http.StatusCreated
-		if m := res.initial; m != nil {
-			msg := event.Message{Role: event.RoleUser, Content: m.Content}
-			if err := res.lc.SendMessage(r.Context(), msg); err != nil {
+	}
+	// A start repeated with the id of a conversation that has no message
+	// yet sends its initial message: the first start may have been killed
+	// between creating the conversation and storing the message, and its
+	// client, never answered, tries again. (The reference ignores the
+	// message of a repeated start.)
+	if m := res.initial; m != nil && (res.isNew || !hasUserMessage(res.lc)) {
+		msg := event.Message{Role: event.RoleUser, Content: m.Content}
+		if err := res.lc.SendMessage(r.Context(), msg); err != nil {
+			writeErr(w, err)
+			return
+		}
+		if m.Run {
+			if err := res.c.run(r.Context()); err != nil {
 				writeErr(w, err)
 				return
-			}
-			if m.Run {
-				if err := res.c.run(r.Context()); err != nil {
-					writeErr(w, err)
-					return
-				}
 			}
 		}
 	}
@@ -121,10 +126,11 @@ func (s *Server) start(ctx context.Context, req *startRequest) (*created, error)
 		}
 		id = u.String()
 		if c := s.lookup(id); c != nil {
-			if _, err := c.load(ctx); err != nil {
+			lc, err := c.load(ctx)
+			if err != nil {
 				return nil, err
 			}
-			return &created{c: c}, nil
+			return &created{c: c, lc: lc, initial: req.InitialMessage}, nil
 		}
 	}
 	if s.closing.Load() {
@@ -196,10 +202,11 @@ func (s *Server) start(ctx context.Context, req *startRequest) (*created, error)
 	s.mu.Lock()
 	if other := s.convs[id]; other != nil {
 		s.mu.Unlock()
-		if _, err := other.load(ctx); err != nil {
+		lc, err := other.load(ctx)
+		if err != nil {
 			return nil, err
 		}
-		return &created{c: other}, nil
+		return &created{c: other, lc: lc, initial: req.InitialMessage}, nil
 	}
 	s.convs[id] = c
 	s.mu.Unlock()
@@ -261,6 +268,16 @@ func (s *Server) start(ctx context.Context, req *startRequest) (*created, error)
 		h.addConversation(c)
 	}
 	return &created{c: c, isNew: true, lc: lc, initial: req.InitialMessage}, nil
+}
+
+// hasUserMessage reports whether lc's log holds a message from the user.
+func hasUserMessage(lc *conversation.LocalConversation) bool {
+	for _, e := range lc.State().Events().Entries() {
+		if e.Kind == event.KindMessage && e.Source == event.SourceUser {
+			return true
+		}
+	}
+	return false
 }
 
 // orEmpty and orEmptySlice make nil encode as {} and [].

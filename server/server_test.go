@@ -59,3 +59,47 @@ func TestStartRunFinish(t *testing.T) {
 	body["conversation_id"] = id
 	ts.must(200, "POST", "/api/conversations", body, nil)
 }
+
+// A start repeated with the id of a conversation that has no message sends
+// the initial message (the first start may have died before storing it);
+// once the conversation has one, a repeated start sends nothing.
+func TestRepeatedStartSendsLostInitialMessage(t *testing.T) {
+	model := llmtest.NewChat(t)
+	ts := newTestServer(t, nil)
+	const id = "8c0ad5c4-5f8e-4d0c-9d3e-2b7a4f1e6a10"
+	msg := func(text string) map[string]any {
+		return map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": text}}}
+	}
+	userTexts := func() []string {
+		var page struct {
+			Items []map[string]any `json:"items"`
+		}
+		ts.must(200, "GET", "/api/conversations/"+id+"/events/search?limit=100", nil, &page)
+		var out []string
+		for _, e := range page.Items {
+			if e["kind"] == "MessageEvent" && e["source"] == "user" {
+				lm, _ := e["llm_message"].(map[string]any)
+				content, _ := lm["content"].([]any)
+				for _, c := range content {
+					if c, ok := c.(map[string]any); ok {
+						out = append(out, c["text"].(string))
+					}
+				}
+			}
+		}
+		return out
+	}
+	// As a start killed after creating the conversation leaves it.
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{"conversation_id": id}), nil)
+	if got := userTexts(); len(got) != 0 {
+		t.Fatalf("user messages before the retry: %v", got)
+	}
+	ts.must(200, "POST", "/api/conversations", ts.startBody(model, map[string]any{"conversation_id": id, "initial_message": msg("the task")}), nil)
+	if got := userTexts(); len(got) != 1 || got[0] != "the task" {
+		t.Fatalf("user messages after the retry: %v, want the task once", got)
+	}
+	ts.must(200, "POST", "/api/conversations", ts.startBody(model, map[string]any{"conversation_id": id, "initial_message": msg("again")}), nil)
+	if got := userTexts(); len(got) != 1 {
+		t.Errorf("a repeated start of a conversation with a message sent it again: %v", got)
+	}
+}
