@@ -188,7 +188,7 @@ func OpenID(store Store, id string, opts *Options) (*State, error) {
 }
 
 func newState(store Store, opts *Options) *State {
-	s := &State{store: store}
+	s := &State{store: store, mu: newFIFOMutex()}
 	if opts != nil {
 		s.opts = *opts
 		s.cipher = opts.Cipher
