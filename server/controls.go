@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -129,22 +128,9 @@ func (s *Server) handleFork(w http.ResponseWriter, r *http.Request) {
 		meta.Metrics = nil
 	}
 	meta.Tags = orEmpty(fork.State().Fields().Tags)
-	c.mu.Lock()
-	c.meta = meta
-	c.gone = false
-	c.attach(fork)
-	c.lastUsed = time.Now()
-	c.mu.Unlock()
-	if err := c.saveMeta(); err != nil {
-		c.mu.Lock()
-		c.gone = true
-		c.mu.Unlock()
-		fork.Close()
+	if err := c.install(meta, fork); err != nil {
 		fail(err)
 		return
-	}
-	for _, h := range s.hooks {
-		h.addConversation(c)
 	}
 	info, err := c.info(q.IncludeSkills)
 	if err != nil {

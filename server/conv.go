@@ -260,6 +260,30 @@ func (c *conv) attach(lc *conversation.LocalConversation) {
 	c.unsub = c.autotitle(lc, c.unsub)
 }
 
+// install makes meta and lc the conversation's record and loaded
+// conversation, writes meta.json and announces the conversation to the
+// webhooks. When the record cannot be written, the conversation is marked
+// gone and lc is closed.
+func (c *conv) install(meta storedMeta, lc *conversation.LocalConversation) error {
+	c.mu.Lock()
+	c.meta = meta
+	c.gone = false
+	c.attach(lc)
+	c.lastUsed = time.Now()
+	c.mu.Unlock()
+	if err := c.saveMeta(); err != nil {
+		c.mu.Lock()
+		c.gone = true
+		c.mu.Unlock()
+		lc.Close()
+		return err
+	}
+	for _, h := range c.s.hooks {
+		h.addConversation(c)
+	}
+	return nil
+}
+
 // toWebhooks hands every event to the webhooks (off the agent's path:
 // Subscribe runs it on its own goroutine).
 func (c *conv) toWebhooks(e event.Event) {

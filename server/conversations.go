@@ -251,21 +251,8 @@ func (s *Server) start(ctx context.Context, req *startRequest) (*created, error)
 	if req.InitialMessage != nil {
 		meta.InitialMessage, _ = json.Marshal(req.InitialMessage)
 	}
-	c.mu.Lock()
-	c.meta = meta
-	c.gone = false
-	c.attach(lc)
-	c.lastUsed = time.Now()
-	c.mu.Unlock()
-	if err := c.saveMeta(); err != nil {
-		c.mu.Lock()
-		c.gone = true
-		c.mu.Unlock()
-		lc.Close()
+	if err := c.install(meta, lc); err != nil {
 		return fail(err)
-	}
-	for _, h := range s.hooks {
-		h.addConversation(c)
 	}
 	return &created{c: c, isNew: true, lc: lc, initial: req.InitialMessage}, nil
 }
