@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gohands/gohands/internal/proctree"
 )
 
 // serverResult is what one agent server measured.
@@ -117,7 +119,7 @@ func waitHealthy(ctx context.Context, url string, exited <-chan struct{}) error 
 // settledRSS lets the server go quiet and returns its tree's RSS.
 func settledRSS(pid int) int64 {
 	time.Sleep(2 * time.Second)
-	return treeRSS(pid)
+	return proctree.RSS(pid)
 }
 
 // createConversation creates an idle conversation as the reference's

@@ -5,16 +5,15 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/gohands/gohands/internal/proctree"
 	"github.com/gohands/gohands/internal/testenv"
 	"github.com/gohands/gohands/llm/llmtest"
 )
@@ -47,85 +46,11 @@ func benchServer(b *testing.B, name string, interval time.Duration, env ...strin
 
 var benchServers = []string{"gohands", "reference"}
 
-// treeRSS returns the resident memory of pid and all its descendants, in
-// bytes, from /proc (the reference runs its terminal sessions as child
-// processes; so does gohands).
-func treeRSS(pid int) (int64, error) {
-	var total int64
-	for _, p := range descendants(pid) {
-		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p))
-		if err != nil {
-			continue
-		}
-		for line := range strings.Lines(string(status)) {
-			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-				total += kb * 1024
-			}
-		}
-	}
-	return total, nil
-}
-
-// descendants returns pid and the pids of all its live descendants.
-func descendants(pid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	children := map[int][]int{}
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// Fields after the command name, which is in parentheses and
-		// may hold spaces: state ppid ...
-		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		children[ppid] = append(children[ppid], p)
-	}
-	out := []int{pid}
-	for i := 0; i < len(out); i++ {
-		out = append(out, children[out[i]]...)
-	}
-	return out
-}
-
-// treeCPU returns the CPU time (user + system) used so far by pid and
-// its live descendants, from /proc. On a machine shared with other work,
-// work per CPU second says more about a server than wall-clock rates.
-func treeCPU(pid int) time.Duration {
-	var ticks int64
-	for _, p := range descendants(pid) {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
-		// state is field 3 of stat; utime and stime are 14 and 15.
-		if len(f) > 12 {
-			u, _ := strconv.ParseInt(f[11], 10, 64)
-			s, _ := strconv.ParseInt(f[12], 10, 64)
-			ticks += u + s
-		}
-	}
-	return time.Duration(ticks) * time.Second / 100 // USER_HZ is 100 on Linux
-}
-
 // settledRSS waits for the server to go quiet and returns its tree's RSS.
 func settledRSS(b *testing.B, s *server) int64 {
 	b.Helper()
 	time.Sleep(2 * time.Second)
-	rss, err := treeRSS(s.Pid)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return rss
+	return proctree.RSS(s.Pid)
 }
 
 // BenchmarkServeColdStart starts the server and polls /health every
@@ -266,7 +191,7 @@ func BenchmarkServeAgentSteps(b *testing.B) {
 					}
 					subs[i] = sub
 				}
-				start, cpu0 := time.Now(), treeCPU(s.Pid)
+				start, cpu0 := time.Now(), proctree.CPU(s.Pid)
 				var g errgroup.Group
 				for i, id := range ids {
 					g.Go(func() error {
@@ -282,7 +207,7 @@ func BenchmarkServeAgentSteps(b *testing.B) {
 					b.Fatal(err)
 				}
 				elapsed += time.Since(start)
-				cpu += treeCPU(s.Pid) - cpu0
+				cpu += proctree.CPU(s.Pid) - cpu0
 			}
 			steps := float64(b.N * sz.convs * (sz.steps + 1))
 			b.ReportMetric(steps/elapsed.Seconds(), "steps/s")
@@ -324,7 +249,7 @@ func BenchmarkServeSocketFanout(b *testing.B) {
 					subs[i] = sub
 				}
 				var mu sync.Mutex
-				start, cpu0 := time.Now(), treeCPU(s.Pid)
+				start, cpu0 := time.Now(), proctree.CPU(s.Pid)
 				var g errgroup.Group
 				for _, sub := range subs {
 					g.Go(func() error {
@@ -343,7 +268,7 @@ func BenchmarkServeSocketFanout(b *testing.B) {
 					b.Fatal(err)
 				}
 				elapsed += time.Since(start)
-				cpu += treeCPU(s.Pid) - cpu0
+				cpu += proctree.CPU(s.Pid) - cpu0
 			}
 			b.ReportMetric(float64(frames)/elapsed.Seconds(), "frames/s")
 			b.ReportMetric(float64(frames)/cpu.Seconds(), "frames/cpu-s")
