@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/tool"
@@ -273,14 +276,18 @@ func TestParseActionDefaultsAndTypes(t *testing.T) {
 // mcpArgs is an argument struct as written for the MCP Go SDK or adk-go,
 // described with jsonschema tags.
 type mcpArgs struct {
-	Query string `json:"query" jsonschema:"the search query"`
-	Limit int    `json:"limit,omitempty" jsonschema:"at most this many results"`
+	Query string   `json:"query" jsonschema:"the search query"`
+	Limit int      `json:"limit,omitempty" jsonschema:"at most this many results"`
+	Tags  []string `json:"tags,omitempty"`
+	Both  string   `json:"both,omitempty" desc:"from desc" jsonschema:"from jsonschema"`
 }
 
 // descArgs is mcpArgs in this package's own tags.
 type descArgs struct {
-	Query string `json:"query" desc:"the search query"`
-	Limit int    `json:"limit,omitempty" desc:"at most this many results"`
+	Query string   `json:"query" desc:"the search query"`
+	Limit int      `json:"limit,omitempty" desc:"at most this many results"`
+	Tags  []string `json:"tags,omitempty"`
+	Both  string   `json:"both,omitempty" desc:"from desc"`
 }
 
 // TestSchemaForJSONSchemaTags: a jsonschema tag describes an argument as
@@ -290,5 +297,23 @@ func TestSchemaForJSONSchemaTags(t *testing.T) {
 	want, _ := event.MarshalJSON(tool.SchemaFor[descArgs]())
 	if string(got) != string(want) || !strings.Contains(string(got), `"description":"the search query"`) {
 		t.Errorf("schema with jsonschema tags\n got %s\nwant %s", got, want)
+	}
+	// jsonschema-go, which the MCP Go SDK and adk-go use, reads the same
+	// descriptions and required arguments from the struct.
+	theirs, err := jsonschema.For[mcpArgs](nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range tool.PropertiesOf(tool.SchemaFor[mcpArgs]()) {
+		if p.Name == "both" {
+			continue // desc wins over jsonschema here, on purpose
+		}
+		d, _ := p.Schema["description"].(string)
+		if td := theirs.Properties[p.Name].Description; d != td {
+			t.Errorf("%s: description %q, jsonschema-go says %q", p.Name, d, td)
+		}
+	}
+	if got, want := tool.RequiredOf(tool.SchemaFor[mcpArgs]()), theirs.Required; !slices.Equal(got, want) {
+		t.Errorf("required = %v, jsonschema-go says %v", got, want)
 	}
 }
