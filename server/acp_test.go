@@ -2,10 +2,6 @@ package server_test
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,13 +9,9 @@ import (
 	"time"
 
 	_ "github.com/gohands/gohands/agent/acp" // kind ACPAgent
-	"github.com/gohands/gohands/internal/testenv"
+	"github.com/gohands/gohands/agent/acp/acptest"
 	"github.com/gohands/gohands/llm/llmtest"
 )
-
-// claudeACP is Zed's Claude Agent ACP adapter, installed by
-// scripts/deps.d/40-acp.sh.
-const claudeACP = "../agent/acp/testdata/npm/node_modules/@zed-industries/claude-agent-acp/dist/index.js"
 
 // A client creates a conversation whose agent is an ACPAgent, as the
 // reference's Python client sends it (its model_dump, the server's
@@ -27,43 +19,25 @@ const claudeACP = "../agent/acp/testdata/npm/node_modules/@zed-industries/claude
 // the scripted model, writes a file; its tool calls and the turn's
 // FinishAction are the conversation's events.
 func TestACPAgentConversation(t *testing.T) {
-	node := testenv.Program(t, "node")
-	if _, err := os.Stat(claudeACP); err != nil {
-		testenv.Missing(t, "%s (run scripts/deps.sh): %v", claudeACP, err)
-	}
-	script, _ := filepath.Abs(claudeACP)
 	work := t.TempDir()
 	target := filepath.Join(work, "hello.txt")
 	model := llmtest.NewAnthropic(t,
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "Write", Arguments: llmtest.Args(map[string]any{"file_path": target, "content": "hi\n"})}}},
 		llmtest.Reply{Text: "Wrote hello.txt."},
 	)
-	// Claude Code checks connectivity with a HEAD first; the scripted
-	// server serves POSTs only.
-	u, _ := url.Parse(model.URL)
-	proxy := httputil.NewSingleHostReverseProxy(u)
-	proxy.FlushInterval = -1
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			proxy.ServeHTTP(w, r)
-		}
-	}))
-	defer front.Close()
+	claude := acptest.NewClaude(t, model)
 
 	ts := newTestServer(t, nil)
 	// The reference's ACPAgent(acp_command=[node, script]).model_dump().
 	agent := map[string]any{
-		"kind": "ACPAgent", "acp_command": []string{node, script}, "acp_args": []string{},
+		"kind": "ACPAgent", "acp_command": []string{claude.Node, claude.Script}, "acp_args": []string{},
 		"acp_server": nil, "acp_session_mode": nil, "acp_prompt_timeout": 120.0, "acp_startup_timeout": 120.0,
 		"acp_model": nil, "acp_resume_session_id": nil, "acp_isolate_data_dir": false,
 		"llm":   map[string]any{"model": "acp-managed", "usage_id": "acp-managed"},
 		"tools": []any{}, "include_default_tools": []any{}, "mcp_config": map[string]any{},
 	}
 	secrets := map[string]any{}
-	for k, v := range map[string]string{
-		"ANTHROPIC_BASE_URL": front.URL, "ANTHROPIC_API_KEY": "sk-ant-test", "HOME": t.TempDir(),
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "IS_SANDBOX": "1",
-	} {
+	for k, v := range claude.Env {
 		secrets[k] = map[string]any{"kind": "StaticSecret", "value": v}
 	}
 	var info map[string]any

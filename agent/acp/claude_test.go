@@ -1,62 +1,30 @@
 package acp_test
 
 import (
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gohands/gohands/agent/acp"
+	"github.com/gohands/gohands/agent/acp/acptest"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
-	"github.com/gohands/gohands/internal/testenv"
 	"github.com/gohands/gohands/llm/llmtest"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
 )
 
-// claudeACP is the real ACP server the tests run: Zed's Claude Agent ACP
-// adapter, with the Claude Code CLI it bundles, installed from npm by
-// scripts/deps.d/40-acp.sh (pinned by testdata/npm/package-lock.json).
-const claudeACP = "testdata/npm/node_modules/@zed-industries/claude-agent-acp/dist/index.js"
-
-// claudeAgent returns an ACPAgent running claude-agent-acp with its model
-// pointed at llm, a scripted Anthropic Messages server, and nothing else
-// of the machine's Claude setup (a fresh HOME).
+// claudeAgent returns an ACPAgent running claude-agent-acp (see
+// acptest) with its model pointed at llm, a scripted Anthropic Messages
+// server.
 func claudeAgent(t *testing.T, llm *llmtest.Server) *acp.Agent {
 	t.Helper()
-	node := testenv.Program(t, "node")
-	if _, err := os.Stat(claudeACP); err != nil {
-		testenv.Missing(t, "%s (run scripts/deps.sh): %v", claudeACP, err)
-	}
-	script, _ := filepath.Abs(claudeACP)
-	// Claude Code checks connectivity with a HEAD before its first call;
-	// the scripted server serves POSTs only.
-	target, _ := url.Parse(llm.URL)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	proxy.FlushInterval = -1
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			return
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(front.Close)
-	a := acp.New(node, script)
-	a.Env = event.Map[string, secret.String]{
-		"ANTHROPIC_BASE_URL": secret.New(front.URL),
-		"ANTHROPIC_API_KEY":  secret.New("sk-ant-test"),
-		"HOME":               secret.New(t.TempDir()),
-		// No telemetry, update checks or other calls beyond the model.
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": secret.New("1"),
-		"DISABLE_AUTOUPDATER":                      secret.New("1"),
-		// The adapter refuses to run as root outside a sandbox; tests
-		// may run as root in a container.
-		"IS_SANDBOX": secret.New("1"),
+	claude := acptest.NewClaude(t, llm)
+	a := acp.New(claude.Node, claude.Script)
+	a.Env = event.Map[string, secret.String]{}
+	for k, v := range claude.Env {
+		a.Env[k] = secret.New(v)
 	}
 	a.StartupTimeout = 60
 	a.PromptTimeout = 60

@@ -2,10 +2,6 @@ package remote_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,51 +10,29 @@ import (
 	"time"
 
 	"github.com/gohands/gohands/agent/acp"
+	"github.com/gohands/gohands/agent/acp/acptest"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/remote"
 	"github.com/gohands/gohands/event"
-	"github.com/gohands/gohands/internal/testenv"
 	"github.com/gohands/gohands/llm/llmtest"
 	"github.com/gohands/gohands/secret"
 )
-
-// claudeACP is Zed's Claude Agent ACP adapter, installed by
-// scripts/deps.d/40-acp.sh.
-const claudeACP = "../../agent/acp/testdata/npm/node_modules/@zed-industries/claude-agent-acp/dist/index.js"
 
 // Our client creates an ACPAgent conversation on gohands serve: the
 // external agent (Claude Code on the scripted model) writes a file, and
 // the client's callbacks get its tool calls and the turn's finish.
 func TestACPAgentThroughRemoteConversation(t *testing.T) {
-	node := testenv.Program(t, "node")
-	if _, err := os.Stat(claudeACP); err != nil {
-		testenv.Missing(t, "%s (run scripts/deps.sh): %v", claudeACP, err)
-	}
-	script, _ := filepath.Abs(claudeACP)
 	work := t.TempDir()
 	target := filepath.Join(work, "hello.txt")
 	model := llmtest.NewAnthropic(t,
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "Write", Arguments: llmtest.Args(map[string]any{"file_path": target, "content": "hi\n"})}}},
 		llmtest.Reply{Text: "Wrote hello.txt."},
 	)
-	// Claude Code checks connectivity with a HEAD first; the scripted
-	// server serves POSTs only.
-	u, _ := url.Parse(model.URL)
-	proxy := httputil.NewSingleHostReverseProxy(u)
-	proxy.FlushInterval = -1
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			proxy.ServeHTTP(w, r)
-		}
-	}))
-	defer front.Close()
+	claude := acptest.NewClaude(t, model)
 
 	ts := startServer(t)
 	secrets := map[string]secret.Source{}
-	for k, v := range map[string]string{
-		"ANTHROPIC_BASE_URL": front.URL, "ANTHROPIC_API_KEY": "sk-ant-test", "HOME": t.TempDir(),
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "IS_SANDBOX": "1",
-	} {
+	for k, v := range claude.Env {
 		secrets[k] = &secret.StaticSecret{Value: secret.New(v)}
 	}
 	var mu sync.Mutex
@@ -66,7 +40,7 @@ func TestACPAgentThroughRemoteConversation(t *testing.T) {
 	var answer string
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	conv, err := remote.New(ctx, acp.New(node, script), ts.workspace(work), &remote.Options{
+	conv, err := remote.New(ctx, acp.New(claude.Node, claude.Script), ts.workspace(work), &remote.Options{
 		Secrets: secrets,
 		OnEvent: func(e event.Event) {
 			mu.Lock()

@@ -4,10 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,13 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gohands/gohands/agent/acp/acptest"
 	"github.com/gohands/gohands/internal/testenv"
 	"github.com/gohands/gohands/llm/llmtest"
 )
-
-// claudeACP is Zed's Claude Agent ACP adapter, installed by
-// scripts/deps.d/40-acp.sh (see agent/acp).
-const claudeACP = "../../agent/acp/testdata/npm/node_modules/@zed-industries/claude-agent-acp/dist/index.js"
 
 // TestACPAgentPythonClient: the reference's Python client creates a
 // conversation whose agent is its ACPAgent (kind ACPAgent) on `gohands
@@ -32,37 +25,19 @@ const claudeACP = "../../agent/acp/testdata/npm/node_modules/@zed-industries/cla
 // socket.
 func TestACPAgentPythonClient(t *testing.T) {
 	py := testenv.ReferencePython(t)
-	node := testenv.Program(t, "node")
-	if _, err := os.Stat(claudeACP); err != nil {
-		testenv.Missing(t, "%s (run scripts/deps.sh): %v", claudeACP, err)
-	}
-	script, _ := filepath.Abs(claudeACP)
 	work := t.TempDir()
 	target := filepath.Join(work, "hello.txt")
 	model := llmtest.NewAnthropic(t,
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "Write", Arguments: llmtest.Args(map[string]any{"file_path": target, "content": "hi\n"})}}},
 		llmtest.Reply{Text: "Wrote hello.txt."},
 	)
-	// Claude Code checks connectivity with a HEAD first; the scripted
-	// server serves POSTs only.
-	u, _ := url.Parse(model.URL)
-	proxy := httputil.NewSingleHostReverseProxy(u)
-	proxy.FlushInterval = -1
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			proxy.ServeHTTP(w, r)
-		}
-	}))
-	defer front.Close()
+	claude := acptest.NewClaude(t, model)
 
 	g := startGohandsServer(t)
 	args := []string{filepath.Join("testdata", "acp_client.py"),
 		"--server", g.URL, "--api-key", apiKey, "--workdir", work,
-		"--acp-command", node + " " + script, "--task", "write hello.txt"}
-	for k, v := range map[string]string{
-		"ANTHROPIC_BASE_URL": front.URL, "ANTHROPIC_API_KEY": "sk-ant-test", "HOME": t.TempDir(),
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "IS_SANDBOX": "1",
-	} {
+		"--acp-command", claude.Node + " " + claude.Script, "--task", "write hello.txt"}
+	for k, v := range claude.Env {
 		args = append(args, "--secret", k+"="+v)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
