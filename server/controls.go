@@ -45,13 +45,8 @@ type navigateRequest struct {
 
 func (s *Server) handleFork(w http.ResponseWriter, r *http.Request) {
 	var q includeSkillsQuery
-	if err := decodeQuery(r, &q); err != nil {
-		writeErr(w, err)
-		return
-	}
 	var req forkRequest
-	if err := s.readBody(w, r, &req, true); err != nil {
-		writeErr(w, err)
+	if !s.decodeRequest(w, r, &q, &req, true) {
 		return
 	}
 	if req.Title != nil && len([]rune(*req.Title)) > 200 {
@@ -142,13 +137,8 @@ func (s *Server) handleFork(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleNavigate(w http.ResponseWriter, r *http.Request) {
 	var q includeSkillsQuery
-	if err := decodeQuery(r, &q); err != nil {
-		writeErr(w, err)
-		return
-	}
 	var req navigateRequest
-	if err := s.readBody(w, r, &req, true); err != nil {
-		writeErr(w, err)
+	if !s.decodeRequest(w, r, &q, &req, true) {
 		return
 	}
 	c, lc := s.withLoaded(w, r, http.StatusNotFound)

@@ -71,13 +71,8 @@ type created struct {
 
 func (s *Server) handleStart(w http.ResponseWriter, r *http.Request) {
 	var q includeSkillsQuery
-	if err := decodeQuery(r, &q); err != nil {
-		writeErr(w, err)
-		return
-	}
 	var req startRequest
-	if err := s.readBody(w, r, &req, false); err != nil {
-		writeErr(w, err)
+	if !s.decodeRequest(w, r, &q, &req, false) {
 		return
 	}
 	res, err := s.start(r.Context(), &req)

@@ -169,6 +169,21 @@ func jsonInvalid(err error) error {
 	return &invalidError{loc: []any{"body"}, typ: "value_error", msg: err.Error()}
 }
 
+// decodeRequest decodes r's query into q, then its body into body
+// (allowEmpty as for readBody). When either fails it writes the error
+// response and returns false.
+func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, q, body any, allowEmpty bool) bool {
+	if err := decodeQuery(r, q); err != nil {
+		writeErr(w, err)
+		return false
+	}
+	if err := s.readBody(w, r, body, allowEmpty); err != nil {
+		writeErr(w, err)
+		return false
+	}
+	return true
+}
+
 // decodeQuery fills the fields of the struct *v tagged `query:"name"` from
 // the URL query: strings, ints, bools and their pointers, and []string for
 // repeated parameters. The same tags describe the parameters in
