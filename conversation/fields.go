@@ -386,6 +386,13 @@ func DecodeFields(data []byte, c *secret.Cipher) (*Fields, error) {
 	}
 	f.HeadIsEmpty = m.HeadIsEmpty
 	f.Stats = m.Stats
+	// Every commit encodes the stats again; with a cache, a resumed
+	// conversation's long lists are encoded once, not once per commit.
+	for _, mt := range f.Stats.UsageToMetrics {
+		if mt != nil {
+			mt.KeepEncodings()
+		}
+	}
 	f.Tags = m.Tags
 	f.AgentState = m.AgentState
 	if !isNullJSON(m.HookConfig) {

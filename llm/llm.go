@@ -174,7 +174,9 @@ func (l *LLM) RestoreMetrics(m Metrics) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.metrics = m.Clone()
-	l.metrics.enc = &metricsEnc{}
+	if l.metrics.enc == nil { // else shared with m's copies: the cache compares entries, under its lock
+		l.metrics.enc = &metricsEnc{}
+	}
 }
 
 // Completion sends messages and the tools the model may call and returns

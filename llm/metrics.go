@@ -147,6 +147,17 @@ func (m Metrics) Clone() Metrics {
 	return c
 }
 
+// KeepEncodings makes m, and the copies made of it from now on, reuse
+// the JSON of the entries they had when last encoded, as an LLM's own
+// metrics do: for metrics decoded from a stored conversation, which are
+// encoded again at every save. It is not safe to call while m is in use
+// elsewhere.
+func (m *Metrics) KeepEncodings() {
+	if m.enc == nil {
+		m.enc = &metricsEnc{}
+	}
+}
+
 // Snapshot returns the short form of m.
 func (m Metrics) Snapshot() MetricsSnapshot {
 	c := m.Clone()

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -87,5 +88,43 @@ func BenchmarkMetricsJSONGrowing(b *testing.B) {
 		if _, err := event.MarshalJSON(map[string]*Metrics{"agent": &m}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRestoredMetricsShareEncoding checks that metrics decoded from a
+// stored conversation (KeepEncodings) and the LLM they are restored into
+// share one encoding cache, and that both still encode exactly as they
+// would without it while the LLM's grow and the stored ones do not.
+func TestRestoredMetricsShareEncoding(t *testing.T) {
+	check := func(name string, m Metrics) {
+		t.Helper()
+		got, err := event.MarshalJSON(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := plainJSON(t, m); string(got) != want {
+			t.Errorf("%s:\n got %s\nwant %s", name, got, want)
+		}
+	}
+	var stored Metrics
+	if err := json.Unmarshal([]byte(`{"model_name":"m","accumulated_cost":1,"costs":[{"model":"m","cost":1,"timestamp":1}],"response_latencies":[{"model":"m","latency":0.5,"response_id":"r1"}],"token_usages":[]}`), &stored); err != nil {
+		t.Fatal(err)
+	}
+	stored.KeepEncodings()
+	check("stored", stored)
+	var l LLM
+	l.RestoreMetrics(stored)
+	if l.metrics.enc != stored.enc {
+		t.Fatal("the restored metrics do not share the stored ones' cache")
+	}
+	for i := range 3 {
+		l.metrics.AddLatency("m", time.Duration(i)*time.Second, "r")
+		check("llm", l.Metrics())
+		check("stored, shorter", stored)
+	}
+	var fresh LLM
+	fresh.RestoreMetrics(Metrics{ModelName: "m"})
+	if fresh.metrics.enc == nil {
+		t.Fatal("metrics restored without a cache got none")
 	}
 }
