@@ -483,6 +483,7 @@ func TestTUINewAndCondense(t *testing.T) {
 	for i, q := range []string{"question one", "question two", "question three", "question four"} {
 		s.typeLine(q)
 		s.waitFor("Answer " + []string{"one", "two", "three", "four"}[i] + ".")
+		s.waitGone("· Ctrl-C pauses") // the run has ended: /condense waits for that
 	}
 	s.typeLine("/condense")
 	scr := s.waitFor("The history was condensed: ")

@@ -414,7 +414,10 @@ func (m *Model) slash(text string) tea.Cmd {
 	name, arg, _ := strings.Cut(strings.TrimPrefix(text, "/"), " ")
 	arg = strings.TrimSpace(arg)
 	busy := func() tea.Cmd {
-		m.notice = "/" + name + " waits until the agent stops (Ctrl-C pauses it)."
+		// Kept in the prompt, not dropped: Enter once the agent stops.
+		m.input.SetValue(text)
+		m.input.CursorEnd()
+		m.notice = "/" + name + " can run once the agent stops (Ctrl-C pauses it): press Enter then."
 		return nil
 	}
 	b, ctx := m.b, m.ctx

@@ -516,3 +516,23 @@ func TestMarkdownCached(t *testing.T) {
 		t.Errorf("%d renders after a resize, want 2", calls)
 	}
 }
+
+// A command that must wait for the run (/condense, /model, /new, /resume)
+// typed while the agent works stays in the prompt, with a notice, for
+// Enter once the run is over; it is neither run nor lost.
+func TestBusyCommandKept(t *testing.T) {
+	f := &fake{outcome: Outcome{Status: "finished"}}
+	m := newModel(t, f, nil)
+	typeText(m, "work")
+	press(m, tea.KeyEnter, 0)
+	typeText(m, "/condense")
+	if cmd := press(m, tea.KeyEnter, 0); cmd != nil {
+		t.Fatalf("/condense while running started something")
+	}
+	if got := m.input.Value(); got != "/condense" {
+		t.Errorf("the prompt holds %q, want /condense kept", got)
+	}
+	if !strings.Contains(m.notice, "once the agent stops") {
+		t.Errorf("notice %q", m.notice)
+	}
+}
