@@ -237,6 +237,15 @@ func TestReferenceServer(t *testing.T) {
 	srv := model(t)
 	ref := startReferenceServer(t, py)
 	got := runClient(t, py, ref.URL, srv.URL)
+	if diff := cmp.Diff(readGolden(t), got); diff != "" && !golden.Update() {
+		// The reference's terminal is not deterministic under load (CI saw
+		// its echo observation come back empty): one more run on a fresh
+		// server, as TestGoClientReference does; a real change differs
+		// twice.
+		t.Logf("first run differs (-golden +reference), running again:\n%s", diff)
+		ref = startReferenceServer(t, py)
+		got = runClient(t, py, ref.URL, srv.URL)
+	}
 	checkScenarios(t, got)
 	if golden.Update() { // rewrite the golden transcript from the reference server's run
 		b, _ := json.MarshalIndent(got, "", " ")
