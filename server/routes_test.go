@@ -234,7 +234,7 @@ func TestConfirmation(t *testing.T) {
 	ts.waitStatus(id, "waiting_for_confirmation")
 	ts.must(200, "POST", "/api/conversations/"+id+"/events/respond_to_confirmation", map[string]any{"accept": true}, nil)
 	// The accepted action runs and the next one waits.
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		var n int
 		ts.must(200, "GET", "/api/conversations/"+id+"/events/count?kind=ActionEvent", nil, &n)
@@ -270,7 +270,7 @@ func TestBashRoutes(t *testing.T) {
 	if cmd["kind"] != "BashCommand" {
 		t.Fatalf("start: %v", cmd)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	var page struct {
 		Items []map[string]any `json:"items"`
 	}
@@ -448,7 +448,7 @@ func TestWebhooks(t *testing.T) {
 		"initial_message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "go"}}, "run": true},
 	}), &info)
 	ts.waitStatus(info["id"].(string), "finished")
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		mu.Lock()
 		n, i := len(events), infos
