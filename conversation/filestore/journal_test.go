@@ -157,7 +157,11 @@ func TestWriteBehindLargeEvent(t *testing.T) {
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	if s.wb.mapped != nil && !s.wb.inMap(s.wb.buf) {
+	// The background writer rewinds buf under wb.mu.
+	s.wb.mu.Lock()
+	remapped := s.wb.mapped == nil || s.wb.inMap(s.wb.buf)
+	s.wb.mu.Unlock()
+	if !remapped {
 		t.Error("after a rewind the journal buffer is not the mapping again")
 	}
 	if _, err := s.Append(journalTestEvent(3)); err != nil {
