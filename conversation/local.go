@@ -254,7 +254,7 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 		}
 	}
 	if m := o.FirstMessage; m != nil {
-		if base == nil && c.hasUserMessage() {
+		if base == nil && c.HasUserMessage() {
 			c.log.Info("conversation: taking up the events of an interrupted creation; its first message is there")
 		} else if err := c.SendMessage(ctx, *m); err != nil {
 			c.Close()
@@ -270,8 +270,8 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 	return c, nil
 }
 
-// hasUserMessage reports whether the log holds a message from the user.
-func (c *LocalConversation) hasUserMessage() bool {
+// HasUserMessage reports whether the log holds a message from the user.
+func (c *LocalConversation) HasUserMessage() bool {
 	for _, e := range c.state.Events().Entries() {
 		if e.Kind == event.KindMessage && e.Source == event.SourceUser {
 			return true
@@ -321,21 +321,7 @@ func (c *LocalConversation) Secrets() *secret.Manager { return c.secrets }
 // buffer behind is dropped, with a warning in the log; use Watch to learn
 // it directly.
 func (c *LocalConversation) Subscribe(fn func(event.Event)) (unsubscribe func()) {
-	s := c.events.Subscribe(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for e := range s.All() {
-			fn(e)
-		}
-		if errors.Is(s.Err(), pubsub.ErrSlow) {
-			c.log.Warn("event subscriber fell behind and was dropped", "buffer", cap(s.C()))
-		}
-	}()
-	return func() {
-		s.Close()
-		<-done
-	}
+	return c.events.SubscribeFunc(fn, c.log)
 }
 
 // Watch subscribes to the conversation's events from now on, until ctx

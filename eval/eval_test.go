@@ -141,6 +141,13 @@ func TestPatchIsTheAgentsWork(t *testing.T) {
 	}
 }
 
+// A playbook's replies: a terminal command, and finish.
+func term(cmd string) map[string]any {
+	return map[string]any{"tool_calls": []any{map[string]any{"name": "terminal", "arguments": map[string]any{"command": cmd}}}}
+}
+
+var finishReply = map[string]any{"tool_calls": []any{map[string]any{"name": "finish", "arguments": map[string]any{"message": "done"}}}}
+
 // writeSuite writes task directories from manifests (id → task.json) with
 // an empty repo each.
 func writeSuite(t *testing.T, manifests map[string]string) string {
@@ -184,10 +191,7 @@ func testFailures(t *testing.T, sandbox eval.Sandbox) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	term := func(cmd string) map[string]any {
-		return map[string]any{"tool_calls": []any{map[string]any{"name": "terminal", "arguments": map[string]any{"command": cmd}}}}
-	}
-	finish := map[string]any{"tool_calls": []any{map[string]any{"name": "finish", "arguments": map[string]any{"message": "done"}}}}
+	finish := finishReply
 	think := map[string]any{"tool_calls": []any{map[string]any{"name": "think", "arguments": map[string]any{"thought": "hmm"}}}}
 	rules := []any{
 		map[string]any{"first_user": "#ok", "replies": []any{term("touch ok.txt"), finish}},

@@ -77,13 +77,9 @@ func testSWEBench(t *testing.T, sandbox eval.Sandbox) {
 		t.Fatalf("loaded %+v", tasks[0])
 	}
 
-	term := func(cmd string) map[string]any {
-		return map[string]any{"tool_calls": []any{map[string]any{"name": "terminal", "arguments": map[string]any{"command": cmd}}}}
-	}
-	finish := map[string]any{"tool_calls": []any{map[string]any{"name": "finish", "arguments": map[string]any{"message": "done"}}}}
 	pb, _ := json.Marshal(map[string]any{"rules": []any{
-		map[string]any{"first_user": "#fix", "replies": []any{term("sed -i 's/a - b/a + b/' calc.py"), finish}},
-		map[string]any{"first_user": "#nofix", "replies": []any{finish}},
+		map[string]any{"first_user": "#fix", "replies": []any{term("sed -i 's/a - b/a + b/' calc.py"), finishReply}},
+		map[string]any{"first_user": "#nofix", "replies": []any{finishReply}},
 	}})
 	out := t.TempDir()
 	s, err := eval.Run(context.Background(), tasks, []eval.Config{scripted(t, pb)}, &eval.Options{Out: out, Parallel: 2, Sandbox: sandbox})

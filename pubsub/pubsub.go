@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 )
@@ -87,6 +88,31 @@ func (b *Broker[T]) Subscribe(ctx context.Context) *Subscription[T] {
 	b.mu.Unlock()
 	s.stop = context.AfterFunc(ctx, func() { b.end(s, context.Cause(ctx)) })
 	return s
+}
+
+// SubscribeFunc calls fn with each value published after it, in order, on
+// a goroutine of its own, until the returned stop is called (stop waits
+// for fn to return) or the subscription ends otherwise. A subscriber that
+// falls behind is dropped with a warning in log (nil: slog.Default()).
+func (b *Broker[T]) SubscribeFunc(fn func(T), log *slog.Logger) (stop func()) {
+	if log == nil {
+		log = slog.Default()
+	}
+	s := b.Subscribe(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for v := range s.All() {
+			fn(v)
+		}
+		if errors.Is(s.Err(), ErrSlow) {
+			log.Warn("event subscriber fell behind and was dropped", "buffer", cap(s.C()))
+		}
+	}()
+	return func() {
+		s.Close()
+		<-done
+	}
 }
 
 // end removes s and closes its channel, recording why. Values already

@@ -3,7 +3,9 @@ package pubsub_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gohands/gohands/pubsub"
@@ -95,4 +97,35 @@ func TestClose(t *testing.T) {
 		t.Errorf("subscription to a closed broker: open %v, Err %v", ok, late.Err())
 	}
 	late.Close() // harmless
+}
+
+// SubscribeFunc delivers in order on its own goroutine, stop waits for the
+// callback, and a subscriber that falls behind is dropped with a warning.
+func TestSubscribeFunc(t *testing.T) {
+	b := pubsub.NewBroker[int](&pubsub.Options{Buffer: 2})
+	var logs strings.Builder
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	got := make(chan int, 10)
+	stop := b.SubscribeFunc(func(v int) { got <- v }, log)
+	for i := range 3 {
+		b.Publish(i)
+		if v := <-got; v != i {
+			t.Fatalf("got %d, want %d", v, i)
+		}
+	}
+	stop()
+	if strings.Contains(logs.String(), "fell behind") {
+		t.Errorf("a stopped subscriber was reported slow: %s", logs.String())
+	}
+
+	release := make(chan struct{})
+	stop = b.SubscribeFunc(func(int) { <-release }, log)
+	for i := range 10 {
+		b.Publish(i) // the first blocks the callback, the rest overflow the buffer
+	}
+	close(release)
+	stop()
+	if !strings.Contains(logs.String(), "fell behind") || !strings.Contains(logs.String(), "buffer=2") {
+		t.Errorf("the slow subscriber was not reported: %q", logs.String())
+	}
 }

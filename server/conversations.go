@@ -89,7 +89,7 @@ func (s *Server) handleStart(w http.ResponseWriter, r *http.Request) {
 	// between creating the conversation and storing the message, and its
 	// client, never answered, tries again. (The reference ignores the
 	// message of a repeated start.)
-	if m := res.initial; m != nil && (res.isNew || !hasUserMessage(res.lc)) {
+	if m := res.initial; m != nil && (res.isNew || !res.lc.HasUserMessage()) {
 		msg := event.Message{Role: event.RoleUser, Content: m.Content}
 		if err := res.lc.SendMessage(r.Context(), msg); err != nil {
 			writeErr(w, err)
@@ -250,16 +250,6 @@ func (s *Server) start(ctx context.Context, req *startRequest) (*created, error)
 		return fail(err)
 	}
 	return &created{c: c, isNew: true, lc: lc, initial: req.InitialMessage}, nil
-}
-
-// hasUserMessage reports whether lc's log holds a message from the user.
-func hasUserMessage(lc *conversation.LocalConversation) bool {
-	for _, e := range lc.State().Events().Entries() {
-		if e.Kind == event.KindMessage && e.Source == event.SourceUser {
-			return true
-		}
-	}
-	return false
 }
 
 // orEmpty and orEmptySlice make nil encode as {} and [].

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gohands/gohands/cmd/gohands/internal/tui"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/conversation/remote"
@@ -454,19 +455,8 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		fmt.Fprintf(a.stdout, "%s\n", b)
 	} else {
 		fmt.Fprintf(a.stderr, "gohands: %s · %d steps · %s tokens · $%.4f · %s · %s\n",
-			res.Status, res.Steps, tokenCount(res.PromptTokens+res.CompletionTokens), res.Cost,
+			res.Status, res.Steps, tui.TokenCount(res.PromptTokens+res.CompletionTokens), res.Cost,
 			time.Duration(res.DurationMS)*time.Millisecond, id)
 	}
 	return out
-}
-
-// tokenCount shows a token count briefly: 950, 12.3k, 1.2M.
-func tokenCount(n int) string {
-	switch {
-	case n >= 1_000_000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1000:
-		return fmt.Sprintf("%.1fk", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
 }

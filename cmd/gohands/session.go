@@ -504,7 +504,7 @@ func (s *session) Command(ctx context.Context, name, arg string) (string, error)
 			sb.WriteString("\n")
 		}
 		prompt, completion := stats.Tokens()
-		fmt.Fprintf(&sb, "Total: $%.4f · %s tokens", stats.TotalCost(), tokenCount(prompt+completion))
+		fmt.Fprintf(&sb, "Total: $%.4f · %s tokens", stats.TotalCost(), tui.TokenCount(prompt+completion))
 	default:
 		return "", fmt.Errorf("unknown command /%s", name)
 	}

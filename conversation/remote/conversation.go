@@ -447,21 +447,7 @@ func (c *Conversation) UpdateSecrets(sources map[string]secret.Source) error {
 // of its own; one that falls more than the buffer behind is dropped. It
 // also gets the server's transient events (streamed tokens).
 func (c *Conversation) Subscribe(fn func(event.Event)) (unsubscribe func()) {
-	s := c.events.Subscribe(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for e := range s.All() {
-			fn(e)
-		}
-		if errors.Is(s.Err(), pubsub.ErrSlow) {
-			c.log.Warn("event subscriber fell behind and was dropped", "buffer", cap(s.C()))
-		}
-	}()
-	return func() {
-		s.Close()
-		<-done
-	}
+	return c.events.SubscribeFunc(fn, c.log)
 }
 
 // Close implements conversation.Conversation: it closes the socket. The

@@ -868,7 +868,7 @@ func (m *Model) setupPanel(w int) []string {
 func (m *Model) statusLine(w int) string {
 	s := m.stats
 	parts := []string{cmpOr(s.Model, "no model")}
-	parts = append(parts, tokenCount(s.Tokens)+" tokens", fmt.Sprintf("$%.4f", s.Cost))
+	parts = append(parts, TokenCount(s.Tokens)+" tokens", fmt.Sprintf("$%.4f", s.Cost))
 	if s.Context >= 0 {
 		parts = append(parts, fmt.Sprintf("context %d%%", int(s.Context*100+0.5)))
 	}
@@ -896,8 +896,8 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// tokenCount shows a token count briefly: 950, 12.3k, 1.2M.
-func tokenCount(n int) string {
+// TokenCount shows a token count briefly: 950, 12.3k, 1.2M.
+func TokenCount(n int) string {
 	switch {
 	case n >= 1_000_000:
 		return fmt.Sprintf("%.1fM", float64(n)/1e6)
