@@ -20,7 +20,8 @@
 //
 //   - output is compact, with only quote, backslash and control characters
 //     escaped, and floats in Python's form (30.0, 1e+16);
-//   - a registered kind is tagged with "kind" wherever it appears;
+//   - a registered kind is tagged with "kind" wherever it appears, and an
+//     interface field is read back through the kind registry;
 //   - keys match field names exactly;
 //   - the object being decoded as a kind (an event, action or observation)
 //     rejects unknown keys, like the reference's extra="forbid" models,
@@ -39,8 +40,27 @@
 //   - a required key → `required:"true"`, checked when decoding;
 //   - a required key that may be null → a pointer without omitempty, so it
 //     is always written;
+//   - T | None with a default, or where null and the empty value mean the
+//     same → `json:"name" wire:"nullempty"`: an empty value ("", 0, false,
+//     nil, len 0) is written as null, and null decodes as the empty value,
+//     so it resets a default (without the option, null leaves a string,
+//     number or bool as it was);
+//   - list[T] or dict with a default, on a plain slice or map field →
+//     `json:"name" wire:"emitempty"`: nil is written as [] or {}, as [List]
+//     and [Map] do;
+//   - a field holding one of the registered kinds: an interface type with
+//     methods (security.Analyzer, []Observation) is written with its kind
+//     and read by it; an `any` field does the same when tagged
+//     `wire:"kinded"` (untagged, it reads generic JSON);
 //   - Any → [encoding/json.RawMessage], which keeps key order and number
 //     forms exactly.
+//
+// Defaults that are not Go zero values come from a SetDefaults method
+// ([Defaulter]) on kinds; a type decoded by its own UnmarshalJSON sets them
+// on the value it passes to [UnmarshalJSON], and checks or normalises the
+// result there. Each wire object is declared once: such a method decodes
+// into a copy of its type without methods (type plain T), never into a
+// second list of the fields.
 //
 // # Events and messages
 //

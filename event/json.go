@@ -25,6 +25,13 @@ type JSONAppender interface {
 	AppendJSON(b []byte) ([]byte, error)
 }
 
+// UnmarshalJSON decodes data into v (a non-nil pointer) by the codec's
+// rules: keys match exactly, unknown keys are ignored, and the field
+// options of the package documentation apply (nullempty, emitempty,
+// kinded). UnmarshalJSON methods that decode a type through a copy of it
+// without methods use it.
+func UnmarshalJSON(data []byte, v any) error { return wire.Decode(data, v, false) }
+
 // unmarshalStrict decodes data into v, rejecting fields v does not declare
 // (at the top level).
 func unmarshalStrict(data []byte, v any) error { return wire.Decode(data, v, true) }

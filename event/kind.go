@@ -59,18 +59,27 @@ type kindDecoder interface {
 // Unknown kinds, kinds that are not a T, and fields the type does not declare
 // are errors that name the kind and the field.
 func DecodeKinded[T any](data []byte) (T, error) {
-	var zero T
+	v, err := decodeKinded(data, reflect.TypeFor[T]())
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return v.(T), nil
+}
+
+// decodeKinded is DecodeKinded for the type t; the codec calls it for
+// interface values (see wirecodec.go).
+func decodeKinded(data []byte, t reflect.Type) (any, error) {
 	name, err := wire.FindKind(data)
 	if err != nil {
-		return zero, err
+		return nil, err
 	}
 	v, ok := wire.NewKind(name)
 	if !ok {
-		return zero, fmt.Errorf("%w %q for %v", ErrUnknownKind, name, reflect.TypeFor[T]())
+		return nil, fmt.Errorf("%w %q for %v", ErrUnknownKind, name, t)
 	}
-	t, ok := v.(T)
-	if !ok {
-		return zero, fmt.Errorf("event: kind %q is not a %v", name, reflect.TypeFor[T]())
+	if !reflect.TypeOf(v).AssignableTo(t) {
+		return nil, fmt.Errorf("event: kind %q is not a %v", name, t)
 	}
 	if d, ok := v.(kindDecoder); ok {
 		err = d.decodeKind(name, data)
@@ -81,7 +90,7 @@ func DecodeKinded[T any](data []byte) (T, error) {
 		err = wire.DecodeKind(data, name, v)
 	}
 	if err != nil {
-		return zero, fmt.Errorf("event: decoding %s: %w", name, err)
+		return nil, fmt.Errorf("event: decoding %s: %w", name, err)
 	}
-	return t, nil
+	return v, nil
 }

@@ -708,13 +708,8 @@ func newDecoder(t reflect.Type) decFunc {
 		}
 	case reflect.Interface:
 		if t.NumMethod() > 0 {
-			return func(d *Decoder, v reflect.Value, _ bool) error {
-				if d.IsNullNext() {
-					v.SetZero()
-					return nil
-				}
-				return d.Errorf("cannot decode into interface %v", t)
-			}
+			// An interface with methods holds one of the registered kinds.
+			return kindedDecoder(t)
 		}
 		return func(d *Decoder, v reflect.Value, _ bool) error {
 			x, err := d.anyValue()
@@ -873,19 +868,49 @@ func newMapDecoder(t reflect.Type) decFunc {
 	}
 }
 
+// kindedDecoder returns the decoder of a value of interface type t that
+// is a JSON object naming its kind (or null), decoded by the extension's
+// DecodeKinded.
+func kindedDecoder(t reflect.Type) decFunc {
+	return func(d *Decoder, v reflect.Value, _ bool) error {
+		if d.IsNullNext() {
+			v.SetZero()
+			return nil
+		}
+		if ext.DecodeKinded == nil {
+			return d.Errorf("cannot decode into interface %v", t)
+		}
+		raw, err := d.Skip()
+		if err != nil {
+			return err
+		}
+		x, err := ext.DecodeKinded(raw, t)
+		if err != nil {
+			return err
+		}
+		v.Set(reflect.ValueOf(x))
+		return nil
+	}
+}
+
 type decField struct {
-	name  string
-	index []int
-	typ   reflect.Type
-	dec   decFunc
-	req   int // position among the required fields, or -1
+	name      string
+	index     []int
+	typ       reflect.Type
+	dec       decFunc
+	req       int  // position among the required fields, or -1
+	nullEmpty bool // null decodes as the zero value
 }
 
 func newStructDecoder(t reflect.Type) decFunc {
 	fields := map[string]decField{}
 	var required []string
 	for _, f := range structFields(t) {
-		df := decField{f.name, f.index, f.typ, DecoderFor(f.typ), -1}
+		dec := DecoderFor(f.typ)
+		if f.kinded && f.typ.Kind() == reflect.Interface {
+			dec = kindedDecoder(f.typ)
+		}
+		df := decField{f.name, f.index, f.typ, dec, -1, f.nullEmpty}
 		if f.required {
 			df.req = len(required)
 			required = append(required, f.name)
@@ -935,6 +960,10 @@ func newStructDecoder(t reflect.Type) decFunc {
 					fv = fv.Elem()
 				}
 				fv = fv.Field(x)
+			}
+			if f.nullEmpty && d.IsNullNext() {
+				fv.SetZero() // null resets a default
+				return nil
 			}
 			if err := f.dec(d, fv, false); err != nil {
 				return fmt.Errorf("%s: %w", f.name, err)

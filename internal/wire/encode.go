@@ -450,6 +450,9 @@ type field struct {
 	omitZero  bool
 	zeroer    bool // the type has an IsZero method
 	required  bool // decoding: the key must be present (tag required:"true")
+	nullEmpty bool // an empty value is written as null; null decodes as empty
+	emitEmpty bool // a nil slice or map is written as [] or {}
+	kinded    bool // an interface value is written and read with its kind
 	tagged    bool
 	typ       reflect.Type
 }
@@ -465,7 +468,7 @@ func newStructEncoder(t reflect.Type) encFunc {
 	// type gets the indirect encoder encoderFor publishes first.
 	encs := make([]encFunc, len(fields))
 	for i := range fields {
-		encs[i] = encoderFor(fields[i].typ)
+		encs[i] = fieldEncoder(&fields[i])
 	}
 	return func(b []byte, v reflect.Value) ([]byte, error) {
 		b = append(b, '{')
@@ -484,6 +487,10 @@ func newStructEncoder(t reflect.Type) encFunc {
 			}
 			first = false
 			b = append(b, f.key...)
+			if f.nullEmpty && isEmptyValue(fv) {
+				b = append(b, "null"...)
+				continue
+			}
 			var err error
 			if b, err = encs[i](b, fv); err != nil {
 				return nil, fmt.Errorf("%s: %w", f.name, err)
@@ -497,6 +504,36 @@ func newStructEncoder(t reflect.Type) encFunc {
 		}
 		return append(b, '}'), nil
 	}
+}
+
+// fieldEncoder returns the encoder of f's values, with its emitempty and
+// kinded options applied.
+func fieldEncoder(f *field) encFunc {
+	switch {
+	case f.kinded && f.typ.Kind() == reflect.Interface:
+		return func(b []byte, v reflect.Value) ([]byte, error) {
+			if v.IsNil() {
+				return append(b, "null"...), nil
+			}
+			return AppendKinded(b, v.Interface())
+		}
+	case f.emitEmpty && (f.typ.Kind() == reflect.Slice || f.typ.Kind() == reflect.Map):
+		empty := "[]"
+		switch {
+		case f.typ.Kind() == reflect.Map:
+			empty = "{}"
+		case f.typ.Elem().Kind() == reflect.Uint8:
+			empty = `""` // a []byte is a base64 string
+		}
+		enc := encoderFor(f.typ)
+		return func(b []byte, v reflect.Value) ([]byte, error) {
+			if v.IsNil() {
+				return append(b, empty...), nil
+			}
+			return enc(b, v)
+		}
+	}
+	return encoderFor(f.typ)
 }
 
 // fieldByIndex is v.FieldByIndex that reports false for a field inside a nil
@@ -575,6 +612,9 @@ func structFields(t reflect.Type) []field {
 				continue
 			}
 			name, opts, _ := strings.Cut(tag, ",")
+			// The codec's own options are in a tag of their own, which
+			// encoding/json and vet's tag checks leave alone.
+			wopts := sf.Tag.Get("wire")
 			idx := append(slices.Clone(index), i)
 			if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
 				walk(ft, idx, depth+1, seen)
@@ -587,6 +627,8 @@ func structFields(t reflect.Type) []field {
 			f := field{
 				name: name, index: idx, tagged: tagged, typ: sf.Type,
 				omitEmpty: hasOpt(opts, "omitempty"), omitZero: hasOpt(opts, "omitzero"),
+				nullEmpty: hasOpt(wopts, "nullempty"), emitEmpty: hasOpt(wopts, "emitempty"),
+				kinded:   hasOpt(wopts, "kinded"),
 				required: sf.Tag.Get("required") == "true",
 				zeroer:   sf.Type.Implements(isZeroerType),
 			}

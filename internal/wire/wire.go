@@ -41,6 +41,10 @@ type Extension struct {
 	// Prepare is called on a non-nil pointer to a Fielded struct before it
 	// is encoded; it returns the value to encode (defaults filled in).
 	Prepare func(v any) (any, error)
+	// DecodeKinded decodes data, a JSON object naming its kind, into a new
+	// value of that kind, which must be assignable to t (an interface
+	// type). It decodes interfaces with methods and fields tagged kinded.
+	DecodeKinded func(data []byte, t reflect.Type) (any, error)
 }
 
 var ext Extension

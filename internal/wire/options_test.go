@@ -1,0 +1,112 @@
+package wire
+
+import (
+	"reflect"
+	"testing"
+)
+
+// optioned uses the field options that let a type be declared once: no
+// second struct with pointers to write empty values as null.
+type optioned struct {
+	URL     string            `json:"url" wire:"nullempty"`
+	Timeout float64           `json:"timeout" wire:"nullempty"`
+	Budget  int               `json:"budget" wire:"nullempty"`
+	Flag    bool              `json:"flag" wire:"nullempty"`
+	Plain   string            `json:"plain"`
+	List    []string          `json:"list" wire:"emitempty"`
+	Dict    map[string]string `json:"dict" wire:"emitempty"`
+	Bytes   []byte            `json:"bytes" wire:"emitempty"`
+	Tags    []string          `json:"tags" wire:"nullempty"`
+	Omitted string            `json:"omitted,omitempty" wire:"nullempty"`
+}
+
+// defaults are set before decoding, as an UnmarshalJSON method does.
+func defaults() optioned {
+	return optioned{URL: "http://x", Timeout: 300, Budget: 7, Flag: true, Plain: "p"}
+}
+
+func TestFieldOptionsEncode(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		v    optioned
+		want string
+	}{
+		{"empty", optioned{},
+			`{"url":null,"timeout":null,"budget":null,"flag":null,"plain":"","list":[],"dict":{},"bytes":"","tags":null}`},
+		{"set", optioned{URL: "u", Timeout: 1.5, Budget: 2, Flag: true, Plain: "q", List: []string{"a"},
+			Dict: map[string]string{"k": "v"}, Bytes: []byte("hi"), Tags: []string{"t"}, Omitted: "o"},
+			`{"url":"u","timeout":1.5,"budget":2,"flag":true,"plain":"q","list":["a"],"dict":{"k":"v"},"bytes":"aGk=","tags":["t"],"omitted":"o"}`},
+		// A non-nil empty slice is empty too: nullempty writes it as null,
+		// emitempty keeps it.
+		{"non-nil empty", optioned{List: []string{}, Tags: []string{}},
+			`{"url":null,"timeout":null,"budget":null,"flag":null,"plain":"","list":[],"dict":{},"bytes":"","tags":null}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Marshal(tc.v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+			back := defaults()
+			if err := Decode(got, &back, true); err != nil {
+				t.Fatal(err)
+			}
+			again, err := Marshal(back)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(again) != tc.want {
+				t.Errorf("round trip: got %s", again)
+			}
+		})
+	}
+}
+
+func TestFieldOptionsDecode(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     func(*optioned)
+	}{
+		{"absent keys keep the defaults", `{}`, func(*optioned) {}},
+		{"null resets a nullempty default", `{"url":null,"timeout":null,"budget":null,"flag":null}`,
+			func(o *optioned) { o.URL, o.Timeout, o.Budget, o.Flag = "", 0, 0, false }},
+		{"null leaves a plain field as it is", `{"plain":null}`, func(*optioned) {}},
+		{"values", `{"url":"u","timeout":2,"budget":3.0,"flag":false,"list":[],"dict":null,"tags":null}`,
+			func(o *optioned) { o.URL, o.Timeout, o.Budget, o.Flag, o.List = "u", 2, 3, false, []string{} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := defaults()
+			if err := Decode([]byte(tc.in), &got, false); err != nil {
+				t.Fatal(err)
+			}
+			want := defaults()
+			tc.want(&want)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got  %+v\nwant %+v", got, want)
+			}
+		})
+	}
+	// The option does not loosen the value's type.
+	var o optioned
+	if err := Decode([]byte(`{"timeout":"x"}`), &o, false); err == nil {
+		t.Error(`"timeout":"x" accepted`)
+	}
+}
+
+// A field of interface type with methods cannot be read without the kind
+// registry's extension (package event installs it); null is still nil.
+func TestInterfaceFieldWithoutExtension(t *testing.T) {
+	type holder struct {
+		S interface{ String() string } `json:"s"`
+		A any                          `json:"a" wire:"kinded"`
+	}
+	var h holder
+	if err := Decode([]byte(`{"s":null,"a":null}`), &h, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := Decode([]byte(`{"s":{"kind":"X"}}`), &h, true); err == nil {
+		t.Error("decoded an interface with no kind registry")
+	}
+}
