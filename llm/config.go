@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -22,20 +21,20 @@ import (
 type Config struct {
 	Model                string        `json:"model"`
 	APIKey               secret.String `json:"api_key"`
-	ProviderConnectionID string        `json:"provider_connection_id"`
-	AuthType             string        `json:"auth_type"`           // "api_key" or "subscription"
-	SubscriptionVendor   string        `json:"subscription_vendor"` // "openai" or ""
-	BaseURL              string        `json:"base_url"`
-	APIVersion           string        `json:"api_version"`
+	ProviderConnectionID string        `json:"provider_connection_id" wire:"nullempty"`
+	AuthType             string        `json:"auth_type"`                            // "api_key" or "subscription"
+	SubscriptionVendor   string        `json:"subscription_vendor" wire:"nullempty"` // "openai" or ""
+	BaseURL              string        `json:"base_url" wire:"nullempty"`
+	APIVersion           string        `json:"api_version" wire:"nullempty"`
 
 	AWSAccessKeyID            secret.String `json:"aws_access_key_id"`
 	AWSSecretAccessKey        secret.String `json:"aws_secret_access_key"`
 	AWSSessionToken           secret.String `json:"aws_session_token"`
-	AWSRegionName             string        `json:"aws_region_name"`
-	AWSProfileName            string        `json:"aws_profile_name"`
-	AWSRoleName               string        `json:"aws_role_name"`
-	AWSSessionName            string        `json:"aws_session_name"`
-	AWSBedrockRuntimeEndpoint string        `json:"aws_bedrock_runtime_endpoint"`
+	AWSRegionName             string        `json:"aws_region_name" wire:"nullempty"`
+	AWSProfileName            string        `json:"aws_profile_name" wire:"nullempty"`
+	AWSRoleName               string        `json:"aws_role_name" wire:"nullempty"`
+	AWSSessionName            string        `json:"aws_session_name" wire:"nullempty"`
+	AWSBedrockRuntimeEndpoint string        `json:"aws_bedrock_runtime_endpoint" wire:"nullempty"`
 
 	OpenRouterSiteURL string `json:"openrouter_site_url"`
 	OpenRouterAppName string `json:"openrouter_app_name"`
@@ -51,29 +50,29 @@ type Config struct {
 	RetryMinWait    float64 `json:"retry_min_wait"`
 	RetryMaxWait    float64 `json:"retry_max_wait"`
 	// Timeout is the limit of one HTTP call in seconds; 0 means none.
-	Timeout         float64 `json:"timeout"`
+	Timeout         float64 `json:"timeout" wire:"nullempty"`
 	MaxMessageChars int     `json:"max_message_chars"`
 
 	Temperature *float64 `json:"temperature"`
 	TopP        *float64 `json:"top_p"`
 	TopK        *float64 `json:"top_k"`
 	// MaxInputTokens overrides the model's context window; 0 means unknown.
-	MaxInputTokens int `json:"max_input_tokens"`
+	MaxInputTokens int `json:"max_input_tokens" wire:"nullempty"`
 	// MaxOutputTokens caps the reply; 0 means the model's default.
-	MaxOutputTokens    int    `json:"max_output_tokens"`
-	ModelCanonicalName string `json:"model_canonical_name"`
+	MaxOutputTokens    int    `json:"max_output_tokens" wire:"nullempty"`
+	ModelCanonicalName string `json:"model_canonical_name" wire:"nullempty"`
 	// APIMode is "auto", "chat" or "responses" (OpenAI models only).
 	APIMode string `json:"api_mode"`
 	// CapabilityOverrides override feature detection, with the reference's
 	// keys: supports_vision, supports_reasoning_effort, supports_stop_words,
 	// supports_prompt_cache, supports_responses_api, supports_sampling_params,
 	// thinking_mode, max_input_tokens, ...
-	CapabilityOverrides map[string]any    `json:"capability_overrides"`
+	CapabilityOverrides map[string]any    `json:"capability_overrides" wire:"emitempty"`
 	ExtraHeaders        map[string]string `json:"extra_headers"`
 	// Per-token prices in USD; both must be set to take effect.
 	InputCostPerToken  *float64 `json:"input_cost_per_token"`
 	OutputCostPerToken *float64 `json:"output_cost_per_token"`
-	OllamaBaseURL      string   `json:"ollama_base_url"`
+	OllamaBaseURL      string   `json:"ollama_base_url" wire:"nullempty"`
 
 	Stream                bool   `json:"stream"`
 	DropParams            bool   `json:"drop_params"`
@@ -82,24 +81,24 @@ type Config struct {
 	CachingPrompt         bool   `json:"caching_prompt"`
 	LogCompletions        bool   `json:"log_completions"`
 	LogCompletionsFolder  string `json:"log_completions_folder"`
-	CustomTokenizer       string `json:"custom_tokenizer"`
+	CustomTokenizer       string `json:"custom_tokenizer" wire:"nullempty"`
 	NativeToolCalling     bool   `json:"native_tool_calling"`
 	ForceStringSerializer *bool  `json:"force_string_serializer"`
 	InlineImageURLs       *bool  `json:"inline_image_urls"`
 
 	// ReasoningEffort is none, minimal, low, medium, high, xhigh or max;
 	// "" sends none.
-	ReasoningEffort          string `json:"reasoning_effort"`
-	ReasoningSummary         string `json:"reasoning_summary"` // auto, concise, detailed or ""
+	ReasoningEffort          string `json:"reasoning_effort" wire:"nullempty"`
+	ReasoningSummary         string `json:"reasoning_summary" wire:"nullempty"` // auto, concise, detailed or ""
 	EnableEncryptedReasoning bool   `json:"enable_encrypted_reasoning"`
-	PromptCacheRetention     string `json:"prompt_cache_retention"`
-	ExtendedThinkingBudget   int    `json:"extended_thinking_budget"`
+	PromptCacheRetention     string `json:"prompt_cache_retention" wire:"nullempty"`
+	ExtendedThinkingBudget   int    `json:"extended_thinking_budget" wire:"nullempty"`
 	Seed                     *int   `json:"seed"`
 	// UsageID names this LLM in metrics and registries ("default" for the
 	// agent, "condenser", ...).
 	UsageID string `json:"usage_id"`
 	// ExtraBody is merged into every request body (litellm_extra_body).
-	ExtraBody map[string]any `json:"litellm_extra_body"`
+	ExtraBody map[string]any `json:"litellm_extra_body" wire:"emitempty"`
 
 	// subscription is the reference's computed is_subscription, carried
 	// through a JSON round trip.
@@ -202,233 +201,40 @@ func (c Config) timeout() time.Duration {
 	return time.Duration(c.Timeout * float64(time.Second))
 }
 
-// configJSON is Config on the wire: nullable fields are pointers so that
-// unset values encode as null, in the reference's key order.
-type configJSON struct {
-	Model                     string                 `json:"model"`
-	APIKey                    secret.String          `json:"api_key"`
-	ProviderConnectionID      *string                `json:"provider_connection_id"`
-	AuthType                  string                 `json:"auth_type"`
-	SubscriptionVendor        *string                `json:"subscription_vendor"`
-	BaseURL                   *string                `json:"base_url"`
-	APIVersion                *string                `json:"api_version"`
-	AWSAccessKeyID            secret.String          `json:"aws_access_key_id"`
-	AWSSecretAccessKey        secret.String          `json:"aws_secret_access_key"`
-	AWSSessionToken           secret.String          `json:"aws_session_token"`
-	AWSRegionName             *string                `json:"aws_region_name"`
-	AWSProfileName            *string                `json:"aws_profile_name"`
-	AWSRoleName               *string                `json:"aws_role_name"`
-	AWSSessionName            *string                `json:"aws_session_name"`
-	AWSBedrockRuntimeEndpoint *string                `json:"aws_bedrock_runtime_endpoint"`
-	OpenRouterSiteURL         string                 `json:"openrouter_site_url"`
-	OpenRouterAppName         string                 `json:"openrouter_app_name"`
-	NumRetries                int                    `json:"num_retries"`
-	RetryMultiplier           float64                `json:"retry_multiplier"`
-	RetryMinWait              float64                `json:"retry_min_wait"`
-	RetryMaxWait              float64                `json:"retry_max_wait"`
-	Timeout                   *float64               `json:"timeout"`
-	MaxMessageChars           int                    `json:"max_message_chars"`
-	Temperature               *float64               `json:"temperature"`
-	TopP                      *float64               `json:"top_p"`
-	TopK                      *float64               `json:"top_k"`
-	MaxInputTokens            *int                   `json:"max_input_tokens"`
-	MaxOutputTokens           *int                   `json:"max_output_tokens"`
-	ModelCanonicalName        *string                `json:"model_canonical_name"`
-	APIMode                   string                 `json:"api_mode"`
-	CapabilityOverrides       event.Map[string, any] `json:"capability_overrides"`
-	ExtraHeaders              map[string]string      `json:"extra_headers"`
-	InputCostPerToken         *float64               `json:"input_cost_per_token"`
-	OutputCostPerToken        *float64               `json:"output_cost_per_token"`
-	OllamaBaseURL             *string                `json:"ollama_base_url"`
-	Stream                    bool                   `json:"stream"`
-	DropParams                bool                   `json:"drop_params"`
-	DisableVision             *bool                  `json:"disable_vision"`
-	DisableStopWord           bool                   `json:"disable_stop_word"`
-	CachingPrompt             bool                   `json:"caching_prompt"`
-	LogCompletions            bool                   `json:"log_completions"`
-	LogCompletionsFolder      string                 `json:"log_completions_folder"`
-	CustomTokenizer           *string                `json:"custom_tokenizer"`
-	NativeToolCalling         bool                   `json:"native_tool_calling"`
-	ForceStringSerializer     *bool                  `json:"force_string_serializer"`
-	InlineImageURLs           *bool                  `json:"inline_image_urls"`
-	ReasoningEffort           *string                `json:"reasoning_effort"`
-	ReasoningSummary          *string                `json:"reasoning_summary"`
-	EnableEncryptedReasoning  bool                   `json:"enable_encrypted_reasoning"`
-	PromptCacheRetention      *string                `json:"prompt_cache_retention"`
-	ExtendedThinkingBudget    *int                   `json:"extended_thinking_budget"`
-	Seed                      *int                   `json:"seed"`
-	UsageID                   string                 `json:"usage_id"`
-	ExtraBody                 event.Map[string, any] `json:"litellm_extra_body"`
-	IsSubscription            bool                   `json:"is_subscription"`
-}
+// configFields is Config without its methods, so that the codec encodes
+// and decodes it field by field, by the fields' tags.
+type configFields Config
 
-func nullable[T comparable](v T) *T {
-	var zero T
-	if v == zero {
-		return nil
-	}
-	return &v
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
+// configWire is Config on the wire: its fields, then the reference's
+// computed is_subscription, which is read back into the unexported flag.
+type configWire struct {
+	configFields
+	IsSubscription bool `json:"is_subscription"`
 }
 
 // MarshalJSON implements json.Marshaler. Secrets encode as the secret.String
 // they hold (redacted unless exposed). The deprecated modify_params key is
 // not written.
 func (c Config) MarshalJSON() ([]byte, error) {
-	w := configJSON{
-		Model:                     c.Model,
-		APIKey:                    c.APIKey,
-		ProviderConnectionID:      nullable(c.ProviderConnectionID),
-		AuthType:                  c.AuthType,
-		SubscriptionVendor:        nullable(c.SubscriptionVendor),
-		BaseURL:                   nullable(c.BaseURL),
-		APIVersion:                nullable(c.APIVersion),
-		AWSAccessKeyID:            c.AWSAccessKeyID,
-		AWSSecretAccessKey:        c.AWSSecretAccessKey,
-		AWSSessionToken:           c.AWSSessionToken,
-		AWSRegionName:             nullable(c.AWSRegionName),
-		AWSProfileName:            nullable(c.AWSProfileName),
-		AWSRoleName:               nullable(c.AWSRoleName),
-		AWSSessionName:            nullable(c.AWSSessionName),
-		AWSBedrockRuntimeEndpoint: nullable(c.AWSBedrockRuntimeEndpoint),
-		OpenRouterSiteURL:         c.OpenRouterSiteURL,
-		OpenRouterAppName:         c.OpenRouterAppName,
-		NumRetries:                c.NumRetries,
-		RetryMultiplier:           c.RetryMultiplier,
-		RetryMinWait:              c.RetryMinWait,
-		RetryMaxWait:              c.RetryMaxWait,
-		Timeout:                   nullable(c.Timeout),
-		MaxMessageChars:           c.MaxMessageChars,
-		Temperature:               c.Temperature,
-		TopP:                      c.TopP,
-		TopK:                      c.TopK,
-		MaxInputTokens:            nullable(c.MaxInputTokens),
-		MaxOutputTokens:           nullable(c.MaxOutputTokens),
-		ModelCanonicalName:        nullable(c.ModelCanonicalName),
-		APIMode:                   c.APIMode,
-		CapabilityOverrides:       c.CapabilityOverrides,
-		ExtraHeaders:              c.ExtraHeaders,
-		InputCostPerToken:         c.InputCostPerToken,
-		OutputCostPerToken:        c.OutputCostPerToken,
-		OllamaBaseURL:             nullable(c.OllamaBaseURL),
-		Stream:                    c.Stream,
-		DropParams:                c.DropParams,
-		DisableVision:             c.DisableVision,
-		DisableStopWord:           c.DisableStopWord,
-		CachingPrompt:             c.CachingPrompt,
-		LogCompletions:            c.LogCompletions,
-		LogCompletionsFolder:      c.LogCompletionsFolder,
-		CustomTokenizer:           nullable(c.CustomTokenizer),
-		NativeToolCalling:         c.NativeToolCalling,
-		ForceStringSerializer:     c.ForceStringSerializer,
-		InlineImageURLs:           c.InlineImageURLs,
-		ReasoningEffort:           nullable(c.ReasoningEffort),
-		ReasoningSummary:          nullable(c.ReasoningSummary),
-		EnableEncryptedReasoning:  c.EnableEncryptedReasoning,
-		PromptCacheRetention:      nullable(c.PromptCacheRetention),
-		ExtendedThinkingBudget:    nullable(c.ExtendedThinkingBudget),
-		Seed:                      c.Seed,
-		UsageID:                   c.UsageID,
-		ExtraBody:                 c.ExtraBody,
-		IsSubscription:            c.IsSubscription(),
-	}
-	return event.MarshalJSON(w)
+	return event.MarshalJSON(configWire{configFields(c), c.IsSubscription()})
+}
+
+// AppendJSON implements event.JSONAppender, sparing the codec a check of
+// MarshalJSON's output when a config is encoded inside another value.
+func (c Config) AppendJSON(b []byte) ([]byte, error) {
+	return event.AppendJSON(b, configWire{configFields(c), c.IsSubscription()})
 }
 
 // UnmarshalJSON implements json.Unmarshaler. Absent keys take the
 // reference's defaults, unknown keys are ignored, and the result is
 // normalised and validated as the reference does on input.
 func (c *Config) UnmarshalJSON(data []byte) error {
-	d := DefaultConfig(DefaultModel)
-	w := configJSON{
-		Model:                    d.Model,
-		AuthType:                 d.AuthType,
-		OpenRouterSiteURL:        d.OpenRouterSiteURL,
-		OpenRouterAppName:        d.OpenRouterAppName,
-		NumRetries:               d.NumRetries,
-		RetryMultiplier:          d.RetryMultiplier,
-		RetryMinWait:             d.RetryMinWait,
-		RetryMaxWait:             d.RetryMaxWait,
-		Timeout:                  &d.Timeout,
-		MaxMessageChars:          d.MaxMessageChars,
-		APIMode:                  d.APIMode,
-		DropParams:               d.DropParams,
-		CachingPrompt:            d.CachingPrompt,
-		LogCompletionsFolder:     d.LogCompletionsFolder,
-		NativeToolCalling:        d.NativeToolCalling,
-		ReasoningEffort:          &d.ReasoningEffort,
-		EnableEncryptedReasoning: d.EnableEncryptedReasoning,
-		PromptCacheRetention:     &d.PromptCacheRetention,
-		ExtendedThinkingBudget:   &d.ExtendedThinkingBudget,
-		UsageID:                  d.UsageID,
-	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	w := configWire{configFields: configFields(DefaultConfig(DefaultModel))}
+	if err := event.UnmarshalJSON(data, &w); err != nil {
 		return fmt.Errorf("llm config: %w", err)
 	}
-	cfg := Config{
-		Model:                     w.Model,
-		APIKey:                    w.APIKey,
-		ProviderConnectionID:      deref(w.ProviderConnectionID),
-		AuthType:                  w.AuthType,
-		SubscriptionVendor:        deref(w.SubscriptionVendor),
-		BaseURL:                   deref(w.BaseURL),
-		APIVersion:                deref(w.APIVersion),
-		AWSAccessKeyID:            w.AWSAccessKeyID,
-		AWSSecretAccessKey:        w.AWSSecretAccessKey,
-		AWSSessionToken:           w.AWSSessionToken,
-		AWSRegionName:             deref(w.AWSRegionName),
-		AWSProfileName:            deref(w.AWSProfileName),
-		AWSRoleName:               deref(w.AWSRoleName),
-		AWSSessionName:            deref(w.AWSSessionName),
-		AWSBedrockRuntimeEndpoint: deref(w.AWSBedrockRuntimeEndpoint),
-		OpenRouterSiteURL:         w.OpenRouterSiteURL,
-		OpenRouterAppName:         w.OpenRouterAppName,
-		NumRetries:                w.NumRetries,
-		RetryMultiplier:           w.RetryMultiplier,
-		RetryMinWait:              w.RetryMinWait,
-		RetryMaxWait:              w.RetryMaxWait,
-		Timeout:                   deref(w.Timeout),
-		MaxMessageChars:           w.MaxMessageChars,
-		Temperature:               w.Temperature,
-		TopP:                      w.TopP,
-		TopK:                      w.TopK,
-		MaxInputTokens:            deref(w.MaxInputTokens),
-		MaxOutputTokens:           deref(w.MaxOutputTokens),
-		ModelCanonicalName:        deref(w.ModelCanonicalName),
-		APIMode:                   w.APIMode,
-		CapabilityOverrides:       w.CapabilityOverrides,
-		ExtraHeaders:              w.ExtraHeaders,
-		InputCostPerToken:         w.InputCostPerToken,
-		OutputCostPerToken:        w.OutputCostPerToken,
-		OllamaBaseURL:             deref(w.OllamaBaseURL),
-		Stream:                    w.Stream,
-		DropParams:                w.DropParams,
-		DisableVision:             w.DisableVision,
-		DisableStopWord:           w.DisableStopWord,
-		CachingPrompt:             w.CachingPrompt,
-		LogCompletions:            w.LogCompletions,
-		LogCompletionsFolder:      w.LogCompletionsFolder,
-		CustomTokenizer:           deref(w.CustomTokenizer),
-		NativeToolCalling:         w.NativeToolCalling,
-		ForceStringSerializer:     w.ForceStringSerializer,
-		InlineImageURLs:           w.InlineImageURLs,
-		ReasoningEffort:           deref(w.ReasoningEffort),
-		ReasoningSummary:          deref(w.ReasoningSummary),
-		EnableEncryptedReasoning:  w.EnableEncryptedReasoning,
-		PromptCacheRetention:      deref(w.PromptCacheRetention),
-		ExtendedThinkingBudget:    deref(w.ExtendedThinkingBudget),
-		Seed:                      w.Seed,
-		UsageID:                   w.UsageID,
-		ExtraBody:                 w.ExtraBody,
-		subscription:              w.IsSubscription,
-	}
+	cfg := Config(w.configFields)
+	cfg.subscription = w.IsSubscription
 	cfg = cfg.Normalize()
 	if err := cfg.Validate(); err != nil {
 		return err
