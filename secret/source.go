@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -58,58 +59,45 @@ const LookupTimeout = 30 * time.Second
 // is the value. Headers whose name looks secret (see IsSecretKey) are
 // themselves secrets: redacted, or encrypted with a Cipher, when persisted.
 type LookupSecret struct {
-	Description string
-	URL         string
-	Headers     map[string]String
+	Description string            `json:"description,omitempty"`
+	URL         string            `json:"url"`
+	Headers     map[string]String `json:"headers" wire:"emitempty"`
 }
 
-type lookupSecretJSON struct {
-	Description string                    `json:"description,omitempty"`
-	URL         string                    `json:"url"`
-	Headers     event.Map[string, String] `json:"headers"`
-}
+// lookupFields is LookupSecret without its methods, for the codec.
+type lookupFields LookupSecret
 
 // MarshalJSON implements json.Marshaler. Headers that do not look secret are
 // written in plaintext; secret ones as their String encodes.
 func (s *LookupSecret) MarshalJSON() ([]byte, error) {
-	h := make(event.Map[string, String], len(s.Headers))
+	w := lookupFields(*s)
+	w.Headers = make(map[string]String, len(s.Headers))
 	for k, v := range s.Headers {
 		if !IsSecretKey(k) {
 			v = v.Expose()
 		}
-		h[k] = v
+		w.Headers[k] = v
 	}
-	return event.MarshalJSON(lookupSecretJSON{s.Description, s.URL, h})
+	return event.MarshalJSON(w)
 }
 
 // UnmarshalJSON implements json.Unmarshaler. As in the reference, a relative
 // URL is resolved against the internal server URL, and secret headers that
 // were redacted are dropped.
 func (s *LookupSecret) UnmarshalJSON(data []byte) error {
-	var m struct {
-		Description *string           `json:"description"`
-		URL         string            `json:"url"`
-		Headers     map[string]String `json:"headers"`
-	}
-	if err := json.Unmarshal(data, &m); err != nil {
+	var w lookupFields
+	if err := event.UnmarshalJSON(data, &w); err != nil {
 		return err
 	}
-	if m.URL == "" {
+	if w.URL == "" {
 		return fmt.Errorf("LookupSecret: url is required")
 	}
-	*s = LookupSecret{URL: resolveURL(m.URL)}
-	if m.Description != nil {
-		s.Description = *m.Description
+	w.URL = resolveURL(w.URL)
+	maps.DeleteFunc(w.Headers, func(_ string, v String) bool { return v.IsZero() })
+	if len(w.Headers) == 0 {
+		w.Headers = nil
 	}
-	for k, v := range m.Headers {
-		if v.IsZero() {
-			continue
-		}
-		if s.Headers == nil {
-			s.Headers = make(map[string]String, len(m.Headers))
-		}
-		s.Headers[k] = v
-	}
+	*s = LookupSecret(w)
 	return nil
 }
 
