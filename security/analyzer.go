@@ -246,8 +246,8 @@ func collectStrings(v any, out *[]string) {
 // says UNKNOWN, or with PropagateUnknown when any does. A failing member
 // counts as HIGH.
 type Ensemble struct {
-	Analyzers        []Analyzer
-	PropagateUnknown bool
+	Analyzers        []Analyzer `json:"analyzers" wire:"emitempty"`
+	PropagateUnknown bool       `json:"propagate_unknown"`
 }
 
 // SecurityRisk implements Analyzer.
@@ -276,47 +276,21 @@ func (e *Ensemble) Bind(b Binding) Analyzer {
 	return &c
 }
 
-type ensembleJSON struct {
-	Analyzers        []json.RawMessage `json:"analyzers"`
-	PropagateUnknown bool              `json:"propagate_unknown"`
-}
+// ensembleFields is Ensemble without its methods: the codec writes each
+// member with its kind and reads it back by its kind.
+type ensembleFields Ensemble
 
 // MarshalJSON encodes the members with their kinds.
-func (e Ensemble) MarshalJSON() ([]byte, error) {
-	m := ensembleJSON{Analyzers: []json.RawMessage{}, PropagateUnknown: e.PropagateUnknown}
-	for _, a := range e.Analyzers {
-		b, err := event.MarshalKinded(a)
-		if err != nil {
-			return nil, fmt.Errorf("security: encoding ensemble member: %w", err)
-		}
-		m.Analyzers = append(m.Analyzers, b)
-	}
-	return json.Marshal(m)
-}
+func (e Ensemble) MarshalJSON() ([]byte, error) { return event.MarshalJSON(ensembleFields(e)) }
 
 // UnmarshalJSON decodes members of registered kinds; a member that is not
 // an Analyzer is an error.
 func (e *Ensemble) UnmarshalJSON(data []byte) error {
-	var m struct {
-		ensembleJSON
-		Kind string `json:"kind"`
+	var w ensembleFields
+	if err := event.UnmarshalJSON(data, &w); err != nil {
+		return fmt.Errorf("security: ensemble: %w", err)
 	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	out := Ensemble{PropagateUnknown: m.PropagateUnknown}
-	for i, raw := range m.Analyzers {
-		v, err := event.DecodeKinded[any](raw)
-		if err != nil {
-			return fmt.Errorf("security: ensemble member %d: %w", i, err)
-		}
-		a, ok := v.(Analyzer)
-		if !ok {
-			return fmt.Errorf("security: ensemble member %d (%T) is not a security analyzer", i, v)
-		}
-		out.Analyzers = append(out.Analyzers, a)
-	}
-	*e = out
+	*e = Ensemble(w)
 	return nil
 }
 
