@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -454,5 +455,63 @@ func TestCachelessOpenReadsEachFileOnce(t *testing.T) {
 	// The copies are not kept once used: the next read goes to the file.
 	if _, err := s.Raw(0); err == nil {
 		t.Error("second Raw(0) succeeded without its file")
+	}
+}
+
+// TestCachelessOpenDecodesEachFileOnce: a cache-less open decodes the
+// files it reads, and Event hands each decoded event out once; a file
+// that scans but does not decode still fails in Event, with its decoding
+// error.
+func TestCachelessOpenDecodesEachFileOnce(t *testing.T) {
+	dir, evs := writeLog(t, 6)
+	os.Remove(filepath.Join(dir, filestore.IndexFile))
+	const bad = 2
+	badPath := eventPath(dir, bad, evs[bad].EventBase().ID)
+	b, err := os.ReadFile(badPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b[:bytes.LastIndexByte(b, '}')], `,"no_such_field":1}`...)
+	if err := os.WriteFile(badPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := make([][]byte, len(evs))
+	for i, e := range evs {
+		if want[i], err = os.ReadFile(eventPath(dir, i, e.EventBase().ID)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := openFile(t, dir)
+	defer s.Close()
+	for i, e := range evs {
+		os.Remove(eventPath(dir, i, e.EventBase().ID))
+	}
+	for i := range evs {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		got, err := s.Event(i)
+		runtime.ReadMemStats(&after)
+		if i == bad {
+			if err == nil || errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "no_such_field") {
+				t.Errorf("Event(%d) of an undecodable file: %v, want its decoding error", i, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("Event(%d) after the files were removed: %v", i, err)
+		}
+		if n := after.Mallocs - before.Mallocs; n > 4 {
+			t.Errorf("Event(%d) allocated %d times: decoded again, not by the open", i, n)
+		}
+		if enc, err := event.Marshal(got); err != nil || !bytes.Equal(enc, want[i]) {
+			t.Errorf("Event(%d) encodes as %s (%v), the file held %s", i, enc, err, want[i])
+		}
+	}
+	// A decoded event is handed out once, and its file's copy goes with it.
+	if _, err := s.Event(0); err == nil {
+		t.Error("second Event(0) succeeded without its file")
+	}
+	if _, err := s.Raw(1); err == nil {
+		t.Error("Raw(1) after Event(1) succeeded without its file")
 	}
 }

@@ -50,13 +50,14 @@ type Store struct {
 	// sums are the checksums of the events found at open, by index: Raw
 	// checks what it reads against them. Not changed after open.
 	sums []fileSum
-	// kept holds, by index, the event files a cache-less open read, until
-	// Raw first asks for each: replaying such a conversation (one the
-	// reference wrote) then reads every file once, not twice. What is not
-	// asked for within keepScanned is dropped, so an idle store does not
-	// hold its log in memory. Under keptMu.
+	// kept holds, by index, the event files a cache-less open read and
+	// the events decoded from them, until Raw or Event first asks for
+	// each: replaying such a conversation (one the reference wrote) then
+	// reads and decodes every file once. What is not asked for within
+	// keepScanned is dropped, so an idle store does not hold its log in
+	// memory. Under keptMu.
 	keptMu    sync.Mutex
-	kept      [][]byte
+	kept      []keptFile
 	keptN     int
 	keptTimer *time.Timer
 }
@@ -592,6 +593,9 @@ func (s *Store) Raw(i int) ([]byte, error) {
 
 // Event implements Store.
 func (s *Store) Event(i int) (event.Event, error) {
+	if ev := s.takeKeptEvent(i); ev != nil {
+		return ev, nil // decoded by the open
+	}
 	raw, err := s.Raw(i)
 	if err != nil {
 		return nil, err

@@ -14,7 +14,6 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // This file is the JSON decoder. It differs from
@@ -218,86 +217,98 @@ func (d *Decoder) scanPlain(i int) (int, uint64) {
 // strEscaped decodes the string whose text starts at start and whose first
 // special byte is at i: the string has escapes, invalid UTF-8 or an error.
 // high is the OR of the bytes before i.
+//
+// It decodes in one pass into a pooled buffer and copies the result out:
+// a copy is cheaper than scanning the text twice (once for its length),
+// and the copy is not zeroed first as a make would be.
 func (d *Decoder) strEscaped(start, i int, high uint64) (string, error) {
-	// Find the end first, so the value is allocated once: it is no longer
-	// than its JSON text.
-	end := i
+	bp := strScratch.Get().(*[]byte)
+	buf, err := d.unescape(append((*bp)[:0], d.Data[start:i]...), i, high)
+	var s string
+	if err == nil {
+		s = string(buf)
+	}
+	if cap(buf) <= maxStrScratch {
+		*bp = buf
+		strScratch.Put(bp)
+	}
+	return s, err
+}
+
+// strScratch holds the buffers strEscaped decodes into; one larger than
+// maxStrScratch is left to the collector.
+var strScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxStrScratch = 64 << 10
+
+// unescape appends to buf the string text from i to its closing quote,
+// decoded, and consumes it. high is the OR of the bytes already in buf.
+func (d *Decoder) unescape(buf []byte, i int, high uint64) ([]byte, error) {
 	for {
-		if end >= len(d.Data) {
-			return "", errUnexpectedEnd
+		if i >= len(d.Data) {
+			return buf, errUnexpectedEnd
 		}
-		c := d.Data[end]
-		if c == '"' {
-			break
-		}
-		if c < 0x20 {
-			d.Pos = end
-			return "", d.Errorf("control character in string")
-		}
-		if c == '\\' {
-			end += 2
-		}
-		var h uint64
-		end, h = d.scanPlain(end)
-		high |= h
-	}
-	buf := make([]byte, 0, end-start)
-	buf = append(buf, d.Data[start:i]...)
-	for i < end {
-		if d.Data[i] != '\\' {
-			j, _ := d.scanPlain(i)
-			buf = append(buf, d.Data[i:j]...)
-			i = j
-			continue
-		}
-		i++
-		switch e := d.Data[i]; e {
-		case '"', '\\', '/':
-			buf = append(buf, e)
-		case 'b':
-			buf = append(buf, '\b')
-		case 'f':
-			buf = append(buf, '\f')
-		case 'n':
-			buf = append(buf, '\n')
-		case 'r':
-			buf = append(buf, '\r')
-		case 't':
-			buf = append(buf, '\t')
-		case 'u':
-			r, ok := hex4(d.Data[i+1:])
-			if !ok {
-				d.Pos = i
-				return "", d.Errorf("invalid \\u escape")
+		switch c := d.Data[i]; {
+		case c == '"':
+			d.Pos = i + 1
+			if high&msb != 0 && !utf8.Valid(buf) {
+				// Escapes always decode to whole characters, so an
+				// invalid sequence comes from the raw text.
+				buf = replaceInvalid(buf)
 			}
-			i += 4
-			if utf16.IsSurrogate(r) {
-				r2, ok := rune(-1), false
-				if i+2 < len(d.Data) && d.Data[i+1] == '\\' && d.Data[i+2] == 'u' {
-					r2, ok = hex4(d.Data[i+3:])
-				}
-				if dec := utf16.DecodeRune(r, r2); ok && dec != utf8.RuneError {
-					r = dec
-					i += 6
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			buf = utf8.AppendRune(buf, r)
-		default:
+			return buf, nil
+		case c < 0x20:
 			d.Pos = i
-			return "", d.Errorf("invalid escape")
+			return buf, d.Errorf("control character in string")
+		case c == '\\':
+			i++
+			if i >= len(d.Data) {
+				return buf, errUnexpectedEnd
+			}
+			switch e := d.Data[i]; e {
+			case '"', '\\', '/':
+				buf = append(buf, e)
+			case 'b':
+				buf = append(buf, '\b')
+			case 'f':
+				buf = append(buf, '\f')
+			case 'n':
+				buf = append(buf, '\n')
+			case 'r':
+				buf = append(buf, '\r')
+			case 't':
+				buf = append(buf, '\t')
+			case 'u':
+				r, ok := hex4(d.Data[i+1:])
+				if !ok {
+					d.Pos = i
+					return buf, d.Errorf("invalid \\u escape")
+				}
+				i += 4
+				if utf16.IsSurrogate(r) {
+					r2, ok := rune(-1), false
+					if i+2 < len(d.Data) && d.Data[i+1] == '\\' && d.Data[i+2] == 'u' {
+						r2, ok = hex4(d.Data[i+3:])
+					}
+					if dec := utf16.DecodeRune(r, r2); ok && dec != utf8.RuneError {
+						r = dec
+						i += 6
+					} else {
+						r = utf8.RuneError
+					}
+				}
+				buf = utf8.AppendRune(buf, r)
+			default:
+				d.Pos = i
+				return buf, d.Errorf("invalid escape")
+			}
+			i++
 		}
-		i++
+		j, h := d.scanPlain(i)
+		high |= h
+		buf = append(buf, d.Data[i:j]...)
+		i = j
 	}
-	d.Pos = end + 1
-	if high&msb != 0 && !utf8.Valid(buf) {
-		// Escapes always decode to whole characters, so an invalid sequence
-		// comes from the raw text.
-		buf = replaceInvalid(buf)
-	}
-	// buf is not used again: the string can share its memory.
-	return unsafe.String(unsafe.SliceData(buf), len(buf)), nil
 }
 
 // replaceInvalid returns b with each byte of an invalid UTF-8 sequence
