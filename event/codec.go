@@ -214,6 +214,27 @@ func (e *MessageEvent) validate() error { return textOnly("extended_content", e.
 
 func (e *ObservationEvent) validate() error { return textOnly("extended_content", e.ExtendedContent) }
 
+func (e *ActionEvent) validate() error {
+	if !e.SecurityRisk.Valid() {
+		return fmt.Errorf("invalid security_risk %q", e.SecurityRisk)
+	}
+	if err := textOnly("thought", e.Thought); err != nil {
+		return err
+	}
+	if _, ok := e.Action.(Event); ok {
+		k, _ := KindOf(e.Action)
+		return fmt.Errorf("action: kind %q is an event, not an action", k)
+	}
+	if e.ToolCall.Arguments == argumentsInAction && e.Action != nil {
+		args, err := ActionArguments(e)
+		if err != nil {
+			return fmt.Errorf("tool_call: arguments kept in the action: %w", err)
+		}
+		e.ToolCall.Arguments = args
+	}
+	return nil
+}
+
 func (e *UserRejectObservation) validate() error {
 	if e.RejectionSource != RejectedByUser && e.RejectionSource != RejectedByHook {
 		return fmt.Errorf("invalid rejection_source %q", e.RejectionSource)
@@ -308,112 +329,20 @@ func (e *ServerErrorEvent) decodeKind(kind string, data []byte) error {
 }
 
 func (e *ActionEvent) decodeKind(kind string, data []byte) error {
-	return decodeEvent(e, kind, data, func() error { return e.decode(kind, data) })
+	return decodeEvent(e, kind, data, nil)
 }
 
 func (e *ObservationEvent) decodeKind(kind string, data []byte) error {
-	return decodeEvent(e, kind, data, func() error { return e.decode(kind, data) })
+	return decodeEvent(e, kind, data, nil)
 }
 
 func (e *ConversationStateUpdateEvent) decodeKind(kind string, data []byte) error {
 	return decodeEvent(e, kind, data, func() error { return e.decode(kind, data) })
 }
 
-// actionEventJSON mirrors ActionEvent with the action as raw JSON.
-type actionEventJSON struct {
-	Base
-	Thought          *List[Content]      `json:"thought"`
-	ReasoningContent string              `json:"reasoning_content"`
-	ThinkingBlocks   List[ThinkingBlock] `json:"thinking_blocks"`
-	ResponsesItem    *ReasoningItem      `json:"responses_reasoning_item"`
-	Action           wire.RawSpan        `json:"action"`
-	ToolName         string              `json:"tool_name" required:"true"`
-	ToolCallID       string              `json:"tool_call_id" required:"true"`
-	ToolCall         *ToolCall           `json:"tool_call"`
-	LLMResponseID    *string             `json:"llm_response_id"`
-	SecurityRisk     SecurityRisk        `json:"security_risk"`
-	CriticResult     *CriticResult       `json:"critic_result"`
-	Summary          string              `json:"summary"`
-}
-
-func (e *ActionEvent) decode(kind string, data []byte) error {
-	m := actionEventJSON{Base: e.Base, SecurityRisk: RiskUnknown}
-	if err := wire.DecodeKind(data, kind, &m); err != nil {
-		return err
-	}
-	switch {
-	case m.Thought == nil:
-		return errors.New("missing thought")
-	case m.ToolCall == nil:
-		return errors.New("missing tool_call")
-	case m.LLMResponseID == nil:
-		return errors.New("missing llm_response_id")
-	case !m.SecurityRisk.Valid():
-		return fmt.Errorf("invalid security_risk %q", m.SecurityRisk)
-	}
-	if err := textOnly("thought", *m.Thought); err != nil {
-		return err
-	}
-	var action Action
-	if !isNull(json.RawMessage(m.Action)) {
-		a, err := DecodeKinded[Action](m.Action)
-		if err != nil {
-			return fmt.Errorf("action: %w", err)
-		}
-		if _, ok := a.(Event); ok {
-			k, _ := KindOf(a)
-			return fmt.Errorf("action: kind %q is an event, not an action", k)
-		}
-		action = a
-	}
-	*e = ActionEvent{
-		Base: m.Base, Thought: *m.Thought, ReasoningContent: m.ReasoningContent,
-		ThinkingBlocks: m.ThinkingBlocks, ResponsesItem: m.ResponsesItem, Action: action,
-		ToolName: m.ToolName, ToolCallID: m.ToolCallID, ToolCall: *m.ToolCall,
-		LLMResponseID: *m.LLMResponseID, SecurityRisk: m.SecurityRisk, CriticResult: m.CriticResult,
-		Summary: m.Summary,
-	}
-	if e.ToolCall.Arguments == argumentsInAction && action != nil {
-		args, err := ActionArguments(e)
-		if err != nil {
-			return fmt.Errorf("tool_call: arguments kept in the action: %w", err)
-		}
-		e.ToolCall.Arguments = args
-	}
-	return nil
-}
-
 // UnmarshalJSON implements json.Unmarshaler for encoding/json users; a
 // "kind" key, if present, must be "ActionEvent". Prefer Unmarshal.
 func (e *ActionEvent) UnmarshalJSON(data []byte) error { return unmarshalAs(e, KindAction, data) }
-
-type observationEventJSON struct {
-	Base
-	ToolName        string        `json:"tool_name" required:"true"`
-	ToolCallID      string        `json:"tool_call_id" required:"true"`
-	Observation     wire.RawSpan  `json:"observation" required:"true"`
-	ActionID        string        `json:"action_id" required:"true"`
-	ExtendedContent List[Content] `json:"extended_content"`
-}
-
-func (e *ObservationEvent) decode(kind string, data []byte) error {
-	m := observationEventJSON{Base: e.Base}
-	if err := wire.DecodeKind(data, kind, &m); err != nil {
-		return err
-	}
-	if isNull(json.RawMessage(m.Observation)) {
-		return errors.New("observation: missing")
-	}
-	obs, err := DecodeKinded[Observation](m.Observation)
-	if err != nil {
-		return fmt.Errorf("observation: %w", err)
-	}
-	*e = ObservationEvent{
-		Base: m.Base, ToolName: m.ToolName, ToolCallID: m.ToolCallID,
-		Observation: obs, ActionID: m.ActionID, ExtendedContent: m.ExtendedContent,
-	}
-	return nil
-}
 
 // UnmarshalJSON implements json.Unmarshaler for encoding/json users; a
 // "kind" key, if present, must be "ObservationEvent". Prefer Unmarshal.

@@ -37,7 +37,9 @@
 //     whose zero means "unset", a pointer with omitempty otherwise;
 //   - list[T] | None = None → a slice with omitzero (nil is null, [] is kept);
 //   - list[T] with a default → [List] (nil is written as []), likewise [Map];
-//   - a required key → `required:"true"`, checked when decoding;
+//   - a required key → `required:"true"`, checked when decoding: the key
+//     must be present, and not null unless the field is a pointer or raw
+//     JSON;
 //   - a required key that may be null → a pointer without omitempty, so it
 //     is always written;
 //   - T | None with a default, or where null and the empty value mean the

@@ -132,7 +132,7 @@ type ActionEvent struct {
 	ReasoningContent string              `json:"reasoning_content,omitempty"`
 	ThinkingBlocks   List[ThinkingBlock] `json:"thinking_blocks"`
 	ResponsesItem    *ReasoningItem      `json:"responses_reasoning_item,omitempty"`
-	Action           Action              `json:"action,omitempty"`
+	Action           Action              `json:"action,omitempty" wire:"kinded"`
 	ToolName         string              `json:"tool_name" required:"true"`
 	ToolCallID       string              `json:"tool_call_id" required:"true"`
 	ToolCall         ToolCall            `json:"tool_call" required:"true"`

@@ -114,6 +114,16 @@ func TestStrictness(t *testing.T) {
 		{"action missing llm_response_id", `{"id":"a1","timestamp":"t","source":"agent","thought":[],` +
 			`"tool_name":"terminal","tool_call_id":"c","tool_call":{"id":"c","name":"terminal","arguments":"{}","origin":"completion"},"kind":"ActionEvent"}`,
 			[]string{"llm_response_id"}},
+		{"action with a null thought", `{"id":"a1","timestamp":"t","source":"agent","thought":null,` +
+			`"tool_name":"terminal","tool_call_id":"c","tool_call":{"id":"c","name":"terminal","arguments":"{}","origin":"completion"},"llm_response_id":"r","kind":"ActionEvent"}`,
+			[]string{"thought", "null"}},
+		{"action with a null tool_call", `{"id":"a1","timestamp":"t","source":"agent","thought":[],` +
+			`"tool_name":"terminal","tool_call_id":"c","tool_call":null,"llm_response_id":"r","kind":"ActionEvent"}`,
+			[]string{"tool_call", "null"}},
+		{"observation null", `{"id":"o1","timestamp":"t","source":"environment","tool_name":"terminal","tool_call_id":"c",` +
+			`"observation":null,"action_id":"a1","kind":"ObservationEvent"}`, []string{"observation", "null"}},
+		{"observation of an action kind", `{"id":"o1","timestamp":"t","source":"environment","tool_name":"terminal","tool_call_id":"c",` +
+			`"observation":{"command":"ls","kind":"TerminalAction"},"action_id":"a1","kind":"ObservationEvent"}`, []string{"observation", "TerminalAction"}},
 		{"bad security risk", `{"id":"a1","timestamp":"t","source":"agent","thought":[],"security_risk":"EXTREME",` +
 			`"tool_name":"terminal","tool_call_id":"c","tool_call":{"id":"c","name":"terminal","arguments":"{}","origin":"completion"},"llm_response_id":"r","kind":"ActionEvent"}`,
 			[]string{"security_risk"}},

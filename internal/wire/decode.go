@@ -911,6 +911,14 @@ type decField struct {
 	dec       decFunc
 	req       int  // position among the required fields, or -1
 	nullEmpty bool // null decodes as the zero value
+	nonNull   bool // required and not nullable: null is an error
+}
+
+// nullable reports whether a required field of type t may be null: a
+// pointer (T | None) or raw JSON (Any). Pydantic rejects null for the other
+// required fields.
+func nullable(t reflect.Type) bool {
+	return t.Kind() == reflect.Pointer || t == rawMessageType || t == rawSpanType
 }
 
 func newStructDecoder(t reflect.Type) decFunc {
@@ -921,7 +929,7 @@ func newStructDecoder(t reflect.Type) decFunc {
 		if f.kinded && f.typ.Kind() == reflect.Interface {
 			dec = kindedDecoder(f.typ)
 		}
-		df := decField{f.name, f.index, f.typ, dec, -1, f.nullEmpty}
+		df := decField{f.name, f.index, f.typ, dec, -1, f.nullEmpty, f.required && !nullable(f.typ)}
 		if f.required {
 			df.req = len(required)
 			required = append(required, f.name)
@@ -971,6 +979,9 @@ func newStructDecoder(t reflect.Type) decFunc {
 					fv = fv.Elem()
 				}
 				fv = fv.Field(x)
+			}
+			if f.nonNull && d.Pos < len(d.Data) && d.Data[d.Pos] == 'n' {
+				return fmt.Errorf("required field %q is null", f.name)
 			}
 			if f.nullEmpty && d.IsNullNext() {
 				fv.SetZero() // null resets a default

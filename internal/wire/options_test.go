@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -108,5 +110,28 @@ func TestInterfaceFieldWithoutExtension(t *testing.T) {
 	}
 	if err := Decode([]byte(`{"s":{"kind":"X"}}`), &h, true); err == nil {
 		t.Error("decoded an interface with no kind registry")
+	}
+}
+
+// A required key must be present, and may be null only when its field is
+// a pointer or raw JSON (T | None, Any), as in Pydantic.
+func TestRequiredNull(t *testing.T) {
+	type req struct {
+		S   string          `json:"s" required:"true"`
+		L   []int           `json:"l" required:"true"`
+		P   *string         `json:"p" required:"true"`
+		Raw json.RawMessage `json:"raw" required:"true"`
+	}
+	for in, want := range map[string]string{
+		`{"s":"","l":[],"p":null,"raw":null}`:   "",
+		`{"s":null,"l":[],"p":null,"raw":null}`: `required field "s" is null`,
+		`{"s":"","l":null,"p":null,"raw":null}`: `required field "l" is null`,
+		`{"s":"","l":[],"raw":null}`:            `missing required field "p"`,
+	} {
+		var r req
+		err := Decode([]byte(in), &r, true)
+		if got := fmt.Sprint(err); want == "" && err != nil || want != "" && got != want {
+			t.Errorf("%s: err = %v, want %q", in, err, want)
+		}
 	}
 }
