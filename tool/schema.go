@@ -29,6 +29,10 @@ import (
 //   - An argument is required unless its type is a pointer, its json tag
 //     has omitempty or omitzero, it has a default, or it has the tag
 //     `optional:"true"`.
+//   - `hidden:"true"` keeps a field out of the schema: it is written and
+//     read with the action's JSON, but the model is not told of it and
+//     ParseAction rejects it as unknown (a tool that accepts it reads it
+//     itself, as the task tool does max_turns).
 //
 // Supported field types: strings, booleans, all integer and float kinds,
 // slices and arrays of any supported type, nested structs (also through
@@ -381,7 +385,7 @@ func (b *builder) object(t reflect.Type) (map[string]any, *typeInfo, error) {
 func (b *builder) fields(t reflect.Type, props *Properties, required *[]string, info *typeInfo) error {
 	for f := range t.Fields() {
 		tag := f.Tag.Get("json")
-		if tag == "-" {
+		if tag == "-" || f.Tag.Get("hidden") == "true" {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")

@@ -317,3 +317,27 @@ func TestSchemaForJSONSchemaTags(t *testing.T) {
 		t.Errorf("required = %v, jsonschema-go says %v", got, want)
 	}
 }
+
+// hiddenArgs has a field on the wire that the model is not told of.
+type hiddenArgs struct {
+	Query string `json:"query"`
+	Limit *int   `json:"limit" hidden:"true"`
+}
+
+func init() { event.RegisterKind[hiddenArgs]("TestHiddenAction") }
+
+// TestSchemaForHidden: a hidden field is left out of the schema and refused
+// from the model, but written with the action.
+func TestSchemaForHidden(t *testing.T) {
+	tl := tool.New("hidden_test", "d", func(context.Context, *hiddenArgs) (*editObs, error) { return &editObs{}, nil }, nil)
+	if b, _ := event.MarshalJSON(tl.InputSchema()); string(b) != `{"properties":{"query":{"type":"string"}},"required":["query"],"type":"object"}` {
+		t.Errorf("schema = %s", b)
+	}
+	if _, err := tl.ParseAction(json.RawMessage(`{"query":"q","limit":3}`)); err == nil || !strings.Contains(err.Error(), `unknown field "limit"`) {
+		t.Errorf("hidden field from the model: %v", err)
+	}
+	b, err := event.MarshalKinded(&hiddenArgs{Query: "q", Limit: new(3)})
+	if want := `{"query":"q","limit":3,"kind":"TestHiddenAction"}`; err != nil || string(b) != want {
+		t.Errorf("action JSON %s, %v; want %s", b, err, want)
+	}
+}

@@ -80,37 +80,14 @@ type Action struct {
 	SubagentType string  `json:"subagent_type" default:"general-purpose" desc:"The kind of sub-agent to run, one of those listed in the tool description."`
 	Resume       *string `json:"resume" desc:"The task id of an earlier task, to continue its sub-agent's conversation with this prompt."`
 	// MaxTurns bounds the sub-agent's iterations for this call. It is not
-	// shown to the model (the reference deprecated it) but is accepted.
-	MaxTurns *int `json:"-"`
+	// shown to the model (the reference deprecated it) but is written and
+	// accepted (see ParseAction).
+	MaxTurns *int `json:"max_turns" hidden:"true"`
 }
 
-// actionJSON is Action as it is written, max_turns included.
-type actionJSON struct {
-	Description  *string `json:"description"`
-	Prompt       string  `json:"prompt"`
-	SubagentType string  `json:"subagent_type"`
-	Resume       *string `json:"resume"`
-	MaxTurns     *int    `json:"max_turns"`
-	// Kind is the event codec's tag, read past.
-	Kind string `json:"kind,omitempty"`
-}
-
-// MarshalJSON implements json.Marshaler.
-func (a Action) MarshalJSON() ([]byte, error) {
-	return event.MarshalJSON(actionJSON{a.Description, a.Prompt, a.SubagentType, a.Resume, a.MaxTurns, ""})
-}
-
-// UnmarshalJSON implements json.Unmarshaler; unknown fields are refused.
-func (a *Action) UnmarshalJSON(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	j := actionJSON{SubagentType: DefaultSubagent}
-	if err := dec.Decode(&j); err != nil {
-		return err
-	}
-	*a = Action{j.Description, j.Prompt, j.SubagentType, j.Resume, j.MaxTurns}
-	return nil
-}
+// SetDefaults implements event.Defaulter: a decoded action without
+// subagent_type asks for the default sub-agent.
+func (a *Action) SetDefaults() { a.SubagentType = DefaultSubagent }
 
 // Observation is a task's outcome. Content holds the sub-agent's answer,
 // or why it failed.

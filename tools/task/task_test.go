@@ -476,6 +476,13 @@ func TestWire(t *testing.T) {
 	if err != nil || back.(*task.Action).MaxTurns == nil || *back.(*task.Action).MaxTurns != 3 {
 		t.Errorf("decoded %+v %v", back, err)
 	}
+	// Decoding applies the default sub-agent and refuses unknown keys.
+	if a, err := event.DecodeKinded[*task.Action]([]byte(`{"prompt":"p","kind":"TaskAction"}`)); err != nil || a.SubagentType != task.DefaultSubagent {
+		t.Errorf("decoded without subagent_type: %+v, %v", a, err)
+	}
+	if _, err := event.DecodeKinded[*task.Action]([]byte(`{"prompt":"p","bogus":1,"kind":"TaskAction"}`)); err == nil {
+		t.Error("decoded an unknown key")
+	}
 	if _, err := tl.ParseAction([]byte(`{"prompt":"p","max_turns":0}`)); err == nil {
 		t.Error("max_turns 0 accepted")
 	}
