@@ -20,7 +20,7 @@ func TestMaskEvent(t *testing.T) {
 	out := &terminal.Observation{
 		ObservationBase: event.ObservationBase{Content: event.List[event.Content]{event.Text("login with hunter2 ok")}},
 		Command:         new("echo $PW"),
-		Metadata:        terminal.Metadata{ExitCode: 0, PID: -1, WorkingDir: "/home/hunter2"},
+		Metadata:        terminal.Metadata{ExitCode: 0, PID: -1, WorkingDir: new("/home/hunter2")},
 	}
 	obs := &event.ObservationEvent{Base: event.NewBase(event.SourceEnvironment), ToolName: "terminal", ToolCallID: "c1", ActionID: "a1", Observation: out}
 	hook := &event.HookExecutionEvent{Base: event.NewBase(event.SourceHook), HookEventType: event.HookPreToolUse, HookCommand: "./h",
@@ -50,8 +50,8 @@ func TestMaskEvent(t *testing.T) {
 	}
 	got, _ := m.MaskEvent(ctx, obs)
 	o := got.(*event.ObservationEvent).Observation.(*terminal.Observation)
-	if o.Text() != "login with "+secret.Hidden+" ok" || *o.Command != "echo $PW" || o.Metadata.WorkingDir != "/home/"+secret.Hidden {
-		t.Errorf("masked observation: %q %q %q", o.Text(), *o.Command, o.Metadata.WorkingDir)
+	if o.Text() != "login with "+secret.Hidden+" ok" || *o.Command != "echo $PW" || *o.Metadata.WorkingDir != "/home/"+secret.Hidden {
+		t.Errorf("masked observation: %q %q %q", o.Text(), *o.Command, *o.Metadata.WorkingDir)
 	}
 	if got, err := m.MaskEvent(ctx, msg); err != nil || got != event.Event(msg) {
 		t.Errorf("an event without secrets was copied (%v)", err)

@@ -57,7 +57,7 @@ func script() []event.Event {
 			LLMResponseID: "resp_1", SecurityRisk: event.RiskUnknown},
 		&event.ObservationEvent{Base: base(6, event.SourceEnvironment), ToolName: "terminal", ToolCallID: "call_1", ActionID: base(4, "").ID,
 			Observation: &terminal.Observation{ObservationBase: event.ObservationBase{Content: event.List[event.Content]{event.Text(strings.Join(longOut, "\n"))}},
-				Command: new("go test ./parser/..."), ExitCode: new(1), Metadata: terminal.Metadata{ExitCode: 1, PID: -1, WorkingDir: "/src"}}},
+				Command: new("go test ./parser/..."), ExitCode: new(1), Metadata: terminal.Metadata{ExitCode: 1, PID: -1, WorkingDir: new("/src")}}},
 		&event.ObservationEvent{Base: base(7, event.SourceEnvironment), ToolName: "terminal", ToolCallID: "call_3", ActionID: "x",
 			Observation: &terminal.Observation{ObservationBase: event.ObservationBase{Content: event.List[event.Content]{event.Text("bash: gcc: command not found")}, IsError: true},
 				Command: new("gcc"), ExitCode: new(127), Metadata: terminal.Metadata{ExitCode: 127, PID: -1}}},

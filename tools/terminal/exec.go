@@ -433,9 +433,9 @@ func (t *Terminal) completed(s *session, command, sent string, key bool, note st
 	o.ExitCode = new(p.exitCode)
 	o.Metadata.ExitCode = p.exitCode
 	o.Metadata.PID = p.pid
-	o.Metadata.WorkingDir = p.workingDir
-	o.Metadata.PyInterpreterPath = p.python
-	o.Metadata.present = presentAll
+	// The prompt makes every field known, empty ones included.
+	o.Metadata.Username, o.Metadata.Hostname = new(t.username), new(t.hostname)
+	o.Metadata.WorkingDir, o.Metadata.PyInterpreterPath = new(p.workingDir), new(p.python)
 	// The exit code itself is the status line LLMContent adds; the
 	// reference also repeats it in the suffix, which says nothing new.
 	switch {
@@ -538,8 +538,7 @@ func (t *Terminal) observe(s *session, command, sent string) *Observation {
 	s.markShown(snap.next)
 	o := newObservation(command, text)
 	o.ExitCode = new(-1)
-	o.Metadata.Username = t.username
-	o.Metadata.Hostname = t.hostname
+	o.Metadata.Username, o.Metadata.Hostname = known(t.username), known(t.hostname)
 	if snap.read {
 		o.Metadata.Prefix = "[Below is the output of the previous command.]\n"
 	}
@@ -664,4 +663,12 @@ func (t *Terminal) mask(text string) string {
 		return t.opts.Mask(text)
 	}
 	return text
+}
+
+// known returns s, or nil (unknown) when it is empty.
+func known(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

@@ -38,7 +38,6 @@
 package terminal
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -62,18 +61,18 @@ type Action struct {
 }
 
 // Metadata describes the shell after a command, as the reference's
-// CmdOutputMetadata. ExitCode and PID are -1 when unknown.
+// CmdOutputMetadata. ExitCode and PID are -1 when unknown. The prompt's
+// fields are nil when unknown, and may be known and empty: the reference
+// writes py_interpreter_path "" when there is no python.
 type Metadata struct {
-	ExitCode          int    `json:"exit_code"`
-	PID               int    `json:"pid"`
-	Username          string `json:"username,omitempty"`
-	Hostname          string `json:"hostname,omitempty"`
-	WorkingDir        string `json:"working_dir,omitempty"`
-	PyInterpreterPath string `json:"py_interpreter_path,omitempty"`
-	Prefix            string `json:"prefix"`
-	Suffix            string `json:"suffix"`
-
-	present uint8 // prompt fields written even when empty; see MarshalJSON
+	ExitCode          int     `json:"exit_code"`
+	PID               int     `json:"pid"`
+	Username          *string `json:"username,omitempty"`
+	Hostname          *string `json:"hostname,omitempty"`
+	WorkingDir        *string `json:"working_dir,omitempty"`
+	PyInterpreterPath *string `json:"py_interpreter_path,omitempty"`
+	Prefix            string  `json:"prefix"`
+	Suffix            string  `json:"suffix"`
 }
 
 // Observation is the result of a terminal call. Content holds the
@@ -94,75 +93,9 @@ type Observation struct {
 	FullOutputSaveDir string `json:"full_output_save_dir,omitempty"`
 }
 
-// metadataJSON is Metadata on the wire; the four prompt fields are null
-// when absent and may be present and empty.
-type metadataJSON struct {
-	ExitCode          int     `json:"exit_code"`
-	PID               int     `json:"pid"`
-	Username          *string `json:"username,omitempty"`
-	Hostname          *string `json:"hostname,omitempty"`
-	WorkingDir        *string `json:"working_dir,omitempty"`
-	PyInterpreterPath *string `json:"py_interpreter_path,omitempty"`
-	Prefix            string  `json:"prefix"`
-	Suffix            string  `json:"suffix"`
-}
-
-// Bits of Metadata.present.
-const (
-	presentUsername = 1 << iota
-	presentHostname
-	presentWorkingDir
-	presentPython
-	presentAll = presentUsername | presentHostname | presentWorkingDir | presentPython
-)
-
-// MarshalJSON implements json.Marshaler. An empty prompt field is written
-// as "" when it was read as "" or filled from a prompt (the reference
-// writes py_interpreter_path "" when there is no python), and left out
-// (null) otherwise, so the reference's JSON reads back byte for byte.
-func (m Metadata) MarshalJSON() ([]byte, error) {
-	field := func(v string, bit uint8) *string {
-		if v == "" && m.present&bit == 0 {
-			return nil
-		}
-		return &v
-	}
-	return event.MarshalJSON(metadataJSON{
-		ExitCode:          m.ExitCode,
-		PID:               m.PID,
-		Username:          field(m.Username, presentUsername),
-		Hostname:          field(m.Hostname, presentHostname),
-		WorkingDir:        field(m.WorkingDir, presentWorkingDir),
-		PyInterpreterPath: field(m.PyInterpreterPath, presentPython),
-		Prefix:            m.Prefix,
-		Suffix:            m.Suffix,
-	})
-}
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (m *Metadata) UnmarshalJSON(data []byte) error {
-	j := metadataJSON{ExitCode: -1, PID: -1}
-	if err := json.Unmarshal(data, &j); err != nil {
-		return err
-	}
-	*m = Metadata{ExitCode: j.ExitCode, PID: j.PID, Prefix: j.Prefix, Suffix: j.Suffix}
-	for _, f := range []struct {
-		p   *string
-		dst *string
-		bit uint8
-	}{
-		{j.Username, &m.Username, presentUsername},
-		{j.Hostname, &m.Hostname, presentHostname},
-		{j.WorkingDir, &m.WorkingDir, presentWorkingDir},
-		{j.PyInterpreterPath, &m.PyInterpreterPath, presentPython},
-	} {
-		if f.p != nil {
-			*f.dst = *f.p
-			m.present |= f.bit
-		}
-	}
-	return nil
-}
+// SetDefaults implements event.Defaulter: the metadata's exit code and
+// pid are unknown (-1) unless the JSON says otherwise.
+func (o *Observation) SetDefaults() { o.Metadata.ExitCode, o.Metadata.PID = -1, -1 }
 
 func init() {
 	event.RegisterKind[Action]("TerminalAction")
@@ -194,11 +127,11 @@ func (o *Observation) llmText() string {
 	b.WriteString(o.Metadata.Prefix)
 	b.WriteString(o.Text())
 	b.WriteString(o.Metadata.Suffix)
-	if d := o.Metadata.WorkingDir; d != "" {
-		fmt.Fprintf(&b, "\n[Current working directory: %s]", d)
+	if d := o.Metadata.WorkingDir; d != nil && *d != "" {
+		fmt.Fprintf(&b, "\n[Current working directory: %s]", *d)
 	}
-	if p := o.Metadata.PyInterpreterPath; p != "" {
-		fmt.Fprintf(&b, "\n[Python interpreter: %s]", p)
+	if p := o.Metadata.PyInterpreterPath; p != nil && *p != "" {
+		fmt.Fprintf(&b, "\n[Python interpreter: %s]", *p)
 	}
 	if c := o.Metadata.ExitCode; c != -1 {
 		fmt.Fprintf(&b, "\n[Command finished with exit code %d]", c)

@@ -95,8 +95,8 @@ func TestStatePersists(t *testing.T) {
 	}
 	o := run(t, term, Action{Command: `cd "sub dir" && export GREETING=hello && greet() { echo "$GREETING, $1"; }`})
 	expect(t, o, "", 0)
-	if o.Metadata.WorkingDir != sub {
-		t.Errorf("working dir %q, want %q", o.Metadata.WorkingDir, sub)
+	if val(o.Metadata.WorkingDir) != sub {
+		t.Errorf("working dir %q, want %q", val(o.Metadata.WorkingDir), sub)
 	}
 	o = run(t, term, Action{Command: "pwd && greet world"})
 	expect(t, o, sub+"\nhello, world", 0)
@@ -106,7 +106,7 @@ func TestStatePersists(t *testing.T) {
 			t.Errorf("LLM text lacks %q:\n%s", want, llm)
 		}
 	}
-	if o.Metadata.Username == "" || o.Metadata.Hostname == "" {
+	if val(o.Metadata.Username) == "" || val(o.Metadata.Hostname) == "" {
 		t.Errorf("metadata lacks user or host: %+v", o.Metadata)
 	}
 	o = run(t, term, Action{Command: "sleep 0.01 & wait"})
@@ -200,8 +200,8 @@ func TestMarkerLikeOutput(t *testing.T) {
 	o := run(t, term, Action{Command: `echo '###PS1JSON###'; echo '{"exit_code": "0"}'; echo '###PS1END###'; sleep 0.2; echo after; (exit 3)`})
 	expect(t, o, "###PS1JSON###\n{\"exit_code\": \"0\"}\n###PS1END###\nafter", 3)
 	o = run(t, term, Action{Command: `printf '\033_gh0123456789abcdef01234567;0\037-1\037\037/fake\033\\'; sleep 0.2; echo after; (exit 4)`})
-	if exitCode(o) != 4 || !strings.HasSuffix(o.Text(), "after") || o.Metadata.WorkingDir == "/fake" {
-		t.Errorf("forged marker: exit %d, output %q, dir %q", exitCode(o), o.Text(), o.Metadata.WorkingDir)
+	if exitCode(o) != 4 || !strings.HasSuffix(o.Text(), "after") || val(o.Metadata.WorkingDir) == "/fake" {
+		t.Errorf("forged marker: exit %d, output %q, dir %q", exitCode(o), o.Text(), val(o.Metadata.WorkingDir))
 	}
 	o = run(t, term, Action{Command: `declare -f __gh_prompt; set | grep -c . >/dev/null; echo tail`})
 	if exitCode(o) != 0 || !strings.HasSuffix(o.Text(), "tail") {
@@ -686,4 +686,12 @@ func TestCloseKillsEverything(t *testing.T) {
 	if _, err := term.Run(context.Background(), &Action{Command: "true"}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Run after Close: %v, want ErrClosed", err)
 	}
+}
+
+// val returns the metadata field *p, or "" when it is unknown.
+func val(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }

@@ -114,7 +114,7 @@ func TestGoldens(t *testing.T) {
 	dir := "/conv/observations"
 	o := newObservation("echo hi", "hi")
 	o.ExitCode = &ec
-	o.Metadata = Metadata{ExitCode: 0, PID: -1, Username: "agent", Hostname: "box", WorkingDir: "/work", Prefix: "", Suffix: ""}
+	o.Metadata = Metadata{ExitCode: 0, PID: -1, Username: new("agent"), Hostname: new("box"), WorkingDir: new("/work"), Prefix: "", Suffix: ""}
 	o.FullOutputSaveDir = dir
 	tooltest.GoldenKinded(t, "observation.json", o)
 	tooltest.GoldenKinded(t, "action.json", &Action{Command: "sleep 100", IsInput: false, Timeout: new(7.5), Reset: false})
@@ -224,5 +224,30 @@ func TestResolveSpecSecretHooks(t *testing.T) {
 	}
 	if !strings.Contains(out, "len=15 v=<secret-hidden>") {
 		t.Fatalf("secret not exported or not masked: %q", out)
+	}
+}
+
+// TestMetadataDefaults: exit_code and pid are -1 when the JSON leaves them
+// out, as the reference's CmdOutputMetadata defaults them, with or without
+// a metadata object.
+func TestMetadataDefaults(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{
+		`{"content":[],"is_error":false,"command":"x","timeout":false,"metadata":{"working_dir":"","prefix":"","suffix":""},"kind":"TerminalObservation"}`,
+		`{"content":[],"is_error":false,"command":"x","timeout":false,"kind":"TerminalObservation"}`,
+	} {
+		v, err := event.DecodeKinded[*Observation]([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := v.Metadata; m.ExitCode != -1 || m.PID != -1 || m.Username != nil {
+			t.Errorf("%s: metadata %+v", in, m)
+		}
+	}
+	// A known empty field is written back; an unknown one is not.
+	v, _ := event.DecodeKinded[*Observation]([]byte(`{"content":[],"is_error":false,"command":"x","timeout":false,"metadata":{"working_dir":"","prefix":"","suffix":""},"kind":"TerminalObservation"}`))
+	b, err := event.MarshalKinded(v)
+	if want := `"metadata":{"exit_code":-1,"pid":-1,"working_dir":"","prefix":"","suffix":""}`; err != nil || !strings.Contains(string(b), want) {
+		t.Errorf("re-encoded %s, %v; want it to hold %s", b, err, want)
 	}
 }
