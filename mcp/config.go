@@ -84,14 +84,14 @@ const (
 // "authentication" settings) but cannot be used to connect: the interactive
 // OAuth flow is not implemented, and its token state is not persisted.
 type Auth struct {
-	Strategy   string
-	Value      secret.String
-	HeaderName string
-	Username   string
-	Password   secret.String
-	Headers    map[string]secret.String
+	Strategy   string                   `json:"strategy"`
+	Value      secret.String            `json:"value,omitzero"`
+	HeaderName string                   `json:"header_name,omitempty"`
+	Username   string                   `json:"username,omitempty"`
+	Password   secret.String            `json:"password,omitzero"`
+	Headers    map[string]secret.String `json:"headers,omitempty"`
 	// OAuth holds the oauth2 strategy's "authentication" object.
-	OAuth *OAuthSettings
+	OAuth *OAuthSettings `json:"authentication,omitempty"`
 }
 
 // OAuthSettings is the "authentication" object of an oauth2 credential.
@@ -418,24 +418,11 @@ func dropZero(m map[string]secret.String) map[string]secret.String {
 	return m
 }
 
-type authJSON struct {
-	Strategy   string                   `json:"strategy"`
-	Value      secret.String            `json:"value,omitzero"`
-	HeaderName string                   `json:"header_name,omitempty"`
-	Username   string                   `json:"username,omitempty"`
-	Password   secret.String            `json:"password,omitzero"`
-	Headers    map[string]secret.String `json:"headers,omitempty"`
-	OAuth      *OAuthSettings           `json:"authentication,omitempty"`
-}
-
-// MarshalJSON implements json.Marshaler.
-func (a *Auth) MarshalJSON() ([]byte, error) {
-	return event.MarshalJSON(authJSON(*a))
-}
-
-// UnmarshalJSON implements json.Unmarshaler.
+// UnmarshalJSON implements json.Unmarshaler: the strategy is required, and
+// header values that are empty or redacted are dropped.
 func (a *Auth) UnmarshalJSON(data []byte) error {
-	var j authJSON
+	type plain Auth // the same fields, without this method
+	var j plain
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
