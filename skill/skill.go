@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/gohands/gohands/event"
 )
 
 // Trigger types.
@@ -112,107 +114,52 @@ const DefaultVersion = "1.0.0"
 // MaxDescription is the longest description kept; longer ones are cut.
 const MaxDescription = 1024
 
-// Skill is one piece of knowledge for the agent.
+// Skill is one piece of knowledge for the agent. Its JSON form is the
+// reference's: every key written, null where a string is empty.
 type Skill struct {
-	Name    string
-	Content string
+	Name    string `json:"name" required:"true"`
+	Content string `json:"content" required:"true"`
 	// Trigger is nil for always-on skills.
-	Trigger *Trigger
+	Trigger *Trigger `json:"trigger"`
 	// Source is the file the skill came from; "" for skills made in code.
-	Source string
+	Source string `json:"source" wire:"nullempty"`
 	// MCPTools is the skill's MCP server configuration, kept as JSON.
-	MCPTools            json.RawMessage
-	Inputs              []Input
-	IsAgentSkillsFormat bool
+	MCPTools            json.RawMessage `json:"mcp_tools" wire:"nullempty"`
+	Inputs              []Input         `json:"inputs" wire:"emitempty"`
+	IsAgentSkillsFormat bool            `json:"is_agentskills_format"`
 	// Version is DefaultVersion when empty.
-	Version       string
-	Description   string
-	License       string
-	Compatibility string
-	Metadata      map[string]string
+	Version       string            `json:"version"`
+	Description   string            `json:"description" wire:"nullempty"`
+	License       string            `json:"license" wire:"nullempty"`
+	Compatibility string            `json:"compatibility" wire:"nullempty"`
+	Metadata      map[string]string `json:"metadata"`
 	// AllowedTools is nil when the skill does not restrict tools.
-	AllowedTools           []string
-	DisableModelInvocation bool
-	Resources              *Resources
+	AllowedTools           []string   `json:"allowed_tools"`
+	DisableModelInvocation bool       `json:"disable_model_invocation"`
+	Resources              *Resources `json:"resources"`
 }
 
-// skillJSON is Skill in the reference's field order, with nulls.
-type skillJSON struct {
-	Name                   string            `json:"name"`
-	Content                string            `json:"content"`
-	Trigger                *Trigger          `json:"trigger"`
-	Source                 *string           `json:"source"`
-	MCPTools               json.RawMessage   `json:"mcp_tools"`
-	Inputs                 []Input           `json:"inputs"`
-	IsAgentSkillsFormat    bool              `json:"is_agentskills_format"`
-	Version                string            `json:"version"`
-	Description            *string           `json:"description"`
-	License                *string           `json:"license"`
-	Compatibility          *string           `json:"compatibility"`
-	Metadata               map[string]string `json:"metadata"`
-	AllowedTools           []string          `json:"allowed_tools"`
-	DisableModelInvocation bool              `json:"disable_model_invocation"`
-	Resources              *Resources        `json:"resources"`
-}
-
-func nullable(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
-// MarshalJSON writes the reference's form: every field, null when unset.
+// MarshalJSON writes the reference's form, with DefaultVersion for an
+// empty version.
 func (s Skill) MarshalJSON() ([]byte, error) {
-	m := skillJSON{
-		Name: s.Name, Content: s.Content, Trigger: s.Trigger, Source: nullable(s.Source),
-		MCPTools: s.MCPTools, Inputs: s.Inputs, IsAgentSkillsFormat: s.IsAgentSkillsFormat,
-		Version: s.Version, Description: nullable(s.Description), License: nullable(s.License),
-		Compatibility: nullable(s.Compatibility), Metadata: s.Metadata, AllowedTools: s.AllowedTools,
-		DisableModelInvocation: s.DisableModelInvocation, Resources: s.Resources,
+	type plain Skill // the same fields, without these methods
+	p := plain(s)
+	if p.Version == "" {
+		p.Version = DefaultVersion
 	}
-	if m.Inputs == nil {
-		m.Inputs = []Input{}
-	}
-	if m.Version == "" {
-		m.Version = DefaultVersion
-	}
-	if len(m.MCPTools) == 0 {
-		m.MCPTools = json.RawMessage("null")
-	}
-	return json.Marshal(m)
+	return event.MarshalJSON(p)
 }
 
-// UnmarshalJSON reads the reference's form. name and content are required.
+// UnmarshalJSON reads the reference's form. name and content are required;
+// an empty version is DefaultVersion, and path rules are never
+// model-invocable.
 func (s *Skill) UnmarshalJSON(data []byte) error {
-	var m struct {
-		skillJSON
-		Name    *string `json:"name"`
-		Content *string `json:"content"`
+	type plain Skill
+	var p plain
+	if err := event.UnmarshalJSON(data, &p); err != nil {
+		return fmt.Errorf("skill: %w", err)
 	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	if m.Name == nil || m.Content == nil {
-		return fmt.Errorf("skill: name and content are required")
-	}
-	if string(m.MCPTools) == "null" {
-		m.MCPTools = nil
-	}
-	*s = Skill{
-		Name: *m.Name, Content: *m.Content, Trigger: m.Trigger, Source: deref(m.skillJSON.Source),
-		MCPTools: m.MCPTools, Inputs: m.Inputs, IsAgentSkillsFormat: m.IsAgentSkillsFormat,
-		Version: m.Version, Description: deref(m.skillJSON.Description), License: deref(m.skillJSON.License),
-		Compatibility: deref(m.skillJSON.Compatibility), Metadata: m.Metadata, AllowedTools: m.AllowedTools,
-		DisableModelInvocation: m.DisableModelInvocation, Resources: m.Resources,
-	}
+	*s = Skill(p)
 	if s.Version == "" {
 		s.Version = DefaultVersion
 	}
@@ -273,90 +220,55 @@ func (s *Skill) AlwaysOn() bool {
 // AgentContext is what an agent knows beyond its tools: skills and prompt
 // additions. It is stored on the agent as "agent_context".
 type AgentContext struct {
-	Skills              []Skill
-	SystemMessageSuffix string
-	UserMessageSuffix   string
-	LoadUserSkills      bool
-	LoadPublicSkills    bool
+	Skills              []Skill `json:"skills" wire:"emitempty"`
+	SystemMessageSuffix string  `json:"system_message_suffix" wire:"nullempty"`
+	UserMessageSuffix   string  `json:"user_message_suffix" wire:"nullempty"`
+	LoadUserSkills      bool    `json:"load_user_skills"`
+	LoadPublicSkills    bool    `json:"load_public_skills"`
 	// MarketplacePath is DefaultMarketplacePath when empty.
-	MarketplacePath        string
-	RegisteredMarketplaces []json.RawMessage
-	LoadProjectSkills      bool
-	LoadMemory             bool
-	DisabledSkills         []string
+	MarketplacePath        string            `json:"marketplace_path"`
+	RegisteredMarketplaces []json.RawMessage `json:"registered_marketplaces" wire:"emitempty"`
+	LoadProjectSkills      bool              `json:"load_project_skills"`
+	LoadMemory             bool              `json:"load_memory"`
+	DisabledSkills         []string          `json:"disabled_skills" wire:"emitempty"`
 	// Secrets are kept as the JSON the reference wrote (strings or secret
 	// sources); the secret package interprets them.
-	Secrets map[string]json.RawMessage
+	Secrets map[string]json.RawMessage `json:"secrets"`
 	// CurrentDatetime is the date and time shown to the model, as text
 	// ("2026-01-02T03:04"); "" for none.
-	CurrentDatetime string
+	CurrentDatetime string `json:"current_datetime" wire:"nullempty"`
 }
 
 // DefaultMarketplacePath is the reference's default marketplace file.
 const DefaultMarketplacePath = "marketplaces/default.json"
 
-type contextJSON struct {
-	Skills                 []Skill                    `json:"skills"`
-	SystemMessageSuffix    *string                    `json:"system_message_suffix"`
-	UserMessageSuffix      *string                    `json:"user_message_suffix"`
-	LoadUserSkills         bool                       `json:"load_user_skills"`
-	LoadPublicSkills       bool                       `json:"load_public_skills"`
-	MarketplacePath        string                     `json:"marketplace_path"`
-	RegisteredMarketplaces []json.RawMessage          `json:"registered_marketplaces"`
-	LoadProjectSkills      bool                       `json:"load_project_skills"`
-	LoadMemory             bool                       `json:"load_memory"`
-	DisabledSkills         []string                   `json:"disabled_skills"`
-	Secrets                map[string]json.RawMessage `json:"secrets"`
-	CurrentDatetime        *string                    `json:"current_datetime"`
-}
-
-// MarshalJSON writes the reference's form.
+// MarshalJSON writes the reference's form, with DefaultMarketplacePath for
+// an empty marketplace path.
 func (c AgentContext) MarshalJSON() ([]byte, error) {
-	m := contextJSON{
-		Skills: c.Skills, SystemMessageSuffix: nullable(c.SystemMessageSuffix),
-		UserMessageSuffix: nullable(c.UserMessageSuffix), LoadUserSkills: c.LoadUserSkills,
-		LoadPublicSkills: c.LoadPublicSkills, MarketplacePath: c.MarketplacePath,
-		RegisteredMarketplaces: c.RegisteredMarketplaces, LoadProjectSkills: c.LoadProjectSkills,
-		LoadMemory: c.LoadMemory, DisabledSkills: c.DisabledSkills, Secrets: c.Secrets,
-		CurrentDatetime: nullable(c.CurrentDatetime),
+	type plain AgentContext // the same fields, without these methods
+	p := plain(c)
+	if p.MarketplacePath == "" {
+		p.MarketplacePath = DefaultMarketplacePath
 	}
-	if m.Skills == nil {
-		m.Skills = []Skill{}
-	}
-	if m.MarketplacePath == "" {
-		m.MarketplacePath = DefaultMarketplacePath
-	}
-	if m.RegisteredMarketplaces == nil {
-		m.RegisteredMarketplaces = []json.RawMessage{}
-	}
-	if m.DisabledSkills == nil {
-		m.DisabledSkills = []string{}
-	}
-	return json.Marshal(m)
+	return event.MarshalJSON(p)
 }
 
 // UnmarshalJSON reads the reference's form. Fields this type does not hold
 // (memory_context) are ignored. Duplicate skill names are an error, as in
 // the reference.
 func (c *AgentContext) UnmarshalJSON(data []byte) error {
-	var m contextJSON
-	if err := json.Unmarshal(data, &m); err != nil {
-		return err
+	type plain AgentContext
+	var p plain
+	if err := event.UnmarshalJSON(data, &p); err != nil {
+		return fmt.Errorf("agent_context: %w", err)
 	}
 	seen := map[string]bool{}
-	for _, s := range m.Skills {
+	for _, s := range p.Skills {
 		if seen[s.Name] {
 			return fmt.Errorf("skill: duplicate skill name %q in agent_context", s.Name)
 		}
 		seen[s.Name] = true
 	}
-	*c = AgentContext{
-		Skills: m.Skills, SystemMessageSuffix: deref(m.SystemMessageSuffix),
-		UserMessageSuffix: deref(m.UserMessageSuffix), LoadUserSkills: m.LoadUserSkills,
-		LoadPublicSkills: m.LoadPublicSkills, MarketplacePath: m.MarketplacePath,
-		RegisteredMarketplaces: m.RegisteredMarketplaces, LoadProjectSkills: m.LoadProjectSkills,
-		LoadMemory: m.LoadMemory, DisabledSkills: m.DisabledSkills, Secrets: m.Secrets,
-		CurrentDatetime: deref(m.CurrentDatetime),
-	}
+	*c = AgentContext(p)
 	return nil
 }
