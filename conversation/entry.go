@@ -57,10 +57,19 @@ func EntryOf(i int, e event.Event, kind string, size int) Entry {
 // reading only the top-level fields it needs. It fails if data is not one
 // complete JSON object with an id and a kind, which is how a store reading
 // its log detects a torn write.
-func ScanEntry(i int, data []byte) (Entry, error) {
+func ScanEntry(i int, data []byte) (Entry, error) { return scanEntry(i, data, wire.ScanObject) }
+
+// ScanDecodedEntry is ScanEntry for data that has just decoded as an
+// event, which proves it well-formed: it does not check the JSON again,
+// and is two to three times faster.
+func ScanDecodedEntry(i int, data []byte) (Entry, error) {
+	return scanEntry(i, data, wire.ScanValidObject)
+}
+
+func scanEntry(i int, data []byte, scan func([]byte, func(key, value []byte) error) error) (Entry, error) {
 	ent := Entry{Index: i, Size: len(data)}
 	hasAction := false
-	err := wire.ScanObject(data, func(key, val []byte) error {
+	err := scan(data, func(key, val []byte) error {
 		var dst *string
 		switch string(key) {
 		case "id":

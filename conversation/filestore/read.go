@@ -79,39 +79,64 @@ func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []boo
 		errOnce   sync.Once
 		keptBytes atomic.Int64
 	)
-	scan := func(part []int) {
+	// The goroutines take the files a few at a time from a shared counter,
+	// not a fixed share each: on a busy machine one of them may wait for
+	// a core while the other goes on.
+	var next atomic.Int64
+	const chunk = 16
+	scan := func() {
 		buf := make([]byte, 0, 64<<10)
-		for _, i := range part {
-			data, err := readAt(s.eventsFD, eventFileName(i, ids[i]), buf)
-			if err == nil {
-				buf = data // keep a grown buffer
-				entries[i], err = conversation.ScanEntry(i, data)
-				if err == nil && entries[i].ID != ids[i] {
-					err = fmt.Errorf("file name says id %s, content says %s", ids[i], entries[i].ID)
-				}
-				s.sums[i] = fileSum{checksum(data), true}
-				if err == nil && keptBytes.Add(int64(len(data))) <= maxKeptBytes {
-					k := &kept[i]
-					k.raw = bytes.Clone(data)
-					if ev, err := event.Unmarshal(k.raw); err == nil {
-						k.ev = ev
-					}
-				}
+		for {
+			lo := int(next.Add(chunk)) - chunk
+			if lo >= len(todo) {
+				return
 			}
-			if err != nil {
-				errOnce.Do(func() { errs = make([]error, len(ids)) })
-				errs[i] = err // distinct i per goroutine
+			for _, i := range todo[lo:min(lo+chunk, len(todo))] {
+				var err error
+				buf, err = s.scanFile(i, ids[i], buf, &entries[i], &kept[i], &keptBytes)
+				if err != nil {
+					errOnce.Do(func() { errs = make([]error, len(ids)) })
+					errs[i] = err // distinct i per goroutine
+				}
 			}
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), 4, len(todo)/64+1)
 	var wg sync.WaitGroup
-	for w := range workers {
-		part := todo[len(todo)*w/workers : len(todo)*(w+1)/workers]
-		wg.Go(func() { scan(part) })
+	for range workers {
+		wg.Go(scan)
 	}
 	wg.Wait()
 	return errs, kept
+}
+
+// scanFile reads event file i (id id) into buf, fills its entry and
+// checksum, and, while keptBytes stays within maxKeptBytes, keeps a copy
+// and the event decoded from it. It returns buf, grown if it had to be.
+func (s *Store) scanFile(i int, id string, buf []byte, ent *conversation.Entry, kept *keptFile, keptBytes *atomic.Int64) ([]byte, error) {
+	data, err := readAt(s.eventsFD, eventFileName(i, id), buf)
+	if err != nil {
+		return buf, err
+	}
+	s.sums[i] = fileSum{checksum(data), true}
+	var k keptFile
+	if keptBytes.Add(int64(len(data))) <= maxKeptBytes {
+		k.raw = bytes.Clone(data)
+		k.ev, _ = event.Unmarshal(k.raw)
+	}
+	if k.ev != nil {
+		// It decoded, so it is well-formed: no need to check it again.
+		*ent, err = conversation.ScanDecodedEntry(i, data)
+	} else {
+		*ent, err = conversation.ScanEntry(i, data)
+	}
+	if err == nil && ent.ID != id {
+		err = fmt.Errorf("file name says id %s, content says %s", id, ent.ID)
+	}
+	if err == nil {
+		*kept = k
+	}
+	return data, err
 }
 
 // keptFile is what a cache-less open read of one event file: its bytes,

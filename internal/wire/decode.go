@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/base64"
 	"encoding/binary"
@@ -404,15 +405,15 @@ func (d *Decoder) SkipValue() error {
 	return err
 }
 
-// skipString consumes a string without building it.
+// skipString consumes a string without building it, checking its
+// escapes. It jumps from one special byte to the next, as scanPlain finds
+// them a word at a time.
 func (d *Decoder) skipString() error {
-	d.Pos++ // opening quote
-	for i := d.Pos; i < len(d.Data); i++ {
-		for i+8 <= len(d.Data) && stringWord(binary.LittleEndian.Uint64(d.Data[i:])) {
-			i += 8
-		}
+	i := d.Pos + 1 // after the opening quote
+	for {
+		i = d.nextSpecial(i)
 		if i >= len(d.Data) {
-			break
+			return errUnexpectedEnd
 		}
 		switch c := d.Data[i]; {
 		case c == '"':
@@ -435,12 +436,89 @@ func (d *Decoder) skipString() error {
 				d.Pos = i
 				return d.Errorf("invalid escape")
 			}
-		case c < 0x20:
+			i++
+		default:
 			d.Pos = i
 			return d.Errorf("control character in string")
 		}
 	}
-	return errUnexpectedEnd
+}
+
+// nextSpecial is scanPlain without the OR of the bytes passed.
+func (d *Decoder) nextSpecial(i int) int {
+	for ; i+8 <= len(d.Data); i += 8 {
+		if m := specialBytes(binary.LittleEndian.Uint64(d.Data[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(d.Data); i++ {
+		if c := d.Data[i]; c < 0x20 || c == '"' || c == '\\' {
+			break
+		}
+	}
+	return i
+}
+
+// skipValid consumes one JSON value known to be well-formed, by its
+// structure alone (see ScanValidObject).
+func (d *Decoder) skipValid() error {
+	if d.Pos >= len(d.Data) {
+		return errUnexpectedEnd
+	}
+	switch d.Data[d.Pos] {
+	case '"':
+		return d.skipValidString()
+	case '{', '[':
+		depth := 0
+		for d.Pos < len(d.Data) {
+			switch d.Data[d.Pos] {
+			case '"':
+				if err := d.skipValidString(); err != nil {
+					return err
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					d.Pos++
+					return nil
+				}
+			}
+			d.Pos++
+		}
+		return errUnexpectedEnd
+	}
+	for d.Pos < len(d.Data) { // a number or a literal
+		switch d.Data[d.Pos] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return nil
+		}
+		d.Pos++
+	}
+	return nil
+}
+
+// skipValidString consumes a well-formed string: it ends at the first
+// quote after an even run of backslashes, found with bytes.IndexByte.
+func (d *Decoder) skipValidString() error {
+	start := d.Pos + 1
+	for i := start; ; {
+		j := bytes.IndexByte(d.Data[i:], '"')
+		if j < 0 {
+			return errUnexpectedEnd
+		}
+		q := i + j
+		k := q
+		for k > start && d.Data[k-1] == '\\' {
+			k--
+		}
+		if (q-k)%2 == 0 {
+			d.Pos = q + 1
+			return nil
+		}
+		i = q + 1
+	}
 }
 
 // Object consumes an object, calling member for each key with the decoder

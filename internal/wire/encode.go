@@ -820,7 +820,3 @@ func appendAnyFloat(b []byte, f float64) []byte {
 	}
 	return AppendFloat(b, f, 64)
 }
-
-// stringWord reports whether none of the eight bytes of w is special in a
-// JSON string (see specialBytes).
-func stringWord(w uint64) bool { return specialBytes(w) == 0 }

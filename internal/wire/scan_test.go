@@ -2,7 +2,9 @@ package wire
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -98,6 +100,85 @@ func BenchmarkSkipString(b *testing.B) {
 		d := Decoder{Data: data}
 		if err := d.SkipValue(); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestScanValidObject checks ScanValidObject against ScanObject on
+// well-formed objects whose values take every path (strings ending in
+// escaped quotes and backslashes, nesting, numbers, literals, white
+// space), and that it never panics on malformed ones.
+func TestScanValidObject(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	strs := []string{`""`, `"a"`, `"\\"`, `"\\\\"`, `"a\"b"`, `"\\\""`, `"x\\\\\"y\\"`, `"{[,]}:"`, `"\u0022"`, `"é"`, `"` + strings.Repeat(`line\n`, 9) + `"`}
+	var value func(depth int) string
+	value = func(depth int) string {
+		switch n := rng.IntN(8); {
+		case n < 3 || depth > 3:
+			return strs[rng.IntN(len(strs))]
+		case n == 3:
+			return []string{"0", "-1.5e+3", "42", "true", "false", "null"}[rng.IntN(6)]
+		case n == 4:
+			var b strings.Builder
+			b.WriteString("[ ")
+			for k := range rng.IntN(4) {
+				if k > 0 {
+					b.WriteString(" ,\n")
+				}
+				b.WriteString(value(depth + 1))
+			}
+			b.WriteString("]")
+			return b.String()
+		default:
+			var b strings.Builder
+			b.WriteString("{")
+			for k := range rng.IntN(4) {
+				if k > 0 {
+					b.WriteString(",")
+				}
+				b.WriteString(strs[rng.IntN(len(strs))] + " :\t" + value(depth+1))
+			}
+			b.WriteString("}")
+			return b.String()
+		}
+	}
+	type kv struct{ k, v string }
+	scan := func(f func([]byte, func(k, v []byte) error) error, data []byte) ([]kv, error) {
+		var out []kv
+		err := f(data, func(k, v []byte) error {
+			out = append(out, kv{string(k), string(v)})
+			return nil
+		})
+		return out, err
+	}
+	for n := range 5000 {
+		var b strings.Builder
+		b.WriteString(" {")
+		for k := range rng.IntN(6) {
+			if k > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, `"k%d": %s`, k, value(0))
+		}
+		b.WriteString("}\n")
+		data := []byte(b.String())
+		if !json.Valid(data) {
+			t.Fatalf("%d: the test built invalid JSON: %s", n, data)
+		}
+		want, err := scan(ScanObject, data)
+		if err != nil {
+			t.Fatalf("%d: ScanObject(%s): %v", n, data, err)
+		}
+		got, err := scan(ScanValidObject, data)
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("%d: ScanValidObject(%s) = %q, %v; want %q", n, data, got, err, want)
+		}
+		for range 3 { // malformed: cut and altered, must not panic
+			bad := slices.Clone(data[:rng.IntN(len(data))])
+			if len(bad) > 0 {
+				bad[rng.IntN(len(bad))] = `"\{}[],:`[rng.IntN(8)]
+			}
+			scan(ScanValidObject, bad)
 		}
 	}
 }
