@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -10,6 +11,15 @@ import (
 
 	"github.com/gohands/gohands/internal/testenv"
 )
+
+// TestMain lets the test binary be the gohands child of replay and
+// resume, as the compare binary is.
+func TestMain(m *testing.M) {
+	if runChild() {
+		return
+	}
+	os.Exit(m.Run())
+}
 
 // TestCompareSmall runs the whole comparison at a small size and checks
 // that the table is complete: every row, a positive figure on each side.

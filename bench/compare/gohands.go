@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"os/signal"
 	"time"
 
 	"github.com/gohands/gohands/conversation"
@@ -12,6 +15,55 @@ import (
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/tools/preset"
 )
+
+// childArg, as the first argument, makes this program a child that runs
+// one gohands job (replay or resume) and prints its RESULT line, as
+// reference.py does for the reference: both sides are timed the same way,
+// inside a fresh process, after its start-up. Timing gohands inside the
+// long-lived compare process instead would give it a warm heap, warm code
+// paths and the model server's kept-alive connections.
+const childArg = "child"
+
+// childArgv returns the command line of a child running job with args.
+func childArgv(job string, args ...string) ([]string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return append([]string{self, childArg, job}, args...), nil
+}
+
+// runChild runs the job that os.Args names if this process is a child,
+// and reports whether it was: the caller then exits.
+func runChild() bool {
+	if len(os.Args) < 3 || os.Args[1] != childArg {
+		return false
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	var out any
+	var err error
+	switch job, args := os.Args[2], os.Args[3:]; {
+	case job == "replay" && len(args) == 1:
+		var d time.Duration
+		var n int
+		d, n, err = replayGohands(args[0])
+		out = map[string]any{"ms": float64(d) / 1e6, "events": n}
+	case job == "resume" && len(args) == 4:
+		var t0 time.Time
+		t0, err = resumeGohands(ctx, args[0], args[1], args[2], args[3])
+		out = map[string]any{"t0_unix_ns": t0.UnixNano()}
+	default:
+		err = fmt.Errorf("unknown child job %q", os.Args[2:])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "compare child:", err)
+		os.Exit(1)
+	}
+	b, _ := json.Marshal(out)
+	fmt.Printf("\nRESULT %s\n", b)
+	return true
+}
 
 // replayGohands opens the conversation in dir and decodes every event, as
 // reference.py's replay does; it returns the time taken and the number

@@ -14,8 +14,9 @@
 // The jobs: start-up (one model call, then exit); -steps think steps;
 // -steps terminal steps (wall, CPU and peak RSS of the process); full
 // replay of a conversation the reference wrote (its event log opened and
-// every event decoded, in process); resume of it to the first model
-// request (in process); and on each agent server, -conversations
+// every event decoded) and resume of it to the first model request, both
+// timed inside a fresh process after its start-up on each side (gohands'
+// is a child of this program); and on each agent server, -conversations
 // conversations created one after another and the memory each adds.
 package main
 
@@ -55,6 +56,9 @@ type config struct {
 }
 
 func main() {
+	if runChild() {
+		return
+	}
 	log.SetFlags(0)
 	log.SetPrefix("compare: ")
 	var c config
@@ -394,7 +398,9 @@ func (r *runner) copyStored(s *stored) (string, error) {
 }
 
 // replay opens a copy of the stored conversation and decodes every event,
-// in process: gohands here, the reference in reference.py.
+// timed inside a fresh process after its start-up: a child of this
+// program for gohands, reference.py for the reference. Both read the same
+// files, just copied (so from the page cache).
 func (r *runner) replay(ctx context.Context, side string, s *stored) (float64, error) {
 	base, err := r.copyStored(s)
 	if err != nil {
@@ -402,17 +408,13 @@ func (r *runner) replay(ctx context.Context, side string, s *stored) (float64, e
 	}
 	defer os.RemoveAll(base)
 	dir := filepath.Join(base, s.id)
+	argv := []string{r.c.Python, r.script, "replay", dir}
 	if side == "gohands" {
-		d, n, err := replayGohands(dir)
-		if err != nil {
+		if argv, err = childArgv("replay", dir); err != nil {
 			return 0, err
 		}
-		if n != s.events {
-			return 0, fmt.Errorf("gohands replayed %d events, the reference wrote %d", n, s.events)
-		}
-		return float64(d) / 1e6, nil
 	}
-	_, out, err := r.exec(ctx, []string{r.c.Python, r.script, "replay", dir}, base)
+	_, out, err := r.exec(ctx, argv, base)
 	if err != nil {
 		return 0, err
 	}
@@ -424,13 +426,14 @@ func (r *runner) replay(ctx context.Context, side string, s *stored) (float64, e
 		return 0, err
 	}
 	if res.Events != s.events {
-		return 0, fmt.Errorf("the reference replayed %d events, it wrote %d", res.Events, s.events)
+		return 0, fmt.Errorf("%s replayed %d events, the reference wrote %d", side, res.Events, s.events)
 	}
 	return res.MS, nil
 }
 
 // resume continues a copy of the stored conversation with a message and
-// measures until the model gets the first request.
+// measures until the model gets the first request, from a moment taken
+// inside a fresh process after its start-up (as for replay).
 func (r *runner) resume(ctx context.Context, side string, s *stored) (float64, error) {
 	base, err := r.copyStored(s)
 	if err != nil {
@@ -442,24 +445,23 @@ func (r *runner) resume(ctx context.Context, side string, s *stored) (float64, e
 		return 0, err
 	}
 	j := r.model.expect(s.task, "think", 0)
-	var t0 time.Time
+	argv := []string{r.c.Python, r.script, "resume", r.modelURL, base, ws, s.id, "go on"}
 	if side == "gohands" {
-		if t0, err = resumeGohands(ctx, r.modelURL, base, ws, s.id); err != nil {
+		if argv, err = childArgv("resume", r.modelURL, base, ws, s.id); err != nil {
 			return 0, err
 		}
-	} else {
-		_, out, err := r.exec(ctx, []string{r.c.Python, r.script, "resume", r.modelURL, base, ws, s.id, "go on"}, ws)
-		if err != nil {
-			return 0, err
-		}
-		var res struct {
-			T0 int64 `json:"t0_unix_ns"`
-		}
-		if err := result(out, &res); err != nil {
-			return 0, err
-		}
-		t0 = time.Unix(0, res.T0)
 	}
+	_, out, err := r.exec(ctx, argv, ws)
+	if err != nil {
+		return 0, err
+	}
+	var res struct {
+		T0 int64 `json:"t0_unix_ns"`
+	}
+	if err := result(out, &res); err != nil {
+		return 0, err
+	}
+	t0 := time.Unix(0, res.T0)
 	select {
 	case <-j.seen:
 	default:
