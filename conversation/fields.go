@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/internal/wire"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
 )
@@ -31,45 +32,45 @@ const (
 // otherwise.
 type Fields struct {
 	// ID is the conversation id, a dashed UUID.
-	ID string
+	ID string `json:"id"`
 	// Agent is the agent running the conversation (kind "Agent" or
 	// "ACPAgent"). Required.
-	Agent any
+	Agent any `json:"agent,omitempty" wire:"kinded"`
 	// Workspace is where the agent works, e.g. *workspace.Local.
 	// Required.
-	Workspace any
+	Workspace any `json:"workspace,omitempty" wire:"kinded"`
 	// PersistenceDir is the conversation directory; "" encodes as null.
-	PersistenceDir  string
-	MaxIterations   int
-	StuckDetection  bool
-	ExecutionStatus ExecutionStatus
+	PersistenceDir  string          `json:"persistence_dir,omitempty"`
+	MaxIterations   int             `json:"max_iterations"`
+	StuckDetection  bool            `json:"stuck_detection"`
+	ExecutionStatus ExecutionStatus `json:"execution_status"`
 	// ConfirmationPolicy is nil for the default, NeverConfirm.
-	ConfirmationPolicy security.ConfirmationPolicy
+	ConfirmationPolicy security.ConfirmationPolicy `json:"confirmation_policy" wire:"kinded"`
 	// SecurityAnalyzer is nil for none.
-	SecurityAnalyzer         security.Analyzer
-	ActivatedKnowledgeSkills []string
-	ActivatedPathRules       []string
-	InvokedSkills            []string
+	SecurityAnalyzer         security.Analyzer `json:"security_analyzer,omitempty" wire:"kinded"`
+	ActivatedKnowledgeSkills []string          `json:"activated_knowledge_skills" wire:"emitempty"`
+	ActivatedPathRules       []string          `json:"activated_path_rules" wire:"emitempty"`
+	InvokedSkills            []string          `json:"invoked_skills" wire:"emitempty"`
 	// BlockedActions maps action ids to the reason a hook blocked them.
-	BlockedActions map[string]string
+	BlockedActions map[string]string `json:"blocked_actions" wire:"emitempty"`
 	// BlockedMessages maps message ids to the reason a hook blocked them.
-	BlockedMessages   map[string]string
-	LastUserMessageID string
+	BlockedMessages   map[string]string `json:"blocked_messages" wire:"emitempty"`
+	LastUserMessageID string            `json:"last_user_message_id,omitempty"`
 	// LeafEventID is the HEAD of the event tree: the parent of the next
 	// appended event. "" means an empty tree, or a legacy linear log when
 	// HeadIsEmpty is false.
-	LeafEventID    string
-	HeadIsEmpty    bool
-	Stats          Stats
-	SecretRegistry secret.Registry
+	LeafEventID    string          `json:"leaf_event_id,omitempty"`
+	HeadIsEmpty    bool            `json:"head_is_empty"`
+	Stats          Stats           `json:"stats"`
+	SecretRegistry secret.Registry `json:"secret_registry"`
 	// Tags are user key-value metadata: keys match ^[a-z0-9]+$, values are
 	// at most 256 characters.
-	Tags map[string]string
+	Tags map[string]string `json:"tags" wire:"emitempty"`
 	// AgentState is free-form agent runtime state.
-	AgentState map[string]any
+	AgentState map[string]any `json:"agent_state" wire:"emitempty"`
 	// HookConfig is the reference's HookConfig, kept as raw JSON; nil is
 	// null.
-	HookConfig json.RawMessage
+	HookConfig json.RawMessage `json:"hook_config,omitempty"`
 }
 
 // NewFields returns the fields of a new conversation with the reference's
@@ -160,82 +161,58 @@ type member struct {
 // encodeMembers encodes f in the reference's field order, omitting nulls.
 // With a cipher, secrets are written as Fernet tokens; without, redacted.
 func encodeMembers(f *Fields, c *secret.Cipher) ([]member, error) {
+	// Validate requires the agent and the workspace before a write; a base
+	// state rebuilt from the events may lack them (RebuildBase), and they
+	// are left out.
+	w := *f
+	w.ConfirmationPolicy = f.Policy() // written even when it is the default
+	if isNullJSON(w.HookConfig) {
+		w.HookConfig = nil
+	}
+	if c != nil {
+		if err := w.mapSecrets(c.Encrypt); err != nil {
+			return nil, fmt.Errorf("conversation: encoding state: %w", err)
+		}
+	}
 	var ms []member
-	var err error
-	add := func(key string, v any) {
-		if err != nil {
-			return
-		}
-		var b []byte
-		b, err = event.MarshalJSON(v)
-		if err != nil {
-			err = fmt.Errorf("%s: %w", key, err)
-			return
-		}
-		ms = append(ms, member{key, b})
-	}
-	addKinded := func(key string, v any, required bool) {
-		if err != nil {
-			return
-		}
-		if v == nil {
-			if required {
-				err = fmt.Errorf("%s is required", key)
-			}
-			return
-		}
-		if v, err = withSecrets(v, c); err != nil {
-			err = fmt.Errorf("%s: %w", key, err)
-			return
-		}
-		var b []byte
-		if b, err = event.MarshalKinded(v); err != nil {
-			err = fmt.Errorf("%s: %w", key, err)
-			return
-		}
-		ms = append(ms, member{key, b})
-	}
-	add("id", f.ID)
-	// Validate requires both before a write; a base state rebuilt from
-	// the events may lack them (RebuildBase).
-	addKinded("agent", f.Agent, false)
-	addKinded("workspace", f.Workspace, false)
-	if f.PersistenceDir != "" {
-		add("persistence_dir", f.PersistenceDir)
-	}
-	add("max_iterations", f.MaxIterations)
-	add("stuck_detection", f.StuckDetection)
-	add("execution_status", f.ExecutionStatus)
-	addKinded("confirmation_policy", f.Policy(), true)
-	addKinded("security_analyzer", f.SecurityAnalyzer, false)
-	add("activated_knowledge_skills", event.List[string](f.ActivatedKnowledgeSkills))
-	add("activated_path_rules", event.List[string](f.ActivatedPathRules))
-	add("invoked_skills", event.List[string](f.InvokedSkills))
-	add("blocked_actions", event.Map[string, string](f.BlockedActions))
-	add("blocked_messages", event.Map[string, string](f.BlockedMessages))
-	if f.LastUserMessageID != "" {
-		add("last_user_message_id", f.LastUserMessageID)
-	}
-	if f.LeafEventID != "" {
-		add("leaf_event_id", f.LeafEventID)
-	}
-	add("head_is_empty", f.HeadIsEmpty)
-	add("stats", f.Stats)
-	if err == nil {
-		var reg any = f.SecretRegistry
-		if reg, err = withSecrets(reg, c); err == nil {
-			add("secret_registry", reg)
-		}
-	}
-	add("tags", event.Map[string, string](f.Tags))
-	add("agent_state", event.Map[string, any](f.AgentState))
-	if len(f.HookConfig) > 0 && !bytes.Equal(bytes.TrimSpace(f.HookConfig), []byte("null")) {
-		add("hook_config", f.HookConfig)
-	}
+	err := wire.EachMember(&w, func(key string, val []byte) error {
+		ms = append(ms, member{key, bytes.Clone(val)})
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("conversation: encoding state: %w", err)
 	}
 	return ms, nil
+}
+
+// mapSecrets replaces the values of f that hold secrets (secret.Holder) by
+// their secrets mapped through m: encrypted for the disk, or decrypted.
+func (f *Fields) mapSecrets(m func(secret.String) (secret.String, error)) error {
+	var err error
+	mapped := func(v any) any {
+		h, ok := v.(secret.Holder)
+		if !ok || err != nil {
+			return v
+		}
+		out, e := h.MapSecrets(m)
+		if e != nil {
+			err = e
+			return v
+		}
+		return out
+	}
+	f.Agent = mapped(f.Agent)
+	f.Workspace = mapped(f.Workspace)
+	if p, ok := mapped(f.ConfirmationPolicy).(security.ConfirmationPolicy); ok {
+		f.ConfirmationPolicy = p
+	}
+	if a, ok := mapped(f.SecurityAnalyzer).(security.Analyzer); ok {
+		f.SecurityAnalyzer = a
+	}
+	if r, ok := mapped(f.SecretRegistry).(secret.Registry); ok {
+		f.SecretRegistry = r
+	}
+	return err
 }
 
 // MarshalJSON encodes f as base_state.json is written without a cipher:
@@ -269,123 +246,33 @@ func joinMembers(ms []member) []byte {
 	return append(b, '}')
 }
 
-// withSecrets returns v with its secrets encrypted by c, if v holds secrets
-// and c is set. Without a cipher, secrets encode redacted by themselves.
-func withSecrets(v any, c *secret.Cipher) (any, error) {
-	h, ok := v.(secret.Holder)
-	if !ok || c == nil {
-		return v, nil
-	}
-	return h.MapSecrets(c.Encrypt)
-}
-
-// fieldsJSON mirrors base_state.json for decoding. The reference ignores
-// unknown keys in it, and so do we.
-type fieldsJSON struct {
-	ID                       string            `json:"id"`
-	Agent                    json.RawMessage   `json:"agent"`
-	Workspace                json.RawMessage   `json:"workspace"`
-	PersistenceDir           *string           `json:"persistence_dir"`
-	MaxIterations            *int              `json:"max_iterations"`
-	StuckDetection           *bool             `json:"stuck_detection"`
-	ExecutionStatus          *ExecutionStatus  `json:"execution_status"`
-	ConfirmationPolicy       json.RawMessage   `json:"confirmation_policy"`
-	SecurityAnalyzer         json.RawMessage   `json:"security_analyzer"`
-	ActivatedKnowledgeSkills []string          `json:"activated_knowledge_skills"`
-	ActivatedPathRules       []string          `json:"activated_path_rules"`
-	InvokedSkills            []string          `json:"invoked_skills"`
-	BlockedActions           map[string]string `json:"blocked_actions"`
-	BlockedMessages          map[string]string `json:"blocked_messages"`
-	LastUserMessageID        *string           `json:"last_user_message_id"`
-	LeafEventID              *string           `json:"leaf_event_id"`
-	HeadIsEmpty              bool              `json:"head_is_empty"`
-	Stats                    Stats             `json:"stats"`
-	SecretRegistry           json.RawMessage   `json:"secret_registry"`
-	Tags                     map[string]string `json:"tags"`
-	AgentState               map[string]any    `json:"agent_state"`
-	HookConfig               json.RawMessage   `json:"hook_config"`
-}
-
 // DecodeFields reads base_state.json. Absent fields take the reference's
 // defaults; kind-tagged slots of unknown kinds are errors naming the slot
 // and the kind. With a cipher, Fernet-encrypted secrets are decrypted (a
 // secret that does not decrypt is dropped with a warning, as the reference
-// does).
+// does). Unknown keys are ignored, as the reference does.
 func DecodeFields(data []byte, c *secret.Cipher) (*Fields, error) {
-	var m fieldsJSON
-	if err := json.Unmarshal(data, &m); err != nil {
+	f := NewFields("", nil, nil)
+	f.PersistenceDir = DefaultPersistenceDir
+	if err := event.UnmarshalJSON(data, f); err != nil {
 		return nil, fmt.Errorf("conversation: decoding base state: %w", err)
 	}
-	f := NewFields(m.ID, nil, nil)
-	f.PersistenceDir = DefaultPersistenceDir
-	if m.PersistenceDir != nil {
-		f.PersistenceDir = *m.PersistenceDir
+	if isNullJSON(f.HookConfig) {
+		f.HookConfig = nil
 	}
-	if m.MaxIterations != nil {
-		f.MaxIterations = *m.MaxIterations
-	}
-	if m.StuckDetection != nil {
-		f.StuckDetection = *m.StuckDetection
-	}
-	if m.ExecutionStatus != nil {
-		f.ExecutionStatus = *m.ExecutionStatus
-	}
-	var err error
-	slot := func(key string, raw json.RawMessage) any {
-		if err != nil || isNullJSON(raw) {
-			return nil
-		}
-		v, e := event.DecodeKinded[any](raw)
-		if e == nil {
-			v, e = decryptSecrets(v, c)
-		}
-		if e != nil {
-			err = fmt.Errorf("conversation: base state %s: %w", key, e)
-		}
-		return v
-	}
-	f.Agent = slot("agent", m.Agent)
-	f.Workspace = slot("workspace", m.Workspace)
-	if p := slot("confirmation_policy", m.ConfirmationPolicy); p != nil {
-		pol, ok := p.(security.ConfirmationPolicy)
-		if !ok && err == nil {
-			err = fmt.Errorf("conversation: base state confirmation_policy: %T is not a confirmation policy", p)
-		}
-		f.ConfirmationPolicy = pol
-	}
-	if a := slot("security_analyzer", m.SecurityAnalyzer); a != nil {
-		an, ok := a.(security.Analyzer)
-		if !ok && err == nil {
-			err = fmt.Errorf("conversation: base state security_analyzer: %T is not a security analyzer", a)
-		}
-		f.SecurityAnalyzer = an
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !isNullJSON(m.SecretRegistry) {
-		if err := json.Unmarshal(m.SecretRegistry, &f.SecretRegistry); err != nil {
-			return nil, fmt.Errorf("conversation: base state secret_registry: %w", err)
-		}
-		v, err := decryptSecrets(f.SecretRegistry, c)
+	if c != nil {
+		err := f.mapSecrets(func(s secret.String) (secret.String, error) {
+			p, err := c.Decrypt(s)
+			if err != nil {
+				slog.Warn("conversation: a secret in the base state does not decrypt with this key; dropping it")
+				return secret.String{}, nil
+			}
+			return p, nil
+		})
 		if err != nil {
-			return nil, fmt.Errorf("conversation: base state secret_registry: %w", err)
+			return nil, fmt.Errorf("conversation: base state: %w", err)
 		}
-		f.SecretRegistry = v.(secret.Registry)
 	}
-	f.ActivatedKnowledgeSkills = m.ActivatedKnowledgeSkills
-	f.ActivatedPathRules = m.ActivatedPathRules
-	f.InvokedSkills = m.InvokedSkills
-	f.BlockedActions = m.BlockedActions
-	f.BlockedMessages = m.BlockedMessages
-	if m.LastUserMessageID != nil {
-		f.LastUserMessageID = *m.LastUserMessageID
-	}
-	if m.LeafEventID != nil {
-		f.LeafEventID = *m.LeafEventID
-	}
-	f.HeadIsEmpty = m.HeadIsEmpty
-	f.Stats = m.Stats
 	// Every commit encodes the stats again; with a cache, a resumed
 	// conversation's long lists are encoded once, not once per commit.
 	for _, mt := range f.Stats.UsageToMetrics {
@@ -393,30 +280,10 @@ func DecodeFields(data []byte, c *secret.Cipher) (*Fields, error) {
 			mt.KeepEncodings()
 		}
 	}
-	f.Tags = m.Tags
-	f.AgentState = m.AgentState
-	if !isNullJSON(m.HookConfig) {
-		f.HookConfig = m.HookConfig
-	}
 	if err := f.validateValues(); err != nil {
 		return nil, err
 	}
 	return f, nil
-}
-
-func decryptSecrets(v any, c *secret.Cipher) (any, error) {
-	h, ok := v.(secret.Holder)
-	if !ok || c == nil {
-		return v, nil
-	}
-	return h.MapSecrets(func(s secret.String) (secret.String, error) {
-		p, err := c.Decrypt(s)
-		if err != nil {
-			slog.Warn("conversation: a secret in the base state does not decrypt with this key; dropping it")
-			return secret.String{}, nil
-		}
-		return p, nil
-	})
 }
 
 func isNullJSON(raw json.RawMessage) bool {

@@ -64,8 +64,8 @@ func TestBaseStateSlotsAndDefaults(t *testing.T) {
 	for _, c := range []struct{ json, wantErr string }{
 		{strings.Replace(old, `"kind":"LocalWorkspace"`, `"kind":"MarsWorkspace"`, 1), "MarsWorkspace"},
 		{strings.Replace(old, `"unknown_future_field":1`, `"security_analyzer":{"kind":"NoSuchAnalyzer"}`, 1), "security_analyzer"},
-		{strings.Replace(old, `"unknown_future_field":1`, `"confirmation_policy":{"kind":"LocalWorkspace","working_dir":"/"}`, 1), "not a confirmation policy"},
-		{strings.Replace(old, `"unknown_future_field":1`, `"security_analyzer":{"kind":"NeverConfirm"}`, 1), "not a security analyzer"},
+		{strings.Replace(old, `"unknown_future_field":1`, `"confirmation_policy":{"kind":"LocalWorkspace","working_dir":"/"}`, 1), "not a security.ConfirmationPolicy"},
+		{strings.Replace(old, `"unknown_future_field":1`, `"security_analyzer":{"kind":"NeverConfirm"}`, 1), "not a security.Analyzer"},
 		{strings.Replace(old, `"unknown_future_field":1`, `"execution_status":"sleeping"`, 1), "sleeping"},
 		{strings.Replace(old, `"unknown_future_field":1`, `"max_iterations":0`, 1), "max_iterations"},
 		{strings.Replace(old, `"unknown_future_field":1`, `"tags":{"Bad-Key":"v"}`, 1), "Bad-Key"},

@@ -475,11 +475,8 @@ func newStructEncoder(t reflect.Type) encFunc {
 		first := true
 		for i := range fields {
 			f := &fields[i]
-			fv, ok := fieldByIndex(v, f.index)
+			fv, ok := f.written(v)
 			if !ok {
-				continue
-			}
-			if f.omitEmpty && isEmptyValue(fv) || f.omitZero && isZeroValue(fv, f.zeroer) {
 				continue
 			}
 			if !first {
@@ -487,13 +484,9 @@ func newStructEncoder(t reflect.Type) encFunc {
 			}
 			first = false
 			b = append(b, f.key...)
-			if f.nullEmpty && isEmptyValue(fv) {
-				b = append(b, "null"...)
-				continue
-			}
 			var err error
-			if b, err = encs[i](b, fv); err != nil {
-				return nil, fmt.Errorf("%s: %w", f.name, err)
+			if b, err = f.appendValue(b, fv, encs[i]); err != nil {
+				return nil, err
 			}
 		}
 		if isKind {
@@ -504,6 +497,79 @@ func newStructEncoder(t reflect.Type) encFunc {
 		}
 		return append(b, '}'), nil
 	}
+}
+
+// written returns f's value in the struct v and whether it is written: not
+// inside a nil embedded pointer, nor left out by omitempty or omitzero.
+func (f *field) written(v reflect.Value) (reflect.Value, bool) {
+	fv, ok := fieldByIndex(v, f.index)
+	if !ok || f.omitEmpty && isEmptyValue(fv) || f.omitZero && isZeroValue(fv, f.zeroer) {
+		return fv, false
+	}
+	return fv, true
+}
+
+// appendValue appends the encoding of fv, f's value, by enc: null for an
+// empty value of a nullempty field.
+func (f *field) appendValue(b []byte, fv reflect.Value, enc encFunc) ([]byte, error) {
+	if f.nullEmpty && isEmptyValue(fv) {
+		return append(b, "null"...), nil
+	}
+	b, err := enc(b, fv)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.name, err)
+	}
+	return b, nil
+}
+
+// memberCache holds, per struct type, its fields and their encoders, for
+// EachMember.
+var memberCache sync.Map // reflect.Type -> *members
+
+type members struct {
+	fields []field
+	encs   []encFunc
+}
+
+// EachMember calls fn with the key and encoding of each member of the
+// object the struct v (or a pointer to one) encodes as, in order, without
+// its kind: for callers that keep or compare members one by one. val is
+// valid only during the call.
+func EachMember(v any, fn func(key string, val []byte) error) error {
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer {
+		rv = rv.Elem()
+	}
+	if rv.Kind() != reflect.Struct {
+		return fmt.Errorf("json: EachMember of %T, not a struct", v)
+	}
+	t := rv.Type()
+	mi, ok := memberCache.Load(t)
+	if !ok {
+		fields := structFields(t)
+		m := &members{fields: fields, encs: make([]encFunc, len(fields))}
+		for i := range fields {
+			m.encs[i] = fieldEncoder(&fields[i])
+		}
+		mi, _ = memberCache.LoadOrStore(t, m)
+	}
+	m := mi.(*members)
+	var b []byte
+	for i := range m.fields {
+		f := &m.fields[i]
+		fv, ok := f.written(rv)
+		if !ok {
+			continue
+		}
+		var err error
+		if b, err = f.appendValue(b[:0], fv, m.encs[i]); err != nil {
+			return err
+		}
+		if err := fn(f.name, b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // fieldEncoder returns the encoder of f's values, with its emitempty and

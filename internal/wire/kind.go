@@ -49,6 +49,7 @@ func RegisterKind(name string, t reflect.Type) {
 	registry.byType[t] = name
 	// A type's encoder depends on whether the type is a registered kind.
 	encCache.Clear()
+	memberCache.Clear()
 }
 
 // KindOf returns the kind name of v, a pointer to (or value of) a registered

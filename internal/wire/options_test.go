@@ -135,3 +135,27 @@ func TestRequiredNull(t *testing.T) {
 		}
 	}
 }
+
+// EachMember yields the members Marshal writes, one by one.
+func TestEachMember(t *testing.T) {
+	v := optioned{URL: "u", List: []string{"a"}}
+	var b []byte
+	err := EachMember(&v, func(key string, val []byte) error {
+		if len(b) > 0 {
+			b = append(b, ',')
+		}
+		b = append(AppendString(b, key), ':')
+		b = append(b, val...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := Marshal(v)
+	if got := "{" + string(b) + "}"; got != string(want) {
+		t.Errorf("members %s\nMarshal %s", got, want)
+	}
+	if err := EachMember(3, func(string, []byte) error { return nil }); err == nil {
+		t.Error("EachMember of an int: no error")
+	}
+}

@@ -55,6 +55,7 @@ func Extend(x Extension) bool {
 	ext = x
 	encCache.Clear()
 	decCache.Clear()
+	memberCache.Clear()
 	return true
 }
 
