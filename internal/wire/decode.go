@@ -882,21 +882,18 @@ func newSliceDecoder(t reflect.Type) decFunc {
 			return d.Errorf("expected an array for %v", t)
 		}
 		dec := DecoderFor(elem)
-		s := reflect.MakeSlice(t, 0, 4)
+		// A new array, grown in place: v.Slice would allocate a slice
+		// header per element.
+		v.Set(reflect.MakeSlice(t, 0, 4))
 		n := 0
-		err := d.Array(func() error {
-			if n == s.Cap() {
-				s = reflect.AppendSlice(s, reflect.MakeSlice(t, n, n)).Slice(0, n)
+		return d.Array(func() error {
+			if n == v.Cap() {
+				v.Grow(n)
 			}
-			s = s.Slice(0, n+1)
+			v.SetLen(n + 1)
 			n++
-			return dec(d, s.Index(n-1), false)
+			return dec(d, v.Index(n-1), false)
 		})
-		if err != nil {
-			return err
-		}
-		v.Set(s)
-		return nil
 	}
 }
 

@@ -554,7 +554,14 @@ func EachMember(v any, fn func(key string, val []byte) error) error {
 		mi, _ = memberCache.LoadOrStore(t, m)
 	}
 	m := mi.(*members)
-	var b []byte
+	bp := scratchPool.Get().(*[]byte)
+	b := *bp
+	defer func() {
+		if cap(b) <= 1<<20 { // as WithScratch
+			*bp = b[:0]
+			scratchPool.Put(bp)
+		}
+	}()
 	for i := range m.fields {
 		f := &m.fields[i]
 		fv, ok := f.written(rv)
