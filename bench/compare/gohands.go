@@ -14,6 +14,8 @@ import (
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/tools/preset"
+
+	"golang.org/x/sys/unix"
 )
 
 // childArg, as the first argument, makes this program a child that runs
@@ -47,8 +49,10 @@ func runChild() bool {
 	case job == "replay" && len(args) == 1:
 		var d time.Duration
 		var n int
+		cpu0 := cpuTime()
 		d, n, err = replayGohands(args[0])
-		out = map[string]any{"ms": float64(d) / 1e6, "events": n}
+		// The CPU time is only for the log (-v): the reference's is not known.
+		out = map[string]any{"ms": float64(d) / 1e6, "events": n, "cpu_ms": float64(cpuTime()-cpu0) / 1e6}
 	case job == "resume" && len(args) == 4:
 		var t0 time.Time
 		t0, err = resumeGohands(ctx, args[0], args[1], args[2], args[3])
@@ -63,6 +67,13 @@ func runChild() bool {
 	b, _ := json.Marshal(out)
 	fmt.Printf("\nRESULT %s\n", b)
 	return true
+}
+
+// cpuTime is the CPU time this process has used, all threads.
+func cpuTime() time.Duration {
+	var ru unix.Rusage
+	unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // replayGohands opens the conversation in dir and decodes every event, as

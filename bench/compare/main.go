@@ -132,17 +132,17 @@ func compare(ctx context.Context, c *config) (*table, error) {
 				t.add(j.row+": CPU (s)", side, s.cpu.Seconds())
 				t.add(j.row+": peak RSS (MB)", side, float64(s.rss)/1e6)
 			}
-			ms, err := r.replay(ctx, side, stored)
+			replayMS, err := r.replay(ctx, side, stored)
 			if err != nil {
 				return nil, fmt.Errorf("%s, replay: %w", side, err)
 			}
-			t.add("full replay of the stored conversation (ms)", side, ms)
-			ms, err = r.resume(ctx, side, stored)
+			t.add("full replay of the stored conversation (ms)", side, replayMS)
+			resumeMS, err := r.resume(ctx, side, stored)
 			if err != nil {
 				return nil, fmt.Errorf("%s, resume: %w", side, err)
 			}
-			t.add("resume of it to the first model request (ms)", side, ms)
-			fmt.Fprintf(c.Log, "run %d %s: replay and resume done\n", i, side)
+			t.add("resume of it to the first model request (ms)", side, resumeMS)
+			fmt.Fprintf(c.Log, "run %d %s: replay %.1f ms, resume %.1f ms\n", i, side, replayMS, resumeMS)
 		}
 	}
 	// The servers take long to start (the reference: seconds) and are

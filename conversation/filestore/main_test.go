@@ -25,6 +25,8 @@ func TestMain(m *testing.M) {
 		childLocker(os.Getenv("DIR"))
 	case "writer":
 		childWriter(os.Getenv("DIR"))
+	case "reader":
+		childReader(os.Getenv("DIR"))
 	default:
 		fmt.Fprintln(os.Stderr, "unknown child role")
 		os.Exit(2)
@@ -41,6 +43,23 @@ func childLocker(dir string) {
 	bufio.NewReader(os.Stdin).ReadString('\n') // hold until the parent says so
 	s.Close()
 	fmt.Println("released")
+}
+
+// childReader opens the store in dir and decodes every event.
+func childReader(dir string) {
+	s, err := filestore.Open(dir, nil)
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	defer s.Close()
+	for i := range s.Len() {
+		if _, err := s.Event(i); err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+	}
+	fmt.Println("read", s.Len())
 }
 
 // childWriter runs a conversation that appends action/observation cycles

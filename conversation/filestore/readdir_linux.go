@@ -58,3 +58,8 @@ func parseDirents(b string, names []string) []string {
 	}
 	return names
 }
+
+// noAtime is O_NOATIME: reading an event file need not write its access
+// time. Only the file's owner (or a process with CAP_FOWNER) may use it;
+// readAt drops it for good when it is refused.
+const noAtime = unix.O_NOATIME

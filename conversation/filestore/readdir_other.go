@@ -12,3 +12,5 @@ func readDirNames(dir string) ([]string, error) {
 	defer d.Close()
 	return d.Readdirnames(-1)
 }
+
+const noAtime = 0 // O_NOATIME is Linux's
