@@ -54,6 +54,9 @@
 //     methods (security.Analyzer, []Observation) is written with its kind
 //     and read by it; an `any` field does the same when tagged
 //     `wire:"kinded"` (untagged, it reads generic JSON);
+//   - a float number of seconds held as a [time.Duration] →
+//     `wire:"format:sec"` (json/v2's spelling): written as seconds (30.0),
+//     read from any number;
 //   - Any → [encoding/json.RawMessage], which keeps key order and number
 //     forms exactly.
 //

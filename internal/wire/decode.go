@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -979,6 +980,32 @@ func kindedDecoder(t reflect.Type) decFunc {
 	}
 }
 
+// secondsDecoder reads a time.Duration written as a number of seconds
+// (json/v2's format:sec). null leaves it as it is, as for other numbers.
+func secondsDecoder(t reflect.Type) decFunc {
+	if t != durationType {
+		return func(d *Decoder, _ reflect.Value, _ bool) error {
+			return d.Errorf("format:sec on %v, not a time.Duration", t)
+		}
+	}
+	float := DecoderFor(reflect.TypeFor[float64]())
+	return func(d *Decoder, v reflect.Value, _ bool) error {
+		if d.IsNullNext() {
+			return nil
+		}
+		var s float64
+		if err := float(d, reflect.ValueOf(&s).Elem(), false); err != nil {
+			return err
+		}
+		ns := s * float64(time.Second)
+		if ns >= math.MaxInt64 || ns < math.MinInt64 {
+			return d.Errorf("%v seconds is out of a duration's range", s)
+		}
+		v.SetInt(int64(ns))
+		return nil
+	}
+}
+
 type decField struct {
 	name      string
 	index     []int
@@ -1003,6 +1030,9 @@ func newStructDecoder(t reflect.Type) decFunc {
 		dec := DecoderFor(f.typ)
 		if f.kinded && f.typ.Kind() == reflect.Interface {
 			dec = kindedDecoder(f.typ)
+		}
+		if f.formatSec {
+			dec = secondsDecoder(f.typ)
 		}
 		df := decField{f.name, f.index, f.typ, dec, -1, f.nullEmpty, f.required && !nullable(f.typ)}
 		if f.required {

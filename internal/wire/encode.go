@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 )
 
@@ -71,6 +72,7 @@ var (
 	appenderType      = reflect.TypeFor[Appender]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
 	rawMessageType    = reflect.TypeFor[json.RawMessage]()
+	durationType      = reflect.TypeFor[time.Duration]()
 )
 
 func newEncoder(t reflect.Type, allowAddr bool) encFunc {
@@ -453,6 +455,7 @@ type field struct {
 	nullEmpty bool // an empty value is written as null; null decodes as empty
 	emitEmpty bool // a nil slice or map is written as [] or {}
 	kinded    bool // an interface value is written and read with its kind
+	formatSec bool // a time.Duration is written and read as seconds
 	tagged    bool
 	typ       reflect.Type
 }
@@ -579,10 +582,19 @@ func EachMember(v any, fn func(key string, val []byte) error) error {
 	return nil
 }
 
-// fieldEncoder returns the encoder of f's values, with its emitempty and
-// kinded options applied.
+// fieldEncoder returns the encoder of f's values, with its emitempty,
+// kinded and format:sec options applied.
 func fieldEncoder(f *field) encFunc {
 	switch {
+	case f.formatSec:
+		if f.typ != durationType {
+			return func([]byte, reflect.Value) ([]byte, error) {
+				return nil, fmt.Errorf("format:sec on %v, not a time.Duration", f.typ)
+			}
+		}
+		return func(b []byte, v reflect.Value) ([]byte, error) {
+			return AppendFloat(b, time.Duration(v.Int()).Seconds(), 64), nil
+		}
 	case f.kinded && f.typ.Kind() == reflect.Interface:
 		return func(b []byte, v reflect.Value) ([]byte, error) {
 			if v.IsNil() {
@@ -701,7 +713,7 @@ func structFields(t reflect.Type) []field {
 				name: name, index: idx, tagged: tagged, typ: sf.Type,
 				omitEmpty: hasOpt(opts, "omitempty"), omitZero: hasOpt(opts, "omitzero"),
 				nullEmpty: hasOpt(wopts, "nullempty"), emitEmpty: hasOpt(wopts, "emitempty"),
-				kinded:   hasOpt(wopts, "kinded"),
+				kinded: hasOpt(wopts, "kinded"), formatSec: hasOpt(wopts, "format:sec"),
 				required: sf.Tag.Get("required") == "true",
 				zeroer:   sf.Type.Implements(isZeroerType),
 			}

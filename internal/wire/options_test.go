@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // optioned uses the field options that let a type be declared once: no
@@ -157,5 +158,58 @@ func TestEachMember(t *testing.T) {
 	}
 	if err := EachMember(3, func(string, []byte) error { return nil }); err == nil {
 		t.Error("EachMember of an int: no error")
+	}
+}
+
+// timed holds durations written as seconds, as the reference's float
+// timeouts are.
+type timed struct {
+	Timeout time.Duration `json:"timeout,omitzero" wire:"format:sec"`
+	Read    time.Duration `json:"read" wire:"format:sec"`
+}
+
+func TestFormatSec(t *testing.T) {
+	for _, tc := range []struct {
+		v    timed
+		want string
+	}{
+		{timed{}, `{"read":0.0}`},
+		{timed{Timeout: 30 * time.Second, Read: 1500 * time.Millisecond}, `{"timeout":30.0,"read":1.5}`},
+		{timed{Timeout: time.Millisecond, Read: -2 * time.Second}, `{"timeout":0.001,"read":-2.0}`},
+	} {
+		got, err := Marshal(tc.v)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("Marshal(%+v) = %s, %v; want %s", tc.v, got, err, tc.want)
+			continue
+		}
+		var back timed
+		if err := Decode(got, &back, true); err != nil || back != tc.v {
+			t.Errorf("Decode(%s) = %+v, %v", got, back, err)
+		}
+	}
+	for in, want := range map[string]timed{
+		`{"timeout":30,"read":0.25}`: {Timeout: 30 * time.Second, Read: 250 * time.Millisecond},
+		`{"timeout":null}`:           {Timeout: time.Minute}, // null leaves it as it is
+	} {
+		got := timed{Timeout: time.Minute}
+		if err := Decode([]byte(in), &got, false); err != nil || got != want {
+			t.Errorf("Decode(%s) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{`{"timeout":"30"}`, `{"timeout":1e10}`, `{"read":-1e300}`, `{"read":1e400}`} {
+		var got timed
+		if err := Decode([]byte(in), &got, false); err == nil {
+			t.Errorf("Decode(%s) = %+v, want an error", in, got)
+		}
+	}
+	// The option on another type is an error, not a silent no-op.
+	type wrong struct {
+		N int `json:"n" wire:"format:sec"`
+	}
+	if _, err := Marshal(wrong{N: 1}); err == nil {
+		t.Error("format:sec on an int encoded")
+	}
+	if err := Decode([]byte(`{"n":1}`), &wrong{}, false); err == nil {
+		t.Error("format:sec on an int decoded")
 	}
 }
