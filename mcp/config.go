@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"net/url"
 	"os"
 	"slices"
@@ -41,30 +40,30 @@ type Config map[string]Server
 // "not set"; in particular a zero Server is enabled, and Timeout 0 means no
 // per-call limit beyond the caller's context.
 type Server struct {
-	URL       string
-	Transport Transport // empty: inferred, see EffectiveTransport
-	Command   string
-	Args      []string
-	Env       map[string]secret.String
-	Cwd       string
+	URL       string                   `json:"url,omitempty"`
+	Transport Transport                `json:"transport,omitempty"` // empty: inferred, see EffectiveTransport
+	Command   string                   `json:"command,omitempty"`
+	Args      []string                 `json:"args,omitempty"`
+	Env       map[string]secret.String `json:"env,omitempty"`
+	Cwd       string                   `json:"cwd,omitempty"`
 
-	Description string
-	Icon        string
+	Description string `json:"description,omitempty"`
+	Icon        string `json:"icon,omitempty"`
 
 	// Timeout bounds each tool call (the reference's "timeout", seconds).
-	Timeout time.Duration
+	Timeout time.Duration `json:"timeout,omitzero" wire:"format:sec"`
 	// SSEReadTimeout is kept for the wire format; the go-sdk has no
 	// separate read timeout, so it is not applied.
-	SSEReadTimeout time.Duration
-	KeepAlive      *bool
+	SSEReadTimeout time.Duration `json:"sse_read_timeout,omitzero" wire:"format:sec"`
+	KeepAlive      *bool         `json:"keep_alive,omitempty"`
 
 	// Headers are sent with every HTTP request to a remote server.
-	Headers map[string]secret.String
-	Auth    *Auth
+	Headers map[string]secret.String `json:"headers,omitempty"`
+	Auth    *Auth                    `json:"auth,omitempty"`
 
-	// Disabled servers stay configured but are not connected. It encodes
-	// as the reference's "enabled" (default true).
-	Disabled bool
+	// Disabled servers stay configured but are not connected. It is
+	// written as the reference's "enabled" (default true); see MarshalJSON.
+	Disabled bool `json:"-"`
 }
 
 // Auth strategies (Auth.Strategy).
@@ -316,94 +315,49 @@ func mapSecretMap(m map[string]secret.String, f func(secret.String) (secret.Stri
 	return out, nil
 }
 
-// serverJSON is Server on the wire, fields in the reference's order. Null
-// and empty-object values are dropped, as the reference's serializer does.
-type serverJSON struct {
-	URL            string                   `json:"url,omitempty"`
-	Transport      Transport                `json:"transport,omitempty"`
-	Command        string                   `json:"command,omitempty"`
-	Args           []string                 `json:"args,omitempty"`
-	Env            map[string]secret.String `json:"env,omitempty"`
-	Cwd            string                   `json:"cwd,omitempty"`
-	Description    string                   `json:"description,omitempty"`
-	Icon           string                   `json:"icon,omitempty"`
-	Timeout        *event.Float             `json:"timeout,omitempty"`
-	SSEReadTimeout *event.Float             `json:"sse_read_timeout,omitempty"`
-	KeepAlive      *bool                    `json:"keep_alive,omitempty"`
-	Headers        map[string]secret.String `json:"headers,omitempty"`
-	Auth           *Auth                    `json:"auth,omitempty"`
-	Enabled        bool                     `json:"enabled"`
-}
-
-func seconds(d time.Duration) *event.Float {
-	if d == 0 {
-		return nil
-	}
-	f := event.Float(d.Seconds())
-	return &f
-}
-
-// MarshalJSON implements json.Marshaler. Secret values encode as their
-// secret.String does (redacted unless exposed or encrypted).
+// MarshalJSON implements json.Marshaler: the fields, then Disabled as the
+// reference's "enabled", which is always written. Secret values encode as
+// their secret.String does (redacted unless exposed or encrypted).
 func (s Server) MarshalJSON() ([]byte, error) {
-	j := serverJSON{
-		URL: s.URL, Transport: s.Transport, Command: s.Command, Args: s.Args,
-		Env: s.Env, Cwd: s.Cwd, Description: s.Description, Icon: s.Icon,
-		Timeout: seconds(s.Timeout), SSEReadTimeout: seconds(s.SSEReadTimeout),
-		KeepAlive: s.KeepAlive, Headers: s.Headers, Auth: s.Auth, Enabled: !s.Disabled,
-	}
-	if s.Args != nil && len(s.Args) == 0 {
-		j.Args = nil // omitempty drops it; the reference keeps [] but it means the same
-	}
-	return event.MarshalJSON(j)
+	type plain Server // the same fields, without these methods
+	return event.MarshalJSON(struct {
+		plain
+		Enabled bool `json:"enabled"`
+	}{plain(s), !s.Disabled})
 }
 
 // UnmarshalJSON implements json.Unmarshaler. As the reference's loader
-// does, it reads "type" as "transport", "shttp" as "http", ignores unknown
-// fields and drops secret values that are empty or redacted.
+// does, it reads "type" as "transport", "shttp" as "http", "enabled" as
+// the inverse of Disabled, ignores unknown fields and drops secret values
+// that are empty or redacted.
 func (s *Server) UnmarshalJSON(data []byte) error {
+	type plain Server
 	var j struct {
-		serverJSON
-		Type      Transport `json:"type"`
-		Timeout   *float64  `json:"timeout"`
-		SSERead   *float64  `json:"sse_read_timeout"`
-		Enabled   *bool     `json:"enabled"`
-		Transport Transport `json:"transport"`
+		plain
+		Type    Transport `json:"type"`
+		Enabled *bool     `json:"enabled"`
 	}
-	if err := json.Unmarshal(data, &j); err != nil {
+	if err := event.UnmarshalJSON(data, &j); err != nil {
 		return err
 	}
-	tr := j.Transport
-	if tr == "" {
-		tr = j.Type
+	*s = Server(j.plain)
+	if s.Transport == "" {
+		s.Transport = j.Type
 	}
-	if tr == "shttp" {
-		tr = TransportHTTP
+	if s.Transport == "shttp" {
+		s.Transport = TransportHTTP
 	}
-	*s = Server{
-		URL: j.URL, Transport: tr, Command: j.Command, Args: j.Args,
-		Env: dropZero(j.Env), Cwd: j.Cwd, Description: j.Description, Icon: j.Icon,
-		KeepAlive: j.KeepAlive, Headers: dropZero(j.Headers), Auth: j.Auth,
-		Disabled: j.Enabled != nil && !*j.Enabled,
-	}
-	var err error
-	if s.Timeout, err = duration("timeout", j.Timeout); err != nil {
-		return err
-	}
-	if s.SSEReadTimeout, err = duration("sse_read_timeout", j.SSERead); err != nil {
-		return err
+	s.Env, s.Headers = dropZero(s.Env), dropZero(s.Headers)
+	s.Disabled = j.Enabled != nil && !*j.Enabled
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"timeout", s.Timeout}, {"sse_read_timeout", s.SSEReadTimeout}} {
+		if d.v < 0 {
+			return fmt.Errorf("%s: %v is not a valid number of seconds", d.key, d.v.Seconds())
+		}
 	}
 	return nil
-}
-
-func duration(field string, f *float64) (time.Duration, error) {
-	if f == nil {
-		return 0, nil
-	}
-	if *f < 0 || math.IsNaN(*f) || *f > float64(math.MaxInt64/int64(time.Second)) {
-		return 0, fmt.Errorf("%s: %v is not a valid number of seconds", field, *f)
-	}
-	return time.Duration(*f * float64(time.Second)), nil
 }
 
 func dropZero(m map[string]secret.String) map[string]secret.String {
