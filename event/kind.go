@@ -59,7 +59,7 @@ type kindDecoder interface {
 // Unknown kinds, kinds that are not a T, and fields the type does not declare
 // are errors that name the kind and the field.
 func DecodeKinded[T any](data []byte) (T, error) {
-	v, err := decodeKinded(data, reflect.TypeFor[T]())
+	v, err := decodeKinded(data, reflect.TypeFor[T], func(v any) bool { _, ok := v.(T); return ok })
 	if err != nil {
 		var zero T
 		return zero, err
@@ -67,19 +67,27 @@ func DecodeKinded[T any](data []byte) (T, error) {
 	return v.(T), nil
 }
 
-// decodeKinded is DecodeKinded for the type t; the codec calls it for
-// interface values (see wirecodec.go).
-func decodeKinded(data []byte, t reflect.Type) (any, error) {
+// decodeKindedAs is DecodeKinded for the interface type t; the codec calls
+// it for interface values (see wirecodec.go).
+func decodeKindedAs(data []byte, t reflect.Type) (any, error) {
+	return decodeKinded(data, func() reflect.Type { return t }, func(v any) bool {
+		return reflect.TypeOf(v).AssignableTo(t)
+	})
+}
+
+// decodeKinded decodes data into a new value of its kind, which is
+// must accept; typ names the wanted type in errors.
+func decodeKinded(data []byte, typ func() reflect.Type, is func(any) bool) (any, error) {
 	name, err := wire.FindKind(data)
 	if err != nil {
 		return nil, err
 	}
 	v, ok := wire.NewKind(name)
 	if !ok {
-		return nil, fmt.Errorf("%w %q for %v", ErrUnknownKind, name, t)
+		return nil, fmt.Errorf("%w %q for %v", ErrUnknownKind, name, typ())
 	}
-	if !reflect.TypeOf(v).AssignableTo(t) {
-		return nil, fmt.Errorf("event: kind %q is not a %v", name, t)
+	if !is(v) {
+		return nil, fmt.Errorf("event: kind %q is not a %v", name, typ())
 	}
 	if d, ok := v.(kindDecoder); ok {
 		err = d.decodeKind(name, data)

@@ -52,7 +52,7 @@ var _ = wire.Extend(wire.Extension{
 		}
 		return v, nil
 	},
-	DecodeKinded: decodeKinded,
+	DecodeKinded: decodeKindedAs,
 })
 
 var (
