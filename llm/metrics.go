@@ -198,22 +198,15 @@ func (m Metrics) AppendJSON(b []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return event.AppendJSON(b, metricsJSON{
-		ModelName: m.ModelName, AccumulatedCost: m.AccumulatedCost,
-		MaxBudgetPerTask: m.MaxBudgetPerTask, AccumulatedTokenUsage: m.AccumulatedTokenUsage,
-		Costs: costs, ResponseLatencies: lats, TokenUsages: uses,
-	})
-}
-
-// metricsJSON is Metrics with its lists encoded.
-type metricsJSON struct {
-	ModelName             string      `json:"model_name"`
-	AccumulatedCost       float64     `json:"accumulated_cost"`
-	MaxBudgetPerTask      *float64    `json:"max_budget_per_task,omitempty"`
-	AccumulatedTokenUsage *TokenUsage `json:"accumulated_token_usage,omitempty"`
-	Costs                 encoded     `json:"costs"`
-	ResponseLatencies     encoded     `json:"response_latencies"`
-	TokenUsages           encoded     `json:"token_usages"`
+	type plain Metrics // the same fields, without these methods
+	// The lists, already encoded, take the place of plain's: Metrics
+	// declares them last, so the keys keep their order.
+	return event.AppendJSON(b, struct {
+		plain
+		Costs             encoded `json:"costs"`
+		ResponseLatencies encoded `json:"response_latencies"`
+		TokenUsages       encoded `json:"token_usages"`
+	}{plain(m), costs, lats, uses})
 }
 
 // encoded is a JSON array encoded by AppendJSON, appended as it is, but

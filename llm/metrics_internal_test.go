@@ -11,17 +11,11 @@ import (
 // plainJSON encodes m without AppendJSON, as the codec encodes any struct.
 func plainJSON(t *testing.T, m Metrics) string {
 	t.Helper()
-	type plain struct {
-		ModelName             string            `json:"model_name"`
-		AccumulatedCost       float64           `json:"accumulated_cost"`
-		MaxBudgetPerTask      *float64          `json:"max_budget_per_task,omitempty"`
-		AccumulatedTokenUsage *TokenUsage       `json:"accumulated_token_usage,omitempty"`
-		Costs                 []Cost            `json:"costs"`
-		ResponseLatencies     []ResponseLatency `json:"response_latencies"`
-		TokenUsages           []TokenUsage      `json:"token_usages"`
-	}
-	p := plain{m.ModelName, m.AccumulatedCost, m.MaxBudgetPerTask, m.AccumulatedTokenUsage,
-		append([]Cost{}, m.Costs...), append([]ResponseLatency{}, m.ResponseLatencies...), append([]TokenUsage{}, m.TokenUsages...)}
+	type plain Metrics // the same fields, without AppendJSON
+	p := plain(m)
+	p.Costs = append([]Cost{}, m.Costs...)
+	p.ResponseLatencies = append([]ResponseLatency{}, m.ResponseLatencies...)
+	p.TokenUsages = append([]TokenUsage{}, m.TokenUsages...)
 	b, err := event.MarshalJSON(p)
 	if err != nil {
 		t.Fatal(err)
