@@ -212,20 +212,34 @@ func (s *Store) load() error {
 	s.idx.Adopt(entries)
 	s.keep(kept[:min(len(kept), n)])
 	if cached != n {
-		if err := s.rewriteIndexFile(entries); err != nil {
-			slog.Warn("filestore: cannot write event index cache", "err", err)
-		}
-	}
-	fd, err := unix.Open(filepath.Join(s.dir, IndexFile), unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
-	if err != nil {
-		slog.Warn("filestore: cannot open event index cache", "err", err)
+		// The cache is rewritten in the background (a third of a
+		// cache-less open's serial part). Only appends and Close use it:
+		// they take writeMu, held until it is written and open.
+		s.writeMu.Lock()
+		go func() {
+			defer s.writeMu.Unlock()
+			if err := s.rewriteIndexFile(entries[:n:n]); err != nil {
+				slog.Warn("filestore: cannot write event index cache", "err", err)
+			}
+			s.openIndexFile()
+		}()
 	} else {
-		s.indexFD = fd
+		s.openIndexFile()
 	}
 	if !s.opts.WriteThrough {
 		s.wb = newWriteBehind(n)
 	}
 	return nil
+}
+
+// openIndexFile opens IndexFile for appending its lines.
+func (s *Store) openIndexFile() {
+	fd, err := unix.Open(filepath.Join(s.dir, IndexFile), unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		slog.Warn("filestore: cannot open event index cache", "err", err)
+		return
+	}
+	s.indexFD = fd
 }
 
 func (s *Store) setAside(name string, cause error) {
@@ -344,7 +358,7 @@ func (s *Store) readIndexFile(ids []string, entries []conversation.Entry, have [
 }
 
 func (s *Store) rewriteIndexFile(entries []conversation.Entry) error {
-	var b []byte
+	b := make([]byte, 0, 200*len(entries)) // lines are ~180 bytes
 	for i := range entries {
 		b, _ = appendIndexLine(b, &entries[i], s.sums[i].crc)
 	}
