@@ -2,7 +2,6 @@ package secret
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -189,44 +188,27 @@ func mapOne(f func(String) (String, error), s String) (String, error) {
 // Registry holds a conversation's named secrets. Its JSON is the reference's
 // SecretRegistry: {"secret_sources":{name: source}}.
 type Registry struct {
-	Sources map[string]Source
+	Sources map[string]Source `json:"secret_sources" wire:"emitempty"`
 }
 
+// registryFields is Registry without its methods: the codec writes each
+// source with its kind and reads it back by its kind.
+type registryFields Registry
+
 // MarshalJSON implements json.Marshaler.
-func (r Registry) MarshalJSON() ([]byte, error) {
-	m := make(event.Map[string, json.RawMessage], len(r.Sources))
-	for name, src := range r.Sources {
-		b, err := event.MarshalKinded(src)
-		if err != nil {
-			return nil, fmt.Errorf("secret %s: %w", name, err)
-		}
-		m[name] = b
-	}
-	return event.MarshalJSON(struct {
-		Sources event.Map[string, json.RawMessage] `json:"secret_sources"`
-	}{m})
-}
+func (r Registry) MarshalJSON() ([]byte, error) { return event.MarshalJSON(registryFields(r)) }
 
 // UnmarshalJSON implements json.Unmarshaler. A source of an unknown kind is
 // an error naming the secret.
 func (r *Registry) UnmarshalJSON(data []byte) error {
-	var m struct {
-		Sources map[string]json.RawMessage `json:"secret_sources"`
-	}
-	if err := json.Unmarshal(data, &m); err != nil {
+	var w registryFields
+	if err := event.UnmarshalJSON(data, &w); err != nil {
 		return err
 	}
-	r.Sources = nil
-	for name, raw := range m.Sources {
-		src, err := event.DecodeKinded[Source](raw)
-		if err != nil {
-			return fmt.Errorf("secret %s: %w", name, err)
-		}
-		if r.Sources == nil {
-			r.Sources = make(map[string]Source, len(m.Sources))
-		}
-		r.Sources[name] = src
+	if len(w.Sources) == 0 {
+		w.Sources = nil
 	}
+	*r = Registry(w)
 	return nil
 }
 

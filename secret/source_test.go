@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/gohands/gohands/event"
@@ -38,6 +39,24 @@ func TestRegistryJSONMatchesReference(t *testing.T) {
 	l := back.Sources["B"].(*LookupSecret)
 	if _, ok := l.Headers["Authorization"]; ok || l.Headers["X-Y"].Value() != "z" {
 		t.Errorf("headers after reload: %v", l.Headers)
+	}
+}
+
+// A source of an unknown kind, or of a kind that is not a Source, is an
+// error naming the secret.
+func TestRegistryBadSource(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"secret_sources":{"DB":{"kind":"NoSuchSecret"}}}`: `DB: event: unknown kind "NoSuchSecret"`,
+		`{"secret_sources":{"DB":{"kind":"PauseEvent"}}}`:   `DB: event: kind "PauseEvent" is not a secret.Source`,
+	} {
+		var r Registry
+		if err := json.Unmarshal([]byte(in), &r); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want one containing %q", in, err, want)
+		}
+	}
+	var r Registry
+	if err := json.Unmarshal([]byte(`{"secret_sources":{}}`), &r); err != nil || r.Sources != nil {
+		t.Errorf("empty registry: %v %#v", err, r)
 	}
 }
 

@@ -947,7 +947,7 @@ func newMapDecoder(t reflect.Type) decFunc {
 			}
 			e := reflect.New(et).Elem()
 			if err := dec(d, e, false); err != nil {
-				return err
+				return fmt.Errorf("%v: %w", k, err) // k, not key: the value was read
 			}
 			v.SetMapIndex(k, e)
 			return nil
