@@ -71,6 +71,16 @@ type Subscription[T any] struct {
 	c    chan T
 	err  error // set, under b.mu, before c is closed
 	stop func() bool
+
+	// A SubscribeFunc subscription has no channel (c is nil): its values
+	// wait in q[head:], under b.mu, which grows only as far as the
+	// subscriber falls behind. A channel allocates its whole buffer at
+	// once, and the command line asks for 1<<16 values (1 MB) so that its
+	// transcript never drops one.
+	q     []T
+	head  int
+	wake  chan struct{} // signalled when a value is queued or the subscription ends
+	ended bool
 }
 
 // Subscribe adds a subscriber. The subscription ends when ctx is done, or
@@ -98,7 +108,14 @@ func (b *Broker[T]) SubscribeFunc(fn func(T), log *slog.Logger) (stop func()) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := b.Subscribe(context.Background())
+	s := &Subscription[T]{b: b, wake: make(chan struct{}, 1)}
+	b.mu.Lock()
+	if b.closed {
+		s.err, s.ended = ErrClosed, true
+	} else {
+		b.subs[s] = struct{}{}
+	}
+	b.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -106,7 +123,7 @@ func (b *Broker[T]) SubscribeFunc(fn func(T), log *slog.Logger) (stop func()) {
 			fn(v)
 		}
 		if errors.Is(s.Err(), ErrSlow) {
-			log.Warn("event subscriber fell behind and was dropped", "buffer", cap(s.C()))
+			log.Warn("event subscriber fell behind and was dropped", "buffer", b.buffer)
 		}
 	}()
 	return func() {
@@ -129,6 +146,11 @@ func (b *Broker[T]) endLocked(s *Subscription[T], err error) {
 	}
 	delete(b.subs, s)
 	s.err = err
+	if s.c == nil {
+		s.ended = true
+		s.signal()
+		return
+	}
 	close(s.c)
 }
 
@@ -138,6 +160,16 @@ func (b *Broker[T]) Publish(v T) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for s := range b.subs {
+		if s.c == nil {
+			if len(s.q)-s.head >= b.buffer {
+				b.dropped.Add(1)
+				b.endLocked(s, ErrSlow)
+				continue
+			}
+			s.q = append(s.q, v)
+			s.signal()
+			continue
+		}
 		select {
 		case s.c <- v:
 		default:
@@ -176,11 +208,57 @@ func (s *Subscription[T]) C() <-chan T { return s.c }
 // Err afterwards to learn why it ended.
 func (s *Subscription[T]) All() iter.Seq[T] {
 	return func(yield func(T) bool) {
+		if s.c == nil {
+			for {
+				v, ok := s.next()
+				if !ok || !yield(v) {
+					return
+				}
+			}
+		}
 		for v := range s.c {
 			if !yield(v) {
 				return
 			}
 		}
+	}
+}
+
+// next waits for the next queued value of a SubscribeFunc subscription;
+// it reports false once the subscription has ended and its queue is empty.
+func (s *Subscription[T]) next() (T, bool) {
+	for {
+		s.b.mu.Lock()
+		if s.head < len(s.q) {
+			v := s.q[s.head]
+			var zero T
+			s.q[s.head] = zero
+			s.head++
+			if s.head == len(s.q) {
+				// Empty: reuse the array, unless a burst made it large.
+				s.q, s.head = s.q[:0], 0
+				if cap(s.q) > 1024 {
+					s.q = nil
+				}
+			}
+			s.b.mu.Unlock()
+			return v, true
+		}
+		ended := s.ended
+		s.b.mu.Unlock()
+		if ended {
+			var zero T
+			return zero, false
+		}
+		<-s.wake
+	}
+}
+
+// signal wakes next without waiting; called under b.mu.
+func (s *Subscription[T]) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -127,5 +128,46 @@ func TestSubscribeFunc(t *testing.T) {
 	stop()
 	if !strings.Contains(logs.String(), "fell behind") || !strings.Contains(logs.String(), "buffer=2") {
 		t.Errorf("the slow subscriber was not reported: %q", logs.String())
+	}
+}
+
+// A SubscribeFunc subscriber's buffer takes memory only as far as it falls
+// behind: a large one (the command line's 1<<16 events) is not allocated
+// up front, and everything queued while the callback is busy arrives, in
+// order, without the subscriber being dropped.
+func TestSubscribeFuncBufferGrowsAsNeeded(t *testing.T) {
+	const buffer = 1 << 16
+	b := pubsub.NewBroker[int](&pubsub.Options{Buffer: buffer})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	release := make(chan struct{})
+	var got []int
+	stop := b.SubscribeFunc(func(v int) {
+		<-release
+		got = append(got, v)
+	}, nil)
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > buffer {
+		t.Errorf("SubscribeFunc with a buffer of %d allocated %d bytes up front", buffer, n)
+	}
+	const n = 5000
+	for i := range n {
+		b.Publish(i)
+	}
+	close(release)
+	stop()
+	if len(got) != n || !slices.IsSorted(got) || got[0] != 0 {
+		t.Errorf("got %d values (first %v), want 0..%d in order", len(got), got[:min(len(got), 3)], n-1)
+	}
+	if d := b.Dropped(); d != 0 {
+		t.Errorf("Dropped = %d", d)
+	}
+
+	// A broker closed before the subscription ends it at once.
+	b.Close()
+	called := false
+	b.SubscribeFunc(func(int) { called = true }, nil)()
+	if called {
+		t.Error("a subscriber to a closed broker was called")
 	}
 }
