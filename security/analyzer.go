@@ -163,7 +163,7 @@ func (r *RuleAnalyzer) Bind(b Binding) Analyzer {
 // Matches returns the rules that match in, in table order.
 func (r *RuleAnalyzer) Matches(in *Input) []*Rule {
 	var out []*Rule
-	for _, rules := range [][]Rule{DefaultRules, r.Extra} {
+	for _, rules := range [][]Rule{defaultRules(), r.Extra} {
 		for i := range rules {
 			if rules[i].matches(in) {
 				out = append(out, &rules[i])

@@ -104,3 +104,27 @@ func ruleIDs(a *RuleAnalyzer, cmd string) []string {
 	}
 	return ids
 }
+
+// DefaultRules is ordered most severe first, with the everyday rules among
+// the HIGH ones, and returns a copy: changing it does not change what the
+// analyzers check.
+func TestDefaultRulesOrderAndCopy(t *testing.T) {
+	rules := DefaultRules()
+	seen := map[string]bool{}
+	for i, r := range rules {
+		rank, _ := riskRank(r.Risk)
+		if prev, _ := riskRank(rules[max(i-1, 0)].Risk); rank > prev {
+			t.Errorf("rule %s (%v) follows %s (%v): not most severe first", r.ID, r.Risk, rules[i-1].ID, rules[i-1].Risk)
+		}
+		seen[r.ID] = true
+	}
+	for _, r := range everydayRules() {
+		if !seen[r.ID] {
+			t.Errorf("everyday rule %s is missing", r.ID)
+		}
+	}
+	rules[0].Command, rules[0].Text, rules[0].Action = nil, nil, nil
+	if r := DefaultRules()[0]; r.Command == nil && r.Text == nil && r.Action == nil {
+		t.Error("changing the result of DefaultRules changed the table")
+	}
+}
