@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/gohands/gohands/internal/lazyregexp"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/tool"
 )
@@ -182,9 +182,9 @@ func Connect(ctx context.Context, cfg Config, opts *Options) (*Set, error) {
 }
 
 // validName is what model providers accept as a tool name.
-var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+var validName = lazyregexp.New(`^[a-zA-Z0-9_-]{1,64}$`)
 
-var invalidChars = regexp.MustCompile(`[^a-zA-Z0-9_-]+`)
+var invalidChars = lazyregexp.New(`[^a-zA-Z0-9_-]+`)
 
 // prefixed returns "<server>_<tool>", cleaned to a valid tool name.
 func prefixed(server, name string) string {

@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"regexp"
+
+	"github.com/gohands/gohands/internal/lazyregexp"
 )
 
 // varRef matches $NAME, ${NAME} and ${NAME:-default}.
-var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
+var varRef = lazyregexp.New(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
 
 // expandSecrets replaces references to secrets in the string values of
 // args (at any depth; keys are left alone), as the reference does before

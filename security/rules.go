@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/internal/lazyregexp"
 )
 
 // A Rule is one check of the RuleAnalyzer. Exactly one of Text, Command and
@@ -175,15 +176,11 @@ func isSender(verb string) bool {
 }
 
 // secretFile matches paths of credentials and keys.
-var secretFile = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)(^|[/~\s"'=@<])(\.ssh(/|$)|id_(rsa|dsa|ecdsa|ed25519)|\.aws(/|$)|\.config/gcloud|\.azure(/|$)|\.kube/config|\.netrc|\.git-credentials|\.npmrc|\.pypirc|\.docker/config\.json|\.gnupg|/etc/shadow|\.env(\.[\w.-]+)?$|\.pem$|\.key$|credentials(\.json)?$)`)
-})
+var secretFile = lazyregexp.New(`(?i)(^|[/~\s"'=@<])(\.ssh(/|$)|id_(rsa|dsa|ecdsa|ed25519)|\.aws(/|$)|\.config/gcloud|\.azure(/|$)|\.kube/config|\.netrc|\.git-credentials|\.npmrc|\.pypirc|\.docker/config\.json|\.gnupg|/etc/shadow|\.env(\.[\w.-]+)?$|\.pem$|\.key$|credentials(\.json)?$)`)
 
 // secretVar matches references to environment variables whose names look
 // like secrets.
-var secretVar = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)\$\{?[A-Z0-9_]*(KEY|TOKEN|SECRET|PASSW|PASSWD|PWD|CREDENTIAL|AUTH|PRIVATE|SESSION|COOKIE)[A-Z0-9_]*\}?`)
-})
+var secretVar = lazyregexp.New(`(?i)\$\{?[A-Z0-9_]*(KEY|TOKEN|SECRET|PASSW|PASSWD|PWD|CREDENTIAL|AUTH|PRIVATE|SESSION|COOKIE)[A-Z0-9_]*\}?`)
 
 // dumpsEnv are commands that print the environment.
 func dumpsEnv(c *Command) bool {
@@ -200,7 +197,7 @@ func dumpsEnv(c *Command) bool {
 
 // carriesSecret reports whether a word refers to secret material.
 func carriesSecret(w string, in *Input) bool {
-	if secretFile().MatchString(w) || secretVar().MatchString(w) {
+	if secretFile.MatchString(w) || secretVar.MatchString(w) {
 		return true
 	}
 	for _, name := range in.SecretNames {
@@ -365,7 +362,7 @@ func systemRules() []Rule {
 					return false
 				}
 				for i, a := range c.Args {
-					if (a == "-c" || a == "-e" || a == "-E" || a == "--eval") && i+1 < len(c.Args) && destructiveCode().MatchString(c.Args[i+1]) {
+					if (a == "-c" || a == "-e" || a == "-E" || a == "--eval") && i+1 < len(c.Args) && destructiveCode.MatchString(c.Args[i+1]) {
 						return true
 					}
 				}
@@ -401,10 +398,10 @@ func systemRules() []Rule {
 			Description: "file_editor writing inside a system directory (/etc, /usr, /bin, /boot, /root, …) or to a credentials or key file (~/.ssh/…, .env, …); in the shell, a redirection, tee, cp, mv, install or ln onto one",
 			Action: func(in *Input) bool {
 				if p, ok := editorWritePath(in); ok {
-					return inSystemDir(p) || secretFile().MatchString(p)
+					return inSystemDir(p) || secretFile.MatchString(p)
 				}
 				sensitive := func(p string) bool {
-					return inSystemDir(p) && !isHarmlessDevice(p) || secretFile().MatchString(p)
+					return inSystemDir(p) && !isHarmlessDevice(p) || secretFile.MatchString(p)
 				}
 				for _, c := range in.Commands {
 					for i, w := range c.Words {
@@ -473,9 +470,7 @@ func systemRules() []Rule {
 
 // destructiveCode finds, in a program's source, a recursive delete of an
 // important path: rmtree('/'), rm -rf ~ in a string, FileUtils.rm_rf('/').
-var destructiveCode = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)(rmtree|rm_rf|rmSync|rimraf|remove_dir_all)\s*\(\s*['"](/|~|/etc|/usr|/var|/home|/boot)/?['"]|\brm\s+(-[a-z]*r[a-z]*\s+|--recursive\s+)+(-[a-z]+\s+)*(/|~|\$HOME|/etc|/usr|/var|/home|/boot)/?\*?(\s|['"]|$)`)
-})
+var destructiveCode = lazyregexp.New(`(?i)(rmtree|rm_rf|rmSync|rimraf|remove_dir_all)\s*\(\s*['"](/|~|/etc|/usr|/var|/home|/boot)/?['"]|\brm\s+(-[a-z]*r[a-z]*\s+|--recursive\s+)+(-[a-z]+\s+)*(/|~|\$HOME|/etc|/usr|/var|/home|/boot)/?\*?(\s|['"]|$)`)
 
 // isDiskDevice reports whether p names a block device.
 func isDiskDevice(p string) bool {

@@ -5,9 +5,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/internal/lazyregexp"
 )
 
 // everydayRules catch the destructive commands of daily development work
@@ -114,12 +114,12 @@ func everydayRules() []Rule {
 			Action: func(in *Input) bool {
 				if in.Tool == "file_editor" || in.Tool == "str_replace_editor" {
 					p, _ := in.Args["path"].(string)
-					return privateKeyFile().MatchString(Normalize(p))
+					return privateKeyFile.MatchString(Normalize(p))
 				}
 				for _, c := range in.Commands {
 					switch c.Verb {
 					case "cat", "less", "more", "head", "tail", "base64", "xxd", "od", "cp", "scp", "strings", "grep", "tar", "zip":
-						if slices.ContainsFunc(operands(c.Args), privateKeyFile().MatchString) {
+						if slices.ContainsFunc(operands(c.Args), privateKeyFile.MatchString) {
 							return true
 						}
 					}
@@ -132,9 +132,7 @@ func everydayRules() []Rule {
 
 // privateKeyFile matches paths of private keys and credential stores (not
 // public keys or known_hosts).
-var privateKeyFile = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(^|/)(\.ssh/(id_[a-z0-9]+|[^/]*_key|[^/]*\.pem)$|\.ssh/?$|\.ssh/\*|\.aws/credentials$|\.config/gcloud/.*credentials|\.kube/config$|\.netrc$|\.git-credentials$|\.gnupg(/|$))`)
-})
+var privateKeyFile = lazyregexp.New(`(^|/)(\.ssh/(id_[a-z0-9]+|[^/]*_key|[^/]*\.pem)$|\.ssh/?$|\.ssh/\*|\.aws/credentials$|\.config/gcloud/.*credentials|\.kube/config$|\.netrc$|\.git-credentials$|\.gnupg(/|$))`)
 
 // gitSubcommand skips git's global options (-C dir, -c k=v, --git-dir=…)
 // and returns the subcommand and its arguments.

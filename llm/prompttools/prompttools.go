@@ -23,12 +23,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/internal/lazyregexp"
 )
 
 // Tool is a tool as described to the model.
@@ -295,12 +295,12 @@ func pyString(s string) string {
 }
 
 var (
-	fnRE          = regexp.MustCompile(`(?s)<function=([^>]+)>\n?(.*?)</function>`)
-	paramRE       = regexp.MustCompile(`(?s)<parameter=([^>]+)>(.*?)</parameter>`)
-	badParamRE    = regexp.MustCompile(`<parameter=([a-zA-Z0-9_]+)=([^<]*)</parameter>`)
-	thinkBeforeRE = regexp.MustCompile(`</think>\s*<function=`)
-	toolCallRE    = regexp.MustCompile(`<tool_call>\s*<function=`)
-	toolCallEndRE = regexp.MustCompile(`</function>\s*</tool_call>`)
+	fnRE          = lazyregexp.New(`(?s)<function=([^>]+)>\n?(.*?)</function>`)
+	paramRE       = lazyregexp.New(`(?s)<parameter=([^>]+)>(.*?)</parameter>`)
+	badParamRE    = lazyregexp.New(`<parameter=([a-zA-Z0-9_]+)=([^<]*)</parameter>`)
+	thinkBeforeRE = lazyregexp.New(`</think>\s*<function=`)
+	toolCallRE    = lazyregexp.New(`<tool_call>\s*<function=`)
+	toolCallEndRE = lazyregexp.New(`</function>\s*</tool_call>`)
 )
 
 // aliases are legacy tool names some models still use.

@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
@@ -21,6 +21,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/gohands/gohands/internal/lazyregexp"
 )
 
 // state is browser_get_state: the page's URL, title, tabs, geometry and
@@ -162,14 +164,18 @@ func thousands(n int) string {
 
 // mdConverter turns the cleaned page into markdown: ATX headings, "-"
 // bullets, tables, no escaping (the text is for reading, not rendering).
-var mdConverter = converter.NewConverter(
-	converter.WithPlugins(
-		base.NewBasePlugin(),
-		commonmark.NewCommonmarkPlugin(commonmark.WithBulletListMarker("-")),
-		table.NewTablePlugin(),
-	),
-	converter.WithEscapeMode(converter.EscapeModeDisabled),
-)
+// It is made on first use: building it allocates ~50 KB, which every
+// start of a program with the browser tool paid.
+var mdConverter = sync.OnceValue(func() *converter.Converter {
+	return converter.NewConverter(
+		converter.WithPlugins(
+			base.NewBasePlugin(),
+			commonmark.NewCommonmarkPlugin(commonmark.WithBulletListMarker("-")),
+			table.NewTablePlugin(),
+		),
+		converter.WithEscapeMode(converter.EscapeModeDisabled),
+	)
+})
 
 // markdown converts the page tree to markdown and tidies it.
 func markdown(root *node, links bool) (string, contentStats, error) {
@@ -181,7 +187,7 @@ func markdown(root *node, links bool) (string, contentStats, error) {
 	}
 	var hb strings.Builder
 	html.Render(&hb, doc)
-	out, err := mdConverter.ConvertNode(doc)
+	out, err := mdConverter().ConvertNode(doc)
 	if err != nil {
 		return "", contentStats{}, fmt.Errorf("converting the page to markdown: %w", err)
 	}
@@ -193,10 +199,10 @@ func markdown(root *node, links bool) (string, contentStats, error) {
 }
 
 var (
-	jsonInCode  = regexp.MustCompile("(?s)`\\{[\"\\w].*?\\}`")
-	jsonTyped   = regexp.MustCompile(`\{"\$type":[^}]{100,}\}`)
-	jsonNested  = regexp.MustCompile(`\{"[^"]{5,}":\{[^}]{100,}\}`)
-	manyNewline = regexp.MustCompile(`\n{4,}`)
+	jsonInCode  = lazyregexp.New("(?s)`\\{[\"\\w].*?\\}`")
+	jsonTyped   = lazyregexp.New(`\{"\$type":[^}]{100,}\}`)
+	jsonNested  = lazyregexp.New(`\{"[^"]{5,}":\{[^}]{100,}\}`)
+	manyNewline = lazyregexp.New(`\n{4,}`)
 )
 
 // tidyMarkdown removes what the reference removes: JSON blobs that

@@ -9,13 +9,14 @@
 package markdown
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/gohands/gohands/internal/lazyregexp"
 )
 
 // Options configure Render. A nil *Options is the default.
@@ -78,13 +79,13 @@ func (r *renderer) paint(s string, a attr) string {
 }
 
 var (
-	reFence   = regexp.MustCompile("^ {0,3}(```+|~~~+)\\s*([^`\\s]*)")
-	reHeading = regexp.MustCompile(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$`)
-	reRule    = regexp.MustCompile(`^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$`)
-	reItem    = regexp.MustCompile(`^( *)([-*+]|\d{1,9}[.)])( +|$)`)
-	reSetext  = regexp.MustCompile(`^ {0,3}(=+|-+)[ \t]*$`)
-	reTableSp = regexp.MustCompile(`^ *\|? *:?-+:? *(\| *:?-+:? *)*\|? *$`)
-	reSGR     = regexp.MustCompile("\x1b\\[[0-9;]*m")
+	reFence   = lazyregexp.New("^ {0,3}(```+|~~~+)\\s*([^`\\s]*)")
+	reHeading = lazyregexp.New(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$`)
+	reRule    = lazyregexp.New(`^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$`)
+	reItem    = lazyregexp.New(`^( *)([-*+]|\d{1,9}[.)])( +|$)`)
+	reSetext  = lazyregexp.New(`^ {0,3}(=+|-+)[ \t]*$`)
+	reTableSp = lazyregexp.New(`^ *\|? *:?-+:? *(\| *:?-+:? *)*\|? *$`)
+	reSGR     = lazyregexp.New("\x1b\\[[0-9;]*m")
 )
 
 func indentOf(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }
