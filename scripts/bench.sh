@@ -82,6 +82,18 @@ printf '%-48s %12s %10s\n' "functions disabling method dead-code removal" "${dce
 if command -v /usr/bin/time >/dev/null; then
   rss=$(/usr/bin/time -f %M "$szdir/gohands" --version 2>&1 >/dev/null | tail -1)
   printf '%-48s %12.1f %10s\n' "peak RSS of gohands --version (MB)" "$(awk -v k="$rss" 'BEGIN{print k/1024}')" "-"
+  # The start-up floor (issue 20): a program that imports what gohands
+  # imports and does nothing else. Every gohands start pays its peak RSS
+  # before main runs: package inits touch pages all over the binary, and
+  # the kernel maps the 64 KB around each page touched. It is built in
+  # place (an overlay) so that it may import gohands' internal packages.
+  fl=$szdir/initfloor; mkdir -p "$fl"
+  { echo 'package main'; echo 'import ('; go list -f '{{range .Imports}}{{printf "_ %q\n" .}}{{end}}' ./cmd/gohands
+    echo ')'; echo 'func main() {}'; } >"$fl/main.go"
+  printf '{"Replace":{"%s/cmd/gohands/internal/initfloor/main.go":"%s/main.go"}}' "$PWD" "$fl" >"$fl/overlay.json"
+  CGO_ENABLED=0 go build -overlay "$fl/overlay.json" -o "$fl/bin" ./cmd/gohands/internal/initfloor
+  rss=$(/usr/bin/time -f %M "$fl/bin" 2>&1 | tail -1)
+  printf '%-48s %12.1f %10s\n' "peak RSS, gohands' imports, empty main (MB)" "$(awk -v k="$rss" 'BEGIN{print k/1024}')" "-"
 fi
 if [[ ${BENCH_SIZES:-1} != 0 ]]; then
   size_of() { # name import-path...
@@ -89,9 +101,13 @@ if [[ ${BENCH_SIZES:-1} != 0 ]]; then
     { echo 'package main'; echo 'import (_ "net/http"; _ "encoding/json"; _ "crypto/tls"'
       for i in "$@"; do echo "_ \"$i\""; done; echo ')'; echo 'func main() {}'; } >"$d/main.go"
     (cd "$d" && cp "$OLDPWD/go.mod" "$OLDPWD/go.sum" . && sed -i 's|^module .*|module sizecheck|' go.mod &&
-      go build -o bin . && stat -c %s bin)
+      CGO_ENABLED=0 go build -o bin . && stat -c %s bin)
   }
   base=$(size_of base)
+  if command -v /usr/bin/time >/dev/null; then
+    rss=$(/usr/bin/time -f %M "$szdir/base/bin" 2>&1 | tail -1)
+    printf '%-48s %12.1f %10s\n' "peak RSS, net/http+json+tls, empty main (MB)" "$(awk -v k="$rss" 'BEGIN{print k/1024}')" "-"
+  fi
   for m in "mcp-go-sdk github.com/modelcontextprotocol/go-sdk/mcp" \
            "pgx github.com/jackc/pgx/v5 github.com/jackc/pgx/v5/pgxpool" \
            "bubbletea+lipgloss charm.land/bubbletea/v2 charm.land/lipgloss/v2" \
