@@ -3,7 +3,6 @@
 package filestore
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"runtime"
@@ -101,7 +100,7 @@ func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []boo
 	var next atomic.Int64
 	const chunk = 16
 	scan := func() {
-		buf := make([]byte, 0, 64<<10)
+		var slab []byte
 		for {
 			lo := int(next.Add(chunk)) - chunk
 			if lo >= len(todo) {
@@ -109,7 +108,7 @@ func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []boo
 			}
 			for _, i := range todo[lo:min(lo+chunk, len(todo))] {
 				var err error
-				buf, err = s.scanFile(i, ids[i], buf, &entries[i], &kept[i], &keptBytes)
+				slab, err = s.scanFile(i, ids[i], slab, &entries[i], &kept[i], &keptBytes)
 				if err != nil {
 					errOnce.Do(func() { errs = make([]error, len(ids)) })
 					errs[i] = err // distinct i per goroutine
@@ -126,18 +125,29 @@ func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []boo
 	return errs, kept
 }
 
-// scanFile reads event file i (id id) into buf, fills its entry and
-// checksum, and, while keptBytes stays within maxKeptBytes, keeps a copy
-// and the event decoded from it. It returns buf, grown if it had to be.
-func (s *Store) scanFile(i int, id string, buf []byte, ent *conversation.Entry, kept *keptFile, keptBytes *atomic.Int64) ([]byte, error) {
-	data, err := readAt(s.eventsFD, eventFileName(i, id), buf)
+// scanFile reads event file i (id id), fills its entry and checksum,
+// and, while keptBytes stays within maxKeptBytes, keeps its bytes and the
+// event decoded from them.
+//
+// Files are read straight into slab, a few hundred KB that the files
+// kept share, so that keeping one costs neither an allocation nor a
+// copy; it returns slab with the kept file's bytes added (or a new slab).
+// A file larger than the room left gets an array of its own. A kept
+// file's bytes may hold their slab in memory until Raw's caller drops
+// them.
+func (s *Store) scanFile(i int, id string, slab []byte, ent *conversation.Entry, kept *keptFile, keptBytes *atomic.Int64) ([]byte, error) {
+	if cap(slab)-len(slab) < minSlabRoom {
+		slab = make([]byte, 0, slabSize)
+	}
+	room := slab[len(slab):len(slab):cap(slab)]
+	data, err := readAt(s.eventsFD, eventFileName(i, id), room)
 	if err != nil {
-		return buf, err
+		return slab, err
 	}
 	s.sums[i] = fileSum{checksum(data), true}
 	var k keptFile
 	if keptBytes.Add(int64(len(data))) <= maxKeptBytes {
-		k.raw = bytes.Clone(data)
+		k.raw = data[:len(data):len(data)]
 		k.ev, _ = event.Unmarshal(k.raw)
 	}
 	if k.ev != nil {
@@ -149,11 +159,22 @@ func (s *Store) scanFile(i int, id string, buf []byte, ent *conversation.Entry, 
 	if err == nil && ent.ID != id {
 		err = fmt.Errorf("file name says id %s, content says %s", id, ent.ID)
 	}
-	if err == nil {
-		*kept = k
+	if err != nil || k.raw == nil {
+		return slab, err // the room is free for the next file
 	}
-	return data, err
+	*kept = k
+	if cap(data) == cap(room) { // read into the room, not grown out of it
+		slab = slab[:len(slab)+len(data)]
+	}
+	return slab, nil
 }
+
+// Sizes of the slabs scanFile reads event files into: a new slab is
+// started when less than minSlabRoom is left.
+const (
+	slabSize    = 256 << 10
+	minSlabRoom = 16 << 10
+)
 
 // keptFile is what a cache-less open read of one event file: its bytes,
 // and the event decoded from them (nil if it did not decode).
