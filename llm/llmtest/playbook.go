@@ -48,17 +48,6 @@ type Rule struct {
 	system, firstUser, lastUser *regexp.Regexp
 }
 
-// ruleJSON is a Rule as it is written in a file: the Replies in the
-// snake_case form of fileReply.
-type ruleJSON struct {
-	Name      string      `json:"name,omitempty"`
-	System    string      `json:"system,omitempty"`
-	FirstUser string      `json:"first_user,omitempty"`
-	LastUser  string      `json:"last_user,omitempty"`
-	Replies   []fileReply `json:"replies"`
-	Loop      bool        `json:"loop,omitempty"`
-}
-
 // fileReply is a Reply in a playbook file.
 type fileReply struct {
 	ID           string         `json:"id,omitempty"`
@@ -134,8 +123,12 @@ func (f fileReply) reply() (Reply, error) {
 // retry_after) and disconnect, as Reply does. Unknown keys are errors, so
 // a misspelt key does not silently change the script.
 func ParsePlaybook(data []byte) (*Playbook, error) {
+	type plainRule Rule // Rule's keys; its Replies are read in their file form
 	var f struct {
-		Rules []ruleJSON `json:"rules"`
+		Rules []struct {
+			plainRule
+			Replies []fileReply `json:"replies"`
+		} `json:"rules"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -144,7 +137,7 @@ func ParsePlaybook(data []byte) (*Playbook, error) {
 	}
 	p := &Playbook{}
 	for i, rj := range f.Rules {
-		r := Rule{Name: rj.Name, System: rj.System, FirstUser: rj.FirstUser, LastUser: rj.LastUser, Loop: rj.Loop}
+		r := Rule(rj.plainRule)
 		if r.Name == "" {
 			r.Name = fmt.Sprintf("#%d", i)
 		}
