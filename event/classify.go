@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/gohands/gohands/internal/wire"
 )
 
 // User actions of an ErrorClassification.
@@ -20,53 +18,33 @@ const (
 // about; AgentErrorEvent defaults to it.
 var unknownError = ErrorClassification{Kind: ErrorKindUnknown, UserAction: UserActionNone}
 
+// classificationFields is ErrorClassification without its methods, for
+// the codec.
+type classificationFields ErrorClassification
+
 // MarshalJSON implements json.Marshaler. A zero classification is written as
 // unknownError and an empty UserAction as "none", the reference's defaults.
-func (c ErrorClassification) MarshalJSON() ([]byte, error) {
+func (c ErrorClassification) MarshalJSON() ([]byte, error) { return c.AppendJSON(nil) }
+
+// AppendJSON implements JSONAppender.
+func (c ErrorClassification) AppendJSON(b []byte) ([]byte, error) {
 	if c.Kind == "" {
 		c.Kind, c.Retryable = unknownError.Kind, unknownError.Retryable
 	}
 	if c.UserAction == "" {
 		c.UserAction = UserActionNone
 	}
-	b := append([]byte(`{"kind":`), wire.AppendString(nil, c.Kind)...)
-	b = append(b, `,"retryable":`...)
-	if c.Retryable {
-		b = append(b, "true"...)
-	} else {
-		b = append(b, "false"...)
-	}
-	b = append(b, `,"user_action":`...)
-	b = wire.AppendString(b, c.UserAction)
-	if c.ErrorID != "" {
-		b = append(b, `,"error_id":`...)
-		b = wire.AppendString(b, c.ErrorID)
-	}
-	return append(b, '}'), nil
+	return AppendJSON(b, classificationFields(c))
 }
 
 // UnmarshalJSON implements json.Unmarshaler: strict, with kind and retryable
 // required and the vocabulary checked, as in the reference.
 func (c *ErrorClassification) UnmarshalJSON(data []byte) error {
-	var raw struct {
-		Kind       *string `json:"kind"`
-		Retryable  *bool   `json:"retryable"`
-		UserAction *string `json:"user_action"`
-		ErrorID    *string `json:"error_id"`
-	}
-	if err := unmarshalStrict(data, &raw); err != nil {
+	w := classificationFields{UserAction: UserActionNone}
+	if err := unmarshalStrict(data, &w); err != nil {
 		return fmt.Errorf("classification: %w", err)
 	}
-	if raw.Kind == nil || raw.Retryable == nil {
-		return fmt.Errorf("classification: kind and retryable are required")
-	}
-	*c = ErrorClassification{Kind: *raw.Kind, Retryable: *raw.Retryable, UserAction: UserActionNone}
-	if raw.UserAction != nil {
-		c.UserAction = *raw.UserAction
-	}
-	if raw.ErrorID != nil {
-		c.ErrorID = *raw.ErrorID
-	}
+	*c = ErrorClassification(w)
 	return c.validate()
 }
 

@@ -186,8 +186,8 @@ const (
 // ErrorClassification says what kind of failure an error is and what the
 // user can do about it.
 type ErrorClassification struct {
-	Kind       string `json:"kind"`
-	Retryable  bool   `json:"retryable"`
+	Kind       string `json:"kind" required:"true"`
+	Retryable  bool   `json:"retryable" required:"true"`
 	UserAction string `json:"user_action"`
 	ErrorID    string `json:"error_id,omitempty"`
 }
