@@ -456,6 +456,7 @@ type field struct {
 	emitEmpty bool // a nil slice or map is written as [] or {}
 	kinded    bool // an interface value is written and read with its kind
 	formatSec bool // a time.Duration is written and read as seconds
+	plain     bool // no option that leaves it out or writes null, no pointer on its path
 	tagged    bool
 	typ       reflect.Type
 }
@@ -478,9 +479,17 @@ func newStructEncoder(t reflect.Type) encFunc {
 		first := true
 		for i := range fields {
 			f := &fields[i]
-			fv, ok := f.written(v)
-			if !ok {
-				continue
+			var fv reflect.Value
+			if f.plain { // the common case, without the calls below
+				fv = v.Field(f.index[0])
+				for _, x := range f.index[1:] {
+					fv = fv.Field(x)
+				}
+			} else {
+				var ok bool
+				if fv, ok = f.written(v); !ok {
+					continue
+				}
 			}
 			if !first {
 				b = append(b, ',')
@@ -488,8 +497,13 @@ func newStructEncoder(t reflect.Type) encFunc {
 			first = false
 			b = append(b, f.key...)
 			var err error
-			if b, err = f.appendValue(b, fv, encs[i]); err != nil {
-				return nil, err
+			if f.plain {
+				b, err = encs[i](b, fv)
+			} else {
+				b, err = f.appendValue(b, fv, encs[i])
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f.name, err)
 			}
 		}
 		if isKind {
@@ -518,11 +532,7 @@ func (f *field) appendValue(b []byte, fv reflect.Value, enc encFunc) ([]byte, er
 	if f.nullEmpty && isEmptyValue(fv) {
 		return append(b, "null"...), nil
 	}
-	b, err := enc(b, fv)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.name, err)
-	}
-	return b, nil
+	return enc(b, fv)
 }
 
 // memberCache holds, per struct type, its fields and their encoders, for
@@ -573,7 +583,7 @@ func EachMember(v any, fn func(key string, val []byte) error) error {
 		}
 		var err error
 		if b, err = f.appendValue(b[:0], fv, m.encs[i]); err != nil {
-			return err
+			return fmt.Errorf("%s: %w", f.name, err)
 		}
 		if err := fn(f.name, b); err != nil {
 			return err
@@ -673,8 +683,8 @@ func structFields(t reflect.Type) []field {
 		depth int
 	}
 	var all []cand
-	var walk func(t reflect.Type, index []int, depth int, seen map[reflect.Type]bool)
-	walk = func(t reflect.Type, index []int, depth int, seen map[reflect.Type]bool) {
+	var walk func(t reflect.Type, index []int, depth int, seen map[reflect.Type]bool, viaPtr bool)
+	walk = func(t reflect.Type, index []int, depth int, seen map[reflect.Type]bool, viaPtr bool) {
 		if seen[t] {
 			return
 		}
@@ -702,7 +712,7 @@ func structFields(t reflect.Type) []field {
 			wopts := sf.Tag.Get("wire")
 			idx := append(slices.Clone(index), i)
 			if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
-				walk(ft, idx, depth+1, seen)
+				walk(ft, idx, depth+1, seen, viaPtr || sf.Type.Kind() == reflect.Pointer)
 				continue
 			}
 			tagged := name != ""
@@ -718,11 +728,12 @@ func structFields(t reflect.Type) []field {
 				zeroer:   sf.Type.Implements(isZeroerType),
 			}
 			f.key = append(AppendString(nil, name), ':')
+			f.plain = !viaPtr && !f.omitEmpty && !f.omitZero && !f.nullEmpty
 			all = append(all, cand{f, depth})
 		}
 		delete(seen, t)
 	}
-	walk(t, nil, 0, map[reflect.Type]bool{})
+	walk(t, nil, 0, map[reflect.Type]bool{}, false)
 
 	// Resolve name conflicts: the shallowest field wins; among equally deep
 	// ones a single tagged field wins; otherwise all are dropped.
