@@ -84,8 +84,6 @@ type LLM struct {
 
 var _ Model = (*LLM)(nil)
 
-var defaultHTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-
 // New returns the LLM described by cfg. It fails when the config is invalid
 // or no provider is registered for the model's wire API (import the
 // provider package, or llm/providers for all of them).

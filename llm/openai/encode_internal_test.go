@@ -103,6 +103,19 @@ func TestBodyReader(t *testing.T) {
 			if string(got) != want {
 				t.Errorf("size %d: read %q, want %q", size, got, want)
 			}
+			// Read in part, then written out: the rest, as Len says.
+			r = &bodyReader{b: b}
+			n, _ := r.Read(buf)
+			if r.Len() != len(want)-n {
+				t.Errorf("size %d: Len() = %d after reading %d of %d", size, r.Len(), n, len(want))
+			}
+			var w bytes.Buffer
+			if m, err := r.WriteTo(&w); err != nil || int(m) != len(want)-n || string(buf[:n])+w.String() != want {
+				t.Errorf("size %d: WriteTo wrote %d %q (%v) after %q, want %q", size, m, w.String(), err, buf[:n], want)
+			}
+			if r.Len() != 0 {
+				t.Errorf("size %d: Len() = %d after WriteTo", size, r.Len())
+			}
 		}
 	}
 }

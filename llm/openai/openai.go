@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gohands/gohands/llm"
@@ -177,6 +178,42 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 }
 
 func (r *bodyReader) Close() error { return nil }
+
+// Len returns how many bytes are left to read.
+func (r *bodyReader) Len() int {
+	n := -r.off
+	for k := r.k; k < r.b.parts(); k++ {
+		n += len(r.b.part(k))
+	}
+	return n
+}
+
+// sendBufs hold the copies WriteTo sends.
+var sendBufs = sync.Pool{New: func() any { return new([sendBuf]byte) }}
+
+// sendBuf is the size of WriteTo's writes: a long history's body (half a
+// megabyte at a thousand steps) then costs a few system calls where
+// io.Copy's 32 KB buffer would make twenty.
+const sendBuf = 128 << 10
+
+// WriteTo writes what is left of the body to w (the connection, see
+// llm's default HTTP client) in writes of up to sendBuf bytes.
+func (r *bodyReader) WriteTo(w io.Writer) (int64, error) {
+	buf := sendBufs.Get().(*[sendBuf]byte)
+	defer sendBufs.Put(buf)
+	var total int64
+	for {
+		n, _ := r.Read(buf[:])
+		if n == 0 {
+			return total, nil
+		}
+		m, err := w.Write(buf[:n])
+		total += int64(m)
+		if err != nil {
+			return total, err
+		}
+	}
+}
 
 // drain reads what follows the end of a stream (normally only the end of
 // the chunked body) so that the connection goes back to the pool: closed
