@@ -50,7 +50,7 @@ func (r *runner) uniqueCallIDs(calls []event.ToolCall) {
 // between follow the answers instead. msgs is not modified; it is
 // returned as it is when already in order.
 func orderToolResults(msgs []event.Message) []event.Message {
-	if toolResultsInOrder(msgs) {
+	if toolResultsInOrder(msgs, 0) {
 		return msgs
 	}
 	out := make([]event.Message, 0, len(msgs))
@@ -83,10 +83,11 @@ func orderToolResults(msgs []event.Message) []event.Message {
 }
 
 // toolResultsInOrder reports whether every assistant message with tool
-// calls is followed at once by one answer to each call. It allocates
-// nothing: it runs before every model call.
-func toolResultsInOrder(msgs []event.Message) bool {
-	for i, m := range msgs {
+// calls, from msgs[from] on, is followed at once by one answer to each
+// call. It allocates nothing: it runs before every model call.
+func toolResultsInOrder(msgs []event.Message, from int) bool {
+	for i := from; i < len(msgs); i++ {
+		m := &msgs[i]
 		if m.Role != event.RoleAssistant || len(m.ToolCalls) == 0 {
 			continue
 		}

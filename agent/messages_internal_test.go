@@ -16,7 +16,7 @@ func TestMessagesCacheMatchesProjection(t *testing.T) {
 	var view []event.Event
 	add := func(es ...event.Event) {
 		view = append(view, es...)
-		if diff := cmp.Diff(event.LLMMessages(view), r.messages(view)); diff != "" {
+		if diff := cmp.Diff(orderToolResults(event.LLMMessages(view)), r.messages(view)); diff != "" {
 			t.Fatalf("after %d events (-want +got):\n%s", len(view), diff)
 		}
 	}
@@ -39,6 +39,15 @@ func TestMessagesCacheMatchesProjection(t *testing.T) {
 	for i := range 5 {
 		add(act(fmt.Sprint("d", i), fmt.Sprint("s", i)), res(fmt.Sprint("d", i)))
 	}
+	// A user message between a call and its result, then calls in order
+	// again: the result moves up, whichever step the result arrives in.
+	add(act("x1", "rx"))
+	add(user("meanwhile"))
+	add(res("x1"))
+	add(act("y1", "ry"), res("y1"))
+	add(act("z1", "rz"), act("z2", "rz"), res("z2"))
+	add(user("between"))
+	add(res("z1"))
 	add(user("c"), user("d"))
 	// Condensed: a new, shorter view.
 	view = append([]event.Event{view[0]}, view[len(view)-4:]...)

@@ -62,14 +62,19 @@ const nudgeText = "Your last reply had no message and no tool call. Continue the
 type msgCache struct {
 	events []event.Event   // the prefix projected
 	msgs   []event.Message // its messages
+	// ordered is where checking the order of tool results resumes: msgs
+	// before it passed (see toolResultsInOrder).
+	ordered int
 }
 
 // messages returns the model's input for view, reusing the projection of
 // the part of view seen by the previous step.
 func (r *runner) messages(view []event.Event) []event.Message {
 	c := &r.msgs
-	if len(c.events) > len(view) || !slices.Equal(c.events, view[:len(c.events)]) {
-		c.events, c.msgs = nil, nil // the view was condensed
+	// The session's view only grows, or is replaced when condensed: the
+	// same array holds the same prefix, which need not be compared.
+	if len(c.events) > len(view) || !sameArray(c.events, view[:len(c.events)]) && !slices.Equal(c.events, view[:len(c.events)]) {
+		*c = msgCache{} // the view was condensed
 	}
 	// Only a prefix ending where no later event can join the last message
 	// is cached: later actions of one response join their batch, and
@@ -82,7 +87,24 @@ func (r *runner) messages(view []event.Event) []event.Message {
 		c.msgs = append(c.msgs, event.LLMMessages(view[len(c.events):k])...)
 		c.events = view[:k:k]
 	}
-	return orderToolResults(append(slices.Clip(c.msgs), event.LLMMessages(view[k:])...))
+	msgs := append(slices.Clip(c.msgs), event.LLMMessages(view[k:])...)
+	if !toolResultsInOrder(msgs, c.ordered) {
+		return orderToolResults(msgs)
+	}
+	// The results of every call before the last assistant message with
+	// calls in c.msgs are in place before it: they stay so.
+	for i := len(c.msgs) - 1; i > c.ordered; i-- {
+		if c.msgs[i].Role == event.RoleAssistant && len(c.msgs[i].ToolCalls) > 0 {
+			c.ordered = i
+			break
+		}
+	}
+	return msgs
+}
+
+// sameArray reports whether a and b are the same elements of one array.
+func sameArray[S ~[]E, E any](a, b S) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // closesMessage reports whether no event after e can be joined to the
