@@ -31,7 +31,7 @@ func TestCompareSmall(t *testing.T) {
 	if out, err := exec.Command(goTool, "build", "-o", bin, "github.com/gohands/gohands/cmd/gohands").CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/gohands: %v\n%s", err, out)
 	}
-	c := &config{Gohands: bin, Python: py, Steps: 2, Runs: 1, ReplaySteps: 3, Conversations: 2, Log: testWriter{t}}
+	c := &config{Gohands: bin, Python: py, Steps: 2, Runs: 1, ReplaySteps: 3, Replays: 1, Conversations: 2, Log: testWriter{t}}
 	tab, err := compare(t.Context(), c)
 	if err != nil {
 		t.Fatal(err)

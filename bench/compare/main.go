@@ -51,6 +51,7 @@ type config struct {
 	Steps         int    // steps of the think and terminal jobs
 	Runs          int    // runs of each job on each side (the median is shown)
 	ReplaySteps   int    // think steps of the conversation replayed (2 events each)
+	Replays       int    // replays and resumes in each run on each side
 	Conversations int    // conversations created on each server
 	Log           io.Writer
 }
@@ -67,6 +68,7 @@ func main() {
 	flag.IntVar(&c.Steps, "steps", 200, "steps of the think and terminal jobs")
 	flag.IntVar(&c.Runs, "runs", 3, "runs of each job on each side; medians are shown")
 	flag.IntVar(&c.ReplaySteps, "replay-steps", 500, "think steps of the stored conversation replayed (two events each, ~1,000 events)")
+	flag.IntVar(&c.Replays, "replays", 3, "replays and resumes of the stored conversation in each run on each side (each in a fresh process, on a fresh copy); the median of all is shown")
 	flag.IntVar(&c.Conversations, "conversations", 100, "conversations created on each agent server")
 	verbose := flag.Bool("v", false, "log each run on standard error")
 	flag.Parse()
@@ -92,6 +94,7 @@ var sides = [2]string{"reference", "gohands"}
 
 // compare runs every job c.Runs times on each side.
 func compare(ctx context.Context, c *config) (*table, error) {
+	c.Replays = max(c.Replays, 1)
 	work, err := os.MkdirTemp("", "gohands-compare-")
 	if err != nil {
 		return nil, err
@@ -113,7 +116,8 @@ func compare(ctx context.Context, c *config) (*table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("writing the stored conversation: %w", err)
 	}
-	t.note("replay", fmt.Sprintf("%d events, %.1f MB, written by the reference", stored.events, float64(stored.bytes)/1e6))
+	t.note("replay", fmt.Sprintf("%d events, %.1f MB, written by the reference; replay and resume: medians of %d samples (%d per run)",
+		stored.events, float64(stored.bytes)/1e6, c.Runs*c.Replays, c.Replays))
 
 	for i := range c.Runs {
 		for _, side := range sides {
@@ -132,17 +136,21 @@ func compare(ctx context.Context, c *config) (*table, error) {
 				t.add(j.row+": CPU (s)", side, s.cpu.Seconds())
 				t.add(j.row+": peak RSS (MB)", side, float64(s.rss)/1e6)
 			}
-			replayMS, err := r.replay(ctx, side, stored)
-			if err != nil {
-				return nil, fmt.Errorf("%s, replay: %w", side, err)
+			// Replay and resume take milliseconds, where one sample is at
+			// the mercy of the machine's load: each run takes several.
+			for range c.Replays {
+				replayMS, err := r.replay(ctx, side, stored)
+				if err != nil {
+					return nil, fmt.Errorf("%s, replay: %w", side, err)
+				}
+				t.add("full replay of the stored conversation (ms)", side, replayMS)
+				resumeMS, err := r.resume(ctx, side, stored)
+				if err != nil {
+					return nil, fmt.Errorf("%s, resume: %w", side, err)
+				}
+				t.add("resume of it to the first model request (ms)", side, resumeMS)
+				fmt.Fprintf(c.Log, "run %d %s: replay %.1f ms, resume %.1f ms\n", i, side, replayMS, resumeMS)
 			}
-			t.add("full replay of the stored conversation (ms)", side, replayMS)
-			resumeMS, err := r.resume(ctx, side, stored)
-			if err != nil {
-				return nil, fmt.Errorf("%s, resume: %w", side, err)
-			}
-			t.add("resume of it to the first model request (ms)", side, resumeMS)
-			fmt.Fprintf(c.Log, "run %d %s: replay %.1f ms, resume %.1f ms\n", i, side, replayMS, resumeMS)
 		}
 	}
 	// The servers take long to start (the reference: seconds) and are
