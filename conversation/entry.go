@@ -57,36 +57,46 @@ func EntryOf(i int, e event.Event, kind string, size int) Entry {
 // reading only the top-level fields it needs. It fails if data is not one
 // complete JSON object with an id and a kind, which is how a store reading
 // its log detects a torn write.
-func ScanEntry(i int, data []byte) (Entry, error) { return scanEntry(i, data, wire.ScanObject) }
-
-// ScanDecodedEntry is ScanEntry for data that has just decoded as an
-// event, which proves it well-formed: it does not check the JSON again,
-// and is two to three times faster.
-func ScanDecodedEntry(i int, data []byte) (Entry, error) {
-	return scanEntry(i, data, wire.ScanValidObject)
+func ScanEntry(i int, data []byte) (Entry, error) {
+	return scanEntry(i, data, wire.ScanObject, &Entry{})
 }
 
-func scanEntry(i int, data []byte, scan func([]byte, func(key, value []byte) error) error) (Entry, error) {
+// ScanDecodedEntry is ScanEntry for data that has just decoded as e,
+// which proves it well-formed: it does not check the JSON again, and
+// takes e's strings where the JSON spells them rather than allocating
+// copies. It is two to three times faster.
+func ScanDecodedEntry(i int, data []byte, e event.Event) (Entry, error) {
+	var known Entry
+	if kind, ok := event.KindOf(e); ok {
+		known = EntryOf(i, e, kind, len(data))
+	}
+	return scanEntry(i, data, wire.ScanValidObject, &known)
+}
+
+// scanEntry builds the entry of data with scan, taking the strings of
+// known (an entry built otherwise, or empty) where the JSON spells them.
+func scanEntry(i int, data []byte, scan func([]byte, func(key, value []byte) error) error, known *Entry) (Entry, error) {
 	ent := Entry{Index: i, Size: len(data)}
 	hasAction := false
 	err := scan(data, func(key, val []byte) error {
 		var dst *string
+		var k string
 		switch string(key) {
 		case "id":
-			dst = &ent.ID
+			dst, k = &ent.ID, known.ID
 		case "kind":
-			dst = &ent.Kind
+			dst, k = &ent.Kind, known.Kind
 		case "timestamp":
-			dst = &ent.Timestamp
+			dst, k = &ent.Timestamp, known.Timestamp
 		case "parent_id":
-			dst = &ent.ParentID
+			dst, k = &ent.ParentID, known.ParentID
 		case "tool_call_id":
-			dst = &ent.ToolCallID
+			dst, k = &ent.ToolCallID, known.ToolCallID
 		case "action_id":
-			dst = &ent.ActionID
+			dst, k = &ent.ActionID, known.ActionID
 		case "source":
 			var s string
-			if err := jsonString(val, &s); err != nil {
+			if err := knownString(val, &s, string(known.Source)); err != nil {
 				return fmt.Errorf("source: %w", err)
 			}
 			ent.Source = internSource(event.Source(s))
@@ -97,7 +107,7 @@ func scanEntry(i int, data []byte, scan func([]byte, func(key, value []byte) err
 		default:
 			return nil
 		}
-		if err := jsonString(val, dst); err != nil {
+		if err := knownString(val, dst, k); err != nil {
 			return fmt.Errorf("%s: %w", key, err)
 		}
 		return nil
@@ -111,6 +121,16 @@ func scanEntry(i int, data []byte, scan func([]byte, func(key, value []byte) err
 	ent.Kind = internKind(ent.Kind)
 	ent.HasAction = hasAction && ent.Kind == event.KindAction
 	return ent, nil
+}
+
+// knownString is jsonString taking k when val is k as a JSON string
+// without escapes (the only way its bytes can spell k).
+func knownString(val []byte, dst *string, k string) error {
+	if k != "" && len(val) == len(k)+2 && val[0] == '"' && string(val[1:len(val)-1]) == k && bytes.IndexByte(val, '\\') < 0 {
+		*dst = k
+		return nil
+	}
+	return jsonString(val, dst)
 }
 
 // jsonString decodes the JSON string (or null) val into dst.

@@ -34,14 +34,15 @@ func TestScanDecodedEntry(t *testing.T) {
 		files = append(files, b)
 	}
 	for i, b := range files {
-		if _, err := event.Unmarshal(b); err != nil {
+		ev, err := event.Unmarshal(b)
+		if err != nil {
 			t.Fatalf("event %d does not decode: %v\n%s", i, err, b)
 		}
 		want, err := conversation.ScanEntry(i, b)
 		if err != nil {
 			t.Fatalf("ScanEntry(%d): %v\n%s", i, err, b)
 		}
-		got, err := conversation.ScanDecodedEntry(i, b)
+		got, err := conversation.ScanDecodedEntry(i, b, ev)
 		if err != nil || got != want {
 			t.Errorf("ScanDecodedEntry(%d) = %+v, %v; ScanEntry gives %+v", i, got, err, want)
 		}

@@ -152,7 +152,7 @@ func (s *Store) scanFile(i int, id string, slab []byte, ent *conversation.Entry,
 	}
 	if k.ev != nil {
 		// It decoded, so it is well-formed: no need to check it again.
-		*ent, err = conversation.ScanDecodedEntry(i, data)
+		*ent, err = conversation.ScanDecodedEntry(i, data, k.ev)
 	} else {
 		*ent, err = conversation.ScanEntry(i, data)
 	}
