@@ -673,7 +673,7 @@ func encodeChatBody(req *llm.Request) (body, error) {
 		return body{head: b}, err
 	}
 	flags := chatFlagsOf(req)
-	msgs, err := req.Cache.Encode(flags, req.Messages, func(i int) ([]byte, error) {
+	msgs, err := req.Cache.Encode(flags, req.Messages, ',', func(i int) ([]byte, error) {
 		return json.Marshal(chatMessageOf(req.Messages[i], flags))
 	})
 	if err != nil {

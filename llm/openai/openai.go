@@ -197,22 +197,45 @@ var sendBufs = sync.Pool{New: func() any { return new([sendBuf]byte) }}
 const sendBuf = 128 << 10
 
 // WriteTo writes what is left of the body to w (the connection, see
-// llm's default HTTP client) in writes of up to sendBuf bytes.
+// llm's default HTTP client): a long piece (the history, joined by the
+// message cache) as it is, short ones gathered into writes of up to
+// sendBuf bytes.
 func (r *bodyReader) WriteTo(w io.Writer) (int64, error) {
 	buf := sendBufs.Get().(*[sendBuf]byte)
 	defer sendBufs.Put(buf)
 	var total int64
-	for {
-		n, _ := r.Read(buf[:])
-		if n == 0 {
-			return total, nil
-		}
-		m, err := w.Write(buf[:n])
+	n := 0 // buffered
+	write := func(p []byte) error {
+		m, err := w.Write(p)
 		total += int64(m)
-		if err != nil {
+		return err
+	}
+	for ; r.k < r.b.parts(); r.k, r.off = r.k+1, 0 {
+		p := r.b.part(r.k)[r.off:]
+		if len(p) < sendBuf/2 && n+len(p) <= sendBuf {
+			n += copy(buf[n:], p)
+			continue
+		}
+		if n > 0 {
+			if err := write(buf[:n]); err != nil {
+				return total, err
+			}
+			n = 0
+		}
+		if len(p) >= sendBuf/2 {
+			if err := write(p); err != nil {
+				return total, err
+			}
+		} else {
+			n = copy(buf[:], p)
+		}
+	}
+	if n > 0 {
+		if err := write(buf[:n]); err != nil {
 			return total, err
 		}
 	}
+	return total, nil
 }
 
 // drain reads what follows the end of a stream (normally only the end of
