@@ -36,6 +36,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gohands/gohands/internal/refenv"
 	"github.com/gohands/gohands/llm/llmtest"
 
 	"golang.org/x/sys/unix"
@@ -100,6 +101,11 @@ func compare(ctx context.Context, c *config) (*table, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
+	home := filepath.Join(work, "home")
+	if err := os.Mkdir(home, 0o755); err != nil {
+		return nil, err
+	}
+	defer refenv.Cleanup(home)
 	script := filepath.Join(work, "reference.py")
 	if err := os.WriteFile(script, referenceScript, 0o644); err != nil {
 		return nil, err
@@ -107,7 +113,7 @@ func compare(ctx context.Context, c *config) (*table, error) {
 	m := newModel()
 	srv := llmtest.NewResponder(nil, m.respond, &llmtest.ResponderOptions{NoRecord: true})
 	defer srv.Close()
-	r := &runner{c: c, work: work, script: script, model: m, modelURL: srv.URL}
+	r := &runner{c: c, work: work, home: home, script: script, model: m, modelURL: srv.URL}
 	t := newTable(c)
 
 	// The stored conversation: written once by the reference.
@@ -251,6 +257,7 @@ func firstUser(body map[string]any) string {
 type runner struct {
 	c        *config
 	work     string
+	home     string // HOME of every program run (refenv)
 	script   string
 	model    *model
 	modelURL string
@@ -303,7 +310,7 @@ func (r *runner) process(ctx context.Context, side, kind string, steps int) (sam
 
 // exec runs argv in dir and returns what it used and its standard output.
 func (r *runner) exec(ctx context.Context, argv []string, dir string) (sample, []byte, error) {
-	cmd := commandContext(ctx, argv, dir)
+	cmd := commandContext(ctx, argv, dir, r.home)
 	var out, errOut tailBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()

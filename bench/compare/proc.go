@@ -11,22 +11,17 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gohands/gohands/internal/refenv"
 )
 
-// referenceEnv quiets the reference: no telemetry, no banner, LiteLLM's
-// bundled model prices (no download attempt).
-var referenceEnv = []string{
-	"LITELLM_LOCAL_MODEL_COST_MAP=True",
-	"OPENHANDS_SUPPRESS_BANNER=1",
-	"OH_TELEMETRY_CONSENT=false",
-}
-
 // commandContext runs argv in dir in its own process group, which is
-// killed with ctx.
-func commandContext(ctx context.Context, argv []string, dir string) *exec.Cmd {
+// killed with ctx, in refenv's environment with home as HOME (both sides
+// alike).
+func commandContext(ctx context.Context, argv []string, dir, home string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), referenceEnv...)
+	cmd.Env = refenv.Env(home)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return unix.Kill(-cmd.Process.Pid, unix.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second

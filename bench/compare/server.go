@@ -42,7 +42,7 @@ func (r *runner) server(ctx context.Context, side string) (*serverResult, error)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := commandContext(ctx, argv, dir)
+	cmd := commandContext(ctx, argv, dir, r.home)
 	cmd.Env = append(cmd.Env, "OH_SESSION_API_KEYS_0="+sessionKey, fmt.Sprintf("OH_MAX_CONCURRENT_RUNS=%d", r.c.Conversations))
 	var out tailBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out

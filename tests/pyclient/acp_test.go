@@ -43,7 +43,7 @@ func TestACPAgentPythonClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py, args...)
-	cmd.Env = referenceEnv()
+	cmd.Env = referenceEnv(t)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()

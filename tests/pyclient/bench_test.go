@@ -38,7 +38,7 @@ func benchServer(b *testing.B, name string, interval time.Duration, env ...strin
 		py := testenv.ReferencePython(b)
 		port := freePort(b)
 		return launch(b, name, []string{py, "-m", "openhands.agent_server", "--host", "127.0.0.1", "--port", strconv.Itoa(port)},
-			referenceEnv(append([]string{"OH_SESSION_API_KEYS_0=" + apiKey}, env...)...), port, interval, 3*time.Minute)
+			referenceEnv(b, append([]string{"OH_SESSION_API_KEYS_0=" + apiKey}, env...)...), port, interval, 3*time.Minute)
 	}
 	b.Fatalf("no server %q", name)
 	return nil

@@ -143,6 +143,12 @@ func TestGoClientServerKilled(t *testing.T) {
 	}
 	killed := time.Now()
 	before := searches.n.Load()
+	// The port is free only once the killed process is gone.
+	select {
+	case <-srv.exited:
+	case <-time.After(time.Minute):
+		t.Fatal("the killed server did not exit within a minute")
+	}
 	start() // the same port, directories and key
 	t.Logf("killed at step %d (%v into the test); a new server answered %v later", killStep, killed.Sub(t0).Round(time.Millisecond), time.Since(killed).Round(time.Millisecond))
 

@@ -33,6 +33,7 @@ import (
 	"github.com/gohands/gohands/llm/llmtest"
 
 	"github.com/gohands/gohands/internal/golden"
+	"github.com/gohands/gohands/internal/refenv"
 
 	"golang.org/x/sys/unix"
 )
@@ -104,15 +105,13 @@ func waitHealthy(ctx context.Context, url string, exited <-chan struct{}, interv
 	return fmt.Errorf("no 200 from %s/health within %v", url, timeout)
 }
 
-// referenceEnv is the environment the reference's programs run in: no
-// telemetry, no banner, LiteLLM's bundled model prices (no download).
-func referenceEnv(extra ...string) []string {
-	env := append(os.Environ(),
-		"LITELLM_LOCAL_MODEL_COST_MAP=True",
-		"OPENHANDS_SUPPRESS_BANNER=1",
-		"OH_TELEMETRY_CONSENT=false",
-	)
-	return append(env, extra...)
+// referenceEnv is the environment a reference program started by tb runs
+// in (refenv.Env): quiet and offline, with a private HOME and tmux server
+// of its own, which ends with tb.
+func referenceEnv(tb testing.TB, extra ...string) []string {
+	home := tb.TempDir()
+	tb.Cleanup(func() { refenv.Cleanup(home) })
+	return refenv.Env(home, extra...)
 }
 
 // server is an agent server process started by a test.
@@ -120,9 +119,10 @@ type server struct {
 	name    string // "gohands" or "reference"
 	URL     string
 	Pid     int
-	started time.Time // when the process was started
-	healthy time.Time // when /health first answered 200
-	stop    func()    // ends the process (SIGTERM, then SIGKILL)
+	started time.Time       // when the process was started
+	healthy time.Time       // when /health first answered 200
+	exited  <-chan struct{} // closed when the process has exited
+	stop    func()          // ends the process (SIGTERM, then SIGKILL)
 }
 
 // launch starts argv as an agent server listening on port, in its own
@@ -148,6 +148,7 @@ func launch(tb testing.TB, name string, argv, env []string, port int, interval, 
 	s.Pid = cmd.Process.Pid
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
+	s.exited = exited
 	var once sync.Once
 	s.stop = func() {
 		once.Do(func() {
@@ -188,7 +189,7 @@ func startReferenceServer(tb testing.TB, py string, extraEnv ...string) *server 
 	// kind); the budget is generous for a loaded CI machine.
 	return launch(tb, "reference",
 		[]string{py, "-m", "openhands.agent_server", "--host", "127.0.0.1", "--port", strconv.Itoa(port)},
-		referenceEnv(append([]string{"OH_SESSION_API_KEYS_0=" + apiKey}, extraEnv...)...),
+		referenceEnv(tb, append([]string{"OH_SESSION_API_KEYS_0=" + apiKey}, extraEnv...)...),
 		port, 50*time.Millisecond, 3*time.Minute)
 }
 
@@ -209,7 +210,7 @@ func runClient(t *testing.T, py, url, modelURL string) map[string]any {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py, filepath.Join("testdata", "client.py"),
 		"--server", url, "--api-key", apiKey, "--model", modelURL, "--workdir", work, "--out", out)
-	cmd.Env = referenceEnv()
+	cmd.Env = referenceEnv(t)
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	runErr := cmd.Run()

@@ -81,7 +81,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 		defer cancel()
 		cmd := exec.CommandContext(ctx, py, append([]string{filepath.Join("testdata", "roundtrip.py"),
 			"--model", model.URL, "--workdir", b.TempDir(), "--steps", strconv.Itoa(pySteps)}, args...)...)
-		cmd.Env = referenceEnv()
+		cmd.Env = referenceEnv(b)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
