@@ -82,7 +82,9 @@ func (c *MessageCache) Encode(key any, msgs []event.Message, sep byte, encode fu
 		}
 		joined := i > 0 && c.last == i-1 && len(c.buf)+1+len(b) <= cap(c.buf)
 		if !joined && len(c.buf)+len(b) > cap(c.buf) {
-			c.buf = make([]byte, 0, max(2*cap(c.buf), 2*len(b), 4<<10))
+			// Grown by a quarter, as append grows a large slice: the
+			// room left is at most a fifth of the history.
+			c.buf = make([]byte, 0, max(cap(c.buf)+cap(c.buf)/4, 2*len(b), 16<<10))
 		}
 		if joined {
 			c.buf = append(c.buf, sep)
