@@ -280,6 +280,11 @@ func (t *Terminal) Run(ctx context.Context, a *Action) (*Observation, error) {
 	}
 
 	running := s.running()
+	if !running && command == "" && !a.IsInput && s.unfinished {
+		// The command an earlier call left running ended since: this
+		// poll reports its end, as it would have a moment sooner.
+		running = true
+	}
 	switch {
 	case !running && command == "":
 		return errorObservation(command, "No command is running, so there is no output to read. Send a command to run."), nil

@@ -129,6 +129,35 @@ func TestSecretsLastOneCommand(t *testing.T) {
 	expect(t, run(t, term, Action{Command: "", Timeout: new(30.0)}), "", 0)
 }
 
+// TestPollAfterUnreadEnd: a command that outlived its call and ended
+// before the next poll is reported by that poll (its exit code), not
+// refused as "no command is running".
+func TestPollAfterUnreadEnd(t *testing.T) {
+	t.Parallel()
+	term := newTerminal(t, &Options{NoChangeTimeout: quiet})
+	o := run(t, term, Action{Command: `while [ ! -e gate ]; do sleep 0.05; done; echo through`})
+	if exitCode(o) != -1 {
+		t.Fatalf("exit %d, want -1 (still running)", exitCode(o))
+	}
+	os.WriteFile(filepath.Join(term.opts.WorkingDir, "gate"), nil, 0o644)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		term.mu.Lock()
+		done, _ := term.sess.status()
+		term.mu.Unlock()
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command did not end within a minute of its gate")
+		}
+	}
+	expect(t, run(t, term, Action{Command: ""}), "through", 0)
+	// Nothing is left to report now.
+	if o := run(t, term, Action{Command: ""}); exitCode(o) != -2 {
+		t.Errorf("second poll: exit %d, want -2 (no command running):\n%s", exitCode(o), o.Text())
+	}
+}
+
 func reverse(s string) string {
 	r := []rune(s)
 	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
