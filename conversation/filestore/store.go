@@ -77,7 +77,7 @@ type fileSum struct {
 	ok  bool
 }
 
-func checksum(data []byte) uint32 { return crc32.Checksum(data, crcTable) }
+func checksum(data []byte) uint32 { return crc32.Checksum(data, crcTable()) }
 
 // Open opens (creating if needed) the conversation directory dir.
 // It takes the conversation's lock, lists the event files, and builds the
