@@ -27,8 +27,9 @@ func newTransport() *http.Transport {
 }
 
 // A sizedBody is a request body that can write what is left of it
-// (io.WriterTo) and knows how much that is: a *bytes.Reader, or llm/openai's
-// body of cached message encodings.
+// (io.WriterTo) and knows how much that is: llm/openai's body of cached
+// message encodings. It must be an io.ReadCloser: net/http hands the
+// connection any other body inside io.NopCloser's wrapper, without Len.
 type sizedBody interface {
 	io.WriterTo
 	Len() int

@@ -9,15 +9,20 @@ import (
 	"testing"
 )
 
-// writerBody is a sizedBody that counts its WriteTo calls.
+// writerBody is a sizedBody that counts the bytes it wrote itself. It
+// is an io.ReadCloser, as llm/openai's body is: net/http would hide any
+// other reader's Len behind io.NopCloser.
 type writerBody struct {
 	*strings.Reader
-	writes int
+	wrote int64
 }
 
+func (b *writerBody) Close() error { return nil }
+
 func (b *writerBody) WriteTo(w io.Writer) (int64, error) {
-	b.writes++
-	return b.Reader.WriteTo(w)
+	n, err := b.Reader.WriteTo(w)
+	b.wrote += n
+	return n, err
 }
 
 // TestBodyConn checks that the default client's connections let a body
@@ -48,8 +53,9 @@ func TestBodyConn(t *testing.T) {
 	}
 	b := &writerBody{Reader: strings.NewReader(want)}
 	send(b, int64(len(want)))
-	if b.writes != 1 {
-		t.Errorf("sized body: %d WriteTo calls, want 1", b.writes)
+	// Only what net/http's 4 KB buffer took first is not written by WriteTo.
+	if b.wrote < int64(len(want))-4096 {
+		t.Errorf("sized body: WriteTo wrote %d of %d bytes", b.wrote, len(want))
 	}
 	send(&writerBody{Reader: strings.NewReader(want)}, -1)                // chunked
 	send(io.MultiReader(bytes.NewReader([]byte(want))), int64(len(want))) // no Len: copied
