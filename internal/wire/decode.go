@@ -479,7 +479,9 @@ func (d *Decoder) skipValid() error {
 				}
 				continue
 			case '{', '[':
-				depth++
+				if depth++; d.depth+depth > maxDepth {
+					return d.Errorf("nesting too deep") // as Object and Array
+				}
 			case '}', ']':
 				if depth--; depth == 0 {
 					d.Pos++
@@ -967,6 +969,18 @@ func kindedDecoder(t reflect.Type) decFunc {
 		if ext.DecodeKinded == nil {
 			return d.Errorf("cannot decode into interface %v", t)
 		}
+		// The object's end is found by its structure alone, then it is
+		// decoded once, strictly: decoding checks every byte of it, so a
+		// success means Skip would have ended at the same place. Otherwise
+		// the checked path below reports the error as it always has.
+		start := d.Pos
+		if d.skipValid() == nil {
+			if x, err := ext.DecodeKinded(d.Data[start:d.Pos], t); err == nil {
+				v.Set(reflect.ValueOf(x))
+				return nil
+			}
+		}
+		d.Pos = start
 		raw, err := d.Skip()
 		if err != nil {
 			return err
