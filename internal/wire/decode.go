@@ -1038,7 +1038,10 @@ func nullable(t reflect.Type) bool {
 }
 
 func newStructDecoder(t reflect.Type) decFunc {
-	fields := map[string]decField{}
+	// fields in their order, which is the order they are written in; index
+	// finds a field by its name when the next one in order is not it.
+	var fields []decField
+	index := map[string]int{}
 	var required []string
 	for _, f := range structFields(t) {
 		dec := DecoderFor(f.typ)
@@ -1053,7 +1056,12 @@ func newStructDecoder(t reflect.Type) decFunc {
 			df.req = len(required)
 			required = append(required, f.name)
 		}
-		fields[f.name] = df
+		if i, ok := index[f.name]; ok {
+			fields[i] = df
+		} else {
+			index[f.name] = len(fields)
+			fields = append(fields, df)
+		}
 	}
 	return func(d *Decoder, v reflect.Value, strict bool) error {
 		if d.IsNullNext() {
@@ -1068,8 +1076,27 @@ func newStructDecoder(t reflect.Type) decFunc {
 		if len(required) > 0 {
 			seen = make([]bool, len(required))
 		}
+		next := 0 // the field expected next
 		err := d.Object(func(key []byte) error {
-			f, ok := fields[string(key)]
+			// Keys come in the fields' order, some left out: look a few
+			// fields ahead before hashing the key.
+			i := -1
+			for j := next; j < min(next+8, len(fields)); j++ {
+				if fields[j].name == string(key) {
+					i = j
+					break
+				}
+			}
+			if i < 0 {
+				if j, ok := index[string(key)]; ok {
+					i = j
+				}
+			}
+			ok := i >= 0
+			var f *decField
+			if ok {
+				f, next = &fields[i], i+1
+			}
 			if ok && f.req >= 0 {
 				seen[f.req] = true
 			}
