@@ -65,6 +65,8 @@ func benchDir(b *testing.B) string {
 	return dir
 }
 
+// benchSteps times think steps of conversations kept under dir, or in
+// memory when dir is "".
 func benchSteps(b *testing.B, dir string, fopts *filestore.Options) {
 	steps := 0
 	var cpu time.Duration // CPU time of the process while timed
@@ -80,7 +82,11 @@ func benchSteps(b *testing.B, dir string, fopts *filestore.Options) {
 		}
 		replies = append(replies, llmtest.Reply{Text: "Done."})
 		a, _ := newAgent(b, replies...)
-		c, err := conversation.New(ctx, a, b.TempDir(), &conversation.LocalOptions{Backend: filestore.NewBackend(dir, fopts), MaxIterations: n + 1})
+		opts := &conversation.LocalOptions{MaxIterations: n + 1} // in memory when dir is ""
+		if dir != "" {
+			opts.Backend = filestore.NewBackend(dir, fopts)
+		}
+		c, err := conversation.New(ctx, a, b.TempDir(), opts)
 		if err != nil {
 			b.Fatal(err)
 		}
