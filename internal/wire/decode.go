@@ -974,24 +974,33 @@ func kindedDecoder(t reflect.Type) decFunc {
 		// success means Skip would have ended at the same place. Otherwise
 		// the checked path below reports the error as it always has.
 		start := d.Pos
-		if d.skipValid() == nil {
-			if x, err := ext.DecodeKinded(d.Data[start:d.Pos], t); err == nil {
-				v.Set(reflect.ValueOf(x))
-				return nil
-			}
+		if d.skipValid() == nil && setKinded(v, d.Data[start:d.Pos], t) == nil {
+			return nil
 		}
 		d.Pos = start
-		raw, err := d.Skip()
-		if err != nil {
-			return err
-		}
-		x, err := ext.DecodeKinded(raw, t)
-		if err != nil {
-			return err
-		}
-		v.Set(reflect.ValueOf(x))
-		return nil
+		return d.decodeKindedChecked(v, t)
 	}
+}
+
+// decodeKindedChecked is kindedDecoder's checked path: the value is
+// skipped with its syntax checked, then decoded.
+func (d *Decoder) decodeKindedChecked(v reflect.Value, t reflect.Type) error {
+	raw, err := d.Skip()
+	if err != nil {
+		return err
+	}
+	return setKinded(v, raw, t)
+}
+
+// setKinded decodes the kinded object raw into v, which it leaves as it is
+// on error.
+func setKinded(v reflect.Value, raw []byte, t reflect.Type) error {
+	x, err := ext.DecodeKinded(raw, t)
+	if err != nil {
+		return err
+	}
+	v.Set(reflect.ValueOf(x))
+	return nil
 }
 
 // secondsDecoder reads a time.Duration written as a number of seconds
