@@ -68,7 +68,8 @@ mirror() {
   m=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '/^URIs:/ {print $2}' | grep -v security | grep -i debian | head -1 || true)
   [[ -n $m ]] || m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
     awk '$1=="deb" {for (i=2;i<=NF;i++) if ($i ~ /^https?:/) {print $i; exit}}' | grep -v security | grep -i debian | head -1 || true)
-  echo "${m:-http://deb.debian.org/debian}"
+  [[ -n $m ]] || die "no Debian mirror found in /etc/apt/sources.list{,.d/*}; set GOHANDS_DEBIAN_MIRROR to one this machine can reach"
+  echo "$m"
 }
 
 build_base() {
