@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gohands/gohands/internal/procgroup"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -163,7 +164,7 @@ func (r *Runner) Run(ctx context.Context, d *Definition, in Input) Result {
 	cmd.Env = r.env(in)
 	cmd.Stdin = bytes.NewReader(stdin)
 	// A group of its own, so a timeout kills whatever the hook started.
-	ownGroup(cmd)
+	procgroup.Own(cmd)
 	timeout := time.Duration(d.Timeout) * time.Second
 	if d.Async {
 		return r.startAsync(cmd, timeout)
@@ -184,19 +185,19 @@ func (r *Runner) Run(ctx context.Context, d *Definition, in Input) Result {
 	select {
 	case waitErr = <-done:
 	case <-timer.C:
-		killGroup(cmd)
+		procgroup.Kill(cmd)
 		<-done
 		return Result{ExitCode: -1, Stdout: stdout.String(), Stderr: stderr.String(),
 			Error: fmt.Sprintf("hook timed out after %d seconds", d.Timeout)}
 	case <-ctx.Done():
-		killGroup(cmd)
+		procgroup.Kill(cmd)
 		<-done
 		return Result{ExitCode: -1, Stdout: stdout.String(), Stderr: stderr.String(),
 			Error: fmt.Sprintf("hook cancelled: %v", context.Cause(ctx))}
 	}
 	// The hook is done; stop anything it left running in its group, which
 	// would otherwise hold our pipes open.
-	killGroup(cmd)
+	procgroup.Kill(cmd)
 	res := Result{ExitCode: cmd.ProcessState.ExitCode(), Stdout: stdout.String(), Stderr: stderr.String()}
 	var ee *exec.ExitError
 	if waitErr != nil && !errors.As(waitErr, &ee) && !errors.Is(waitErr, exec.ErrWaitDelay) {
@@ -321,10 +322,10 @@ func (r *Runner) startAsync(cmd *exec.Cmd, timeout time.Duration) Result {
 		select {
 		case <-done:
 		case <-time.After(timeout):
-			killGroup(cmd)
+			procgroup.Kill(cmd)
 			<-done
 		}
-		killGroup(cmd)
+		procgroup.Kill(cmd)
 		r.mu.Lock()
 		delete(r.async, cmd)
 		r.mu.Unlock()
@@ -337,7 +338,7 @@ func (r *Runner) Close() error {
 	r.mu.Lock()
 	r.closed = true
 	for cmd := range r.async {
-		killGroup(cmd)
+		procgroup.Kill(cmd)
 	}
 	r.mu.Unlock()
 	r.wg.Wait()

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"github.com/gohands/gohands/internal/procgroup"
 	"os/exec"
 	"sync"
 )
@@ -26,7 +27,7 @@ func newProcess(cmd *exec.Cmd) *process {
 func (p *process) kill() {
 	p.once.Do(func() {
 		if p.cmd.Process != nil {
-			killGroup(p.cmd)
+			procgroup.Kill(p.cmd)
 		}
 	})
 }

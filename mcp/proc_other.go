@@ -5,5 +5,3 @@ package mcp
 import "os/exec"
 
 func setProcAttr(*exec.Cmd) {}
-
-func killGroup(cmd *exec.Cmd) { _ = cmd.Process.Kill() }

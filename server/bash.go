@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/gohands/gohands/internal/procgroup"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,13 +14,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/google/uuid"
-
-	"golang.org/x/sys/unix"
 )
 
 // maxBashChunk is the size at which command output is split into several
@@ -156,7 +154,7 @@ func (b *bashService) execute(cmd *bashEvent, defaultCwd string) {
 	if cmd.Cwd != nil && *cmd.Cwd != "" {
 		c.Dir = *cmd.Cwd
 	}
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Own(c)
 	c.Stdin = nil
 	var mu sync.Mutex
 	order := 0
@@ -213,11 +211,11 @@ func (b *bashService) execute(cmd *bashEvent, defaultCwd string) {
 			code = ee.ExitCode()
 		}
 	case <-ctx.Done():
-		unix.Kill(-c.Process.Pid, unix.SIGTERM)
+		procgroup.Terminate(c)
 		select {
 		case <-waitErr:
 		case <-time.After(2 * time.Second):
-			unix.Kill(-c.Process.Pid, unix.SIGKILL)
+			procgroup.Kill(c)
 			<-waitErr
 		}
 		code = -1

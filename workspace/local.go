@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gohands/gohands/internal/procgroup"
 	"io"
 	"os"
 	"os/exec"
@@ -41,8 +42,8 @@ func (w *Local) Execute(ctx context.Context, command string, opts *ExecOptions) 
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	ownGroup(cmd)
-	cmd.Cancel = func() error { killGroup(cmd); return nil }
+	procgroup.Own(cmd)
+	cmd.Cancel = func() error { procgroup.Kill(cmd); return nil }
 	// Children that keep the pipes open must not hold Execute up.
 	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()

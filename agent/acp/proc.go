@@ -6,15 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gohands/gohands/internal/procgroup"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // killGrace is how long a server gets to exit after its stdin closes and
@@ -40,7 +38,7 @@ func spawn(argv []string, env []string, dir string) (*proc, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Own(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -138,17 +136,16 @@ func (p *proc) exitError() error {
 // an adapter starts) do not outlive it.
 func (p *proc) stop() {
 	p.stdin.Close()
-	pgid := p.cmd.Process.Pid
 	select {
 	case <-p.exited:
 	case <-time.After(killGrace):
-		unix.Kill(-pgid, unix.SIGTERM)
+		procgroup.Terminate(p.cmd)
 		select {
 		case <-p.exited:
 		case <-time.After(killGrace):
 		}
 	}
-	unix.Kill(-pgid, unix.SIGKILL)
+	procgroup.Kill(p.cmd)
 	<-p.exited
 	p.out.Close()
 }

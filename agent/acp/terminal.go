@@ -3,6 +3,7 @@ package acp
 import (
 	"errors"
 	"fmt"
+	"github.com/gohands/gohands/internal/procgroup"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -10,8 +11,6 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
-
-	"golang.org/x/sys/unix"
 )
 
 // defaultOutputLimit caps a terminal's kept output when the server sets
@@ -62,9 +61,7 @@ func (t *term) snapshot() (string, bool, *sdk.TerminalExitStatus) {
 }
 
 func (t *term) kill() {
-	if t.cmd.Process != nil {
-		unix.Kill(-t.cmd.Process.Pid, unix.SIGKILL)
-	}
+	procgroup.Kill(t.cmd)
 }
 
 func (ts *terminals) create(command string, args []string, cwd string, env map[string]string, limit int) (string, error) {
@@ -78,7 +75,7 @@ func (ts *terminals) create(command string, args []string, cwd string, env map[s
 	}
 	cmd.Dir = cwd
 	cmd.Env = environ(env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Own(cmd)
 	t := &term{cmd: cmd, done: make(chan struct{}), limit: limit}
 	cmd.Stdout, cmd.Stderr = t, t
 	if err := cmd.Start(); err != nil {
