@@ -119,25 +119,6 @@ func closesMessage(e event.Event) bool {
 	return false
 }
 
-// unhandledRequest reports whether a CondensationRequest of the active
-// branch came after its last Condensation. It reads the entries only, not
-// the events.
-func (r *runner) unhandledRequest() (bool, error) {
-	branch, err := r.sess.State().ActiveBranch()
-	if err != nil {
-		return false, err
-	}
-	for i := len(branch) - 1; i >= 0; i-- {
-		switch branch[i].Kind {
-		case event.KindCondensation:
-			return false, nil
-		case event.KindCondensationRequest:
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
 // Step implements conversation.Runner.
 func (r *runner) Step(ctx context.Context) error {
 	pending, err := r.sess.Pending()
@@ -156,7 +137,7 @@ func (r *runner) Step(ctx context.Context) error {
 		// requests: the flag tells the condenser it must act.
 		cview := &condenser.View{Events: view}
 		if r.condRequests {
-			if cview.UnhandledRequest, err = r.unhandledRequest(); err != nil {
+			if cview.UnhandledRequest, err = r.sess.State().CondensationPending(); err != nil {
 				return err
 			}
 		}

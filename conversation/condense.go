@@ -71,7 +71,7 @@ func (c *LocalConversation) Condense(ctx context.Context) error {
 	}
 	if requested {
 		// The run may have condensed already.
-		if pending, err := c.condensationPending(); err != nil || !pending {
+		if pending, err := c.state.CondensationPending(); err != nil || !pending {
 			return err
 		}
 	} else if err := c.requestCondensation(); err != nil {
@@ -89,22 +89,4 @@ func (c *LocalConversation) requestCondensation() error {
 		_, err := tx.Append(&event.CondensationRequest{Base: event.NewBase(event.SourceEnvironment)})
 		return err
 	})
-}
-
-// condensationPending reports whether the active branch's last
-// CondensationRequest came after its last Condensation.
-func (c *LocalConversation) condensationPending() (bool, error) {
-	branch, err := c.state.ActiveBranch()
-	if err != nil {
-		return false, err
-	}
-	for i := len(branch) - 1; i >= 0; i-- {
-		switch branch[i].Kind {
-		case event.KindCondensation:
-			return false, nil
-		case event.KindCondensationRequest:
-			return true, nil
-		}
-	}
-	return false, nil
 }

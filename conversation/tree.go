@@ -69,6 +69,25 @@ func (s *State) ActiveBranch() ([]Entry, error) {
 	return s.pathToRoot(resolveLeaf(s.store, s.Fields()))
 }
 
+// CondensationPending reports whether the active branch's last
+// CondensationRequest came after its last Condensation: the condenser
+// must act at the next step. It reads the entries only, not the events.
+func (s *State) CondensationPending() (bool, error) {
+	branch, err := s.ActiveBranch()
+	if err != nil {
+		return false, err
+	}
+	for i := len(branch) - 1; i >= 0; i-- {
+		switch branch[i].Kind {
+		case event.KindCondensation:
+			return false, nil
+		case event.KindCondensationRequest:
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // pathToRoot returns the entries from the root of the event tree to leaf,
 // root first.
 func (s *State) pathToRoot(leaf string) ([]Entry, error) {

@@ -15,9 +15,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
-	tasktool "github.com/gohands/gohands/tools/task"
 	"github.com/gohands/gohands/workspace"
 )
 
@@ -337,7 +337,7 @@ func (o *Options) runAgent(ctx context.Context, cfg *Config, t *Task, env Env, d
 	r.Steps = conversation.AgentSteps(st.Events(), 0)
 	r.Cost = f.Stats.TotalCost()
 	r.PromptTokens, r.CompletionTokens = f.Stats.Tokens()
-	r.FinalMessage = tasktool.FinalResponse(st)
+	r.FinalMessage, _ = agent.FinalResponse(st)
 
 	var re *conversation.RunError
 	switch {

@@ -1107,49 +1107,12 @@ func (s *Server) handleFinalResponse(w http.ResponseWriter, r *http.Request) {
 	if c == nil {
 		return
 	}
-	resp, err := finalResponse(lc)
+	resp, err := agent.FinalResponse(lc.State())
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, askResponse{Response: resp})
-}
-
-// finalResponse is the message of the last finish action, or else the
-// text of the last agent message, or "".
-func finalResponse(lc *conversation.LocalConversation) (string, error) {
-	st := lc.State().Events()
-	for i := st.Len() - 1; i >= 0; i-- {
-		ent, err := st.Entry(i)
-		if err != nil {
-			return "", err
-		}
-		if ent.Source != event.SourceAgent || (ent.Kind != event.KindAction && ent.Kind != event.KindMessage) {
-			continue
-		}
-		e, err := st.Event(i)
-		if err != nil {
-			return "", err
-		}
-		switch e := e.(type) {
-		case *event.ActionEvent:
-			if e.ToolName != agent.FinishToolName || e.Action == nil {
-				continue
-			}
-			b, err := event.MarshalJSON(e.Action)
-			if err != nil {
-				return "", err
-			}
-			var fa struct {
-				Message string `json:"message"`
-			}
-			json.Unmarshal(b, &fa)
-			return fa.Message, nil
-		case *event.MessageEvent:
-			return event.TextOf(e.LLMMessage.Content), nil
-		}
-	}
-	return "", nil
 }
 
 // handleCondense forces a condensation of the history (the reference's

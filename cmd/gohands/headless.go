@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/cmd/gohands/internal/tui"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
@@ -23,7 +24,6 @@ import (
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/tool"
-	tasktool "github.com/gohands/gohands/tools/task"
 	"github.com/gohands/gohands/tools/terminal"
 	"github.com/gohands/gohands/workspace"
 )
@@ -377,9 +377,10 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	unsubscribe()
 	status := conv.Status()
 	st := conv.State()
+	final, _ := agent.FinalResponse(st)
 	res := runResult{
 		Type: "result", Status: string(status), ConversationID: id,
-		FinalMessage: tasktool.FinalResponse(st), Steps: conversation.AgentSteps(st.Events(), steps0),
+		FinalMessage: final, Steps: conversation.AgentSteps(st.Events(), steps0),
 		DurationMS: time.Since(start).Milliseconds(), Workspace: p.workDir,
 	}
 	res.Cost = st.Fields().Stats.TotalCost()

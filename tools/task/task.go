@@ -478,7 +478,8 @@ func (m *manager) run(ctx context.Context, caller *agent.Caller, rec *record, de
 	}
 	st := child.Status()
 	if st == conversation.StatusFinished && overBudget == "" {
-		return FinalResponse(child.State()), false, nil
+		final, _ := agent.FinalResponse(child.State())
+		return final, false, nil
 	}
 	reason := overBudget
 	if reason == "" {
@@ -487,7 +488,7 @@ func (m *manager) run(ctx context.Context, caller *agent.Caller, rec *record, de
 	if reason == "" {
 		reason = fmt.Sprintf("Sub-agent stopped without finishing (status: %s).", st)
 	}
-	if partial := FinalResponse(child.State()); partial != "" {
+	if partial, _ := agent.FinalResponse(child.State()); partial != "" {
 		reason += "\nPartial result:\n" + partial
 	}
 	return reason, true, nil
@@ -630,39 +631,6 @@ func (m *manager) rollUp(caller *agent.Caller, rec *record, child *conversation.
 	if err != nil {
 		log.Warn("task: recording the sub-agent's costs", "err", err)
 	}
-}
-
-// FinalResponse returns the final answer in a conversation: the message
-// of its last finish call or its agent's last text message, whichever
-// came last; "" if there is none.
-func FinalResponse(st *conversation.State) string {
-	log := st.Events()
-	for i := log.Len() - 1; i >= 0; i-- {
-		en, err := log.Entry(i)
-		if err != nil || en.Source != event.SourceAgent || (en.Kind != event.KindAction && en.Kind != event.KindMessage) {
-			continue
-		}
-		e, err := log.Event(i)
-		if err != nil {
-			continue
-		}
-		switch e := e.(type) {
-		case *event.ActionEvent:
-			if e.ToolName != agent.FinishToolName {
-				continue
-			}
-			var f struct {
-				Message string `json:"message"`
-			}
-			if b, err := event.MarshalJSON(e.Action); err == nil && json.Unmarshal(b, &f) == nil {
-				return f.Message
-			}
-			return ""
-		case *event.MessageEvent:
-			return event.TextOf(e.LLMMessage.Content)
-		}
-	}
-	return ""
 }
 
 // lastError returns the detail of a conversation's last
