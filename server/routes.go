@@ -136,9 +136,11 @@ func (s *Server) buildHandler() http.Handler {
 	mux.HandleFunc("GET /openapi.json", s.handleOpenAPI)
 	mux.HandleFunc("GET /docs", s.handleDocs)
 	mux.HandleFunc("GET /{$}", s.handleServerInfo)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	// An unknown path needs the key too, as in the reference: a caller
+	// without it learns nothing of which routes exist.
+	mux.Handle("/", s.requireKey(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeDetail(w, http.StatusNotFound, "Not Found")
-	})
+	})))
 	return mux
 }
 

@@ -45,6 +45,11 @@ type Options struct {
 	// SessionAPIKeys are the accepted X-Session-API-Key values; several
 	// allow key rotation. Empty means no authentication.
 	SessionAPIKeys []string
+	// AllowedHosts are host names, besides localhost and IP addresses,
+	// that a server without session keys answers to in a request's Host
+	// (the names it is reached by on a network). A name not listed is
+	// refused, which defeats DNS rebinding (see sameOrigin).
+	AllowedHosts []string
 	// SecretKey encrypts secrets at rest (base_state.json, meta.json); by
 	// default the first session key, as in the reference. Without any,
 	// secrets are redacted on disk and lost on restart.
@@ -216,6 +221,10 @@ func New(opts *Options) (*Server, error) {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.active.Store(time.Now().UnixNano())
+	if status, detail := s.sameOrigin(r); status != 0 {
+		writeDetail(w, status, detail)
+		return
+	}
 	if s.opts.Postgres != nil && r.Header.Get(forwardedHeader) == "" {
 		if id := conversationPath(r.URL.Path); id != "" {
 			if target := s.owner(r.Context(), id); target != "" {
