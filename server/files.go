@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	"net/http"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/gohands/gohands/workspace"
 )
@@ -66,16 +68,27 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 
 func writeUploadErr(w http.ResponseWriter, err error) {
 	var mb *http.MaxBytesError
-	if errors.As(err, &mb) {
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &mb):
 		writeDetail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Upload larger than %d bytes", mb.Limit))
-		return
+	case errors.Is(err, errUploadTarget), errors.As(err, &pe), errors.Is(err, syscall.ENOSPC):
+		// The path or the disk, not the server: the caller can act on it.
+		writeDetail(w, http.StatusBadRequest, "Failed to upload file: "+err.Error())
+	default:
+		writeDetail(w, http.StatusInternalServerError, "Failed to upload file: "+err.Error())
 	}
-	writeDetail(w, http.StatusInternalServerError, "Failed to upload file: "+err.Error())
 }
 
-// writeFileFrom streams src into path through a temporary file, so a
-// failed upload leaves no partial file.
-func writeFileFrom(path string, src io.Reader) error {
+var errUploadTarget = errors.New("the upload's path is not a file")
+
+// writeFileFrom streams src into path through a temporary file beside it,
+// so a failed upload leaves no partial file; the temporary file is
+// removed whatever fails, the rename included.
+func writeFileFrom(path string, src io.Reader) (err error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("%w: %s is a directory or a special file", errUploadTarget, path)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -83,17 +96,19 @@ func writeFileFrom(path string, src io.Reader) error {
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
 	if _, err := io.Copy(tmp, src); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
 		return err
 	}
 	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
 		return err
 	}
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
@@ -113,21 +128,20 @@ func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) {
 		writeDetail(w, http.StatusBadRequest, "Path must be absolute")
 		return
 	}
-	f, err := os.Open(q.Path)
+	// A FIFO would block the open, and a device the read, forever.
+	f, fi, err := workspace.OpenRegular(q.Path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+		switch {
+		case errors.Is(err, os.ErrNotExist):
 			writeDetail(w, http.StatusNotFound, "File not found: "+q.Path)
-			return
+		case errors.Is(err, workspace.ErrNotRegular):
+			writeDetail(w, http.StatusBadRequest, "Path is not a file: "+err.Error())
+		default:
+			writeDetail(w, http.StatusBadRequest, err.Error())
 		}
-		writeDetail(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		writeDetail(w, http.StatusBadRequest, "Path is not a file")
-		return
-	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": filepath.Base(q.Path)}))
 	http.ServeContent(w, r, "", fi.ModTime(), f)

@@ -3,10 +3,13 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -126,18 +129,51 @@ func Diff(ctx context.Context, file, ref string) (*GitDiff, error) {
 		return &s
 	}
 	d.Modified, d.Original = trim(""), trim("")
-	if data, err := os.ReadFile(file); err == nil {
+	f, fi, err := OpenRegular(file)
+	switch {
+	case err == nil:
+		defer f.Close()
+		if fi.Size() > MaxDiffFileSize {
+			return nil, tooLarge(fi.Size())
+		}
+		// The size may grow while we read: read one byte past the limit.
+		data, err := io.ReadAll(io.LimitReader(f, MaxDiffFileSize+1))
+		if err != nil {
+			return nil, err
+		}
+		if len(data) > MaxDiffFileSize {
+			return nil, tooLarge(int64(len(data)))
+		}
 		d.Modified = trim(string(data))
+	case errors.Is(err, ErrNotRegular):
+		return nil, err
 	}
-	ref, err := baseRef(ctx, root, ref)
+	ref, err = baseRef(ctx, root, ref)
 	if err != nil {
 		return nil, err
 	}
 	rel, err := filepath.Rel(root, file)
 	if err == nil && ref != emptyTree && !strings.HasPrefix(rel, "..") {
-		if out, err := git(ctx, root, "show", ref+":"+filepath.ToSlash(rel)); err == nil {
-			d.Original = trim(out)
+		blob := ref + ":" + filepath.ToSlash(rel)
+		if out, err := git(ctx, root, "cat-file", "-s", blob); err == nil {
+			if n, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64); err == nil && n > MaxDiffFileSize {
+				return nil, tooLarge(n)
+			}
+			if out, err := git(ctx, root, "show", blob); err == nil {
+				d.Original = trim(out)
+			}
 		}
 	}
 	return &d, nil
+}
+
+// MaxDiffFileSize is the largest file, on either side, Diff returns: the
+// answer carries both sides whole (the reference's limit, 1 MiB).
+const MaxDiffFileSize = 1 << 20
+
+// ErrTooLarge is returned by Diff for a file over MaxDiffFileSize.
+var ErrTooLarge = errors.New("file too large for git diff")
+
+func tooLarge(n int64) error {
+	return fmt.Errorf("%w: %d bytes (max: %d bytes)", ErrTooLarge, n, MaxDiffFileSize)
 }

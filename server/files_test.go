@@ -1,0 +1,159 @@
+package server_test
+
+import (
+	"bytes"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gohands/gohands/server"
+)
+
+// hangGuard is a client whose timeout only stops a test that would hang.
+var hangGuard = &http.Client{Timeout: time.Minute}
+
+func getStatus(t *testing.T, u string) (int, string) {
+	t.Helper()
+	resp, err := hangGuard.Get(u)
+	if err != nil {
+		t.Fatalf("GET %s: %v (a read that never returns?)", u, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return resp.StatusCode, string(b)
+}
+
+// TestSpecialFilesRefused checks that a FIFO (which blocks its opener
+// until a writer comes) and a device are refused at once by the routes
+// that read files, instead of pinning a server thread.
+func TestSpecialFilesRefused(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, nil)
+	repo := t.TempDir()
+	if out, err := exec.Command("git", "-C", repo, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	fifo := filepath.Join(repo, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, "/dev/zero", repo} {
+		for _, route := range []string{"/api/file/download", "/api/git/diff"} {
+			if route == "/api/git/diff" && p != fifo { // outside a repository a diff reads nothing
+				continue
+			}
+			status, body := getStatus(t, ts.http.URL+route+"?path="+url.QueryEscape(p))
+			if status != http.StatusBadRequest || !strings.Contains(body, "not a regular file") && !strings.Contains(body, "not a file") {
+				t.Errorf("%s of %s: %d %s, want 400 naming a special file", route, p, status, body)
+			}
+		}
+	}
+}
+
+// TestDiffBounded checks that a diff of a file over the limit is refused
+// without reading it: a 100 MB file costs the server next to no memory.
+func TestDiffBounded(t *testing.T) {
+	// Not parallel: it measures this process's allocations.
+	repo := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	small := filepath.Join(repo, "small.txt")
+	os.WriteFile(small, []byte("one\n"), 0o644)
+	big := filepath.Join(repo, "big.bin")
+	os.WriteFile(big, bytes.Repeat([]byte("x"), 2<<20), 0o644)
+	git("add", ".")
+	git("commit", "-q", "-m", "base")
+	// The committed big file shrinks: the original side is over the limit.
+	os.WriteFile(big, []byte("small now\n"), 0o644)
+	huge := filepath.Join(repo, "huge.bin")
+	f, _ := os.Create(huge)
+	f.Truncate(100 << 20) // sparse
+	f.Close()
+
+	srv, err := server.New(&server.Options{ConversationsPath: t.TempDir(), WorkspacePath: repo, BashEventsDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff := func(p string) (int, string, uint64) {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, httptest.NewRequest("GET", "http://127.0.0.1/api/git/diff?path="+url.QueryEscape(p), nil))
+		runtime.ReadMemStats(&after)
+		return w.Code, w.Body.String(), after.TotalAlloc - before.TotalAlloc
+	}
+	if code, body, _ := diff(small); code != 200 || !strings.Contains(body, `"modified":"one"`) {
+		t.Errorf("small file: %d %s", code, body)
+	}
+	for _, p := range []string{huge, big} {
+		code, body, alloc := diff(p)
+		if code != http.StatusBadRequest || !strings.Contains(body, "too large") {
+			t.Errorf("%s: %d %s, want 400 too large", filepath.Base(p), code, body)
+		}
+		if alloc > 16<<20 {
+			t.Errorf("%s: the refused diff allocated %d bytes", filepath.Base(p), alloc)
+		}
+	}
+}
+
+// TestUploadLeavesNoTemp checks that a failed upload leaves no temporary
+// file and answers with the caller's mistake, not a server error.
+func TestUploadLeavesNoTemp(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, nil)
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	upload := func(target string, body io.Reader, ctype string) (int, string) {
+		req, _ := http.NewRequest("POST", ts.http.URL+"/api/file/upload?path="+url.QueryEscape(target), body)
+		req.Header.Set("Content-Type", ctype)
+		resp, err := hangGuard.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	form := func(content string) (*bytes.Buffer, string) {
+		var b bytes.Buffer
+		mw := multipart.NewWriter(&b)
+		fw, _ := mw.CreateFormFile("file", "x")
+		fw.Write([]byte(content))
+		mw.Close()
+		return &b, mw.FormDataContentType()
+	}
+	// Onto a directory: refused with 400 before anything is written.
+	b, ct := form("data")
+	if status, body := upload(filepath.Join(dir, "sub"), b, ct); status != http.StatusBadRequest {
+		t.Errorf("upload onto a directory: %d %s", status, body)
+	}
+	// A body cut in the middle: the request fails, nothing is kept.
+	b, ct = form(strings.Repeat("y", 1<<20))
+	cut := io.LimitReader(b, int64(b.Len()/2))
+	status, body := upload(filepath.Join(dir, "cut"), cut, ct)
+	if status == http.StatusOK {
+		t.Errorf("a cut upload succeeded: %s", body)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Name() != "sub" {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}
