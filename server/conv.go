@@ -404,23 +404,46 @@ func (c *conv) hasSubscribers() bool {
 
 // run starts a run in the background. It fails with 409 when one is in
 // progress and 429 when MaxConcurrentRuns conversations run.
-func (c *conv) run(ctx context.Context) error {
+func (c *conv) run(ctx context.Context) error { return c.startRun(ctx, false) }
+
+// reserveRun takes one of the MaxConcurrentRuns slots ahead of a run, for
+// a request that must not change anything if it would be refused (a
+// create with run set); startRun(ctx, true) then uses it. It reports
+// false when every slot is taken.
+func (s *Server) reserveRun() bool {
+	if s.runs.Add(1) > int64(s.opts.MaxConcurrentRuns) {
+		s.runs.Add(-1)
+		return false
+	}
+	return true
+}
+
+// startRun is run; with reserved the caller holds a slot from reserveRun,
+// which startRun takes over, or releases when it fails.
+func (c *conv) startRun(ctx context.Context, reserved bool) error {
+	s := c.s
+	release := func() {
+		if reserved {
+			s.runs.Add(-1)
+		}
+	}
 	lc, err := c.load(ctx)
 	if err != nil {
+		release()
 		return err
 	}
-	s := c.s
 	c.mu.Lock()
 	if c.running {
 		c.mu.Unlock()
+		release()
 		return errAlreadyRunning
 	}
 	if s.closing.Load() {
 		c.mu.Unlock()
+		release()
 		return errShuttingDown
 	}
-	if s.runs.Add(1) > int64(s.opts.MaxConcurrentRuns) {
-		s.runs.Add(-1)
+	if !reserved && !s.reserveRun() {
 		c.mu.Unlock()
 		return errTooManyRuns
 	}

@@ -75,6 +75,22 @@ func (s *Server) handleStart(w http.ResponseWriter, r *http.Request) {
 	if !s.decodeRequest(w, r, &q, &req, false) {
 		return
 	}
+	// A create that would be refused a run stores nothing: the slot is
+	// taken before the conversation is made (a client retrying a 429 must
+	// not leave a conversation behind per try).
+	reserved := false
+	if m := req.InitialMessage; m != nil && m.Run {
+		if !s.reserveRun() {
+			writeErr(w, errTooManyRuns)
+			return
+		}
+		reserved = true
+		defer func() {
+			if reserved {
+				s.runs.Add(-1)
+			}
+		}()
+	}
 	res, err := s.start(r.Context(), &req)
 	if err != nil {
 		writeErr(w, err)
@@ -96,7 +112,8 @@ func (s *Server) handleStart(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if m.Run {
-			if err := res.c.run(r.Context()); err != nil {
+			reserved = false // startRun takes the slot, or releases it
+			if err := res.c.startRun(r.Context(), true); err != nil {
 				writeErr(w, err)
 				return
 			}

@@ -204,18 +204,63 @@ func TestConversationRoutes(t *testing.T) {
 	}
 }
 
+// gatedModel answers every request with text once release is closed, and
+// tells started of each request it holds: a run that stays running for
+// as long as the test needs, whatever the machine's load.
+func gatedModel(t *testing.T) (model *llmtest.Server, started <-chan struct{}, release func()) {
+	gate := make(chan struct{})
+	seen := make(chan struct{}, 16)
+	model = llmtest.NewResponder(t, func(llmtest.Request) (llmtest.Reply, error) {
+		select {
+		case seen <- struct{}{}:
+		default:
+		}
+		<-gate
+		return llmtest.Reply{Text: "done"}, nil
+	}, nil)
+	var once sync.Once
+	release = func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(release)
+	return model, seen, release
+}
+
 func TestRunConflictsAndLimit(t *testing.T) {
-	model := llmtest.NewChat(t,
-		llmtest.Reply{Delay: 500 * time.Millisecond, Text: "slow"},
-	)
+	model, started, release := gatedModel(t)
 	ts := newTestServer(t, &server.Options{MaxConcurrentRuns: 1})
 	msg := map[string]any{"initial_message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "go"}}, "run": true}}
 	var a, b map[string]any
 	ts.must(201, "POST", "/api/conversations", ts.startBody(model, msg), &a)
+	<-started
 	ts.must(201, "POST", "/api/conversations", ts.startBody(model, nil), &b)
 	ts.must(409, "POST", "/api/conversations/"+a["id"].(string)+"/run", nil, nil)
 	ts.must(429, "POST", "/api/conversations/"+b["id"].(string)+"/run", nil, nil)
+
+	// A create with run refused for lack of a slot stores nothing: a
+	// client retrying it gets no duplicates.
+	var before []any
+	ts.must(200, "GET", "/api/conversations/search", nil, &struct {
+		Items *[]any `json:"items"`
+	}{&before})
+	for range 3 {
+		ts.must(429, "POST", "/api/conversations", ts.startBody(model, msg), nil)
+	}
+	var after []any
+	ts.must(200, "GET", "/api/conversations/search", nil, &struct {
+		Items *[]any `json:"items"`
+	}{&after})
+	if len(after) != len(before) || len(before) != 2 {
+		t.Errorf("conversations: %d before the refused creates, %d after; want 2 and 2", len(before), len(after))
+	}
+	entries, err := os.ReadDir(ts.opts.ConversationsPath)
+	if err != nil || len(entries) != 2 {
+		t.Errorf("conversation directories: %d (%v), want 2", len(entries), err)
+	}
+	release()
 	ts.waitStatus(a["id"].(string), "finished")
+	// The slot is free again: the same create now runs.
+	var c map[string]any
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, msg), &c)
+	ts.waitStatus(c["id"].(string), "finished")
 }
 
 func TestConfirmation(t *testing.T) {
