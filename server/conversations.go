@@ -1095,6 +1095,26 @@ type askRequest struct {
 	Question string `json:"question"`
 }
 
+// decode reads the request, refusing a missing or blank question with
+// 422 before any model is called (the reference answers 422 to a missing
+// one and asks the model an empty question).
+func (q *askRequest) decode(body []byte) error {
+	var raw struct {
+		Question *string `json:"question"`
+	}
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return jsonInvalid(err)
+	}
+	if raw.Question == nil {
+		return &invalidError{loc: []any{"body", "question"}, typ: "missing", msg: "Field required"}
+	}
+	if strings.TrimSpace(*raw.Question) == "" {
+		return &invalidError{loc: []any{"body", "question"}, typ: "string_too_short", msg: "The question is empty"}
+	}
+	q.Question = *raw.Question
+	return nil
+}
+
 type askResponse struct {
 	Response string `json:"response"`
 }

@@ -148,6 +148,13 @@ func TestConversationRoutes(t *testing.T) {
 	if resp["response"] != "first answer" {
 		t.Errorf("final response %v", resp)
 	}
+	// A question missing, blank or not a string is refused before the
+	// model is asked (the script has one reply left, for the real one).
+	for _, body := range []any{"", map[string]any{}, map[string]any{"question": "  "}, map[string]any{"question": 3}} {
+		if status, data := ts.do("POST", "/api/conversations/"+ids[0]+"/ask_agent", body); status != 422 || !strings.Contains(string(data), "question") && body != "" {
+			t.Errorf("ask_agent %v: %d %s, want 422", body, status, data)
+		}
+	}
 	ts.must(200, "POST", "/api/conversations/"+ids[0]+"/ask_agent", map[string]any{"question": "why?"}, &resp)
 	if resp["response"] != "side answer" {
 		t.Errorf("ask_agent %v", resp)
