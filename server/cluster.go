@@ -70,7 +70,10 @@ func (s *Server) owner(ctx context.Context, id string) string {
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string) {
 	u, err := url.Parse(target)
 	if err != nil || u.Scheme == "" {
-		writeErr(w, statusErr(http.StatusServiceUnavailable, "the conversation's server %q has no usable address", target))
+		// The caller may hold no key: the node's internal address is
+		// logged, never answered.
+		s.log.Warn("a conversation's server has no usable address", "target", target)
+		writeDetail(w, http.StatusServiceUnavailable, "The conversation's server has no usable address; retry.")
 		return
 	}
 	p := &httputil.ReverseProxy{
@@ -83,7 +86,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target string) 
 			s.log.Warn("forwarding to a conversation's server", "target", target, "err", err)
 			retry := max(1, int(s.opts.Postgres.Lease().Seconds()))
 			w.Header().Set("Retry-After", strconv.Itoa(retry))
-			writeDetail(w, http.StatusServiceUnavailable, "The conversation's server "+target+" does not answer; retry once its lease expires.")
+			writeDetail(w, http.StatusServiceUnavailable, "The conversation's server does not answer; retry once its lease expires.")
 		},
 	}
 	p.ServeHTTP(w, r)

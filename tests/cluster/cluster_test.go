@@ -144,6 +144,8 @@ func tail(s string, n int) string {
 type cluster struct {
 	nodes []*node
 	hc    *http.Client
+	// leaked is the first refusal that named a node's address.
+	leaked atomic.Value
 }
 
 func (c *cluster) pick() *node {
@@ -172,6 +174,12 @@ func (c *cluster) do(ctx context.Context, method, path string, body, out any) er
 			resp.Body.Close()
 			switch {
 			case resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusBadGateway:
+				// A refusal names no node: the caller may hold no key.
+				for _, n := range c.nodes {
+					if u := strings.TrimPrefix(n.url, "http://"); u != "" && bytes.Contains(data, []byte(u)) {
+						c.leaked.Store(string(data))
+					}
+				}
 			case resp.StatusCode >= 300:
 				return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, data)
 			default:
@@ -408,6 +416,9 @@ func TestThreeNodesSurviveKills(t *testing.T) {
 				t.Errorf("%s: %s ran twice", id, l)
 			}
 		}
+	}
+	if l := cl.leaked.Load(); l != nil {
+		t.Errorf("a refusal named a node's internal address: %s", l)
 	}
 	t.Logf("%d conversations finished; %d actions interrupted by the kills were answered, not re-run; %d socket reconnects", convs, taken, reconnects.Load())
 }
