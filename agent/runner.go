@@ -34,6 +34,9 @@ type runner struct {
 	locks  map[string]*sync.Mutex
 
 	calls int // LLM calls since metrics were last saved; Step is never concurrent
+	// unusable counts the model's replies in a row that could not be used
+	// (too large, unparseable tool calls, blocked); see maxUnusable.
+	unusable int
 	msgs  msgCache
 	// callIDs holds the tool-call ids used in the conversation (see
 	// uniqueCallIDs); built at the first reply with tool calls.

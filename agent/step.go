@@ -166,6 +166,14 @@ func (r *runner) Step(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
+		if errors.Is(err, llm.ErrFunctionCall) || errors.Is(err, llm.ErrReplyTooLarge) || errors.Is(err, llm.ErrContentPolicy) {
+			// The model is told and tries again, but not forever: a model
+			// that only ever answers this way would run to the step limit.
+			if r.unusable++; r.unusable >= maxUnusable {
+				r.unusable = 0
+				return fmt.Errorf("agent: %d replies in a row could not be used; the last: %w", maxUnusable, err)
+			}
+		}
 		switch {
 		case r.condRequests && (errors.Is(err, llm.ErrContextWindowExceeded) || errors.Is(err, llm.ErrMalformedHistory)):
 			// The condenser shortens the view at the next step.
@@ -183,6 +191,7 @@ func (r *runner) Step(ctx context.Context) error {
 		}
 		return fmt.Errorf("agent: %w", err) // err says "llm: …" itself
 	}
+	r.unusable = 0
 	if r.calls++; r.calls >= statsEvery {
 		if err := r.saveStats(); err != nil {
 			return err
@@ -206,6 +215,10 @@ func (r *runner) Step(ctx context.Context) error {
 		)
 	}
 }
+
+// maxUnusable is how many unusable replies in a row (see runner.unusable)
+// end a run with an error.
+const maxUnusable = 3
 
 // finish ends the run: status finished, metrics saved.
 //
