@@ -362,6 +362,34 @@ func (c *conv) publishFullState(lc *conversation.LocalConversation) {
 	c.publish(b)
 }
 
+// publishEndedRun sends a full_state snapshot to the sockets when no run
+// is in progress. A reference client arms itself for a run's final
+// snapshot only once POST /run has answered, ignores a snapshot that came
+// before, and polls GET /api/conversations/{id} while it waits; when the
+// run is quick (it stops to wait for confirmation) and the client's thread
+// loses the CPU after the answer, the run's snapshot arrives before the
+// arming and the client waits until its timeout, as waiting_for_confirmation
+// is not a status its poll accepts. A snapshot sent as a poll is answered
+// reaches it armed. It is only offered: a socket whose queue is full
+// already has a snapshot to come, and frequent polls never drop it.
+func (c *conv) publishEndedRun() {
+	c.mu.Lock()
+	lc, running := c.lc, c.running
+	c.mu.Unlock()
+	p := c.subs.Load()
+	if lc == nil || running || p == nil || len(*p) == 0 {
+		return
+	}
+	b, err := fullState(lc)
+	if err != nil {
+		c.s.log.Error("encoding the state snapshot", "conversation", c.id, "err", err)
+		return
+	}
+	for _, sub := range *p {
+		sub.offer(b)
+	}
+}
+
 // subscribe adds a socket subscriber; it fails when the conversation has
 // MaxSubscribers already.
 func (c *conv) subscribe(ctx context.Context, lc *conversation.LocalConversation) (*subscriber, bool) {
@@ -612,6 +640,15 @@ func (s *subscriber) send(b []byte) {
 	default:
 		s.dropped.Add(1)
 		s.close()
+	}
+}
+
+// offer sends b unless the socket's queue is full.
+func (s *subscriber) offer(b []byte) {
+	select {
+	case <-s.done:
+	case s.ch <- b:
+	default:
 	}
 }
 

@@ -865,6 +865,7 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
+	c.publishEndedRun()
 	writeJSON(w, http.StatusOK, info)
 }
 

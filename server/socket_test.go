@@ -325,3 +325,45 @@ func TestSocketStreamingDeltas(t *testing.T) {
 		t.Errorf("%d deltas stored", n)
 	}
 }
+
+// A client that missed a run's final snapshot (the reference's
+// RemoteConversation arms itself for it only once POST /run has answered)
+// gets one when it polls the conversation: each GET of a conversation that
+// is not running sends the sockets a full_state snapshot.
+func TestSocketSnapshotOnPollAfterRun(t *testing.T) {
+	model := llmtest.NewChat(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "terminal", Arguments: `{"command":"echo one"}`}}},
+	)
+	ts := newTestServer(t, nil)
+	var info map[string]any
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{
+		"confirmation_policy": map[string]any{"kind": "AlwaysConfirm"},
+		"initial_message":     map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "go"}}},
+	}), &info)
+	id := info["id"].(string)
+	c, err := dial(t, ts, "/sockets/events/"+id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if f, err := readFrame(t, c); err != nil || f.status() != "idle" {
+		t.Fatalf("first frame %+v, %v", f, err)
+	}
+	ts.must(200, "POST", "/api/conversations/"+id+"/run", nil, nil)
+	for {
+		f, err := readFrame(t, c)
+		if err != nil {
+			t.Fatalf("waiting for the run's snapshot: %v", err)
+		}
+		if f.status() == "waiting_for_confirmation" {
+			break
+		}
+	}
+	for i := range 3 {
+		ts.must(200, "GET", "/api/conversations/"+id, nil, nil)
+		f, err := readFrame(t, c)
+		if err != nil || f.status() != "waiting_for_confirmation" {
+			t.Fatalf("frame after poll %d: %+v, %v; want a full_state snapshot", i, f, err)
+		}
+	}
+}

@@ -204,26 +204,34 @@ func tail(b []byte, n int) []byte {
 // its transcript. A failure of the client fails t, with its output.
 func runClient(t *testing.T, py, url, modelURL string) map[string]any {
 	t.Helper()
+	return runProgram(t, py, "client.py", url, modelURL)
+}
+
+// runProgram runs the program testdata/script (client.py or one built on
+// it) against the server at url, with extra arguments, and returns its
+// transcript, as runClient does.
+func runProgram(t *testing.T, py, script, url, modelURL string, extra ...string) map[string]any {
+	t.Helper()
 	work := t.TempDir()
 	out := filepath.Join(t.TempDir(), "transcript.json")
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, py, filepath.Join("testdata", "client.py"),
-		"--server", url, "--api-key", apiKey, "--model", modelURL, "--workdir", work, "--out", out)
+	cmd := exec.CommandContext(ctx, py, append([]string{filepath.Join("testdata", script),
+		"--server", url, "--api-key", apiKey, "--model", modelURL, "--workdir", work, "--out", out}, extra...)...)
 	cmd.Env = referenceEnv(t)
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	runErr := cmd.Run()
 	b, err := os.ReadFile(out)
 	if err != nil {
-		t.Fatalf("client.py wrote no transcript (%v): %v\n%s", runErr, err, tail(output.Bytes(), 8000))
+		t.Fatalf("%s wrote no transcript (%v): %v\n%s", script, runErr, err, tail(output.Bytes(), 8000))
 	}
 	var tr map[string]any
 	if err := json.Unmarshal(b, &tr); err != nil {
-		t.Fatalf("client.py transcript: %v", err)
+		t.Fatalf("%s transcript: %v", script, err)
 	}
 	if runErr != nil {
-		t.Errorf("client.py: %v; errors: %v\n%s", runErr, tr["errors"], tail(output.Bytes(), 8000))
+		t.Errorf("%s: %v; errors: %v\n%s", script, runErr, tr["errors"], tail(output.Bytes(), 8000))
 	}
 	t.Logf("transcript:\n%s", b)
 	return tr
