@@ -123,17 +123,32 @@ func clip(s string, limit int) string {
 // the reference serialises them.
 func chatMessages(req *llm.Request) []chatMessage {
 	flags := chatFlagsOf(req)
-	out := make([]chatMessage, 0, len(req.Messages))
-	for _, m := range req.Messages {
+	msgs := chatInput(req, flags)
+	out := make([]chatMessage, 0, len(msgs))
+	for _, m := range msgs {
 		out = append(out, chatMessageOf(m, flags))
 	}
 	return out
+}
+
+// chatInput is the messages to send: a tool message takes only text (the
+// document's ChatCompletionRequestToolMessage), so the images of tool
+// results go in a user message after them.
+func chatInput(req *llm.Request, flags chatFlags) []event.Message {
+	if !flags.vision {
+		return req.Messages
+	}
+	return llm.MoveToolImages(req.Messages)
 }
 
 // chatFlags is what a message's encoding depends on besides the message.
 type chatFlags struct {
 	list                  bool // content as a list of parts
 	vision, sendReasoning bool
+	// proxy is a LiteLLM proxy, which takes two keys the document has not
+	// (a tool message's name, an assistant's thinking_blocks) and needs
+	// them to speak to other providers (Claude's thinking is replayed).
+	proxy bool
 }
 
 func chatFlagsOf(req *llm.Request) chatFlags {
@@ -143,15 +158,16 @@ func chatFlagsOf(req *llm.Request) chatFlags {
 		// only take strings.
 		list:   !f.ForceStringContent && (req.Config.NativeToolCalling || req.Config.CachingPrompt || f.Vision),
 		vision: f.Vision, sendReasoning: f.SendReasoningContent,
+		proxy: isLiteLLMProxy(req.Endpoint.Provider),
 	}
 }
 
 // chatMessageOf converts one message.
 func chatMessageOf(m event.Message, flags chatFlags) chatMessage {
 	list := flags.list
-	cm := chatMessage{Role: m.Role, ToolCallID: m.ToolCallID, Name: m.Name}
-	if m.Role != event.RoleTool {
-		cm.Name = ""
+	cm := chatMessage{Role: m.Role, ToolCallID: m.ToolCallID}
+	if m.Role == event.RoleTool && flags.proxy {
+		cm.Name = m.Name
 	}
 	contents := m.Content
 	if m.Role == event.RoleTool {
@@ -214,11 +230,17 @@ func chatMessageOf(m event.Message, flags chatFlags) chatMessage {
 		if flags.sendReasoning {
 			cm.ReasoningContent = m.ReasoningContent
 		}
-		if list {
+		if list && flags.proxy {
 			cm.ThinkingBlocks = m.ThinkingBlocks
 		}
 	}
 	return cm
+}
+
+// isLiteLLMProxy reports whether provider names a LiteLLM proxy (the
+// OpenHands one is too).
+func isLiteLLMProxy(provider string) bool {
+	return provider == "litellm_proxy" || provider == "openhands"
 }
 
 func clipTexts(contents []event.Content) []event.Content {
@@ -673,8 +695,9 @@ func encodeChatBody(req *llm.Request) (body, error) {
 		return body{head: b}, err
 	}
 	flags := chatFlagsOf(req)
-	msgs, err := req.Cache.Encode(flags, req.Messages, ',', func(i int) ([]byte, error) {
-		return json.Marshal(chatMessageOf(req.Messages[i], flags))
+	input := chatInput(req, flags)
+	msgs, err := req.Cache.Encode(flags, input, ',', func(i int) ([]byte, error) {
+		return json.Marshal(chatMessageOf(input[i], flags))
 	})
 	if err != nil {
 		return body{}, fmt.Errorf("openai: encoding request: %w", err)

@@ -566,10 +566,38 @@ func TestReferenceRequests(t *testing.T) {
 			for _, k := range tc.skip {
 				delete(ref, k)
 			}
+			documentShapes(ref, strings.HasPrefix(tc.model, "litellm_proxy/"))
 			if d := cmp.Diff(ref, got); d != "" {
 				t.Errorf("request differs from the reference's (-reference +ours):\n%s", d)
 			}
 		})
+	}
+}
+
+// documentShapes edits a reference request where we deliberately send
+// what OpenAI's API document takes instead: a tool message without name
+// (but to a LiteLLM proxy), an earlier assistant text on Responses as an
+// EasyInputMessage rather than an output message without its id and
+// status.
+func documentShapes(ref map[string]any, proxy bool) {
+	msgs, _ := ref["messages"].([]any)
+	for _, m := range msgs {
+		if m := m.(map[string]any); m["role"] == "tool" && !proxy {
+			delete(m, "name")
+		}
+	}
+	input, _ := ref["input"].([]any)
+	for _, it := range input {
+		it := it.(map[string]any)
+		parts, ok := it["content"].([]any)
+		if it["role"] != "assistant" || !ok {
+			continue
+		}
+		var texts []string
+		for _, p := range parts {
+			texts = append(texts, p.(map[string]any)["text"].(string))
+		}
+		it["content"] = strings.Join(texts, "\n")
 	}
 }
 
@@ -753,5 +781,116 @@ func TestConformance(t *testing.T) {
 				},
 			})
 		})
+	}
+}
+
+// screenshotHistory is a turn whose two parallel tool results carry an
+// image (a browser screenshot), the second only an image.
+func screenshotHistory() []event.Message {
+	return []event.Message{
+		{Role: event.RoleSystem, Content: event.List[event.Content]{event.Text("You are helpful."), event.Text("Workspace directory: /w")}},
+		event.UserMessage("Open the page."),
+		{Role: event.RoleAssistant, Content: event.List[event.Content]{event.Text("Opening it.")}, ToolCalls: []event.ToolCall{
+			{ID: "call_1", Name: "browser", Arguments: `{}`}, {ID: "call_2", Name: "browser", Arguments: `{}`},
+		}},
+		{Role: event.RoleTool, ToolCallID: "call_1", Name: "browser", Content: event.List[event.Content]{event.Text("Page loaded."), event.Image("data:image/png;base64,AAAA")}},
+		{Role: event.RoleTool, ToolCallID: "call_2", Name: "browser", Content: event.List[event.Content]{event.Image("data:image/png;base64,BBBB")}},
+	}
+}
+
+// TestChatToolImages: a tool message carries text only, and no name; the
+// images of a run of tool results follow it in one user message.
+func TestChatToolImages(t *testing.T) {
+	srv := llmtest.NewChat(t, llmtest.Reply{Text: "I see it."})
+	l := newLLM(t, "openai/gpt-4o", srv, nil)
+	if _, err := l.Completion(context.Background(), screenshotHistory(), tools, nil); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	if err := srv.LastRequest().Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	var roles []string
+	for _, m := range body.Messages {
+		roles = append(roles, m["role"].(string))
+	}
+	if want := []string{"system", "user", "assistant", "tool", "tool", "user"}; !cmp.Equal(roles, want) {
+		t.Fatalf("roles = %v, want %v", roles, want)
+	}
+	for _, m := range body.Messages[3:5] {
+		if _, ok := m["name"]; ok {
+			t.Errorf("tool message has a name: %v", m)
+		}
+		for _, p := range m["content"].([]any) {
+			if p.(map[string]any)["type"] != "text" {
+				t.Errorf("tool message part %v, want text only", p)
+			}
+		}
+	}
+	var urls []any
+	for _, p := range body.Messages[5]["content"].([]any) {
+		if iu, ok := p.(map[string]any)["image_url"]; ok {
+			urls = append(urls, iu.(map[string]any)["url"])
+		}
+	}
+	if want := []any{"data:image/png;base64,AAAA", "data:image/png;base64,BBBB"}; !cmp.Equal(urls, want) {
+		t.Errorf("user message after the tool results has images %v, want %v", urls, want)
+	}
+}
+
+// TestChatThinkingBlocksAfterSwitch: thinking blocks a Claude model left
+// in the history are not sent to OpenAI (the document has no such key),
+// and are to a LiteLLM proxy, which replays them to Claude.
+func TestChatThinkingBlocksAfterSwitch(t *testing.T) {
+	sig := "sig"
+	msgs := append(userMsgs("hi"), event.Message{Role: event.RoleAssistant, Content: event.List[event.Content]{event.Text("hello")},
+		ThinkingBlocks: []event.ThinkingBlock{{Thinking: "greet", Signature: &sig}}}, event.UserMessage("again"))
+	for model, want := range map[string]bool{"openai/gpt-4o": false, "litellm_proxy/claude-sonnet-4-5": true} {
+		srv := llmtest.NewChat(t, llmtest.Reply{Text: "ok"})
+		if _, err := newLLM(t, model, srv, nil).Completion(context.Background(), msgs, tools, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(srv.LastRequest().RawBody), "thinking_blocks"); got != want {
+			t.Errorf("%s: thinking_blocks sent = %v, want %v", model, got, want)
+		}
+	}
+}
+
+// TestResponsesInputShapes: an earlier assistant text is an
+// EasyInputMessage, the system blocks are lines of the instructions, and
+// a tool result's image is a function_call_output of input_image.
+func TestResponsesInputShapes(t *testing.T) {
+	srv := llmtest.NewResponses(t, llmtest.Reply{Text: "I see it."})
+	l := newLLM(t, "openai/gpt-5-mini", srv, nil)
+	if _, err := l.Completion(context.Background(), screenshotHistory(), tools, nil); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Instructions string           `json:"instructions"`
+		Input        []map[string]any `json:"input"`
+	}
+	if err := srv.LastRequest().Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if body.Instructions != "You are helpful.\nWorkspace directory: /w" {
+		t.Errorf("instructions = %q", body.Instructions)
+	}
+	if m := body.Input[1]; m["role"] != "assistant" || m["content"] != "Opening it." {
+		t.Errorf("assistant text sent back as %v", m)
+	}
+	var outputs []any
+	for _, it := range body.Input {
+		if it["type"] == "function_call_output" {
+			outputs = append(outputs, it["output"])
+		}
+	}
+	img := func(u string) any {
+		return []any{map[string]any{"type": "input_image", "image_url": u, "detail": "auto"}}
+	}
+	want := []any{"Page loaded.", img("data:image/png;base64,AAAA"), img("data:image/png;base64,BBBB")}
+	if !cmp.Equal(outputs, want) {
+		t.Errorf("function_call_output outputs = %v, want %v", outputs, want)
 	}
 }

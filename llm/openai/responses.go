@@ -54,6 +54,15 @@ type inputMessage struct {
 	Content []inputPart `json:"content"`
 }
 
+// easyMessage is an earlier assistant turn's text as the document's
+// EasyInputMessage, what the official SDK sends: an output message would
+// need the id and status the output had, which are not kept.
+type easyMessage struct {
+	Type    string `json:"type"`
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
 type inputPart struct {
 	Type     string `json:"type"`
 	Text     string `json:"text,omitempty"`
@@ -83,10 +92,12 @@ type functionCallItem struct {
 	Arguments string `json:"arguments"`
 }
 
+// functionOutputItem is a tool result. Output is a string, or a list of
+// input parts for an image.
 type functionOutputItem struct {
 	Type   string `json:"type"`
 	CallID string `json:"call_id"`
-	Output string `json:"output"`
+	Output any    `json:"output"`
 }
 
 // responsesInput maps messages to Responses input items: system messages
@@ -99,7 +110,17 @@ func responsesInput(req *llm.Request) (instructions string, input []any) {
 	for _, m := range req.Messages {
 		switch m.Role {
 		case event.RoleSystem:
-			sys = append(sys, event.TextOf(m.Content))
+			// A message's blocks are lines, messages are parts apart (the
+			// reference's joins).
+			var lines []string
+			for _, c := range m.Content {
+				if c.Type == event.ContentText && c.Text != "" {
+					lines = append(lines, c.Text)
+				}
+			}
+			if s := strings.TrimSpace(strings.Join(lines, "\n")); s != "" {
+				sys = append(sys, s)
+			}
 		case event.RoleUser:
 			im := inputMessage{Type: "message", Role: "user", Content: []inputPart{}}
 			for _, c := range m.Content {
@@ -126,14 +147,14 @@ func responsesInput(req *llm.Request) (instructions string, input []any) {
 				}
 				input = append(input, it)
 			}
-			var parts []inputPart
+			var texts []string
 			for _, c := range m.Content {
 				if c.Type != event.ContentImage && c.Text != "" {
-					parts = append(parts, inputPart{Type: "output_text", Text: c.Text})
+					texts = append(texts, c.Text)
 				}
 			}
-			if len(parts) > 0 {
-				input = append(input, inputMessage{Type: "message", Role: "assistant", Content: parts})
+			if len(texts) > 0 {
+				input = append(input, easyMessage{Type: "message", Role: "assistant", Content: strings.Join(texts, "\n")})
 			}
 			for _, tc := range m.ToolCalls {
 				id := tc.ResponsesItemID
@@ -143,9 +164,19 @@ func responsesInput(req *llm.Request) (instructions string, input []any) {
 				input = append(input, functionCallItem{Type: "function_call", ID: id, CallID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
 			}
 		case event.RoleTool:
+			// One output per block, as the reference sends; an image is
+			// an output of its own (the document takes input_image parts
+			// there).
 			for _, c := range clipTexts(m.Content) {
 				if c.Type != event.ContentImage {
 					input = append(input, functionOutputItem{Type: "function_call_output", CallID: m.ToolCallID, Output: c.Text})
+					continue
+				}
+				if !req.Features.Vision {
+					continue
+				}
+				for _, u := range c.ImageURLs {
+					input = append(input, functionOutputItem{Type: "function_call_output", CallID: m.ToolCallID, Output: []inputPart{{Type: "input_image", ImageURL: u, Detail: "auto"}}})
 				}
 			}
 		}
