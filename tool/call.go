@@ -3,6 +3,7 @@ package tool
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/gohands/gohands/event"
 )
@@ -54,13 +55,11 @@ func (e *CallError) Unwrap() error { return e.Err }
 // NormalizeCall, RepairArgs, SplitMeta, then the tool's ParseAction.
 // honourRisk is passed to SplitMeta. Every failure is a *CallError.
 func PrepareCall(tools []Tool, name, arguments string, honourRisk bool) (*Call, error) {
-	byName := make(map[string]Tool, len(tools))
 	names := make([]string, 0, len(tools))
 	for _, t := range tools {
-		if _, dup := byName[t.Name()]; !dup {
+		if !slices.Contains(names, t.Name()) {
 			names = append(names, t.Name())
 		}
-		byName[t.Name()] = t
 	}
 	invalid := func(display string, keys []string, unparseable bool, err error) error {
 		params := "Arguments: unparseable JSON"
@@ -79,20 +78,20 @@ func PrepareCall(tools []Tool, name, arguments string, honourRisk bool) (*Call, 
 		o, _ := parseObject(raw)
 		return o.keys()
 	}
-	toolName, args2, err := NormalizeCall(name, args, func(n string) bool { _, ok := byName[n]; return ok })
+	t, args2, err := NormalizeCall(tools, name, args)
 	if err != nil {
 		display := name
-		if toolName == "file_editor" {
-			display = toolName
+		if t != nil {
+			display = t.Name() // the tool that could not repair the call
 		}
 		return nil, invalid(display, keys(args), false, err)
 	}
 	args = args2
-	t, ok := byName[toolName]
-	if !ok {
-		return nil, &CallError{ToolName: toolName, NotFound: true, Err: fmt.Errorf("tool %q not found", toolName),
-			msg: fmt.Sprintf("Tool '%s' not found. Available: %s", toolName, pyList(names))}
+	if t == nil {
+		return nil, &CallError{ToolName: name, NotFound: true, Err: fmt.Errorf("tool %q not found", name),
+			msg: fmt.Sprintf("Tool '%s' not found. Available: %s", name, pyList(names))}
 	}
+	toolName := t.Name()
 	if args, err = RepairArgs(inputSchema(t), args); err != nil {
 		return nil, invalid(name, keys(args), false, err)
 	}

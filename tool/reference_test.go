@@ -61,12 +61,16 @@ func TestRepairMatchesReference(t *testing.T) {
 	if err := json.Unmarshal(data, &schemas); err != nil {
 		t.Fatal(err)
 	}
+	tools := repairTools(t, "terminal", "file_editor", "task_tracker")
 	known := func(n string) bool { return n == "terminal" || n == "file_editor" || n == "task_tracker" }
 	for _, c := range cases {
 		args, err := tool.ParseArguments(c.Arguments)
 		name := c.Name
 		if err == nil {
-			name, args, err = tool.NormalizeCall(c.Name, args, known)
+			var got tool.Tool
+			if got, args, err = tool.NormalizeCall(tools, c.Name, args); got != nil {
+				name = got.Name()
+			}
 		}
 		if err == nil && known(name) {
 			var s map[string]any

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
@@ -97,93 +96,78 @@ func EscapeControlChars(data []byte) []byte {
 	return b.Bytes()
 }
 
-// aliases maps tool names models use from their training (other agents'
-// tool names) to the built-in tool that does the job.
-var aliases = map[string]string{
-	"bash":               "terminal",
-	"command":            "terminal",
-	"execute":            "terminal",
-	"execute_bash":       "terminal",
-	"git":                "terminal",
-	"reset":              "terminal",
-	"str_replace":        "file_editor",
-	"str_replace_editor": "file_editor",
-}
-
-// commandAliases are aliases that are themselves shell commands: "git"
-// with command "status" runs "git status".
-var commandAliases = map[string]bool{"git": true, "reset": true}
-
-// bareCommands are read-only shell commands some models call as tools
-// with no arguments; they run in the terminal.
-var bareCommands = map[string]bool{"find": true, "git": true, "ls": true, "pwd": true}
-
 var leadingIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*`)
 
-// NormalizeCall maps the tool name a model used to one of the known tools
-// and adapts the arguments to it. known reports whether a tool of that
-// name is available. A known name is never rewritten. Otherwise, in order:
+// NormalizeCall finds the tool among tools that a model's call of name is
+// for, and lets it repair the arguments. A tool of that name is never
+// swapped for another. Otherwise, in order:
 //
 //   - a malformed name such as "str_replace </parameter" is cut to its
-//     leading identifier, used if known;
-//   - an alias is used if its target is known: bash, command, execute,
-//     execute_bash, git and reset mean terminal, str_replace and
-//     str_replace_editor mean file_editor; for git and reset the name
-//     becomes the start of the terminal command and only command,
-//     security_risk and summary are kept;
-//   - with a terminal available, "grep" with a pattern becomes an rg
-//     command line (grep when rg is not on this process's PATH, checked
-//     here as the reference does), and find, git, ls or pwd with no
-//     arguments run as that command.
+//     leading identifier, used if a tool has it;
+//   - a tool with that identifier among its aliases takes the call;
+//   - each tool that is a Repairer is offered the call under the name as
+//     written, and the first that accepts it takes it.
 //
-// For file_editor calls without a command, the command is inferred from
-// the arguments given (old_str: str_replace, insert_line: insert,
-// file_text: create, path: view); with no file_editor argument at all, it
-// is an error. An unknown name that nothing matches is returned unchanged.
-func NormalizeCall(name string, args json.RawMessage, known func(string) bool) (string, json.RawMessage, error) {
+// Whichever tool takes the call, its Repairer (if any) adapts the
+// arguments. t is nil when no tool takes the call; args are then as given.
+func NormalizeCall(tools []Tool, name string, args json.RawMessage) (t Tool, out json.RawMessage, err error) {
 	o, err := parseObject(args)
 	if err != nil {
-		return name, args, fmt.Errorf("arguments must be a JSON object: %w", err)
+		return nil, args, fmt.Errorf("arguments must be a JSON object: %w", err)
 	}
-	outName := name
-	if !known(name) {
-		base := leadingIdent.FindString(name)
-		if base == "" {
-			base = name
-		}
-		target := aliases[base]
-		switch {
-		case base != name && known(base):
-			outName = base
-		case target != "" && known(target):
-			outName = target
-			if target == "terminal" && commandAliases[base] {
-				o = prefixCommand(o, base)
-			}
-		case known("terminal"):
-			if cmd, ok := terminalFallback(name, o); ok {
-				outName = "terminal"
-				o = keepMeta(o)
-				o.set("command", mustRaw(cmd))
+	a := &Args{o}
+	byName := func(n string) Tool {
+		for i := len(tools) - 1; i >= 0; i-- { // the last of a repeated name, as the registry keeps it
+			if tools[i].Name() == n {
+				return tools[i]
 			}
 		}
+		return nil
 	}
-	if outName == "file_editor" {
-		if _, has := o.get("command"); !has {
-			cmd := inferEditorCommand(o)
-			switch {
-			case cmd != "":
-				o = append(object{{"command", mustRaw(cmd)}}, o...)
-			case !hasEditorHint(o):
-				return outName, args, fmt.Errorf("cannot infer the command for tool 'file_editor' from arguments %s: give command (view, create, str_replace, insert or undo_edit) and its arguments", pyList(o.keys()))
+	take := func(t Tool, as string) (Tool, json.RawMessage, error) {
+		if r, ok := t.(Repairer); ok {
+			if _, err := r.RepairCall(as, a); err != nil {
+				return t, args, err
 			}
-			// Otherwise validation reports the missing command.
+		}
+		if t.Name() == name && a.Len() == 0 {
+			return t, args, nil
+		}
+		return t, a.o.marshal(), nil
+	}
+	if t := byName(name); t != nil {
+		return take(t, name)
+	}
+	base := leadingIdent.FindString(name)
+	if base != "" && base != name {
+		if t := byName(base); t != nil {
+			return take(t, base)
 		}
 	}
-	if outName == name && len(o) == 0 {
-		return outName, args, nil
+	if base == "" {
+		base = name
 	}
-	return outName, o.marshal(), nil
+	for _, t := range tools {
+		if r, ok := t.(Repairer); ok && slices.Contains(r.Aliases(), base) {
+			return take(t, base)
+		}
+	}
+	for _, t := range tools {
+		r, ok := t.(Repairer)
+		if !ok {
+			continue
+		}
+		trial := &Args{slices.Clone(a.o)}
+		ok, err := r.RepairCall(name, trial)
+		if err != nil {
+			return t, args, err
+		}
+		if ok {
+			a = trial
+			return t, a.o.marshal(), nil
+		}
+	}
+	return nil, args, nil
 }
 
 // keepMeta returns the meta-arguments of o.
@@ -195,82 +179,6 @@ func keepMeta(o object) object {
 		}
 	}
 	return out
-}
-
-func prefixCommand(o object, word string) object {
-	cmd := word
-	if raw, ok := o.get("command"); ok {
-		var c string
-		if s, isStr := rawString(raw); isStr {
-			c = s
-		} else {
-			c = strings.Trim(string(raw), `"`)
-		}
-		if f := strings.Fields(c); len(f) > 0 && f[0] == word {
-			cmd = c
-		} else if strings.TrimSpace(c) != "" {
-			cmd = word + " " + c
-		}
-	}
-	out := keepMeta(o)
-	out.set("command", mustRaw(cmd))
-	return out
-}
-
-func hasEditorHint(o object) bool {
-	for _, k := range []string{"old_str", "new_str", "insert_line", "file_text", "path", "view_range"} {
-		if _, ok := o.get(k); ok {
-			return true
-		}
-	}
-	return false
-}
-
-func inferEditorCommand(o object) string {
-	for _, p := range [][2]string{{"old_str", "str_replace"}, {"insert_line", "insert"}, {"file_text", "create"}, {"path", "view"}} {
-		if _, ok := o.get(p[0]); ok {
-			return p[1]
-		}
-	}
-	return ""
-}
-
-// terminalFallback turns a shell-like tool call into a command line.
-func terminalFallback(name string, o object) (string, bool) {
-	if name == "grep" {
-		arg := func(k string) string {
-			raw, _ := o.get(k)
-			s, _ := rawString(raw)
-			if strings.TrimSpace(s) == "" {
-				return ""
-			}
-			return s
-		}
-		pattern, path, include := arg("pattern"), arg("path"), arg("include")
-		if pattern == "" {
-			return "", false
-		}
-		if path == "" {
-			path = "."
-		}
-		var parts []string
-		if _, err := exec.LookPath("rg"); err == nil {
-			parts = []string{"rg", "-n", "-i", pattern, path, "--sortr=modified"}
-			if include != "" {
-				parts = append(parts, "-g", include)
-			}
-		} else {
-			parts = []string{"grep", "-R", "-I", "-n", "-i", pattern, path}
-			if include != "" {
-				parts = append(parts, "--include="+include)
-			}
-		}
-		return ShellJoin(parts), true
-	}
-	if len(o) == 0 && bareCommands[name] {
-		return name, true
-	}
-	return "", false
 }
 
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)

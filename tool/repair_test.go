@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"os/exec"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/tool"
+	"github.com/gohands/gohands/tools/fileeditor"
+	"github.com/gohands/gohands/tools/tasktracker"
+	"github.com/gohands/gohands/tools/terminal"
 )
 
 func TestParseArguments(t *testing.T) {
@@ -43,20 +45,35 @@ func TestParseArguments(t *testing.T) {
 	}
 }
 
-func TestNormalizeCall(t *testing.T) {
-	knownSet := func(names ...string) func(string) bool {
-		return func(n string) bool {
-			return slices.Contains(names, n)
+// repairTools are the real tools whose repairs the tests check, by name.
+func repairTools(t *testing.T, names ...string) []tool.Tool {
+	t.Helper()
+	var out []tool.Tool
+	for _, n := range names {
+		switch n {
+		case terminal.Name:
+			out = append(out, terminal.NewTool(nil))
+		case fileeditor.Name:
+			out = append(out, fileeditor.New(&fileeditor.Options{WorkingDir: t.TempDir()}))
+		case tasktracker.Name:
+			out = append(out, tasktracker.New(nil))
+		default: // a tool with no repairs of its own
+			out = append(out, named(n))
 		}
 	}
-	term := knownSet("terminal", "file_editor")
+	t.Cleanup(func() { tool.CloseAll(out) })
+	return out
+}
+
+func TestNormalizeCall(t *testing.T) {
+	term := repairTools(t, "terminal", "file_editor")
 	rg := "rg -n -i foo . --sortr=modified -g '*.go'"
 	if _, err := exec.LookPath("rg"); err != nil {
 		rg = "grep -R -I -n -i foo . '--include=*.go'"
 	}
 	tests := []struct {
 		name, args string
-		known      func(string) bool
+		tools      []tool.Tool
 		wantName   string
 		wantArgs   string
 		err        string
@@ -75,22 +92,26 @@ func TestNormalizeCall(t *testing.T) {
 		{"file_editor", `{"command":"view","path":"/a"}`, term, "file_editor", `{"command":"view","path":"/a"}`, ""},
 		{"str_replace_editor", `{}`, term, "file_editor", "", "cannot infer the command"},
 		{"ls", `{}`, term, "terminal", `{"command":"ls"}`, ""},
-		{"ls", `{"a":1}`, term, "ls", `{"a":1}`, ""},
-		{"pwd", `{}`, knownSet("file_editor"), "pwd", `{}`, ""},
+		{"ls", `{"a":1}`, term, "", `{"a":1}`, ""},
+		{"pwd", `{}`, repairTools(t, "file_editor"), "", `{}`, ""},
 		{"grep", `{"pattern":"foo","include":"*.go","summary":"s"}`, term, "terminal", `{"summary":"s","command":` + mustJSON(rg) + `}`, ""},
-		{"grep", `{"pattern":" "}`, term, "grep", `{"pattern":" "}`, ""},
-		// A registered tool is never rewritten, even if it is an alias.
-		{"bash", `{"x":1}`, knownSet("bash", "terminal"), "bash", `{"x":1}`, ""},
-		{"nope", `{"x":1}`, term, "nope", `{"x":1}`, ""},
-		{"terminal", `[1]`, term, "terminal", "", "must be a JSON object"},
+		{"grep", `{"pattern":" "}`, term, "", `{"pattern":" "}`, ""},
+		// A tool of the name is never swapped, even for an alias.
+		{"bash", `{"x":1}`, repairTools(t, "bash", "terminal"), "bash", `{"x":1}`, ""},
+		{"nope", `{"x":1}`, term, "", `{"x":1}`, ""},
+		{"terminal", `[1]`, term, "", "", "must be a JSON object"},
 	}
 	for _, tt := range tests {
-		name, args, err := tool.NormalizeCall(tt.name, json.RawMessage(tt.args), tt.known)
+		got, args, err := tool.NormalizeCall(tt.tools, tt.name, json.RawMessage(tt.args))
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("NormalizeCall(%q, %s) error = %v, want %q", tt.name, tt.args, err, tt.err)
 			}
 			continue
+		}
+		name := ""
+		if got != nil {
+			name = got.Name()
 		}
 		if err != nil || name != tt.wantName || string(args) != tt.wantArgs {
 			t.Errorf("NormalizeCall(%q, %s) = %q, %s, %v; want %q, %s", tt.name, tt.args, name, args, err, tt.wantName, tt.wantArgs)

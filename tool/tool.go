@@ -74,6 +74,11 @@ type Options struct {
 	// Meta is free-form metadata kept in the tool's definition and sent as
 	// "_meta" in its MCP form.
 	Meta map[string]any
+	// Aliases are names models call this tool by (see Repairer).
+	Aliases []string
+	// Repair, if set, is the tool's Repairer.RepairCall: it adapts calls
+	// made under its name, its aliases, or names no tool has.
+	Repair func(name string, args *Args) (ok bool, err error)
 }
 
 // Typed is a tool made by New.

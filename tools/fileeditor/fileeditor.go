@@ -119,6 +119,8 @@ func New(opts *Options) *tool.Typed[Action, *Observation] {
 		Annotations: Annotations(),
 		Kind:        "FileEditorTool",
 		Close:       ed.Close,
+		Aliases:     aliases,
+		Repair:      repair,
 	})
 }
 

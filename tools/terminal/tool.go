@@ -39,7 +39,9 @@ func NewTool(opts *Options) *tool.Typed[Action, *Observation] {
 			IdempotentHint:  false,
 			OpenWorldHint:   true,
 		},
-		Close: t.Close,
+		Close:   t.Close,
+		Aliases: aliases,
+		Repair:  repair,
 	})
 }
 
