@@ -53,8 +53,8 @@ func TestRiskyCommandWaitsAndRejectedNeverRuns(t *testing.T) {
 	}
 	// Just before it, the analyzer's ratings that made it wait.
 	rec, ok := log[len(log)-2].(*event.SecurityAnalysisEvent)
-	if !ok || !rec.RequiresConfirmation || rec.Analyzer != "RuleSecurityAnalyzer" || rec.Policy != "ConfirmRisky" || rec.Error != nil ||
-		len(rec.Ratings) != 1 || rec.Ratings[0].ActionID != act.ID || rec.Ratings[0].SecurityRisk != event.RiskHigh {
+	if !ok || rec.Analyzer != "RuleSecurityAnalyzer" || rec.Policy != "ConfirmRisky" || len(rec.Details) != 0 ||
+		len(rec.Risks) != 1 || rec.Risks[0].ActionID != act.ID || rec.Risks[0].Risk != event.RiskHigh {
 		t.Fatalf("security analysis %#v", log[len(log)-2])
 	}
 	// The benign command's batch was rated too, and ran without asking.
@@ -62,7 +62,7 @@ func TestRiskyCommandWaitsAndRejectedNeverRuns(t *testing.T) {
 	for _, e := range log {
 		if a, ok := e.(*event.SecurityAnalysisEvent); ok {
 			analyses++
-			if analyses == 1 && (a.RequiresConfirmation || a.Ratings[0].SecurityRisk == event.RiskHigh) {
+			if analyses == 1 && a.Risks[0].Risk == event.RiskHigh {
 				t.Fatalf("benign batch %#v", a)
 			}
 		}

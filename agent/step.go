@@ -418,13 +418,20 @@ func (r *runner) needsConfirmation(ctx context.Context, valid []*event.ActionEve
 		return confirm, nil
 	}
 	rec := &event.SecurityAnalysisEvent{
-		Base: event.NewBase(event.SourceEnvironment), Error: failed,
-		Ratings: make([]event.SecurityRating, len(valid)), RequiresConfirmation: confirm,
+		Base:  event.NewBase(event.SourceEnvironment),
+		Risks: make(event.ActionRisks, len(valid)),
 	}
 	rec.Analyzer, _ = event.KindOf(r.sess.Fields().SecurityAnalyzer)
 	rec.Policy, _ = event.KindOf(policy)
 	for i, a := range valid {
-		rec.Ratings[i] = event.SecurityRating{ActionID: a.ID, ToolName: a.ToolName, SecurityRisk: risks[i]}
+		rec.Risks[i] = event.ActionRisk{ActionID: a.ID, Risk: risks[i]}
+		if failed != nil {
+			detail, err := event.MarshalJSON(map[string]string{"error": *failed})
+			if err != nil {
+				return confirm, nil
+			}
+			rec.Details = append(rec.Details, event.ActionDetail{ActionID: a.ID, Detail: detail})
+		}
 	}
 	return confirm, rec
 }

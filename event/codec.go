@@ -37,7 +37,8 @@ func DefaultSource(e Event) Source {
 	case *SystemPromptEvent, *ActionEvent, *AgentErrorEvent, *ACPToolCallEvent, *StreamingDeltaEvent:
 		return SourceAgent
 	case *ObservationEvent, *UserRejectObservation, *Condensation, *CondensationRequest,
-		*CondensationSummaryEvent, *ConversationStateUpdateEvent, *LLMCompletionLogEvent:
+		*CondensationSummaryEvent, *ConversationStateUpdateEvent, *LLMCompletionLogEvent,
+		*SecurityAnalysisEvent:
 		return SourceEnvironment
 	case *PauseEvent, *InterruptEvent:
 		return SourceUser

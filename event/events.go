@@ -103,11 +103,11 @@ type SystemPromptEvent struct {
 // CriticResult is a critic's assessment of an action or message.
 //
 // Message is required but nullable in the reference, so it is always
-// written, as null when nil. (Python's own exclude_none output drops a null
-// message and then fails to read it back.)
+// written, as null when nil. Python's own exclude_none output drops a null
+// message and then fails to read it back; gohands reads it as null.
 type CriticResult struct {
 	Score    float64         `json:"score" required:"true"` // probability of success, 0 to 1
-	Message  *string         `json:"message" required:"true"`
+	Message  *string         `json:"message"`
 	Metadata json.RawMessage `json:"metadata,omitempty"` // any JSON object, kept verbatim
 }
 
@@ -253,32 +253,30 @@ type ConversationErrorEvent struct {
 	Classification *ErrorClassification `json:"classification,omitempty"`
 }
 
-// SecurityAnalysisEvent records a security analyzer's ratings of one
-// batch of actions and whether the confirmation policy then asked for
-// confirmation, so a UI can show why an action waited, or did not. It is
-// never sent to the model.
+// SecurityAnalysisEvent records a security analyzer's verdict on one batch
+// of actions (a kind of the reference since 1.58): the analyzer's and the
+// confirmation policy's kinds, the risk of each action and, optionally,
+// analyzer-specific detail per action. It is written whenever an analyzer
+// rated a batch, whatever the policy then decided, and never sent to the
+// model.
 //
-// A gohands event: the reference 1.43.1 has no such kind and its readers
-// reject it (see KindSecurityAnalysis).
+// gohands wrote an event of this name before the reference had one, with
+// other keys (confirmation_policy, ratings, requires_confirmation, error);
+// such files are still read, converted to this form (see
+// decodeLegacySecurityAnalysis).
 type SecurityAnalysisEvent struct {
 	Base
-	// Analyzer is the analyzer's kind (RuleAnalyzer, LLMSecurityAnalyzer, ...).
-	Analyzer string `json:"analyzer"`
+	// Analyzer is the analyzer's kind (PatternSecurityAnalyzer, ...).
+	Analyzer string `json:"analyzer" required:"true"`
 	// Policy is the confirmation policy's kind.
-	Policy  string           `json:"confirmation_policy"`
-	Ratings []SecurityRating `json:"ratings"`
-	// RequiresConfirmation says the policy asked to confirm the batch.
-	RequiresConfirmation bool `json:"requires_confirmation"`
-	// Error, if set, is why the analyzer failed: every action is then
-	// rated HIGH.
-	Error *string `json:"error,omitempty"`
-}
-
-// SecurityRating is one action's rating in a SecurityAnalysisEvent.
-type SecurityRating struct {
-	ActionID     string       `json:"action_id"`
-	ToolName     string       `json:"tool_name"`
-	SecurityRisk SecurityRisk `json:"security_risk"`
+	Policy string `json:"policy" required:"true"`
+	// Risks is the risk of each action, by ActionEvent id, in the order
+	// the actions were rated.
+	Risks ActionRisks `json:"risks" required:"true"`
+	// Details holds analyzer-specific detail by ActionEvent id (a JSON
+	// object each, kept verbatim); gohands writes {"error": ...} for the
+	// actions of a batch the analyzer failed to rate (rated HIGH).
+	Details ActionDetails `json:"details"`
 }
 
 // PauseEvent records that the user paused the conversation.
@@ -388,8 +386,8 @@ const (
 	KindStreamingDelta          = "StreamingDeltaEvent"
 	KindServerError             = "ServerErrorEvent"
 
-	// KindSecurityAnalysis is gohands' own: not one of the reference's
-	// kinds, so a reference client (1.43.1) fails to decode it.
+	// KindSecurityAnalysis is new in the reference 1.58: a reference
+	// client of 1.43.1 fails to decode it.
 	KindSecurityAnalysis = "SecurityAnalysisEvent"
 )
 

@@ -146,17 +146,14 @@ func goldenEvents() map[string]Event {
 		"StreamingDeltaEvent": &StreamingDeltaEvent{Base: gbase(27, "", -1), Content: new(""), ReasoningContent: new("r")},
 		"ServerErrorEvent":    &ServerErrorEvent{Base: gbase(28, SourceEnvironment, -1), Code: "MCPError", Detail: "refused"},
 		"SecurityAnalysisEvent": &SecurityAnalysisEvent{
-			Base: gbase(29, SourceEnvironment, 4), Analyzer: "RuleAnalyzer", Policy: "ConfirmRisky",
-			Ratings: []SecurityRating{
-				{ActionID: gid(4), ToolName: "terminal", SecurityRisk: RiskHigh},
-				{ActionID: gid(5), ToolName: "file_editor", SecurityRisk: RiskLow},
-			},
-			RequiresConfirmation: true,
+			Base: gbase(29, SourceEnvironment, 4), Analyzer: "PatternSecurityAnalyzer", Policy: "ConfirmRisky",
+			Risks:   ActionRisks{{ActionID: gid(5), Risk: RiskHigh}, {ActionID: gid(4), Risk: RiskLow}},
+			Details: ActionDetails{{ActionID: gid(5), Detail: json.RawMessage(`{"pattern":"curl | sh","score":0.9}`)}},
 		},
 		"SecurityAnalysisEvent_error": &SecurityAnalysisEvent{
 			Base: gbase(30, SourceEnvironment, -1), Analyzer: "LLMSecurityAnalyzer", Policy: "NeverConfirm",
-			Ratings: []SecurityRating{{ActionID: gid(4), ToolName: "terminal", SecurityRisk: RiskHigh}},
-			Error:   new("analyzer timed out"),
+			Risks:   ActionRisks{{ActionID: gid(4), Risk: RiskHigh}},
+			Details: ActionDetails{{ActionID: gid(4), Detail: json.RawMessage(`{"error":"analyzer timed out"}`)}},
 		},
 	}
 }
@@ -164,7 +161,7 @@ func goldenEvents() map[string]Event {
 func goldenPath(name string) string { return filepath.Join("testdata", "golden", name+".json") }
 
 // gohandsKinds are the package's event kinds the reference does not have.
-var gohandsKinds = map[string]bool{KindSecurityAnalysis: true}
+var gohandsKinds = map[string]bool{}
 
 // packageKinds returns the event kinds this package defines.
 func packageKinds() []string {
@@ -186,8 +183,8 @@ func TestGoldenCoversEveryKind(t *testing.T) {
 		have[k] = true
 	}
 	kinds := packageKinds()
-	if len(kinds) != 19+len(gohandsKinds) {
-		t.Errorf("package registers %d event kinds, want the reference's 19 and gohands' %d: %v", len(kinds), len(gohandsKinds), kinds)
+	if len(kinds) != 20+len(gohandsKinds) {
+		t.Errorf("package registers %d event kinds, want the reference's 20 and gohands' %d: %v", len(kinds), len(gohandsKinds), kinds)
 	}
 	for _, k := range kinds {
 		if !have[k] {

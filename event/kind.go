@@ -84,6 +84,9 @@ func decodeKinded(data []byte, typ func() reflect.Type, is func(any) bool) (any,
 	}
 	v, ok := wire.NewKind(name)
 	if !ok {
+		if u, fits, err := decodeUnknown(data, name, typ()); fits {
+			return u, err
+		}
 		return nil, fmt.Errorf("%w %q for %v", ErrUnknownKind, name, typ())
 	}
 	if !is(v) {

@@ -20,6 +20,10 @@ var referenceDifferences = map[string]struct{ from, to string }{
 	"ObservationEvent_nullcmd": {`"is_error":true,`, `"is_error":true,"command":null,`},
 }
 
+// newIn158 are the event kinds the reference 1.43.1 does not have; their
+// fixtures are in testdata/reference158.
+var newIn158 = map[string]bool{KindSecurityAnalysis: true}
+
 func TestReferenceFixtures(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "reference", "*.json"))
 	if err != nil {
@@ -59,7 +63,7 @@ func TestReferenceFixtures(t *testing.T) {
 		})
 	}
 	for _, k := range packageKinds() {
-		if !seen[k] && !gohandsKinds[k] {
+		if !seen[k] && !gohandsKinds[k] && !newIn158[k] {
 			t.Errorf("no reference fixture of kind %s", k)
 		}
 	}
@@ -74,7 +78,6 @@ func TestStrictness(t *testing.T) {
 		wantErr  []string // substrings of the error; nil means it must decode
 	}{
 		{"valid", msg, nil},
-		{"unknown kind", strings.Replace(msg, `"kind":"MessageEvent"`, `"kind":"NoSuchEvent"`, 1), []string{"unknown kind", "NoSuchEvent"}},
 		{"missing kind", strings.Replace(msg, `,"kind":"MessageEvent"`, ``, 1), []string{`no "kind"`}},
 		{"unknown event field", strings.Replace(msg, `"source":"user",`, `"source":"user","bogus":1,`, 1), []string{"MessageEvent", `"bogus"`}},
 		{"unknown text field", strings.Replace(msg, `"text":"hi"`, `"text":"hi","extra":true`, 1), []string{"TextContent", `"extra"`}},
@@ -105,9 +108,6 @@ func TestStrictness(t *testing.T) {
 		{"unknown field in action", `{"id":"a1","timestamp":"t","source":"agent","thought":[],"action":{"command":"ls","nope":1,"kind":"TerminalAction"},` +
 			`"tool_name":"terminal","tool_call_id":"c","tool_call":{"id":"c","name":"terminal","arguments":"{}","origin":"completion"},"llm_response_id":"r","kind":"ActionEvent"}`,
 			[]string{"TerminalAction", `"nope"`}},
-		{"unknown action kind", `{"id":"a1","timestamp":"t","source":"agent","thought":[],"action":{"command":"ls","kind":"MysteryAction"},` +
-			`"tool_name":"terminal","tool_call_id":"c","tool_call":{"id":"c","name":"terminal","arguments":"{}","origin":"completion"},"llm_response_id":"r","kind":"ActionEvent"}`,
-			[]string{"unknown kind", "MysteryAction"}},
 		{"event as an action", `{"id":"a1","timestamp":"t","source":"agent","thought":[],"action":{"id":"x","timestamp":"t","source":"user","kind":"PauseEvent"},` +
 			`"tool_name":"terminal","tool_call_id":"c","tool_call":{"id":"c","name":"terminal","arguments":"{}","origin":"completion"},"llm_response_id":"r","kind":"ActionEvent"}`,
 			[]string{"PauseEvent", "not an action"}},
@@ -155,11 +155,7 @@ func TestStrictness(t *testing.T) {
 }
 
 func TestStrictnessSentinels(t *testing.T) {
-	_, err := Unmarshal([]byte(`{"id":"a","timestamp":"t","source":"user","kind":"Nope"}`))
-	if !errors.Is(err, ErrUnknownKind) {
-		t.Errorf("unknown kind: %v is not ErrUnknownKind", err)
-	}
-	_, err = Unmarshal([]byte(`{"id":"a","timestamp":"t","source":"user","x":1,"kind":"PauseEvent"}`))
+	_, err := Unmarshal([]byte(`{"id":"a","timestamp":"t","source":"user","x":1,"kind":"PauseEvent"}`))
 	if !errors.Is(err, ErrUnknownField) {
 		t.Errorf("unknown field: %v is not ErrUnknownField", err)
 	}

@@ -102,7 +102,7 @@ leases expire (--lease) and resume those that were running.`,
 	fl.IntVar(&f.port, "port", 8000, "`port` to listen on")
 	fl.StringVar(&f.config, "config", "", "JSON configuration `file` (default $"+server.ConfigPathEnv+" or "+server.DefaultConfigPath+")")
 	fl.BoolVar(&f.autotitle, "autotitle", false, "title each conversation from its first message with a model call (its title_llm_profile from the settings' llm_profiles, else the agent's model), as the reference's server does")
-	fl.BoolVar(&f.securityEvents, "security-analysis-events", false, "record a SecurityAnalysisEvent for each batch of actions a security analyzer rates (gohands' own event kind: clients of the Python reference 1.43.1 cannot decode it)")
+	fl.BoolVar(&f.securityEvents, "security-analysis-events", false, "record a SecurityAnalysisEvent for each batch of actions a security analyzer rates (a kind of the reference since 1.58: clients of the Python reference 1.43.1 cannot decode it)")
 	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "without a session key, a host `name` (besides localhost and IP addresses) this server answers to in requests' Host header; repeat for several (other names are refused, against DNS rebinding)")
 	fl.BoolVar(&f.allowNoAuth, "allow-unauthenticated", false, "listen on a non-loopback address without any session key (anyone who can reach the port controls the agent)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for running conversations to pause on shutdown")

@@ -317,17 +317,21 @@ func (v *Visualizer) block(e event.Event) *text {
 		}
 	case *event.SecurityAnalysisEvent:
 		title, color = "Security Analysis", colorSystem
-		for i, r := range e.Ratings {
+		fmt.Fprintf(c, "%s (policy %s): ", e.Analyzer, e.Policy)
+		for i, r := range e.Risks {
 			if i > 0 {
 				c.WriteString(", ")
 			}
-			fmt.Fprintf(c, "%s: %s", r.ToolName, r.SecurityRisk)
+			fmt.Fprintf(c, "%s: %s", r.ActionID[:min(8, len(r.ActionID))], r.Risk)
 		}
-		if e.Error != nil {
-			c.WriteString("\nThe analyzer failed (" + termtext.Strip(*e.Error) + "): every action counts as HIGH.")
-		}
-		if e.RequiresConfirmation {
-			c.WriteString("\n" + e.Policy + " asks for confirmation.")
+		for _, d := range e.Details {
+			var detail struct {
+				Error string `json:"error"`
+			}
+			if event.UnmarshalJSON(d.Detail, &detail) == nil && detail.Error != "" {
+				c.WriteString("\nThe analyzer failed (" + termtext.Strip(detail.Error) + "): every action counts as HIGH.")
+				break
+			}
 		}
 	default:
 		// State updates, streaming deltas, token ids and completion logs

@@ -364,14 +364,13 @@ func TestControlSequencesStripped(t *testing.T) {
 func TestSecurityAnalysisShown(t *testing.T) {
 	var buf bytes.Buffer
 	v := visualizer.New(&buf, &visualizer.Options{Color: visualizer.ColorNever})
-	fail := "timeout"
 	v.OnEvent(&event.SecurityAnalysisEvent{
 		Base: event.NewBase(event.SourceEnvironment), Analyzer: "LLMSecurityAnalyzer", Policy: "ConfirmRisky",
-		Ratings:              []event.SecurityRating{{ToolName: "terminal", SecurityRisk: event.RiskHigh}, {ToolName: "file_editor", SecurityRisk: event.RiskLow}},
-		RequiresConfirmation: true, Error: &fail,
+		Risks:   event.ActionRisks{{ActionID: "a1b2c3d4-0000", Risk: event.RiskHigh}, {ActionID: "e5f6", Risk: event.RiskLow}},
+		Details: event.ActionDetails{{ActionID: "a1b2c3d4-0000", Detail: []byte(`{"error":"timeout"}`)}},
 	})
 	out := buf.String()
-	for _, want := range []string{"── Security Analysis ──", "terminal: HIGH, file_editor: LOW", "failed (timeout)", "ConfirmRisky asks for confirmation."} {
+	for _, want := range []string{"── Security Analysis ──", "LLMSecurityAnalyzer (policy ConfirmRisky)", "a1b2c3d4: HIGH, e5f6: LOW", "failed (timeout)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

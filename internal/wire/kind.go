@@ -17,6 +17,13 @@ type Kinded interface {
 	Kind() string
 }
 
+// RawKinded is a value of a kind the program does not know, kept as the
+// JSON object it was read from ("kind" included) and written back as is.
+type RawKinded interface {
+	Kinded
+	RawKinded() []byte
+}
+
 var registry struct {
 	mu     sync.RWMutex
 	byName map[string]reflect.Type // the struct type; values are handled as *T
@@ -103,6 +110,9 @@ func registeredKind(t reflect.Type) (string, bool) {
 func AppendKinded(b []byte, v any) ([]byte, error) {
 	if v == nil {
 		return nil, errors.New("event: cannot encode a nil kind")
+	}
+	if r, ok := v.(RawKinded); ok {
+		return append(b, r.RawKinded()...), nil
 	}
 	rv := reflect.ValueOf(v)
 	t := rv.Type()
