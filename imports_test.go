@@ -65,14 +65,7 @@ var sdk = []string{"event", "tool", "tool/", "llm", "llm/", "conversation", "con
 // today, each with the reason it stays.
 var importExceptions = map[string]string{
 	"event -> internal/wire": "the codec machinery behind event's API",
-	// Issue 33 item 5 moves these built-ins under the agent.
-	"agent -> tools/finish":                    "the built-in tools the agent needs",
-	"agent -> tools/think":                     "the built-in tools the agent needs",
-	"agent -> tools/invokeskill":               "the built-in tools the agent needs",
-	"agent/acp -> tools/finish":                "the built-in tools the agent needs",
-	"agent/acp/acpserver -> tools/finish":      "the built-in tools the agent needs",
-	"agent/acp/acpserver -> tools/think":       "the built-in tools the agent needs",
-	"agent/acp/acpserver -> tools/tasktracker": "the built-in tools the agent needs",
+	"agent/acp/acpserver -> tools/tasktracker": "gohands served to an editor over ACP reports the task list it keeps",
 }
 
 // appRoot returns the application a package belongs to ("cmd/gohands"),

@@ -44,8 +44,8 @@ import (
 	"github.com/gohands/gohands/tool"
 
 	// The default tools are built in, as in the reference.
-	_ "github.com/gohands/gohands/tools/finish"
-	_ "github.com/gohands/gohands/tools/think"
+	_ "github.com/gohands/gohands/agent/finish"
+	_ "github.com/gohands/gohands/agent/think"
 )
 
 // Default values of Agent fields (the reference's).

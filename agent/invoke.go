@@ -8,7 +8,7 @@ import (
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/skill"
 	"github.com/gohands/gohands/tool"
-	"github.com/gohands/gohands/tools/invokeskill"
+	"github.com/gohands/gohands/agent/invokeskill"
 )
 
 // attachInvokeSkill adds the invoke_skill tool when the agent's context

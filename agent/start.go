@@ -20,7 +20,7 @@ import (
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/skill"
 	"github.com/gohands/gohands/tool"
-	"github.com/gohands/gohands/tools/invokeskill"
+	"github.com/gohands/gohands/agent/invokeskill"
 )
 
 // Start implements conversation.Agent: it resolves the tools, makes the

@@ -20,7 +20,7 @@ import (
 	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/security"
-	"github.com/gohands/gohands/tools/finish"
+	"github.com/gohands/gohands/agent/finish"
 
 	"golang.org/x/sys/unix"
 )

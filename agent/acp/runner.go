@@ -22,7 +22,7 @@ import (
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/skill"
-	"github.com/gohands/gohands/tools/finish"
+	"github.com/gohands/gohands/agent/finish"
 )
 
 // Keys of the conversation's agent_state, as the reference names them.

@@ -27,7 +27,7 @@ import (
 	"github.com/gohands/gohands/tools/applypatch"
 	"github.com/gohands/gohands/tools/browser"
 	"github.com/gohands/gohands/tools/fileeditor"
-	"github.com/gohands/gohands/tools/finish"
+	"github.com/gohands/gohands/agent/finish"
 	"github.com/gohands/gohands/tools/gemini"
 	"github.com/gohands/gohands/tools/glob"
 	"github.com/gohands/gohands/tools/grep"
@@ -35,7 +35,7 @@ import (
 	"github.com/gohands/gohands/tools/task"
 	"github.com/gohands/gohands/tools/tasktracker"
 	"github.com/gohands/gohands/tools/terminal"
-	"github.com/gohands/gohands/tools/think"
+	"github.com/gohands/gohands/agent/think"
 
 	// Every wire API, for models chosen at run time.
 	_ "github.com/gohands/gohands/llm/providers"

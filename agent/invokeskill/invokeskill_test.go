@@ -21,7 +21,7 @@ import (
 	"github.com/gohands/gohands/skill"
 	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tool/tooltest"
-	"github.com/gohands/gohands/tools/invokeskill"
+	"github.com/gohands/gohands/agent/invokeskill"
 )
 
 type recording struct {

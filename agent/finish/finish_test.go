@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/gohands/gohands/tool/tooltest"
-	"github.com/gohands/gohands/tools/finish"
+	"github.com/gohands/gohands/agent/finish"
 )
 
 func TestConformance(t *testing.T) {

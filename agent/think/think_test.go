@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/gohands/gohands/tool/tooltest"
-	"github.com/gohands/gohands/tools/think"
+	"github.com/gohands/gohands/agent/think"
 )
 
 func TestConformance(t *testing.T) {
