@@ -64,7 +64,7 @@ var sdk = []string{"event", "tool", "tool/", "llm", "llm/", "conversation", "con
 // importExceptions are the imports a rule above forbids that exist
 // today, each with the reason it stays.
 var importExceptions = map[string]string{
-	"event -> internal/wire": "the codec machinery behind event's API",
+	"event -> internal/wire":                   "the codec machinery behind event's API",
 	"agent/acp/acpserver -> tools/tasktracker": "gohands served to an editor over ACP reports the task list it keeps",
 }
 

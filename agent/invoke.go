@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/gohands/gohands/agent/invokeskill"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/skill"
 	"github.com/gohands/gohands/tool"
-	"github.com/gohands/gohands/agent/invokeskill"
 )
 
 // attachInvokeSkill adds the invoke_skill tool when the agent's context

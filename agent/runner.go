@@ -37,7 +37,7 @@ type runner struct {
 	// unusable counts the model's replies in a row that could not be used
 	// (too large, unparseable tool calls, blocked); see maxUnusable.
 	unusable int
-	msgs  msgCache
+	msgs     msgCache
 	// callIDs holds the tool-call ids used in the conversation (see
 	// uniqueCallIDs); built at the first reply with tool calls.
 	callIDs map[string]bool

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gohands/gohands/agent/invokeskill"
 	"github.com/gohands/gohands/condenser"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
@@ -20,7 +21,6 @@ import (
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/skill"
 	"github.com/gohands/gohands/tool"
-	"github.com/gohands/gohands/agent/invokeskill"
 )
 
 // Start implements conversation.Agent: it resolves the tools, makes the

@@ -16,11 +16,11 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/gohands/gohands/agent/acp"
+	"github.com/gohands/gohands/agent/finish"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/security"
-	"github.com/gohands/gohands/agent/finish"
 
 	"golang.org/x/sys/unix"
 )

@@ -18,11 +18,11 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
 
+	"github.com/gohands/gohands/agent/finish"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/skill"
-	"github.com/gohands/gohands/agent/finish"
 )
 
 // Keys of the conversation's agent_state, as the reference names them.

@@ -3,8 +3,8 @@ package finish_test
 import (
 	"testing"
 
-	"github.com/gohands/gohands/tool/tooltest"
 	"github.com/gohands/gohands/agent/finish"
+	"github.com/gohands/gohands/tool/tooltest"
 )
 
 func TestConformance(t *testing.T) {

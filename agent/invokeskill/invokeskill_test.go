@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gohands/gohands/agent"
+	"github.com/gohands/gohands/agent/invokeskill"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
@@ -21,7 +22,6 @@ import (
 	"github.com/gohands/gohands/skill"
 	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tool/tooltest"
-	"github.com/gohands/gohands/agent/invokeskill"
 )
 
 type recording struct {

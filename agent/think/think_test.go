@@ -3,8 +3,8 @@ package think_test
 import (
 	"testing"
 
-	"github.com/gohands/gohands/tool/tooltest"
 	"github.com/gohands/gohands/agent/think"
+	"github.com/gohands/gohands/tool/tooltest"
 )
 
 func TestConformance(t *testing.T) {

@@ -7,15 +7,15 @@ import (
 	"reflect"
 	"testing"
 
+	_ "github.com/gohands/gohands/agent/finish"
+	_ "github.com/gohands/gohands/agent/think"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/tool"
 	_ "github.com/gohands/gohands/tools/fileeditor"
-	_ "github.com/gohands/gohands/agent/finish"
 	_ "github.com/gohands/gohands/tools/glob"
 	_ "github.com/gohands/gohands/tools/grep"
 	_ "github.com/gohands/gohands/tools/tasktracker"
 	_ "github.com/gohands/gohands/tools/terminal"
-	_ "github.com/gohands/gohands/agent/think"
 )
 
 // TestBuiltinSchemasMatchReference resolves every built-in tool through the

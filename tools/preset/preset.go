@@ -21,13 +21,14 @@ import (
 	"slices"
 
 	"github.com/gohands/gohands/agent"
+	"github.com/gohands/gohands/agent/finish"
+	"github.com/gohands/gohands/agent/think"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tools/applypatch"
 	"github.com/gohands/gohands/tools/browser"
 	"github.com/gohands/gohands/tools/fileeditor"
-	"github.com/gohands/gohands/agent/finish"
 	"github.com/gohands/gohands/tools/gemini"
 	"github.com/gohands/gohands/tools/glob"
 	"github.com/gohands/gohands/tools/grep"
@@ -35,7 +36,6 @@ import (
 	"github.com/gohands/gohands/tools/task"
 	"github.com/gohands/gohands/tools/tasktracker"
 	"github.com/gohands/gohands/tools/terminal"
-	"github.com/gohands/gohands/agent/think"
 
 	// Every wire API, for models chosen at run time.
 	_ "github.com/gohands/gohands/llm/providers"

@@ -12,12 +12,12 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/gohands/gohands/agent/finish"
+	"github.com/gohands/gohands/agent/think"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
-	"github.com/gohands/gohands/agent/finish"
 	"github.com/gohands/gohands/tools/tasktracker"
-	"github.com/gohands/gohands/agent/think"
 )
 
 // maxToolText caps the text of a tool result sent to the client.
