@@ -49,7 +49,16 @@ type Provider struct{}
 var _ llm.Provider = Provider{}
 
 // apiVersion is the anthropic-version header: the API version we speak.
+// 2023-06-01 is still the current and only version of the Messages API
+// (the official SDK, anthropic 0.125.0, sends it too); features since come
+// as anthropic-beta headers.
 const apiVersion = "2023-06-01"
+
+// maxNonStreamingTokens is the largest max_tokens of a call not streamed:
+// Anthropic requires streaming for calls that may take over ten minutes,
+// which its SDK reckons as an hour per 128,000 output tokens (and refuses
+// larger ones). A larger call is streamed, without deltas for the caller.
+const maxNonStreamingTokens = 128_000 * 10 / 60
 
 // Complete implements llm.Provider.
 func (Provider) Complete(ctx context.Context, req *llm.Request) (*llm.Response, error) {
@@ -57,12 +66,16 @@ func (Provider) Complete(ctx context.Context, req *llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err
 	}
-	params.Stream = req.OnDelta != nil
+	onDelta := req.OnDelta
+	if onDelta == nil && params.MaxTokens > maxNonStreamingTokens {
+		onDelta = func(llm.Delta) error { return nil }
+	}
+	params.Stream = onDelta != nil
 	data, err := encodeBody(params, req.Config.ExtraBody)
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: encoding the request: %w", err)
 	}
-	hr, err := newHTTPRequest(ctx, req, header, data)
+	hr, err := newHTTPRequest(ctx, req, header, data, params.Stream)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +88,7 @@ func (Provider) Complete(ctx context.Context, req *llm.Request) (*llm.Response, 
 		return nil, err
 	}
 	defer resp.Body.Close()
-	if req.OnDelta == nil {
+	if onDelta == nil {
 		raw, err := io.ReadAll(resp.Body)
 		if err != nil {
 			return nil, fmt.Errorf("anthropic: reading the reply: %w", err)
@@ -86,7 +99,7 @@ func (Provider) Complete(ctx context.Context, req *llm.Request) (*llm.Response, 
 		}
 		return toResponse(&m), nil
 	}
-	return stream(resp.Body, req.OnDelta)
+	return stream(resp.Body, onDelta)
 }
 
 // encodeBody encodes the request with the extra body keys set at its top
@@ -106,7 +119,7 @@ func encodeBody(p *messagesRequest, extra map[string]any) ([]byte, error) {
 
 // newHTTPRequest makes the POST of one call, configured from the request
 // alone.
-func newHTTPRequest(ctx context.Context, req *llm.Request, header http.Header, body []byte) (*http.Request, error) {
+func newHTTPRequest(ctx context.Context, req *llm.Request, header http.Header, body []byte, streamed bool) (*http.Request, error) {
 	ep := req.Endpoint
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL(ep.BaseURL)+"v1/messages", bytes.NewReader(body))
 	if err != nil {
@@ -115,7 +128,7 @@ func newHTTPRequest(ctx context.Context, req *llm.Request, header http.Header, b
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("User-Agent", "gohands")
 	hr.Header.Set("Accept", "application/json")
-	if req.OnDelta != nil {
+	if streamed {
 		hr.Header.Set("Accept", "text/event-stream")
 	}
 	hr.Header.Set("anthropic-version", apiVersion)

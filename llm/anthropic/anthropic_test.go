@@ -604,6 +604,11 @@ func TestReferenceRequests(t *testing.T) {
 					t.Errorf("header %s = %q, reference %q", k, got.Header.Get(k), v)
 				}
 			}
+			// The reference sends a call of max_tokens 64000 unstreamed,
+			// which Anthropic refuses (TestLongCallStreams); we stream it.
+			if mt, _ := ref.Body["max_tokens"].(float64); mt > 21333 && ref.Body["stream"] == nil {
+				ref.Body["stream"] = true
+			}
 			if d := cmp.Diff(ref.Body, got.Body); d != "" {
 				t.Errorf("request differs from the reference's (-reference +ours):\n%s", d)
 			}
@@ -623,4 +628,44 @@ func TestConformance(t *testing.T) {
 			{Reply: llmtest.Fail(400, "messages.2: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01. Each `tool_use` block must have a corresponding `tool_result` block in the next message."), Kind: llm.ErrMalformedHistory},
 		},
 	})
+}
+
+// TestLongCallStreams: a call whose max_tokens may take longer than the
+// ten minutes Anthropic allows a call not streamed is streamed (the caller
+// asked for no deltas and gets the whole reply); a shorter one is not.
+func TestLongCallStreams(t *testing.T) {
+	for _, c := range []struct {
+		maxTokens int
+		stream    bool
+	}{{64000, true}, {21333, false}} {
+		srv := llmtest.NewAnthropic(t, llmtest.Reply{Text: "long answer"})
+		l := newLLM(t, srv, "anthropic/claude-sonnet-4-5", func(cfg *llm.Config) { cfg.MaxOutputTokens = c.maxTokens })
+		r, err := l.Completion(context.Background(), []event.Message{event.UserMessage("Write a book.")}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b wireBody
+		if err := srv.LastRequest().Decode(&b); err != nil {
+			t.Fatal(err)
+		}
+		if b.Stream != c.stream || event.TextOf(r.Message.Content) != "long answer" {
+			t.Errorf("max_tokens %d: stream = %v, reply %q; want stream %v", c.maxTokens, b.Stream, event.TextOf(r.Message.Content), c.stream)
+		}
+	}
+}
+
+// TestTemperatureWithoutTopP: temperature and top_p are not sent together
+// (recent Claude models refuse both); temperature is kept.
+func TestTemperatureWithoutTopP(t *testing.T) {
+	srv := llmtest.NewAnthropic(t, llmtest.Reply{Text: "ok"})
+	l := newLLM(t, srv, "anthropic/claude-3-5-haiku-20241022", func(cfg *llm.Config) {
+		cfg.Temperature, cfg.TopP = new(0.2), new(0.9)
+	})
+	if _, err := l.Completion(context.Background(), []event.Message{event.UserMessage("hi")}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	body := srv.LastRequest().Body
+	if _, ok := body["top_p"]; ok || body["temperature"] != 0.2 {
+		t.Errorf("temperature %v, top_p %v: want 0.2 and none", body["temperature"], body["top_p"])
+	}
 }

@@ -97,7 +97,13 @@ func buildRequest(req *llm.Request) (*messagesRequest, http.Header, error) {
 	}
 	// The API rejects sampling parameters with thinking on.
 	if f.SamplingParams && !thinking {
+		// Claude models since Opus 4.1 refuse temperature and top_p
+		// together (invalid_request_error); temperature is kept, as the one
+		// the reference sets.
 		p.Temperature, p.TopP = cfg.Temperature, cfg.TopP
+		if p.Temperature != nil && p.TopP != nil {
+			p.TopP = nil
+		}
 		if cfg.TopK != nil {
 			p.TopK = new(int(*cfg.TopK))
 		}

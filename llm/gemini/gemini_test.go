@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -564,4 +565,54 @@ func TestConformance(t *testing.T) {
 			{Reply: llmtest.Fail(400, "Invalid JSON payload received."), Kind: llm.ErrBadRequest},
 		},
 	})
+}
+
+// TestToolResultImages: a tool result's image (a browser screenshot)
+// reaches the model: inside the functionResponse on Gemini 3, after the
+// turn's results in the same user turn on earlier models.
+func TestToolResultImages(t *testing.T) {
+	msgs := []event.Message{
+		event.UserMessage("Open the page."),
+		{Role: event.RoleAssistant, ToolCalls: []event.ToolCall{{ID: "c1", Name: "browser", Arguments: `{}`}, {ID: "c2", Name: "browser", Arguments: `{}`}}},
+		{Role: event.RoleTool, ToolCallID: "c1", Name: "browser", Content: event.List[event.Content]{event.Text("loaded"), event.Image("data:image/png;base64,AAAA")}},
+		{Role: event.RoleTool, ToolCallID: "c2", Name: "browser", Content: event.List[event.Content]{event.Text("done")}},
+	}
+	for _, model := range []string{"gemini/gemini-2.5-pro", "gemini/gemini-3-pro-preview"} {
+		srv := llmtest.NewGemini(t, llmtest.Reply{Text: "I see it."})
+		if _, err := newLLM(t, srv, model, nil).Completion(context.Background(), msgs, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		var b struct {
+			Contents []struct {
+				Role  string           `json:"role"`
+				Parts []map[string]any `json:"parts"`
+			} `json:"contents"`
+		}
+		if err := srv.LastRequest().Decode(&b); err != nil {
+			t.Fatal(err)
+		}
+		last := b.Contents[len(b.Contents)-1]
+		var kinds []string
+		for _, p := range last.Parts {
+			for k, v := range p {
+				if k == "functionResponse" {
+					if inner, ok := v.(map[string]any)["parts"].([]any); ok {
+						for range inner {
+							kinds = append(kinds, "functionResponse.inlineData")
+						}
+					}
+				}
+				if k != "thoughtSignature" {
+					kinds = append(kinds, k)
+				}
+			}
+		}
+		want := []string{"functionResponse", "functionResponse", "text", "inlineData"}
+		if strings.Contains(model, "gemini-3") {
+			want = []string{"functionResponse.inlineData", "functionResponse", "functionResponse"}
+		}
+		if last.Role != "user" || !slices.Equal(kinds, want) {
+			t.Errorf("%s: last turn %s has parts %v, want %v", model, last.Role, kinds, want)
+		}
+	}
 }

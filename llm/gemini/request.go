@@ -95,6 +95,11 @@ func convertMessages(messages []event.Message, vision, gemini3 bool) (*content, 
 		out = append(out, &content{Role: role, Parts: parts})
 	}
 	names := map[string]string{} // tool call id -> tool name
+	if vision && !gemini3 {
+		// Gemini 3 takes a result's images inside it; earlier models in
+		// the user turn, after the turn's results.
+		messages = llm.MoveToolImages(messages)
+	}
 	for i, m := range messages {
 		switch m.Role {
 		case event.RoleSystem:
@@ -138,6 +143,22 @@ func convertMessages(messages []event.Message, vision, gemini3 bool) (*content, 
 			if gemini3 {
 				fr.ID, _, _ = strings.Cut(m.ToolCallID, ThoughtSeparator)
 			}
+			var images []*part
+			if vision && gemini3 {
+				for _, c := range m.Content {
+					if c.Type != event.ContentImage {
+						continue
+					}
+					for _, u := range c.ImageURLs {
+						p, err := imagePart(u)
+						if err != nil {
+							return nil, nil, fmt.Errorf("gemini: message %d: %w", i, err)
+						}
+						images = append(images, p)
+					}
+				}
+			}
+			fr.Parts = images
 			add(roleUser, []*part{{FunctionResponse: fr}})
 		default:
 			return nil, nil, fmt.Errorf("gemini: message %d: unknown role %q", i, m.Role)

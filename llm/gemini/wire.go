@@ -56,6 +56,9 @@ type functionResponse struct {
 	ID       string         `json:"id,omitempty"`
 	Name     string         `json:"name"`
 	Response resultResponse `json:"response"`
+	// Parts are a result's images (Gemini 3's multimodal function
+	// responses): inlineData or fileData parts only.
+	Parts []*part `json:"parts,omitempty"`
 }
 
 // resultResponse is a tool result: Gemini takes an object, and the text
