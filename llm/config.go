@@ -3,6 +3,7 @@ package llm
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -50,8 +51,12 @@ type Config struct {
 	RetryMinWait    float64 `json:"retry_min_wait"`
 	RetryMaxWait    float64 `json:"retry_max_wait"`
 	// Timeout is the limit of one HTTP call in seconds; 0 means none.
-	Timeout         float64 `json:"timeout" wire:"nullempty"`
-	MaxMessageChars int     `json:"max_message_chars"`
+	Timeout float64 `json:"timeout" wire:"nullempty"`
+	// StreamIdleTimeout is the longest wait in seconds between two chunks
+	// of a streamed response (reference 1.58); nil means no limit. Absent
+	// from the JSON, it takes Timeout's value, as in the reference.
+	StreamIdleTimeout *float64 `json:"stream_idle_timeout"`
+	MaxMessageChars   int      `json:"max_message_chars"`
 
 	Temperature *float64 `json:"temperature"`
 	TopP        *float64 `json:"top_p"`
@@ -99,10 +104,24 @@ type Config struct {
 	UsageID string `json:"usage_id"`
 	// ExtraBody is merged into every request body (litellm_extra_body).
 	ExtraBody map[string]any `json:"litellm_extra_body" wire:"emitempty"`
+	// FallbackStrategy names the LLM profiles to try, in order, when a
+	// call still fails with a transient error after its retries (reference
+	// 1.58). The reference leaves it out of what it writes and reads it
+	// when given; gohands keeps it through a round trip so that a config
+	// does not lose it, and writes it only when set.
+	FallbackStrategy *FallbackStrategy `json:"fallback_strategy,omitempty"`
 
 	// subscription is the reference's computed is_subscription, carried
 	// through a JSON round trip.
 	subscription bool
+}
+
+// FallbackStrategy is the reference's LLM fallback: profile names tried in
+// order on a transient failure, and the directory of the profiles (the
+// reference's default, .openhands/profiles, when empty).
+type FallbackStrategy struct {
+	FallbackLLMs    []string `json:"fallback_llms" required:"true"`
+	ProfileStoreDir string   `json:"profile_store_dir,omitempty"`
 }
 
 // Reference defaults that are not Go zero values.
@@ -124,6 +143,7 @@ func DefaultConfig(model string) Config {
 		RetryMinWait:             8,
 		RetryMaxWait:             64,
 		Timeout:                  300,
+		StreamIdleTimeout:        new(300.0),
 		MaxMessageChars:          30000,
 		APIMode:                  "auto",
 		DropParams:               true,
@@ -184,8 +204,11 @@ func (c Config) Validate() error {
 	if c.NumRetries < 0 || c.RetryMinWait < 0 || c.RetryMaxWait < 0 || c.RetryMultiplier < 0 {
 		errs = append(errs, errors.New("retry settings must not be negative"))
 	}
-	if c.Timeout < 0 {
+	if c.Timeout < 0 || (c.StreamIdleTimeout != nil && *c.StreamIdleTimeout < 0) {
 		errs = append(errs, errors.New("timeout must not be negative"))
+	}
+	if c.FallbackStrategy != nil && c.FallbackStrategy.FallbackLLMs == nil {
+		errs = append(errs, errors.New("fallback_strategy: fallback_llms is required"))
 	}
 	if c.MaxOutputTokens < 0 || c.MaxInputTokens < 0 {
 		errs = append(errs, errors.New("token limits must not be negative"))
@@ -230,8 +253,18 @@ func (c Config) AppendJSON(b []byte) ([]byte, error) {
 // normalised and validated as the reference does on input.
 func (c *Config) UnmarshalJSON(data []byte) error {
 	w := configWire{configFields: configFields(DefaultConfig(DefaultModel))}
+	// A NaN, which JSON cannot spell, tells an absent stream_idle_timeout
+	// (Timeout's value) from a null one (no limit); a number is decoded
+	// into it.
+	w.StreamIdleTimeout = new(math.NaN())
 	if err := event.UnmarshalJSON(data, &w); err != nil {
 		return fmt.Errorf("llm config: %w", err)
+	}
+	if w.StreamIdleTimeout != nil && math.IsNaN(*w.StreamIdleTimeout) {
+		w.StreamIdleTimeout = nil
+		if w.Timeout != 0 {
+			w.StreamIdleTimeout = new(w.Timeout)
+		}
 	}
 	cfg := Config(w.configFields)
 	cfg.subscription = w.IsSubscription

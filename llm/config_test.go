@@ -15,7 +15,8 @@ import (
 // checks that re-encoding gives the same object, except for what we do
 // differently on purpose.
 func TestConfigReferenceRoundTrip(t *testing.T) {
-	for _, name := range []string{"reference_llm_default.json", "reference_llm_custom.json"} {
+	for _, name := range []string{"reference_llm_default.json", "reference_llm_custom.json",
+		"reference158_llm_default.json", "reference158_llm_custom.json"} {
 		t.Run(name, func(t *testing.T) {
 			data, err := os.ReadFile("testdata/" + name)
 			if err != nil {
@@ -42,6 +43,11 @@ func TestConfigReferenceRoundTrip(t *testing.T) {
 			// The fixture's api_key is the redacted placeholder, which reads
 			// as "no key", as in the reference.
 			want["api_key"] = nil
+			// 1.43.1 has no stream_idle_timeout; read without it, it takes
+			// timeout's value, and is written (1.58.2's form).
+			if _, ok := want["stream_idle_timeout"]; !ok {
+				want["stream_idle_timeout"] = want["timeout"]
+			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("round trip differs (-reference +ours):\n%s", d)
 			}
@@ -114,5 +120,51 @@ func TestConfigSecrets(t *testing.T) {
 	}
 	if back.APIKey.Value() != "sk-plain" {
 		t.Errorf("api key after round trip = %q", back.APIKey.Value())
+	}
+}
+
+// stream_idle_timeout (1.58): absent, it is timeout's value; null means no
+// limit. fallback_strategy is kept through a round trip.
+func TestConfig158Fields(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want *float64
+	}{
+		{`{"model":"x"}`, new(300.0)},
+		{`{"model":"x","timeout":120}`, new(120.0)},
+		{`{"model":"x","timeout":null}`, nil},
+		{`{"model":"x","stream_idle_timeout":null}`, nil},
+		{`{"model":"x","timeout":10,"stream_idle_timeout":2.5}`, new(2.5)},
+	} {
+		var cfg Config
+		if err := json.Unmarshal([]byte(tc.in), &cfg); err != nil {
+			t.Fatal(err)
+		}
+		if !cmp.Equal(cfg.StreamIdleTimeout, tc.want) {
+			t.Errorf("%s: stream_idle_timeout = %v, want %v", tc.in, cfg.StreamIdleTimeout, tc.want)
+		}
+	}
+	in := `{"model":"x","fallback_strategy":{"fallback_llms":["cheap","local"],"profile_store_dir":"/p"}}`
+	var cfg Config
+	if err := json.Unmarshal([]byte(in), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"fallback_strategy":{"fallback_llms":["cheap","local"],"profile_store_dir":"/p"}`) {
+		t.Errorf("fallback_strategy lost: %s", out)
+	}
+	if out, _ := json.Marshal(DefaultConfig("x")); strings.Contains(string(out), "fallback_strategy") {
+		t.Errorf("unset fallback_strategy written: %s", out)
+	}
+	for _, bad := range []string{
+		`{"model":"x","stream_idle_timeout":-1}`,
+		`{"model":"x","fallback_strategy":{"profile_store_dir":"/p"}}`,
+	} {
+		if err := json.Unmarshal([]byte(bad), &cfg); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
 	}
 }
