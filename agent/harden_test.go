@@ -255,6 +255,102 @@ func TestActionNotRerunAfterWriteFailure(t *testing.T) {
 	}
 }
 
+// fullStore fails every write (appends and the base state) with ENOSPC
+// while full is set, as a full disk does.
+type fullStore struct {
+	conversation.Store
+	full *atomic.Bool
+}
+
+func (s fullStore) Append(e event.Event) (conversation.Entry, error) {
+	if s.full.Load() {
+		return conversation.Entry{}, fmt.Errorf("writing the event: %w", unix.ENOSPC)
+	}
+	return s.Store.Append(e)
+}
+
+func (s fullStore) WriteBase(data []byte) error {
+	if s.full.Load() {
+		return fmt.Errorf("writing the base state: %w", unix.ENOSPC)
+	}
+	return s.Store.WriteBase(data)
+}
+
+// TestDiskFullMidRun: a disk that fills up while an action runs ends the
+// run in error (not "running"), the error event reaches subscribers at
+// once and the log once the disk has room, and the next run answers the
+// action whose outcome was lost instead of running it again, then goes on
+// (issue 35 item 4).
+func TestDiskFullMidRun(t *testing.T) {
+	work := t.TempDir()
+	a, p := newAgent(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "terminal", Arguments: `{"command":"echo ran >> log.txt"}`}}},
+		llmtest.Reply{Text: "done"},
+	)
+	a.Tools = append(a.Tools, tool.Spec{Name: terminal.Name})
+	full := &atomic.Bool{}
+	c, err := conversation.New(ctx, a, work, &conversation.LocalOptions{
+		Store: fullStore{conversation.NewMemoryStore(), full},
+		// The disk fills up once the action is stored, before its result.
+		OnEvent: func(e event.Event) {
+			if _, ok := e.(*event.ActionEvent); ok {
+				full.Store(true)
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	live := c.Watch(ctx)
+	defer live.Close()
+	c.SendMessage(ctx, event.UserMessage("log"))
+	if err := c.Run(ctx); !errors.Is(err, unix.ENOSPC) {
+		t.Fatalf("Run on a full disk: %v", err)
+	}
+	if st := c.Status(); st != conversation.StatusError {
+		t.Fatalf("status %s after the disk filled up", st)
+	}
+	lost := c.Unrecorded()
+	if lost == nil || lost.Code != "OSError" {
+		t.Fatalf("unrecorded error event: %+v", lost)
+	}
+	seen := false
+	for e := range live.All() {
+		if seen = e.EventBase().ID == lost.ID; seen {
+			break
+		}
+	}
+	if !seen {
+		t.Fatalf("subscribers did not get the error event: %v", live.Err())
+	}
+
+	full.Store(false)
+	if err := c.Run(ctx); err != nil {
+		t.Fatalf("Run once the disk has room: %v", err)
+	}
+	if st := c.Status(); st != conversation.StatusFinished {
+		t.Fatalf("status %s", st)
+	}
+	if got, _ := os.ReadFile(filepath.Join(work, "log.txt")); string(got) != "ran\n" {
+		t.Errorf("log.txt = %q: the action ran again", got)
+	}
+	var kinds []string
+	for _, e := range logEvents(t, c) {
+		k, _ := event.KindOf(e)
+		kinds = append(kinds, k)
+	}
+	want := "ActionEvent ConversationErrorEvent AgentErrorEvent"
+	if !strings.Contains(strings.Join(kinds, " "), want) {
+		t.Errorf("log %v: want %s", kinds, want)
+	}
+	if reqs := p.Requests(); len(reqs) != 2 {
+		t.Errorf("%d model calls", len(reqs))
+	} else {
+		validHistory(t, "after the disk had room", reqs[1].Messages)
+	}
+}
+
 // TestNoModelCallWithoutUserMessage: a conversation that holds no user
 // message (its task was never stored) does not call the model.
 func TestNoModelCallWithoutUserMessage(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 
 	"github.com/google/uuid"
 
@@ -61,6 +62,11 @@ type LocalConversation struct {
 	// records an InterruptEvent instead of a PauseEvent.
 	interrupted bool
 	closed      bool
+
+	// unrecorded is the error event of a run whose store failed to take
+	// it (a full disk): subscribers got it at once, and the next run
+	// stores it before anything else. Under runMu.
+	unrecorded *event.ConversationErrorEvent
 
 	// budget is LocalOptions.MaxBudgetPerRun (0: none).
 	budget float64
@@ -420,6 +426,7 @@ func (c *LocalConversation) Run(ctx context.Context) error {
 	c.running, c.pauseReq, c.interrupted = true, false, false
 	c.runDone = make(chan struct{})
 	done := c.runDone
+	unrecorded := c.unrecorded
 	c.runMu.Unlock()
 	defer func() {
 		c.runMu.Lock()
@@ -428,16 +435,49 @@ func (c *LocalConversation) Run(ctx context.Context) error {
 		c.runMu.Unlock()
 	}()
 
-	err = c.state.Update(func(f *Fields) error {
+	if err := c.startRun(unrecorded); err != nil {
+		return c.fail(errorCode(err), err.Error(), err)
+	}
+	err = c.runLoop(ctx, runner)
+	if err != nil && c.Status() == StatusRunning {
+		// The run could not record how it ended (its store failed while
+		// pausing, say): it ends in error, not "running" with nothing
+		// running.
+		return c.fail(errorCode(err), err.Error(), err)
+	}
+	return err
+}
+
+// startRun sets status running. Before, it stores the error event of the
+// last run if its store could not (unrecorded), and, when the last run
+// ended in error, answers the actions it left unanswered with that error,
+// as New does on resume: an action whose outcome was not stored never
+// runs twice.
+func (c *LocalConversation) startRun(unrecorded *event.ConversationErrorEvent) error {
+	if unrecorded != nil {
+		if _, err := c.state.Append(unrecorded); err != nil {
+			return err
+		}
+		c.runMu.Lock()
+		c.unrecorded = nil
+		c.runMu.Unlock()
+	}
+	if c.Status() == StatusError {
+		if _, err := c.state.AnswerUnanswered(); err != nil {
+			return err
+		}
+	}
+	return c.state.Update(func(f *Fields) error {
 		switch f.ExecutionStatus {
 		case StatusIdle, StatusPaused, StatusError, StatusStuck:
 			f.ExecutionStatus = StatusRunning
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("conversation: %w", err)
-	}
+}
+
+// runLoop steps the agent until the run ends.
+func (c *LocalConversation) runLoop(ctx context.Context, runner Runner) error {
 	for iter := 0; ; {
 		if c.pauseRequested() || ctx.Err() != nil {
 			return c.pauseAfterRun(ctx)
@@ -601,20 +641,42 @@ func (c *LocalConversation) pauseWith(interrupt bool, from ...ExecutionStatus) e
 	return err
 }
 
-// fail ends a run with status error and a ConversationErrorEvent.
+// fail ends a run with status error and a ConversationErrorEvent. When
+// the store cannot take them (a full disk), the run ends in error all the
+// same: the status is set in memory (the store gets it with its next
+// write), subscribers get the event at once, and the next run stores it.
 func (c *LocalConversation) fail(code, detail string, cause error) error {
 	cls := event.ClassifyError(code, detail)
+	ev := &event.ConversationErrorEvent{
+		Base: event.NewBase(event.SourceEnvironment), Code: code, Detail: detail, Classification: &cls,
+	}
+	re := &RunError{Status: StatusError, Code: code, Detail: detail, Err: cause}
 	err := c.state.Do(func(tx *Tx) error {
 		tx.Fields().ExecutionStatus = StatusError
-		_, err := tx.Append(&event.ConversationErrorEvent{
-			Base: event.NewBase(event.SourceEnvironment), Code: code, Detail: detail, Classification: &cls,
-		})
+		_, err := tx.Append(ev)
 		return err
 	})
-	if err != nil {
-		return errors.Join(&RunError{Status: StatusError, Code: code, Detail: detail, Err: cause}, err)
+	if err == nil {
+		return re
 	}
-	return &RunError{Status: StatusError, Code: code, Detail: detail, Err: cause}
+	c.log.Error("conversation: the store failed; the run ends in error, recorded when the store works again", "code", code, "detail", detail, "err", err)
+	c.state.setStatusUnsaved(StatusError)
+	c.runMu.Lock()
+	if c.unrecorded == nil {
+		c.unrecorded = ev
+	}
+	c.runMu.Unlock()
+	c.sess.Publish(ev)
+	return errors.Join(re, err)
+}
+
+// Unrecorded returns the ConversationErrorEvent of a run that ended in
+// error when its store failed to take it, or nil. Subscribers got it; the
+// next run stores it first.
+func (c *LocalConversation) Unrecorded() *event.ConversationErrorEvent {
+	c.runMu.Lock()
+	defer c.runMu.Unlock()
+	return c.unrecorded
 }
 
 // runError is the RunError of a conversation that is already in error or
@@ -638,6 +700,12 @@ func errorCode(err error) string {
 	var coded interface{ ErrorCode() string }
 	if errors.As(err, &coded) {
 		return coded.ErrorCode()
+	}
+	// A system call's failure (a full disk, a missing file) is the
+	// reference's OSError.
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return "OSError"
 	}
 	for _, k := range []struct {
 		err  error

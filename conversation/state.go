@@ -323,6 +323,25 @@ func (s *State) Close() error {
 	return ferr
 }
 
+// setStatusUnsaved sets the execution status after the store failed to
+// take it: in memory, and counted as saved, so that the next write of the
+// base state (Flush, or any change) stores it and the next status change
+// is recorded against it.
+func (s *State) setStatusUnsaved(st ExecutionStatus) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := *s.fields.Load()
+	if f.ExecutionStatus == st {
+		return
+	}
+	f.ExecutionStatus = st
+	if ms, err := encodeMembers(&f, nil); err == nil {
+		s.saved = ms
+	}
+	s.headDirty = true
+	s.fields.Store(&f)
+}
+
 // commit publishes tx's fields and returns the notices to deliver. Called
 // with mu held.
 func (s *State) commit(tx *Tx) ([]notice, error) {

@@ -493,7 +493,7 @@ func (c *conv) startRun(ctx context.Context, reserved bool) error {
 		// lost). What this server holds is no longer the truth: it lets
 		// the conversation go, and it is opened again from the database
 		// (see pgstore's abandon).
-		abandon := err != nil && s.cat.shared() && lc.Status() == conversation.StatusRunning && !s.closing.Load()
+		abandon := err != nil && s.cat.shared() && lc.Unrecorded() != nil && !s.closing.Load()
 		c.mu.Lock()
 		c.running = false
 		c.lastUsed = time.Now()

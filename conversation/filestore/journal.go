@@ -170,10 +170,15 @@ type writeBehind struct {
 	done  chan struct{}
 
 	mu      sync.Mutex
-	cond    *sync.Cond // signalled when pending empties or falls to maxBacklog/2, or err is set
+	cond    *sync.Cond // signalled when pending empties or falls to maxBacklog/2, and after each drain
 	pending map[int]pendingEvent
 	next    int // index of the next event file to write
-	err     error
+	// err is the failure of the last drain, nil once a drain writes every
+	// pending file: a full disk fails appends only while it is full.
+	err error
+	// drains counts the drains that ended, so that an append refused by
+	// err can wait for the retry it asked for.
+	drains int
 }
 
 // writeBehindDelay is how long after an append its file is written at the
@@ -239,6 +244,15 @@ func (s *Store) startJournal() error {
 func (s *Store) journalAppend(i int, e event.Event, kind string) (conversation.Entry, error) {
 	w := s.wb
 	w.mu.Lock()
+	if w.err != nil {
+		// The last drain failed (a full disk, say): retry it once now, so
+		// that a store whose disk has room again takes appends again
+		// without being reopened.
+		for n := w.drains; w.drains == n; {
+			w.kick()
+			w.cond.Wait()
+		}
+	}
 	for len(w.pending) >= maxBacklog && w.err == nil {
 		// An appender faster than file creation waits rather than let the
 		// backlog (and its memory) grow without bound.
@@ -266,7 +280,7 @@ func (s *Store) journalAppend(i int, e event.Event, kind string) (conversation.E
 		return conversation.Entry{}, fmt.Errorf("filestore: encoding event %s: %w", e.EventBase().ID, err)
 	}
 	for rest, at := b[off:], int64(off); len(rest) > 0 && !w.inMap(b); {
-		n, err := unix.Pwrite(w.fd, rest, at)
+		n, err := pwrite(w.fd, filepath.Join(s.dir, JournalFile), rest, at)
 		if err == unix.EINTR {
 			continue
 		}
@@ -359,9 +373,12 @@ func (s *Store) drain() {
 			err = syncDir(s.eventsDir)
 		}
 		if err != nil {
-			slog.Error("filestore: write-behind failed; the events stay in the journal", "err", err)
 			w.mu.Lock()
+			if w.err == nil {
+				slog.Error("filestore: write-behind failed; the events stay in the journal and appends fail until it succeeds", "err", err)
+			}
 			w.err = fmt.Errorf("filestore: write-behind: %w", err)
+			w.drains++
 			w.cond.Broadcast()
 			w.mu.Unlock()
 			return
@@ -376,9 +393,24 @@ func (s *Store) drain() {
 		w.mu.Unlock()
 	}
 	s.flushIndex(&w.line)
+	// A drain that follows a failed one ends here, before the rewind:
+	// the append waiting for it holds writeMu.
+	w.mu.Lock()
+	recovered := w.err != nil
+	if recovered {
+		slog.Info("filestore: write-behind recovered; every journaled event has its file", "dir", s.dir)
+		w.err = nil
+		w.drains++
+		w.cond.Broadcast()
+	}
+	w.mu.Unlock()
 	// Rewind the journal if no append slipped in; appends hold writeMu.
 	s.writeMu.Lock()
 	w.mu.Lock()
+	if !recovered {
+		w.drains++
+		w.cond.Broadcast()
+	}
 	if len(w.pending) == 0 {
 		switch {
 		case w.useMap:
@@ -407,10 +439,12 @@ func (s *Store) Sync() error {
 	if !started {
 		return nil
 	}
-	w.kick()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for len(w.pending) > 0 && w.err == nil {
+	// After a failed drain, the drain this kick starts is the retry.
+	n := w.drains
+	w.kick()
+	for w.err == nil && len(w.pending) > 0 || w.err != nil && w.drains == n {
 		w.cond.Wait()
 	}
 	return w.err

@@ -429,7 +429,7 @@ func writeNew(path string, data []byte, durable, replace bool) error {
 		return &os.PathError{Op: "create", Path: path, Err: err}
 	}
 	for rest := data; len(rest) > 0; {
-		n, err := unix.Write(fd, rest)
+		n, err := write(fd, path, rest)
 		if err == unix.EINTR {
 			continue
 		}
@@ -452,6 +452,35 @@ func writeNew(path string, data []byte, durable, replace bool) error {
 		return &os.PathError{Op: "close", Path: path, Err: err}
 	}
 	return nil
+}
+
+// writeFault, set by tests, fails the writes (of new files and of the
+// unmapped journal) whose path it returns an error for, as a full disk
+// would.
+var writeFault atomic.Pointer[func(path string) error]
+
+// write is unix.Write, unless writeFault fails it (after writing half of
+// b, as a disk that fills up does).
+func write(fd int, path string, b []byte) (int, error) {
+	if f := writeFault.Load(); f != nil {
+		if err := (*f)(path); err != nil {
+			unix.Write(fd, b[:len(b)/2])
+			return 0, err
+		}
+	}
+	return unix.Write(fd, b)
+}
+
+// pwrite is unix.Pwrite, unless writeFault fails it (after writing half
+// of b).
+func pwrite(fd int, path string, b []byte, off int64) (int, error) {
+	if f := writeFault.Load(); f != nil {
+		if err := (*f)(path); err != nil {
+			unix.Pwrite(fd, b[:len(b)/2], off)
+			return 0, err
+		}
+	}
+	return unix.Pwrite(fd, b, off)
 }
 
 func syncDir(dir string) error {
@@ -501,6 +530,8 @@ func (s *Store) Append(e event.Event) (conversation.Entry, error) {
 	}
 	if s.opts.Durable {
 		if err := syncDir(s.eventsDir); err != nil {
+			// The log stays unchanged, so the next append takes index i.
+			unix.Unlink(filepath.Join(s.eventsDir, eventFileName(i, b.ID)))
 			return conversation.Entry{}, fmt.Errorf("filestore: appending event %d: %w", i, err)
 		}
 	}

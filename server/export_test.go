@@ -1,0 +1,16 @@
+package server
+
+import "github.com/gohands/gohands/conversation"
+
+// WrapBackend makes the server open conversations through wrap(backend),
+// so that a test can make their stores fail. Call it before any request.
+func WrapBackend(s *Server, wrap func(conversation.Backend) conversation.Backend) {
+	s.cat = wrappedCatalog{s.cat, wrap}
+}
+
+type wrappedCatalog struct {
+	catalog
+	wrap func(conversation.Backend) conversation.Backend
+}
+
+func (w wrappedCatalog) backend() conversation.Backend { return w.wrap(w.catalog.backend()) }
