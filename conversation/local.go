@@ -91,9 +91,10 @@ var errPaused = errors.New("conversation paused")
 // must match, a non-nil agent must accept the persisted one (see
 // Verifier) and replaces it, and a nil agent means the persisted one. A
 // conversation left running by a process that died is settled first
-// (State.RecoverRunning), and every action of a conversation in error
-// that nothing answers is answered with that error (State.AnswerUnanswered):
-// the model sees it, and no action whose outcome was not stored runs twice.
+// (State.RecoverRunning), and every action of a conversation in error or
+// finished that nothing answers is answered with that error
+// (State.AnswerUnanswered): the model sees it, and no action whose outcome
+// was not stored runs twice.
 func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (*LocalConversation, error) {
 	var o LocalOptions
 	if opts != nil {
@@ -209,8 +210,12 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 				return fail(fmt.Errorf("conversation: recover: %w", err))
 			}
 		}
-		if c.state.Fields().ExecutionStatus == StatusError {
-			// Never run again an action whose outcome was not stored.
+		if st := c.state.Fields().ExecutionStatus; st == StatusError || st == StatusFinished {
+			// Never run again an action whose outcome was not stored. A
+			// finished conversation has none, unless the process died
+			// while writing the result of its finish action: run again,
+			// that action would end the next run before the model sees
+			// the user's next message.
 			if _, err := c.state.AnswerUnanswered(); err != nil {
 				return fail(fmt.Errorf("conversation: recover: %w", err))
 			}
