@@ -524,7 +524,22 @@ func (c *conv) fields() (*conversation.Fields, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the state of %s: %w", c.id, err)
 	}
-	return conversation.DecodeFields(data, nil)
+	f, err := conversation.DecodeFields(data, nil)
+	if err == nil && f.ExecutionStatus == conversation.StatusRunning && !c.s.cat.shared() {
+		// Nothing runs it: a run keeps its conversation loaded. It was
+		// left running by a server that died, and loading it recovers it
+		// (status error, the action the death cut short answered), as
+		// the reference recovers such conversations when it starts: the
+		// caller sees its true state, not "running" until a /run. (A
+		// shared catalog's conversation may be running on another
+		// server.)
+		lc, lerr := c.load(context.Background())
+		if lerr == nil {
+			return lc.State().Fields(), nil
+		}
+		c.s.log.Warn("recovering a conversation left running", "conversation", c.id, "err", lerr)
+	}
+	return f, err
 }
 
 // info encodes the conversation's ConversationInfo.
