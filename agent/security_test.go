@@ -53,7 +53,7 @@ func TestRiskyCommandWaitsAndRejectedNeverRuns(t *testing.T) {
 	}
 	// Just before it, the analyzer's ratings that made it wait.
 	rec, ok := log[len(log)-2].(*event.SecurityAnalysisEvent)
-	if !ok || rec.Analyzer != "RuleSecurityAnalyzer" || rec.Policy != "ConfirmRisky" || len(rec.Details) != 0 ||
+	if !ok || rec.Analyzer != "PatternSecurityAnalyzer" || rec.Policy != "ConfirmRisky" || len(rec.Details) != 0 ||
 		len(rec.Risks) != 1 || rec.Risks[0].ActionID != act.ID || rec.Risks[0].Risk != event.RiskHigh {
 		t.Fatalf("security analysis %#v", log[len(log)-2])
 	}
@@ -72,7 +72,7 @@ func TestRiskyCommandWaitsAndRejectedNeverRuns(t *testing.T) {
 	}
 	// The model never sees them.
 	for _, m := range p.Requests()[1].Messages {
-		if strings.Contains(event.TextOf(m.Content), "RuleSecurityAnalyzer") {
+		if strings.Contains(event.TextOf(m.Content), "PatternSecurityAnalyzer") {
 			t.Fatal("a security analysis reached the model")
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/gohands/gohands/internal/wire"
 )
@@ -21,6 +22,16 @@ type Kinded interface {
 //
 // Call it from an init function of the package that defines T.
 func RegisterKind[T any](name string) { wire.RegisterKind(name, reflect.TypeFor[T]()) }
+
+// kindAliases maps kind names no longer written to the kinds that read
+// them (see RegisterKindAlias).
+var kindAliases sync.Map
+
+// RegisterKindAlias makes the decoder read objects of kind old, which is
+// no longer written, as the registered kind name: a value that was
+// persisted under a former name loads, and is written back under the
+// current one. Call it from an init function.
+func RegisterKindAlias(old, name string) { kindAliases.Store(old, name) }
 
 // KindOf returns the kind name of v, a pointer to (or value of) a registered
 // struct type, or of a value implementing Kinded.
@@ -83,6 +94,11 @@ func decodeKinded(data []byte, typ func() reflect.Type, is func(any) bool) (any,
 		return nil, err
 	}
 	v, ok := wire.NewKind(name)
+	if !ok {
+		if alias, found := kindAliases.Load(name); found {
+			v, ok = wire.NewKind(alias.(string))
+		}
+	}
 	if !ok {
 		if u, fits, err := decodeUnknown(data, name, typ()); fits {
 			return u, err

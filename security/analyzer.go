@@ -113,13 +113,26 @@ func (LLMAnalyzer) SecurityRisk(_ context.Context, a *event.ActionEvent) (event.
 }
 
 // RuleAnalyzer rates actions with a table of rules (DefaultRules plus
-// Extra), ignoring what the model claims. It is gohands' own analyzer,
-// persisted with kind "RuleSecurityAnalyzer"; the Python reference does not
-// know that kind and cannot load a state that uses it.
+// Extra), ignoring what the model claims. It is persisted as the
+// reference's PatternSecurityAnalyzer, the same idea (a fixed set of
+// dangerous shapes, the model's claim ignored): the reference loads a state
+// that uses it and rates with its own patterns, and gohands reads the
+// reference's with its pattern lists kept, rating with both (see
+// patterns.go). gohands wrote it as "RuleSecurityAnalyzer" before; that
+// kind still reads.
 //
-// The result is the highest risk of the matching rules, or LOW when none
-// matches.
+// The result is the highest risk of the matching rules and patterns, or
+// LOW when none matches.
 type RuleAnalyzer struct {
+	// The reference's pattern lists (regex, description, detector id),
+	// kept as read and matched case-insensitively: High and Medium against
+	// the shell command, InjectionHigh and InjectionMedium against all the
+	// action's text. Empty, only the rules apply (and the reference, reading
+	// the analyzer, uses its default lists).
+	HighPatterns            []Pattern `json:"high_patterns,omitempty"`
+	MediumPatterns          []Pattern `json:"medium_patterns,omitempty"`
+	InjectionHighPatterns   []Pattern `json:"injection_high_patterns,omitempty"`
+	InjectionMediumPatterns []Pattern `json:"injection_medium_patterns,omitempty"`
 	// WorkDir is the workspace; writes outside it are MEDIUM. Empty
 	// disables that rule.
 	WorkDir string `json:"work_dir,omitempty"`
@@ -141,7 +154,7 @@ func (r *RuleAnalyzer) SecurityRisk(_ context.Context, a *event.ActionEvent) (ev
 	for _, rule := range r.Matches(in) {
 		risk = Higher(risk, rule.Risk)
 	}
-	return risk, nil
+	return Higher(risk, r.patternRisk(in)), nil
 }
 
 // Bind implements Binder: the copy rates writes outside b.WorkDir and
@@ -296,6 +309,7 @@ func (e *Ensemble) UnmarshalJSON(data []byte) error {
 
 func init() {
 	event.RegisterKind[LLMAnalyzer]("LLMSecurityAnalyzer")
-	event.RegisterKind[RuleAnalyzer]("RuleSecurityAnalyzer")
+	event.RegisterKind[RuleAnalyzer]("PatternSecurityAnalyzer")
+	event.RegisterKindAlias("RuleSecurityAnalyzer", "PatternSecurityAnalyzer")
 	event.RegisterKind[Ensemble]("EnsembleSecurityAnalyzer")
 }

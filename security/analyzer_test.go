@@ -328,7 +328,7 @@ func TestAnalyzerKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"analyzers":[{"kind":"LLMSecurityAnalyzer"},{"work_dir":"/w","secret_names":["K"],"kind":"RuleSecurityAnalyzer"}],"propagate_unknown":true,"kind":"EnsembleSecurityAnalyzer"}`
+	want := `{"analyzers":[{"kind":"LLMSecurityAnalyzer"},{"work_dir":"/w","secret_names":["K"],"kind":"PatternSecurityAnalyzer"}],"propagate_unknown":true,"kind":"EnsembleSecurityAnalyzer"}`
 	if string(b) != want {
 		t.Errorf("encoded\n%s\nwant\n%s", b, want)
 	}
