@@ -159,8 +159,19 @@ func TestSecurityAnalysisEventsOption(t *testing.T) {
 		switch {
 		case !keep && len(got) != 0:
 			t.Fatalf("default server recorded %v", got)
-		case keep && (len(got) != 1 || got[0]["requires_confirmation"] != true || got[0]["analyzer"] != "LLMSecurityAnalyzer"):
+		case keep && (len(got) != 1 || got[0]["analyzer"] != "LLMSecurityAnalyzer" || got[0]["policy"] != "ConfirmRisky" || !highRisk(got[0]["risks"])):
 			t.Fatalf("recorded %v", got)
 		}
 	}
+}
+
+// highRisk reports whether risks (a SecurityAnalysisEvent's, action id to
+// risk) rates its one action HIGH.
+func highRisk(risks any) bool {
+	m, _ := risks.(map[string]any)
+	var rs []any
+	for _, r := range m {
+		rs = append(rs, r)
+	}
+	return len(rs) == 1 && rs[0] == "HIGH"
 }
