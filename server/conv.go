@@ -79,7 +79,10 @@ type conv struct {
 	runDone  chan struct{} // closed when the last run started ends
 	goal     *goalLoop     // the goal loop in progress, if any
 	lastUsed time.Time
+	holds    int  // requests using the loaded conversation (see hold)
 	gone     bool // deleted
+
+	metaM sync.Mutex // held while meta.json is written
 
 	subs atomic.Pointer[[]*subscriber]
 	subM sync.Mutex
@@ -232,6 +235,24 @@ func (c *conv) load(ctx context.Context) (*conversation.LocalConversation, error
 		}()
 	}
 	return lc, nil
+}
+
+// hold is load for a request: the conversation stays loaded until ctx
+// (the request's) ends. Without it the idle evictor could close the
+// conversation between a handler's load and its use (a create with a
+// message to send, at a short IdleTTL on a loaded machine: "conversation:
+// closed").
+func (c *conv) hold(ctx context.Context) (*conversation.LocalConversation, error) {
+	c.mu.Lock()
+	c.holds++
+	c.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		c.holds--
+		c.lastUsed = time.Now()
+		c.mu.Unlock()
+	})
+	return c.load(ctx)
 }
 
 // savedStatus is the execution status in the stored base state ("" when
@@ -543,7 +564,7 @@ func (c *conv) pauseForShutdown() {
 // running or watched, or force is set.
 func (c *conv) unload(force bool) error {
 	c.mu.Lock()
-	if c.lc == nil || (!force && (c.running || c.goal != nil || c.hasSubscribers())) {
+	if c.lc == nil || (!force && (c.running || c.goal != nil || c.holds > 0 || c.hasSubscribers())) {
 		c.mu.Unlock()
 		return nil
 	}
@@ -566,6 +587,11 @@ func (c *conv) isGone() bool {
 
 // saveMeta writes meta.json atomically.
 func (c *conv) saveMeta() error {
+	// One writer at a time: two (the end of a run, the idle evictor,
+	// a create) would share the temporary file, and the older record
+	// could land last.
+	c.metaM.Lock()
+	defer c.metaM.Unlock()
 	c.mu.Lock()
 	if c.gone {
 		c.mu.Unlock()
@@ -603,7 +629,7 @@ func (s *Server) evictIdle(cutoff time.Time) {
 	var idle []*conv
 	for _, c := range s.convs {
 		c.mu.Lock()
-		if c.lc != nil && !c.running && c.lastUsed.Before(cutoff) && !c.hasSubscribers() {
+		if c.lc != nil && !c.running && c.holds == 0 && c.lastUsed.Before(cutoff) && !c.hasSubscribers() {
 			idle = append(idle, c)
 		}
 		c.mu.Unlock()

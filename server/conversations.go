@@ -105,9 +105,14 @@ func (s *Server) handleStart(w http.ResponseWriter, r *http.Request) {
 	// between creating the conversation and storing the message, and its
 	// client, never answered, tries again. (The reference ignores the
 	// message of a repeated start.)
-	if m := res.initial; m != nil && (res.isNew || !res.lc.HasUserMessage()) {
+	lc, err := res.c.hold(r.Context())
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if m := res.initial; m != nil && (res.isNew || !lc.HasUserMessage()) {
 		msg := event.Message{Role: event.RoleUser, Content: m.Content}
-		if err := res.lc.SendMessage(r.Context(), msg); err != nil {
+		if err := lc.SendMessage(r.Context(), msg); err != nil {
 			writeErr(w, err)
 			return
 		}
@@ -853,7 +858,7 @@ func (s *Server) withLoaded(w http.ResponseWriter, r *http.Request, notFoundStat
 	if c == nil {
 		return nil, nil
 	}
-	lc, err := c.load(r.Context())
+	lc, err := c.hold(r.Context())
 	if err != nil {
 		if errors.Is(err, errNotFound) {
 			writeDetail(w, notFoundStatus, "Conversation not found: "+c.id)

@@ -514,3 +514,18 @@ func TestWebhooks(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// The idle evictor never closes a conversation a request is using: a
+// create that sends an initial message, or a message sent to a released
+// conversation, is not answered "conversation: closed" however short
+// IdleTTL is (TestIdleReleaseAndRestart met it at load 20).
+func TestIdleReleaseSparesRequests(t *testing.T) {
+	model := llmtest.NewChat(t)
+	ts := newTestServer(t, &server.Options{IdleTTL: time.Nanosecond})
+	msg := map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "hi"}}}
+	for range 100 {
+		var info map[string]any
+		ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{"initial_message": msg}), &info)
+		ts.must(200, "POST", "/api/conversations/"+info["id"].(string)+"/events", msg, nil)
+	}
+}

@@ -113,7 +113,7 @@ func (s *Server) handleEventSocket(w http.ResponseWriter, r *http.Request) {
 		conn.Close(closeNotFound, "Conversation not found")
 		return
 	}
-	lc, err := c.load(r.Context())
+	lc, err := c.hold(r.Context())
 	if errors.Is(err, conversation.ErrLocked) {
 		conn.Close(closeTryLater, "The conversation is held by another server; reconnect")
 		return
