@@ -56,7 +56,7 @@ func listEvents(names []string, eventsDir string) *listing {
 		i, id, ok := parseEventName(name)
 		switch {
 		case !ok:
-			if name != LockFile && !strings.HasSuffix(name, TornSuffix) {
+			if name != LockFile && !isLengthMarker(name) && !strings.HasSuffix(name, TornSuffix) {
 				slog.Warn("filestore: ignoring unrecognised file in events directory", "dir", eventsDir, "name", name)
 			}
 		case i >= len(l.ids):

@@ -20,6 +20,14 @@ const (
 	// LockFile is the lock the reference's EventLog takes (with flock) around
 	// each append; a Store holds it for as long as it is open.
 	LockFile = ".eventlog.lock"
+	// LengthMarkerPrefix and LengthMarkerSuffix frame the name of the
+	// reference's (1.58) length marker, events/.eventlog-len-<N>.marker: an
+	// empty file saying that the log had N events when the last writer
+	// released LockFile. A writer that finds the marker of the length it
+	// knows skips recounting the event files; otherwise it counts them
+	// before choosing the next index (see marker.go).
+	LengthMarkerPrefix = ".eventlog-len-"
+	LengthMarkerSuffix = ".marker"
 	// IndexFile is gohands' cache of event entries, one line per event, kept
 	// next to base_state.json. The event files are the truth: the cache is
 	// checked against them and rebuilt when it disagrees, and the reference

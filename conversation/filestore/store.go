@@ -112,6 +112,9 @@ func Open(dir string, opts *Options) (*Store, error) {
 		s.lock.Close()
 		return nil, err
 	}
+	// While the lock is held no other writer appends, and a writer killed
+	// before Close must leave no marker claiming the length it found.
+	s.removeLengthMarkers()
 	return s, nil
 }
 
@@ -664,6 +667,10 @@ func (s *Store) Close() error {
 	s.dropKept()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	if s.wb == nil || s.wb.err == nil {
+		// Every event has its file: the marker may say how many.
+		s.writeLengthMarker(s.idx.Len())
+	}
 	s.flushIndex(&s.line)
 	if s.indexFD >= 0 {
 		unix.Close(s.indexFD)

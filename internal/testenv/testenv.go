@@ -48,7 +48,22 @@ func Short() bool {
 // missing otherwise.
 func ReferencePython(t testing.TB) string {
 	t.Helper()
-	p := os.Getenv("GOHANDS_REFERENCE_PYTHON")
+	return venvPython(t, "GOHANDS_REFERENCE_PYTHON", "reference", "scripts/deps.d/20-reference.sh")
+}
+
+// Reference158Python returns the python of the venv holding the Python
+// reference 1.58.2, installed by scripts/deps.d/21-reference158.sh:
+// $GOHANDS_REFERENCE158_PYTHON if set, else the path the script records in
+// ${GOHANDS_CACHE:-~/.cache/gohands}/reference158/python. It reports the
+// venv missing otherwise.
+func Reference158Python(t testing.TB) string {
+	t.Helper()
+	return venvPython(t, "GOHANDS_REFERENCE158_PYTHON", "reference158", "scripts/deps.d/21-reference158.sh")
+}
+
+func venvPython(t testing.TB, env, dir, script string) string {
+	t.Helper()
+	p := os.Getenv(env)
 	if p == "" {
 		cache := os.Getenv("GOHANDS_CACHE")
 		if cache == "" {
@@ -58,14 +73,14 @@ func ReferencePython(t testing.TB) string {
 			}
 			cache = filepath.Join(home, ".cache", "gohands")
 		}
-		b, err := os.ReadFile(filepath.Join(cache, "reference", "python"))
+		b, err := os.ReadFile(filepath.Join(cache, dir, "python"))
 		if err != nil {
-			Missing(t, "reference venv (run scripts/deps.d/20-reference.sh): %v", err)
+			Missing(t, "reference venv (run %s): %v", script, err)
 		}
 		p = strings.TrimSpace(string(b))
 	}
 	if _, err := os.Stat(p); err != nil {
-		Missing(t, "reference venv python (run scripts/deps.d/20-reference.sh): %v", err)
+		Missing(t, "reference venv python (run %s): %v", script, err)
 	}
 	return p
 }
