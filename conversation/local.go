@@ -182,6 +182,24 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 				return fail(fmt.Errorf("conversation: resume %s: %w", id, err))
 			}
 		}
+		// The recovery comes first: it reads the actions it answers, and
+		// a log that does not read back (a damaged store) fails the
+		// resume before anything is written.
+		if c.state.Fields().ExecutionStatus == StatusRunning {
+			if _, err := c.state.RecoverRunning(); err != nil {
+				return fail(fmt.Errorf("conversation: recover: %w", err))
+			}
+		}
+		if st := c.state.Fields().ExecutionStatus; st == StatusError || st == StatusFinished {
+			// Never run again an action whose outcome was not stored. A
+			// finished conversation has none, unless the process died
+			// while writing the result of its finish action: run again,
+			// that action would end the next run before the model sees
+			// the user's next message.
+			if _, err := c.state.AnswerUnanswered(); err != nil {
+				return fail(fmt.Errorf("conversation: recover: %w", err))
+			}
+		}
 		err = c.state.Update(func(f *Fields) error {
 			f.Agent, f.Workspace = agent, ws
 			f.PersistenceDir = c.dir
@@ -204,21 +222,6 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 		})
 		if err != nil {
 			return fail(fmt.Errorf("conversation: %w", err))
-		}
-		if c.state.Fields().ExecutionStatus == StatusRunning {
-			if _, err := c.state.RecoverRunning(); err != nil {
-				return fail(fmt.Errorf("conversation: recover: %w", err))
-			}
-		}
-		if st := c.state.Fields().ExecutionStatus; st == StatusError || st == StatusFinished {
-			// Never run again an action whose outcome was not stored. A
-			// finished conversation has none, unless the process died
-			// while writing the result of its finish action: run again,
-			// that action would end the next run before the model sees
-			// the user's next message.
-			if _, err := c.state.AnswerUnanswered(); err != nil {
-				return fail(fmt.Errorf("conversation: recover: %w", err))
-			}
 		}
 	} else {
 		if agent == nil {
@@ -397,6 +400,9 @@ func (c *LocalConversation) SendMessage(ctx context.Context, msg event.Message) 
 	if err != nil {
 		return err
 	}
+	if err := c.checkReadable(); err != nil {
+		return err
+	}
 	ev := &event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: msg}
 	if p, ok := runner.(MessagePreparer); ok {
 		if err := p.PrepareMessage(ctx, ev); err != nil {
@@ -440,6 +446,9 @@ func (c *LocalConversation) Run(ctx context.Context) error {
 		c.runMu.Unlock()
 	}()
 
+	if err := c.checkReadable(); err != nil {
+		return err
+	}
 	if err := c.startRun(unrecorded); err != nil {
 		return c.fail(errorCode(err), err.Error(), err)
 	}
@@ -451,6 +460,18 @@ func (c *LocalConversation) Run(ctx context.Context) error {
 		return c.fail(errorCode(err), err.Error(), err)
 	}
 	return err
+}
+
+// checkReadable builds the model's view (once; it then follows the
+// events) before a message or a run writes anything: a log that does not
+// read back (a damaged store, see filestore.Repair) fails them with
+// nothing written, where the run would have stored the message, then
+// failed on it and stored its error, at every try.
+func (c *LocalConversation) checkReadable() error {
+	if _, err := c.sess.View(); err != nil {
+		return fmt.Errorf("conversation: the log does not read back: %w", err)
+	}
+	return nil
 }
 
 // startRun sets status running. Before, it stores the error event of the

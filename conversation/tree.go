@@ -184,36 +184,52 @@ func (s *State) AnswerUnanswered() ([]*event.AgentErrorEvent, error) {
 				answered[entries[i].ToolCallID] = true
 			}
 		}
+		// Every answer is made before any is written: an action that does
+		// not read back (a damaged store) fails the call with nothing
+		// written.
+		var answers []*event.AgentErrorEvent
 		for _, a := range UnmatchedActions(entries) {
 			if answered[a.ToolCallID] {
 				continue
 			}
-			raw, err := s.store.Raw(a.Index)
+			ev, err := s.restartAnswer(a)
 			if err != nil {
 				return err
 			}
-			var toolName string
-			if err := jsonString(topField(raw, "tool_name"), &toolName); err != nil {
-				return fmt.Errorf("conversation: action %s: tool_name: %w", a.ID, err)
-			}
-			ev := &event.AgentErrorEvent{
-				Base:       event.NewBase(event.SourceAgent),
-				ToolName:   toolName,
-				ToolCallID: a.ToolCallID,
-				Error:      RestartError,
-				Classification: event.ErrorClassification{
-					Kind: event.ErrorKindInternal, Retryable: false, UserAction: "none",
-				},
-			}
+			answered[a.ToolCallID] = true
+			answers = append(answers, ev)
+		}
+		for _, ev := range answers {
 			if _, err := tx.Append(ev); err != nil {
 				return err
 			}
-			answered[a.ToolCallID] = true
 			out = append(out, ev)
 		}
 		return nil
 	})
 	return out, err
+}
+
+// restartAnswer returns the AgentErrorEvent that answers action a after a
+// crash.
+func (s *State) restartAnswer(a Entry) (*event.AgentErrorEvent, error) {
+	raw, err := s.store.Raw(a.Index)
+	if err != nil {
+		return nil, err
+	}
+	var toolName string
+	if err := jsonString(topField(raw, "tool_name"), &toolName); err != nil {
+		return nil, fmt.Errorf("conversation: action %s: tool_name: %w", a.ID, err)
+	}
+	return &event.AgentErrorEvent{
+		Base:       event.NewBase(event.SourceAgent),
+		ToolName:   toolName,
+		ToolCallID: a.ToolCallID,
+		Error:      RestartError,
+		Classification: event.ErrorClassification{
+			Kind: event.ErrorKindInternal, Retryable: false, UserAction: "none",
+		},
+	}, nil
 }
 
 // RecoverRunning settles a conversation whose saved status is running,
@@ -228,37 +244,30 @@ func (s *State) RecoverRunning() (*event.AgentErrorEvent, error) {
 		if tx.f.ExecutionStatus != StatusRunning {
 			return nil
 		}
-		tx.Fields().ExecutionStatus = StatusError
+		// The answer is made before anything is written: an action that
+		// does not read back (a damaged store) fails the call with the
+		// status unchanged.
+		var ev *event.AgentErrorEvent
 		entries := s.store.Entries()
-		unmatched := UnmatchedActions(entries)
-		if len(unmatched) == 0 {
-			return nil
-		}
-		first := unmatched[0]
-		for i := range entries {
-			switch entries[i].Kind {
-			case event.KindObservation, event.KindUserRejectObservation, event.KindAgentError:
-				if entries[i].ToolCallID == first.ToolCallID {
-					return nil
+		if unmatched := UnmatchedActions(entries); len(unmatched) > 0 {
+			first := unmatched[0]
+			answered := false
+			for i := range entries {
+				switch entries[i].Kind {
+				case event.KindObservation, event.KindUserRejectObservation, event.KindAgentError:
+					answered = answered || entries[i].ToolCallID == first.ToolCallID
+				}
+			}
+			if !answered {
+				var err error
+				if ev, err = s.restartAnswer(first); err != nil {
+					return err
 				}
 			}
 		}
-		raw, err := s.store.Raw(first.Index)
-		if err != nil {
-			return err
-		}
-		var toolName string
-		if err := jsonString(topField(raw, "tool_name"), &toolName); err != nil {
-			return fmt.Errorf("conversation: action %s: tool_name: %w", first.ID, err)
-		}
-		ev := &event.AgentErrorEvent{
-			Base:       event.NewBase(event.SourceAgent),
-			ToolName:   toolName,
-			ToolCallID: first.ToolCallID,
-			Error:      RestartError,
-			Classification: event.ErrorClassification{
-				Kind: event.ErrorKindInternal, Retryable: false, UserAction: "none",
-			},
+		tx.Fields().ExecutionStatus = StatusError
+		if ev == nil {
+			return nil
 		}
 		if _, err := tx.Append(ev); err != nil {
 			return err
