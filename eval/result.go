@@ -80,6 +80,10 @@ func readResult(dir string) (*Result, error) {
 type Summary struct {
 	Configs []ConfigSummary `json:"configs"`
 	Results []*Result       `json:"results"`
+	// Interrupted marks the summary of a run stopped before every task
+	// had a result: it holds the tasks done so far, and running the suite
+	// again runs the rest.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // ConfigSummary totals one configuration's results.
@@ -171,6 +175,9 @@ func WriteSummary(out string, s *Summary) error {
 // WriteMarkdown writes s as markdown tables: one line per configuration,
 // then one per task.
 func (s *Summary) WriteMarkdown(w io.Writer) {
+	if s.Interrupted {
+		fmt.Fprintf(w, "Interrupted: %d task results so far; run the suite again to run the rest.\n\n", len(s.Results))
+	}
 	fmt.Fprintln(w, "| config | model | solved | rate | cost | tokens | steps | time | time/task |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	for _, c := range s.Configs {

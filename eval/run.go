@@ -155,15 +155,24 @@ feed:
 	if err := errors.Join(runErrs...); err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("eval: interrupted (run again to resume): %w", err)
-	}
 	s, err := Summarize(o.Out)
 	if err != nil {
 		return nil, err
 	}
+	if ctx.Err() != nil {
+		// What is done is kept and summarised; the rest runs next time.
+		s.Interrupted = true
+		if err := WriteSummary(o.Out, s); err != nil {
+			return s, err
+		}
+		return s, fmt.Errorf("%w (run again to resume): %w", ErrInterrupted, context.Cause(ctx))
+	}
 	return s, WriteSummary(o.Out, s)
 }
+
+// ErrInterrupted is returned by Run, with the summary of the tasks done,
+// when ctx ended the run before every task had a result.
+var ErrInterrupted = errors.New("eval: interrupted")
 
 // runOne runs one task with one configuration unless its result exists.
 func (o *Options) runOne(ctx context.Context, cfg *Config, t *Task) error {

@@ -75,6 +75,10 @@ func (a *app) serveACP(ctx context.Context, f *runFlags, mode string) error {
 		logOut = a.stderr
 	}
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	// A signal ends the sessions: their runs pause and are stored, and
+	// the editor can resume them.
+	ctx, stopSignals := a.stopOnSignal(ctx, "")
+	defer stopSignals()
 	err = acpserver.Serve(ctx, a.stdin, a.stdout, &acpserver.Options{
 		NewAgent: func(mcp map[string]json.RawMessage) (conversation.Agent, error) {
 			model, err := llm.New(cfg, &llm.Options{Logger: logger})
@@ -95,6 +99,9 @@ func (a *app) serveACP(ctx context.Context, f *runFlags, mode string) error {
 		Name:           "gohands",
 		Logger:         logger,
 	})
+	if code, ok := stoppedStatus(ctx); ok {
+		return &exitErr{code: code}
+	}
 	if err != nil {
 		return &exitErr{code: exitError, msg: err.Error()}
 	}

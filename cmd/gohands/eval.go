@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -59,7 +60,10 @@ the whole. Running again with the same --out resumes an interrupted suite:
 finished tasks are kept.
 
 Exit status: 0 when the suite ran (whatever the agents scored), 1 on error,
-2 on bad usage, 130 when interrupted.`,
+2 on bad usage, 130 when interrupted (SIGINT) and 143 when terminated
+(SIGTERM): no new task starts, the running ones are cancelled (they run again
+next time), and summary.json is written for the tasks done, marked
+"interrupted". A second signal quits at once.`,
 		Example: `  gohands eval --model anthropic/claude-sonnet-4-5
   gohands eval --agents agents.json --parallel 4 --out results/ ./my-suite
   gohands eval compare results-before/ results-after/`,
@@ -142,16 +146,23 @@ func (a *app) eval(ctx context.Context, f *evalFlags, args []string) error {
 		return usageErr("--parallel must be at least 1")
 	}
 
+	ctx, stop := a.stopOnSignal(ctx, "stopping: no new task starts, the running ones are cancelled, the summary of the tasks done is written")
+	defer stop()
 	p := newProgress(a.stderr, len(tasks)*len(configs))
 	s, err := eval.Run(ctx, tasks, configs, &eval.Options{
 		Out: f.out, Sandbox: sandbox, Parallel: f.parallel, Timeout: f.timeout, VerifyTimeout: f.verify, MaxSteps: f.maxSteps,
 		OnStart: p.start, OnResult: p.done,
 	})
 	p.finish()
-	if err != nil {
-		if ctx.Err() != nil {
-			return &exitErr{code: exitPaused, msg: fmt.Sprintf("interrupted; run the same command again to resume (results in %s)", f.out)}
+	if errors.Is(err, eval.ErrInterrupted) {
+		s.WriteMarkdown(a.stdout)
+		code, ok := stoppedStatus(ctx)
+		if !ok {
+			code = exitInterrupted
 		}
+		return &exitErr{code: code, msg: fmt.Sprintf("interrupted; run the same command again to resume (results in %s)", f.out)}
+	}
+	if err != nil {
 		return &exitErr{code: exitError, msg: err.Error()}
 	}
 	s.WriteMarkdown(a.stdout)

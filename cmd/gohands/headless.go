@@ -192,33 +192,10 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	defer ask.close()
 	ask.analyzer = p.analyzer
 
-	// The first interrupt cancels runCtx, which pauses the conversation
-	// (even before Run has started); the second quits at once.
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan struct{})
-	defer close(done)
-	interrupted := make(chan struct{})
-	go func() {
-		n := 0
-		for {
-			select {
-			case <-done:
-				return
-			case <-a.signals:
-				n++
-				if n == 1 {
-					fmt.Fprintln(a.stderr, "gohands: pausing the conversation (interrupt again to quit at once)")
-					close(interrupted)
-					cancel()
-					continue
-				}
-				fmt.Fprintln(a.stderr, "gohands: quitting")
-				a.exit(exitPaused)
-				return
-			}
-		}
-	}()
+	// The first SIGINT or SIGTERM cancels runCtx, which pauses the
+	// conversation (even before Run has started); the second quits at once.
+	runCtx, stopSignals := a.stopOnSignal(ctx, "pausing the conversation")
+	defer stopSignals()
 
 	opts := &conversation.LocalOptions{
 		ID:              p.id,
@@ -409,13 +386,14 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 			out = &exitErr{code: exitError, msg: fmt.Sprintf("closing the conversation: %v", closeErr)}
 		}
 	case status == conversation.StatusPaused:
-		why := "paused"
-		select {
-		case <-interrupted:
-			why = "paused by interrupt"
-		default:
+		why, code := "paused", exitPaused
+		if c, ok := stoppedStatus(runCtx); ok {
+			why, code = "paused by interrupt", c
+			if c == exitTerminated {
+				why = "paused by SIGTERM"
+			}
 		}
-		out = &exitErr{code: exitPaused, msg: fmt.Sprintf("%s; continue with: %s", why, resumeHint)}
+		out = &exitErr{code: code, msg: fmt.Sprintf("%s; continue with: %s", why, resumeHint)}
 	case status == conversation.StatusWaitingForConfirmation:
 		out = &exitErr{code: exitConfirmation, msg: "actions are waiting for confirmation; continue with: " + resumeHint}
 	case errors.As(runErr, &re):
@@ -436,10 +414,9 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		if h := p.hint(runErr); h != "" {
 			msg += " — " + h
 		}
-		select {
-		case <-interrupted:
-			out = &exitErr{code: exitPaused, msg: "interrupted: " + msg}
-		default:
+		if c, ok := stoppedStatus(runCtx); ok {
+			out = &exitErr{code: c, msg: "interrupted: " + msg}
+		} else {
 			out = &exitErr{code: exitError, msg: msg}
 		}
 	default:

@@ -12,8 +12,8 @@
 //
 // Exit status: 0 when the agent finished; otherwise 1 (error), 2 (bad
 // usage or configuration), 3 (stuck), 4 (maximum iterations reached), 5
-// (waiting for confirmation) or 130 (paused by Ctrl-C or SIGTERM), with
-// a one-line reason on standard error.
+// (waiting for confirmation), 130 (paused by Ctrl-C, SIGINT) or 143 (paused
+// by SIGTERM), with a one-line reason on standard error.
 package main
 
 import (

@@ -78,7 +78,10 @@ agent is told and continues). The prompt goes to standard error with
 
 Exit status: 0 when the agent finished; 1 on error, 2 on bad usage, 3 when the
 agent is stuck, 4 when it reached --max-iterations, 5 when actions wait for
-confirmation, 130 when paused by an interrupt.`,
+confirmation, 130 when paused by an interrupt (SIGINT, Ctrl-C) and 143 when
+paused by SIGTERM: the running command or model call is cancelled, the
+conversation is paused and stored, and --conversation-id continues it. A
+second signal quits at once.`,
 		Example: `  gohands run "add a --verbose flag to main.go and test it"
   gohands run --workspace ~/src/app --json "fix the failing test" > events.jsonl
   gohands run --conversation-id 2b1c... "now update the README"

@@ -73,9 +73,12 @@ overridden by environment variables:
                                     _FLUSH_DELAY, _NUM_RETRIES, _RETRY_DELAY)
 
 Without a session key the server only listens on a loopback address, unless
---allow-unauthenticated says otherwise. SIGINT or SIGTERM pause the running
-conversations, persist them and exit; on restart every stored conversation is
-listed again and continues where it paused.
+--allow-unauthenticated says otherwise. SIGINT or SIGTERM drain the server:
+new runs are refused with 503, the running conversations pause (waiting at
+most --shutdown-timeout), are persisted and, with --store, their leases are
+released so another server takes them over at once; then it exits 0. A
+second signal quits at once (130 or 143). On restart every stored
+conversation is listed again and continues where it paused.
 
 With --runtime docker each conversation runs in its own container of the
 gohands image (scripts/image.sh builds it; needs a Docker engine): its REST
@@ -203,10 +206,15 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 		stdinClosed = make(chan struct{})
 		go func() { io.Copy(io.Discard, a.stdin); close(stdinClosed) }()
 	}
+	// The first signal drains: new runs are refused with 503, running
+	// conversations pause (within --shutdown-timeout), their state is
+	// written and, with --store, their leases released; a second quits at
+	// once.
+	sigCtx, stopSignals := a.stopOnSignal(ctx, "shutting down: refusing new runs, pausing running conversations")
+	defer stopSignals()
 	select {
 	case err = <-served:
-	case <-a.signals:
-		fmt.Fprintln(a.stderr, "gohands: shutting down: pausing running conversations")
+	case <-sigCtx.Done():
 	case <-stdinClosed:
 		fmt.Fprintln(a.stderr, "gohands: standard input closed: shutting down")
 	case <-ctx.Done():
