@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/internal/testenv"
 	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/llm/llmtest"
 	"github.com/gohands/gohands/secret"
 )
 
@@ -211,63 +211,6 @@ func (v *prismVerdict) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// tinyPNG is a 1×1 PNG.
-const tinyPNG = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
-
-// conformanceShapes are the message shapes the agent sends, each a history
-// ending where the next request is made.
-func conformanceShapes() []struct {
-	name string
-	msgs []event.Message
-} {
-	sys := event.Message{Role: event.RoleSystem, Content: event.List[event.Content]{event.Text("You are helpful."), event.Text("Workspace directory: /w")}}
-	calls := []event.ToolCall{
-		{ID: "call_1", Name: "terminal", Arguments: `{"command":"ls"}`, Origin: event.OriginCompletion},
-		{ID: "call_2", Name: "terminal", Arguments: `{"command":"pwd"}`, Origin: event.OriginCompletion},
-	}
-	result := func(id string, c ...event.Content) event.Message {
-		return event.Message{Role: event.RoleTool, ToolCallID: id, Name: "terminal", Content: c}
-	}
-	sig := "EqQBCkgIARABGAIiQL"
-	cached := sys
-	cached.Content = event.List[event.Content]{{Type: event.ContentText, Text: "You are helpful.", CachePrompt: true}}
-	lastUser := event.UserMessage("Go on.")
-	lastUser.Content[0].CachePrompt = true
-	return []struct {
-		name string
-		msgs []event.Message
-	}{
-		{"text", []event.Message{sys, event.UserMessage("Say hello.")}},
-		{"tool calls", []event.Message{sys, event.UserMessage("List the files."),
-			{Role: event.RoleAssistant, Content: event.List[event.Content]{event.Text("Listing them.")}, ToolCalls: calls},
-			result("call_1", event.Text("a.txt")), result("call_2", event.Text("/w"))}},
-		{"tool call without text", []event.Message{sys, event.UserMessage("List the files."),
-			{Role: event.RoleAssistant, ToolCalls: calls[:1]}, result("call_1", event.Text("a.txt"))}},
-		{"user image", []event.Message{sys, {Role: event.RoleUser, Content: event.List[event.Content]{event.Text("What is this?"), event.Image(tinyPNG)}}}},
-		{"tool image", []event.Message{sys, event.UserMessage("Take a screenshot."),
-			{Role: event.RoleAssistant, ToolCalls: calls},
-			result("call_1", event.Text("Page loaded."), event.Image(tinyPNG)), result("call_2", event.Image(tinyPNG))}},
-		{"reasoning", []event.Message{sys, event.UserMessage("List the files."),
-			{Role: event.RoleAssistant, Content: event.List[event.Content]{event.Text("Listing.")}, ReasoningContent: "The user wants files.",
-				ResponsesItem: &event.ReasoningItem{ID: "rs_1", Summary: event.List[string]{"Plan"}, EncryptedContent: "gAAAAB", Status: "completed"},
-				ToolCalls:     []event.ToolCall{{ID: "call_1", ResponsesItemID: "fc_1", Name: "terminal", Arguments: `{"command":"ls"}`, Origin: event.OriginResponses}}},
-			result("call_1", event.Text("a.txt"))}},
-		{"cache control", []event.Message{cached, event.UserMessage("List the files."),
-			{Role: event.RoleAssistant, ToolCalls: calls[:1]}, {Role: event.RoleTool, ToolCallID: "call_1", Name: "terminal", Content: event.List[event.Content]{{Type: event.ContentText, Text: "a.txt", CachePrompt: true}}},
-			lastUser}},
-		{"after a model switch", []event.Message{sys, event.UserMessage("List the files."),
-			// Claude's turn: thinking blocks, a toolu_ id.
-			{Role: event.RoleAssistant, Content: event.List[event.Content]{event.Text("Listing.")},
-				ThinkingBlocks: []event.ThinkingBlock{{Thinking: "Files.", Signature: &sig}, {Redacted: true, Data: "EmwKAhgB"}},
-				ToolCalls:      []event.ToolCall{{ID: "toolu_01A", Name: "terminal", Arguments: `{"command":"ls"}`, Origin: event.OriginCompletion}}},
-			result("toolu_01A", event.Text("a.txt")),
-			// Gemini's turn: a thought signature on the call id.
-			{Role: event.RoleAssistant, ToolCalls: []event.ToolCall{{ID: "call_g__thought__c2ln", Name: "terminal", Arguments: `{"command":"pwd"}`, Origin: event.OriginCompletion}}},
-			result("call_g__thought__c2ln", event.Text("/w")),
-			event.UserMessage("Now as GPT.")}},
-	}
-}
-
 // TestOpenAPIConformance sends every message shape the agent produces,
 // streamed and not, through the Chat Completions and Responses clients to
 // Prism validating against OpenAI's official OpenAPI document: any request
@@ -282,7 +225,7 @@ func TestOpenAPIConformance(t *testing.T) {
 			// An output message without id and status: no input shape.
 			"responses": `{"model":"gpt-5","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hello"}]}]}`,
 			// An image in a tool message: text only there.
-			"chat/completions": `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":[{"type":"image_url","image_url":{"url":"` + tinyPNG + `"}}]}]}`,
+			"chat/completions": `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":[{"type":"image_url","image_url":{"url":"` + llmtest.TinyPNG + `"}}]}]}`,
 		}
 		for path, body := range bad {
 			req, _ := http.NewRequest(http.MethodPost, base+"/"+path, strings.NewReader(body))
@@ -308,9 +251,9 @@ func TestOpenAPIConformance(t *testing.T) {
 		{"responses", "openai/gpt-5-mini", nil},
 	}
 	for _, api := range apis {
-		for _, shape := range conformanceShapes() {
+		for _, shape := range llmtest.Shapes() {
 			for _, stream := range []bool{false, true} {
-				name := fmt.Sprintf("%s/%s/stream=%v", api.name, shape.name, stream)
+				name := fmt.Sprintf("%s/%s/stream=%v", api.name, shape.Name, stream)
 				t.Run(name, func(t *testing.T) {
 					verdict := &prismVerdict{}
 					cfg := llm.DefaultConfig(api.model)
@@ -329,7 +272,7 @@ func TestOpenAPIConformance(t *testing.T) {
 					if stream {
 						opts = &llm.CallOptions{OnDelta: func(llm.Delta) error { return nil }}
 					}
-					_, err = l.Completion(context.Background(), shape.msgs, tools, opts)
+					_, err = l.Completion(context.Background(), shape.Messages, tools, opts)
 					verdict.mu.Lock()
 					defer verdict.mu.Unlock()
 					for _, r := range verdict.refusals {
