@@ -50,6 +50,16 @@ var importRules = []struct {
 		why:       "the wire format and the broker are the bottom layer",
 	},
 	{
+		from:      []string{"telemetry"},
+		forbidden: []string{""},
+		why:       "the instrumentation hooks are imported by the core, so they import nothing of it",
+	},
+	{
+		from:      sdk,
+		forbidden: []string{"telemetry/"},
+		why:       "the SDK opens spans through telemetry's hooks; the exporters and their dependencies are the applications' choice",
+	},
+	{
 		from:      []string{"internal/"},
 		forbidden: []string{"agent", "agent/", "conversation", "conversation/", "tools/", "tool", "llm", "llm/"},
 		why:       "internal helpers serve the SDK, not the other way round",
@@ -59,7 +69,7 @@ var importRules = []struct {
 // sdk is every package of the SDK proper (not an application).
 var sdk = []string{"event", "tool", "tool/", "llm", "llm/", "conversation", "conversation/", "condenser",
 	"security", "skill", "hook", "secret", "workspace", "workspace/", "pubsub", "mcp", "mcp/",
-	"agent", "agent/acp", "tools/", "internal/wire", "internal/lazyregexp", "internal/termtext"}
+	"agent", "agent/acp", "tools/", "telemetry", "internal/wire", "internal/lazyregexp", "internal/termtext"}
 
 // importExceptions are the imports a rule above forbids that exist
 // today, each with the reason it stays.

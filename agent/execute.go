@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/telemetry"
 	"github.com/gohands/gohands/tool"
 )
 
@@ -109,6 +110,11 @@ func (r *runner) run(ctx context.Context, a *event.ActionEvent) (ev event.Event)
 	if ctx.Err() != nil {
 		return r.errorEvent(a, cancelledText, event.AgentActionError)
 	}
+	// Ended after the recovery below has set ev.
+	ctx, span := telemetry.Start(ctx, telemetry.KindToolCall, "execute_tool "+a.ToolName)
+	if span.Recording() {
+		defer endToolSpan(span, a, &ev)
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			r.sess.Logger().Error("tool panicked", "tool", a.ToolName, "panic", p)
@@ -174,4 +180,25 @@ func (r *runner) lock(t tool.Tool, action event.Action) (unlock func()) {
 			ms[i].Unlock()
 		}
 	}
+}
+
+// endToolSpan ends a tool call's span with what the call gave: its name,
+// call id, exit code and whether it failed; never its arguments or output.
+func endToolSpan(span telemetry.Span, a *event.ActionEvent, ev *event.Event) {
+	span.SetString(telemetry.AttrOperation, "execute_tool")
+	span.SetString(telemetry.AttrToolName, a.ToolName)
+	span.SetString(telemetry.AttrToolCallID, a.ToolCallID)
+	failed := true
+	if o, ok := (*ev).(*event.ObservationEvent); ok {
+		failed = o.Observation.Obs().IsError
+		if c, ok := o.Observation.(telemetry.ExitCoder); ok {
+			if code, ok := c.ProcessExitCode(); ok {
+				span.SetInt(telemetry.AttrExitCode, int64(code))
+			}
+		}
+	}
+	if failed {
+		span.SetString(telemetry.AttrToolError, "true")
+	}
+	span.End(nil)
 }

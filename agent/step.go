@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gohands/gohands/condenser"
@@ -14,6 +15,7 @@ import (
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/security"
+	"github.com/gohands/gohands/telemetry"
 	"github.com/gohands/gohands/tool"
 )
 
@@ -141,7 +143,12 @@ func (r *runner) Step(ctx context.Context) error {
 				return err
 			}
 		}
-		cond, err := r.cond.Condense(ctx, cview, r.model)
+		cctx, span := telemetry.Start(ctx, telemetry.KindCondensation, "condense")
+		cond, err := r.cond.Condense(cctx, cview, r.model)
+		if span.Recording() {
+			span.SetString(telemetry.AttrCondensed, strconv.FormatBool(cond != nil))
+			span.End(err)
+		}
 		if err != nil {
 			return fmt.Errorf("agent: condense: %w", err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/gohands/gohands/pubsub"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
+	"github.com/gohands/gohands/telemetry"
 	"github.com/gohands/gohands/workspace"
 )
 
@@ -420,7 +421,7 @@ func (c *LocalConversation) SendMessage(ctx context.Context, msg event.Message) 
 }
 
 // Run implements Conversation.
-func (c *LocalConversation) Run(ctx context.Context) error {
+func (c *LocalConversation) Run(ctx context.Context) (err error) {
 	runner, err := c.start(ctx)
 	if err != nil {
 		return err
@@ -448,6 +449,11 @@ func (c *LocalConversation) Run(ctx context.Context) error {
 
 	if err := c.checkReadable(); err != nil {
 		return err
+	}
+	ctx, span := telemetry.Start(ctx, telemetry.KindRun, "conversation.run")
+	if span.Recording() {
+		span.SetString(telemetry.AttrConversationID, c.ID())
+		defer func() { span.SetString(telemetry.AttrStatus, string(c.Status())); span.End(err) }()
 	}
 	if err := c.startRun(unrecorded); err != nil {
 		return c.fail(errorCode(err), err.Error(), err)
@@ -538,7 +544,7 @@ func (c *LocalConversation) runLoop(ctx context.Context, runner Runner) error {
 		if paused {
 			cancel(errPaused)
 		}
-		err := c.step(stepCtx, runner)
+		err := c.tracedStep(stepCtx, runner, iter)
 		cancel(nil)
 		iter++
 		if c.pauseRequested() || ctx.Err() != nil {
@@ -558,6 +564,18 @@ func (c *LocalConversation) runLoop(ctx context.Context, runner Runner) error {
 			return c.fail(CodeMaxIterations, fmt.Sprintf("Agent reached maximum iterations limit (%d).", c.maxIter), nil)
 		}
 	}
+}
+
+// tracedStep runs one step in a span of its own when tracing is on.
+func (c *LocalConversation) tracedStep(ctx context.Context, r Runner, iter int) error {
+	ctx, span := telemetry.Start(ctx, telemetry.KindStep, "agent.step")
+	if !span.Recording() {
+		return c.step(ctx, r)
+	}
+	span.SetInt(telemetry.AttrStep, int64(iter+1))
+	err := c.step(ctx, r)
+	span.End(err)
+	return err
 }
 
 // step runs one step, turning a panic of the agent into an error.

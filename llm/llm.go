@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/telemetry"
 )
 
 // Model is anything that completes a conversation: an *LLM, a Router or a
@@ -224,19 +225,37 @@ func (l *LLM) Completion(ctx context.Context, messages []event.Message, tools []
 		return nil, err
 	}
 
+	ctx, span := telemetry.Start(ctx, telemetry.KindModelCall, "chat "+cfg.Model)
+	var tr *callTrace
+	if span.Recording() {
+		tr = &callTrace{}
+		span.SetString(telemetry.AttrOperation, "chat")
+		span.SetString(telemetry.AttrSystem, l.ep.Provider)
+		span.SetString(telemetry.AttrRequestModel, cfg.Model)
+		if opts.ConversationID != "" {
+			span.SetString(telemetry.AttrConversationID, opts.ConversationID)
+		}
+	}
 	start := time.Now()
-	resp, err := l.send(ctx, req)
+	resp, err := l.send(ctx, req, tr)
 	if err != nil && cached && mock == nil && cacheTooSmall(err) {
 		// Vertex refuses cache markers on a prefix shorter than its
 		// minimum; the same call without them goes through.
 		req.Messages = original
-		resp, err = l.send(ctx, req)
+		resp, err = l.send(ctx, req, tr)
 	}
 	if err != nil {
 		l.logCompletion(req, nil, err, time.Since(start))
+		if tr != nil {
+			span.SetInt(telemetry.AttrRetries, int64(tr.retries))
+			span.End(err)
+		}
 		return nil, err
 	}
 	l.record(resp)
+	if tr != nil {
+		tr.end(span, resp, start)
+	}
 	l.logCompletion(req, resp, nil, resp.Latency)
 	if mock != nil {
 		return mock.parse(resp)
@@ -244,15 +263,47 @@ func (l *LLM) Completion(ctx context.Context, messages []event.Message, tools []
 	return resp, nil
 }
 
-// send calls the provider, retrying transient failures.
-func (l *LLM) send(ctx context.Context, req *Request) (*Response, error) {
+// callTrace is what a traced call learns while sending: retries and when
+// the first streamed token came.
+type callTrace struct {
+	retries int
+	first   time.Time
+}
+
+// end sets the attributes of a successful call and ends its span.
+func (tr *callTrace) end(span telemetry.Span, resp *Response, start time.Time) {
+	u := &resp.Usage
+	span.SetString(telemetry.AttrResponseModel, resp.Model)
+	span.SetString(telemetry.AttrResponseID, resp.ID)
+	span.SetInt(telemetry.AttrInputTokens, int64(u.PromptTokens))
+	span.SetInt(telemetry.AttrOutputTokens, int64(u.CompletionTokens))
+	span.SetInt(telemetry.AttrCacheRead, int64(u.CacheReadTokens))
+	span.SetInt(telemetry.AttrCacheWrite, int64(u.CacheWriteTokens))
+	span.SetInt(telemetry.AttrReasoning, int64(u.ReasoningTokens))
+	span.SetFloat(telemetry.AttrCost, resp.Cost)
+	span.SetInt(telemetry.AttrRetries, int64(tr.retries))
+	if !tr.first.IsZero() {
+		span.SetFloat(telemetry.AttrTimeToFirst, tr.first.Sub(start).Seconds())
+	}
+	span.End(nil)
+}
+
+// send calls the provider, retrying transient failures. A non-nil tr
+// counts the retries and notes the first streamed delta.
+func (l *LLM) send(ctx context.Context, req *Request, tr *callTrace) (*Response, error) {
 	attempts := max(l.cfg.NumRetries, 1)
 	maxWait := seconds(l.cfg.RetryMaxWait)
 	for attempt := 1; ; attempt++ {
 		streamed := false
 		if f := req.OnDelta; f != nil {
 			r := *req
-			r.OnDelta = func(d Delta) error { streamed = true; return f(d) }
+			r.OnDelta = func(d Delta) error {
+				if !streamed && tr != nil && tr.first.IsZero() {
+					tr.first = time.Now()
+				}
+				streamed = true
+				return f(d)
+			}
 			req = &r
 		}
 		start := time.Now()
@@ -286,6 +337,9 @@ func (l *LLM) send(ctx context.Context, req *Request) (*Response, error) {
 		}
 		if l.onRetry != nil {
 			l.onRetry(attempt, wait, err)
+		}
+		if tr != nil {
+			tr.retries++
 		}
 		attrs = append(attrs, slog.Duration("wait", wait), slog.Any("error", err))
 		l.log.LogAttrs(ctx, slog.LevelWarn, "llm call failed, retrying", attrs...)

@@ -55,6 +55,7 @@ import (
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/skill"
+	"github.com/gohands/gohands/telemetry"
 	"github.com/gohands/gohands/tool"
 )
 
@@ -470,7 +471,16 @@ func (m *manager) run(ctx context.Context, caller *agent.Caller, rec *record, de
 	if err := child.SendMessage(ctx, event.UserMessage(a.Prompt)); err != nil {
 		return "", true, err
 	}
-	if err := m.runUntilDone(ctx, rec.id, child); err != nil {
+	sctx, span := telemetry.Start(ctx, telemetry.KindSubAgent, "invoke_agent "+a.SubagentType)
+	err = m.runUntilDone(sctx, rec.id, child)
+	if span.Recording() {
+		span.SetString(telemetry.AttrOperation, "invoke_agent")
+		span.SetString(telemetry.AttrAgentName, a.SubagentType)
+		span.SetString(telemetry.AttrConversationID, rec.id)
+		span.SetString(telemetry.AttrStatus, string(child.Status()))
+		span.End(err)
+	}
+	if err != nil {
 		var re *conversation.RunError
 		if !errors.As(err, &re) {
 			return "", true, err

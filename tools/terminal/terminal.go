@@ -97,6 +97,15 @@ type Observation struct {
 // pid are unknown (-1) unless the JSON says otherwise.
 func (o *Observation) SetDefaults() { o.Metadata.ExitCode, o.Metadata.PID = -1, -1 }
 
+// ProcessExitCode implements telemetry.ExitCoder: a tool call's span
+// records the command's exit status.
+func (o *Observation) ProcessExitCode() (int, bool) {
+	if o.ExitCode == nil {
+		return 0, false
+	}
+	return *o.ExitCode, true
+}
+
 func init() {
 	event.RegisterKind[Action]("TerminalAction")
 	event.RegisterKind[Observation]("TerminalObservation")

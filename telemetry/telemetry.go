@@ -1,0 +1,204 @@
+// Package telemetry is the SDK's instrumentation hook: the agent loop, the
+// model layer and the server open spans through it (a run, a step, a model
+// call, a tool call, a condensation, a sub-agent, a server request), and an
+// application installs what records them: OpenTelemetry traces
+// (telemetry/otel), Prometheus metrics (telemetry/prom), or both (Multi).
+//
+// The package imports nothing beyond the standard library, so the core
+// carries no tracing dependency. With no tracer installed, Start is one
+// atomic load and allocates nothing.
+package telemetry
+
+import (
+	"context"
+	"sync/atomic"
+)
+
+// Kind says what a span measures. Recorders branch on it (a metrics
+// recorder counts tool calls by tool, say) instead of on span names.
+type Kind uint8
+
+// The kinds of spans the SDK opens.
+const (
+	KindRun          Kind = iota + 1 // one Conversation.Run
+	KindStep                         // one agent step
+	KindModelCall                    // one LLM completion, retries included
+	KindToolCall                     // one tool execution
+	KindCondensation                 // one condenser call
+	KindSubAgent                     // a sub-agent's conversation, child of the tool call that started it
+	KindRequest                      // one server request
+)
+
+var kindNames = [...]string{"", "run", "step", "model_call", "tool_call", "condensation", "sub_agent", "request"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// Attribute names. Those of model and tool calls are the OpenTelemetry
+// GenAI semantic conventions'; the rest are gohands' own.
+const (
+	AttrOperation      = "gen_ai.operation.name"
+	AttrSystem         = "gen_ai.provider.name"
+	AttrConversationID = "gen_ai.conversation.id"
+	AttrAgentName      = "gen_ai.agent.name"
+	AttrRequestModel   = "gen_ai.request.model"
+	AttrResponseModel  = "gen_ai.response.model"
+	AttrResponseID     = "gen_ai.response.id"
+	AttrInputTokens    = "gen_ai.usage.input_tokens"
+	AttrOutputTokens   = "gen_ai.usage.output_tokens"
+	AttrCacheRead      = "gen_ai.usage.cache_read.input_tokens"
+	AttrCacheWrite     = "gen_ai.usage.cache_creation.input_tokens"
+	AttrReasoning      = "gen_ai.usage.reasoning_tokens"
+	AttrCost           = "gen_ai.usage.cost"                 // USD, as the provider or the price table says
+	AttrTimeToFirst    = "gen_ai.server.time_to_first_token" // seconds
+	AttrRetries        = "gohands.llm.retries"               // attempts beyond the first
+	AttrToolName       = "gen_ai.tool.name"
+	AttrToolCallID     = "gen_ai.tool.call.id"
+	AttrToolError      = "gohands.tool.error" // "true" when the tool failed
+	AttrExitCode       = "process.exit.code"
+	AttrStatus         = "gohands.conversation.status"
+	AttrStep           = "gohands.step"
+	AttrCondensed      = "gohands.condensation.applied"
+)
+
+// An ExitCoder is an observation that knows the exit code of the process
+// it ran (a terminal command's); a tool call's span records it.
+type ExitCoder interface {
+	ProcessExitCode() (code int, ok bool)
+}
+
+// A Tracer starts spans. Start returns a context that carries the new span
+// as the parent of spans started from it.
+type Tracer interface {
+	Start(ctx context.Context, kind Kind, name string) (context.Context, Recorder)
+}
+
+// A Recorder is one started span. Attribute values are never arguments or
+// outputs of tools, nor any secret: callers pass counts, names and codes.
+type Recorder interface {
+	SetString(key, value string)
+	SetInt(key string, value int64)
+	SetFloat(key string, value float64)
+	// End ends the span; a non-nil err marks it failed.
+	End(err error)
+}
+
+type box struct{ t Tracer }
+
+var global atomic.Pointer[box]
+
+// SetTracer installs t for the whole process (nil turns tracing off) and
+// returns the tracer it replaces.
+func SetTracer(t Tracer) (previous Tracer) {
+	var b *box
+	if t != nil {
+		b = &box{t}
+	}
+	if old := global.Swap(b); old != nil {
+		return old.t
+	}
+	return nil
+}
+
+// Enabled reports whether a tracer is installed.
+func Enabled() bool { return global.Load() != nil }
+
+// Start starts a span with the installed tracer. With none it returns ctx
+// and a Span whose methods do nothing.
+func Start(ctx context.Context, kind Kind, name string) (context.Context, Span) {
+	b := global.Load()
+	if b == nil {
+		return ctx, Span{}
+	}
+	ctx, r := b.t.Start(ctx, kind, name)
+	return ctx, Span{r}
+}
+
+// Span is a started span, or nothing when tracing is off. Its zero value
+// is valid and does nothing.
+type Span struct{ r Recorder }
+
+// Recording reports whether the span records anything; callers use it to
+// skip computing attributes.
+func (s Span) Recording() bool { return s.r != nil }
+
+// SetString sets a string attribute.
+func (s Span) SetString(key, value string) {
+	if s.r != nil {
+		s.r.SetString(key, value)
+	}
+}
+
+// SetInt sets an integer attribute.
+func (s Span) SetInt(key string, value int64) {
+	if s.r != nil {
+		s.r.SetInt(key, value)
+	}
+}
+
+// SetFloat sets a float attribute.
+func (s Span) SetFloat(key string, value float64) {
+	if s.r != nil {
+		s.r.SetFloat(key, value)
+	}
+}
+
+// End ends the span, failed when err is not nil.
+func (s Span) End(err error) {
+	if s.r != nil {
+		s.r.End(err)
+	}
+}
+
+// Multi returns a Tracer that starts a span in each of ts (a trace
+// exporter and a metrics recorder, say). Each sees the context the one
+// before it returned.
+func Multi(ts ...Tracer) Tracer {
+	switch len(ts) {
+	case 0:
+		return nil
+	case 1:
+		return ts[0]
+	}
+	return multi(ts)
+}
+
+type multi []Tracer
+
+func (m multi) Start(ctx context.Context, kind Kind, name string) (context.Context, Recorder) {
+	rs := make(multiRecorder, len(m))
+	for i, t := range m {
+		ctx, rs[i] = t.Start(ctx, kind, name)
+	}
+	return ctx, rs
+}
+
+type multiRecorder []Recorder
+
+func (m multiRecorder) SetString(k, v string) {
+	for _, r := range m {
+		r.SetString(k, v)
+	}
+}
+
+func (m multiRecorder) SetInt(k string, v int64) {
+	for _, r := range m {
+		r.SetInt(k, v)
+	}
+}
+
+func (m multiRecorder) SetFloat(k string, v float64) {
+	for _, r := range m {
+		r.SetFloat(k, v)
+	}
+}
+
+func (m multiRecorder) End(err error) {
+	for _, r := range m {
+		r.End(err)
+	}
+}

@@ -1,0 +1,82 @@
+package telemetry_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/gohands/gohands/telemetry"
+)
+
+type recTracer struct{ log *[]string }
+
+func (t recTracer) Start(ctx context.Context, kind telemetry.Kind, name string) (context.Context, telemetry.Recorder) {
+	*t.log = append(*t.log, "start "+kind.String()+" "+name)
+	return ctx, rec(t)
+}
+
+type rec recTracer
+
+func (r rec) SetString(k, v string)        { *r.log = append(*r.log, k+"="+v) }
+func (r rec) SetInt(k string, v int64)     { *r.log = append(*r.log, k+"=int") }
+func (r rec) SetFloat(k string, v float64) { *r.log = append(*r.log, k+"=float") }
+func (r rec) End(err error) {
+	s := "end"
+	if err != nil {
+		s += " " + err.Error()
+	}
+	*r.log = append(*r.log, s)
+}
+
+func TestOffAllocatesNothing(t *testing.T) {
+	telemetry.SetTracer(nil)
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(100, func() {
+		c, span := telemetry.Start(ctx, telemetry.KindStep, "agent.step")
+		span.SetString(telemetry.AttrToolName, "x")
+		span.SetInt(telemetry.AttrStep, 1)
+		span.SetFloat(telemetry.AttrCost, 1)
+		span.End(nil)
+		_ = c
+	})
+	if allocs != 0 {
+		t.Fatalf("Start with tracing off: %v allocations, want 0", allocs)
+	}
+	if telemetry.Enabled() {
+		t.Fatal("Enabled with no tracer")
+	}
+}
+
+func TestMultiAndSetTracer(t *testing.T) {
+	var a, b []string
+	prev := telemetry.SetTracer(telemetry.Multi(recTracer{&a}, recTracer{&b}))
+	defer telemetry.SetTracer(prev)
+	_, span := telemetry.Start(context.Background(), telemetry.KindToolCall, "execute_tool x")
+	if !span.Recording() {
+		t.Fatal("span not recording with a tracer installed")
+	}
+	span.SetString(telemetry.AttrToolName, "x")
+	span.SetInt(telemetry.AttrExitCode, 0)
+	span.End(errors.New("boom"))
+	want := []string{"start tool_call execute_tool x", "gen_ai.tool.name=x", "process.exit.code=int", "end boom"}
+	if !slices.Equal(a, want) || !slices.Equal(b, want) {
+		t.Fatalf("recorded\n%q\n%q\nwant %q", a, b, want)
+	}
+	if old := telemetry.SetTracer(nil); old == nil {
+		t.Fatal("SetTracer did not return the tracer it replaced")
+	}
+	if _, span := telemetry.Start(context.Background(), telemetry.KindRun, "r"); span.Recording() {
+		t.Fatal("span recording after SetTracer(nil)")
+	}
+}
+
+func BenchmarkStartOff(b *testing.B) {
+	telemetry.SetTracer(nil)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		_, span := telemetry.Start(ctx, telemetry.KindStep, "agent.step")
+		span.End(nil)
+	}
+}
