@@ -217,9 +217,17 @@ type LocalOptions struct {
 	// the reference's agent server does.
 	RecordStateChanges bool
 	// OmitSecurityAnalysis leaves the SecurityAnalysisEvents out of the
-	// log. They are gohands' own and a reference client (1.43.1) cannot
-	// decode them: the server omits them unless told otherwise.
+	// log. The kind is the reference's since 1.58, but a reference client
+	// of 1.43.1 cannot decode it: the server omits them unless told
+	// otherwise.
 	OmitSecurityAnalysis bool
+	// ReplaceAgent makes a resume store the agent given to New in place of
+	// the persisted one. By default the stored agent is left as it was
+	// written (its tools, condenser and model): the given agent runs the
+	// conversation, but a reference process resuming it later meets the
+	// agent it started with, which it requires (it refuses a resume that
+	// removes tools).
+	ReplaceAgent bool
 	// OnEvent, if set, is called with every event of the conversation's
 	// life, from the first, in commit order, on the committing goroutine
 	// before the call that committed it returns (the reference's

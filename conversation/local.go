@@ -90,7 +90,9 @@ var errPaused = errors.New("conversation paused")
 // opens for its id, or in memory. When that store already holds a
 // conversation, it is resumed: its id
 // must match, a non-nil agent must accept the persisted one (see
-// Verifier) and replaces it, and a nil agent means the persisted one. A
+// Verifier) and runs the conversation, the stored agent staying as it was
+// unless opts.ReplaceAgent is set, and a nil agent means the persisted
+// one. A
 // conversation left running by a process that died is settled first
 // (State.RecoverRunning), and every action of a conversation in error or
 // finished that nothing answers is answered with that error
@@ -201,8 +203,12 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 				return fail(fmt.Errorf("conversation: recover: %w", err))
 			}
 		}
+		keep := persisted != nil && !o.ReplaceAgent
 		err = c.state.Update(func(f *Fields) error {
-			f.Agent, f.Workspace = agent, ws
+			if !keep {
+				f.Agent = agent
+			}
+			f.Workspace = ws
 			f.PersistenceDir = c.dir
 			if o.MaxIterations > 0 {
 				f.MaxIterations = o.MaxIterations

@@ -62,7 +62,6 @@ func TestBaseStateSlotsAndDefaults(t *testing.T) {
 		t.Errorf("default policy %T", f.Policy())
 	}
 	for _, c := range []struct{ json, wantErr string }{
-		{strings.Replace(old, `"kind":"LocalWorkspace"`, `"kind":"MarsWorkspace"`, 1), "MarsWorkspace"},
 		{strings.Replace(old, `"unknown_future_field":1`, `"security_analyzer":{"kind":"NoSuchAnalyzer"}`, 1), "security_analyzer"},
 		{strings.Replace(old, `"unknown_future_field":1`, `"confirmation_policy":{"kind":"LocalWorkspace","working_dir":"/"}`, 1), "not a security.ConfirmationPolicy"},
 		{strings.Replace(old, `"unknown_future_field":1`, `"security_analyzer":{"kind":"NeverConfirm"}`, 1), "not a security.Analyzer"},
@@ -74,6 +73,14 @@ func TestBaseStateSlotsAndDefaults(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 			t.Errorf("DecodeFields: err = %v, want one naming %q", err, c.wantErr)
 		}
+	}
+	// A workspace of a kind this build does not know (a newer reference's)
+	// is kept as read, not refused.
+	mars := strings.Replace(old, `"kind":"LocalWorkspace"`, `"kind":"MarsWorkspace"`, 1)
+	if f, err := conversation.DecodeFields([]byte(mars), nil); err != nil {
+		t.Errorf("DecodeFields(MarsWorkspace): %v", err)
+	} else if u, ok := f.Workspace.(*event.Unknown); !ok || u.KindName != "MarsWorkspace" {
+		t.Errorf("MarsWorkspace decoded as %#v", f.Workspace)
 	}
 	// A set policy and tags round-trip.
 	st, err := conversation.Create(conversation.NewMemoryStore(), convtest.NewFields(), nil)
