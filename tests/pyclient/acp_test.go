@@ -24,6 +24,7 @@ import (
 // the client gets its tool call and the turn's FinishAction over the
 // socket.
 func TestACPAgentPythonClient(t *testing.T) {
+	t.Parallel()
 	py := testenv.ReferencePython(t)
 	work := t.TempDir()
 	target := filepath.Join(work, "hello.txt")

@@ -50,6 +50,7 @@ func (s *searchCounter) RoundTrip(r *http.Request) (*http.Response, error) {
 // and the next Run finishes. Every event reaches the callback exactly
 // once, in the server's order, and no command runs twice.
 func TestGoClientServerKilled(t *testing.T) {
+	t.Parallel()
 	t0 := time.Now()
 	const steps, killStep = 20, 6
 	base := t.TempDir()

@@ -38,6 +38,7 @@ import (
 
 // TestGoClientGohands runs the Go client against gohands serve.
 func TestGoClientGohands(t *testing.T) {
+	t.Parallel()
 	want := readGolden(t)
 	srv := model(t)
 	g := startGohandsServer(t)
@@ -50,6 +51,7 @@ func TestGoClientGohands(t *testing.T) {
 
 // TestGoClientReference runs the Go client against the reference's server.
 func TestGoClientReference(t *testing.T) {
+	t.Parallel()
 	want := readGolden(t)
 	py := testenv.ReferencePython(t)
 	srv := model(t)
@@ -77,6 +79,7 @@ func TestGoClientReference(t *testing.T) {
 // only an agent server writes, left out of
 // both sides.
 func TestGoClientLocal(t *testing.T) {
+	t.Parallel()
 	want := withoutStateUpdates(readGolden(t))
 	got := withoutStateUpdates(goClientTranscript(t, "", model(t).URL))
 	checkScenarios(t, got)

@@ -11,6 +11,7 @@ import (
 // TestGohandsServer runs the client program against `gohands serve` and
 // compares its transcript with the reference server's.
 func TestGohandsServer(t *testing.T) {
+	t.Parallel()
 	want := readGolden(t)
 	py := testenv.ReferencePython(t)
 	srv := model(t)
@@ -33,6 +34,7 @@ func TestGohandsServer(t *testing.T) {
 // thread loses the CPU between the answer and the arming): it timed out
 // TestGohandsServer's confirm scenario.
 func TestGohandsServerLateArm(t *testing.T) {
+	t.Parallel()
 	want := readGolden(t)["scenarios"].(map[string]any)["confirm"]
 	py := testenv.ReferencePython(t)
 	srv := model(t)

@@ -270,6 +270,7 @@ func runLoadConversation(ctx context.Context, c *apiClient, modelURL, workdir st
 // errors, no event persisted but not delivered. 200 conversations with
 // GOHANDS_FULL=1, 20 in CI.
 func TestLoad(t *testing.T) {
+	t.Parallel()
 	n := 200
 	if testenv.Short() {
 		n = 20

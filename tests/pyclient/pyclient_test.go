@@ -5,6 +5,10 @@
 // server, and checks that the two runs agree on the sequence of event
 // kinds, statuses and command outputs.
 //
+// The tests run in parallel: most of their time is the reference's
+// Python starting and answering, which is CPU spent outside the test
+// binary, and on a loaded machine each process gets its share.
+//
 // The Python venv comes from scripts/deps.d/20-reference.sh (see
 // testenv.ReferencePython). The program runs once per server, not once per
 // case: each run costs the reference's start-up and a few real commands.
@@ -242,6 +246,7 @@ func runProgram(t *testing.T, py, script, url, modelURL string, extra ...string)
 // scenarios script, and it is the checked-in transcript gohands must
 // match.
 func TestReferenceServer(t *testing.T) {
+	t.Parallel()
 	py := testenv.ReferencePython(t)
 	srv := model(t)
 	ref := startReferenceServer(t, py)

@@ -25,6 +25,7 @@ import (
 // proxy, so conversations created with generated LLM settings reach no
 // network.
 func TestSchemathesis(t *testing.T) {
+	t.Parallel()
 	py := testenv.ReferencePython(t)
 	st := filepath.Join(filepath.Dir(py), "schemathesis")
 	if _, err := os.Stat(st); err != nil {
