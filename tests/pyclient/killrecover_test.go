@@ -28,6 +28,7 @@ import (
 // conversations left running when it starts (issue 35 item 6d: it read
 // running until a client called /run).
 func TestServerKilledShownRecovered(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	env := append(os.Environ(), "OH_SESSION_API_KEYS_0="+apiKey,
 		"OH_CONVERSATIONS_PATH="+filepath.Join(base, "conversations"),
