@@ -370,8 +370,13 @@ func (l *LLM) attempt(ctx context.Context, req *Request) (*Response, error) {
 		actx, cancel = context.WithTimeout(ctx, d)
 	}
 	defer cancel()
-	resp, err := l.provider.Complete(actx, req)
+	actx, cancelIdle := context.WithCancelCause(actx)
+	defer cancelIdle(nil)
+	resp, err := l.provider.Complete(actx, withIdleTimeout(req, cancelIdle))
 	if err != nil {
+		if ctx.Err() == nil && context.Cause(actx) == errStreamIdle {
+			return nil, &APIError{Kind: ErrTimeout, Message: fmt.Sprintf("the stream sent nothing for %v (stream_idle_timeout)", seconds(*req.Config.StreamIdleTimeout)), Err: err}
+		}
 		return nil, classifyTransport(ctx, err)
 	}
 	if resp == nil {

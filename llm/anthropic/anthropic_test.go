@@ -669,3 +669,27 @@ func TestTemperatureWithoutTopP(t *testing.T) {
 		t.Errorf("temperature %v, top_p %v: want 0.2 and none", body["temperature"], body["top_p"])
 	}
 }
+
+// TestStreamIdleTimeout: a stream that stops sending is cut after
+// stream_idle_timeout, and retried when nothing of it reached the caller
+// (here message_start alone came); with no retry left the error says so.
+func TestStreamIdleTimeout(t *testing.T) {
+	msgs := []event.Message{event.UserMessage("hi")}
+	opts := &llm.CallOptions{OnDelta: func(llm.Delta) error { return nil }}
+	edit := func(retries int) func(*llm.Config) {
+		return func(c *llm.Config) { c.StreamIdleTimeout, c.Timeout, c.NumRetries = new(0.2), 60, retries }
+	}
+	stalled := llmtest.Reply{Text: "never sent", ChunkDelay: time.Hour}
+
+	srv := llmtest.NewAnthropic(t, stalled, llmtest.Reply{Text: "second try"})
+	r, err := newLLM(t, srv, "anthropic/claude-3-5-haiku-20241022", edit(2)).Completion(context.Background(), msgs, nil, opts)
+	if err != nil || event.TextOf(r.Message.Content) != "second try" || len(srv.Requests()) != 2 {
+		t.Fatalf("after an idle stream: %v, %+v, %d requests; want the retry's reply", err, r, len(srv.Requests()))
+	}
+
+	srv = llmtest.NewAnthropic(t, stalled)
+	_, err = newLLM(t, srv, "anthropic/claude-3-5-haiku-20241022", edit(1)).Completion(context.Background(), msgs, nil, opts)
+	if !errors.Is(err, llm.ErrTimeout) || !strings.Contains(err.Error(), "stream_idle_timeout") {
+		t.Errorf("err = %v, want ErrTimeout naming stream_idle_timeout", err)
+	}
+}
