@@ -3,9 +3,11 @@ package llm
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -167,6 +169,9 @@ func retryable(err error) bool {
 	if errors.Is(err, ErrReplyTooLarge) {
 		return false // the same request would get the same reply
 	}
+	if Unreachable(err) {
+		return false
+	}
 	for _, k := range []error{ErrRateLimit, ErrServer, ErrTimeout, ErrConnection, ErrNoResponse} {
 		if errors.Is(err, k) {
 			return true
@@ -182,4 +187,24 @@ func RetryAfter(err error) (time.Duration, bool) {
 		return e.RetryAfter, true
 	}
 	return 0, false
+}
+
+// Unreachable reports whether err says the model's endpoint cannot be
+// reached at all: nothing listens at its address (connection refused) or
+// its host does not exist. A person must fix the address; retrying for
+// minutes only hides that, so an LLM does not retry these errors (a
+// temporary DNS failure is retried).
+func Unreachable(err error) bool {
+	var dns *net.DNSError
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &dns) && dns.IsNotFound
+}
+
+// unreachableHint says why an Unreachable error was not retried and what
+// to check, for every program that shows it (it names no address: the
+// error does, with any password in it removed).
+func unreachableHint(err error) string {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return "not retried: nothing listens at the model's address; is its server running, and is base_url right?"
+	}
+	return "not retried: the model's host does not exist; check base_url"
 }

@@ -317,6 +317,9 @@ func (l *LLM) send(ctx context.Context, req *Request, tr *callTrace) (*Response,
 		}
 		// A reply already streamed in part cannot be taken back, so it is
 		// not retried.
+		if Unreachable(err) {
+			return nil, fmt.Errorf("%w (%s)", err, unreachableHint(err))
+		}
 		if attempt >= attempts || !retryable(err) || streamed || l.retry != nil && !l.retry(err) {
 			if ra, ok := RetryAfter(err); ok && ra > maxWait && attempt > 1 {
 				return nil, fmt.Errorf("%w (gave up after %d attempts: the provider asked to wait %v, more than retry_max_wait %v)", err, attempt, ra, maxWait)

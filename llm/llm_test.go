@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -759,5 +761,62 @@ func TestRetryableRefuses(t *testing.T) {
 	}
 	if asked != 1 || p.Remaining() != 1 {
 		t.Errorf("asked %d times, %d replies left; want 1 and 1", asked, p.Remaining())
+	}
+}
+
+// An endpoint where nothing listens, or whose host does not exist, fails
+// the call at once: the default retries (five attempts, 8 to 64 s apart)
+// would hide a wrong address for two minutes. A reset connection is still
+// retried.
+func TestUnreachableNotRetried(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var dials int
+	refused := llm.ProviderFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		dials++
+		resp, err := http.Post("http://"+addr+"/v1/chat/completions", "application/json", strings.NewReader("{}"))
+		if err == nil {
+			resp.Body.Close()
+			return nil, errors.New("something listens at the closed port")
+		}
+		return nil, err
+	})
+	cfg := llm.DefaultConfig("openai/gpt-4o")
+	var retries int
+	l, err := llm.New(cfg, &llm.Options{Provider: refused, Logger: quiet, OnRetry: func(int, time.Duration, error) { retries++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hang guard: a retry would wait 8 s.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = l.Completion(ctx, hi(), nil, nil)
+	if !errors.Is(err, llm.ErrConnection) || !llm.Unreachable(err) || ctx.Err() != nil {
+		t.Fatalf("err = %v, want a connection error that is Unreachable, at once", err)
+	}
+	if !strings.Contains(err.Error(), "not retried: nothing listens at the model's address") {
+		t.Errorf("err = %v, want it to say why it was not retried", err)
+	}
+	if dials != 1 || retries != 0 {
+		t.Errorf("%d attempts, %d retries; want 1 and 0", dials, retries)
+	}
+
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&net.DNSError{Err: "no such host", Name: "api.example.invalid", IsNotFound: true}, true},
+		{&net.DNSError{Err: "server misbehaving", Name: "api.example.com", IsTemporary: true}, false},
+		{&llm.APIError{Kind: llm.ErrConnection, Err: syscall.ECONNRESET}, false},
+		{fmt.Errorf("wrapped: %w", &llm.APIError{Kind: llm.ErrConnection, Err: syscall.ECONNREFUSED}), true},
+		{llm.ErrServer, false},
+	} {
+		if got := llm.Unreachable(c.err); got != c.want {
+			t.Errorf("Unreachable(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }

@@ -372,19 +372,12 @@ func (a *app) llmConfig(f *runFlags, st settings, stored convInfo) (llm.Config, 
 	return cfg, source, nil
 }
 
-// worthRetrying refuses retries of errors a person must fix: nothing
-// listens at the address, the host does not exist, or the server is not
-// an LLM API at all (404, 405, 501).
+// worthRetrying refuses retries of errors a person must fix beyond those
+// the LLM never retries (llm.Unreachable): the server is not an LLM API
+// at all (404, 405, 501).
 func worthRetrying(err error) bool {
-	var dns *net.DNSError
 	var ae *llm.APIError
-	switch {
-	case errors.Is(err, unix.ECONNREFUSED), errors.As(err, &dns) && !dns.IsTemporary:
-		return false
-	case errors.As(err, &ae) && (ae.StatusCode == http.StatusNotFound || ae.StatusCode == http.StatusMethodNotAllowed || ae.StatusCode == http.StatusNotImplemented):
-		return false
-	}
-	return true
+	return !errors.As(err, &ae) || ae.StatusCode != http.StatusNotFound && ae.StatusCode != http.StatusMethodNotAllowed && ae.StatusCode != http.StatusNotImplemented
 }
 
 // hint adds to a model error what a newcomer should check.

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gohands/gohands/eval"
+)
+
+// closedURL is the base URL of a port nothing listens on.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return "http://" + l.Addr().String() + "/v1"
+}
+
+// gohands eval against a model address where nothing listens fails each
+// task at once, saying why, instead of retrying each for two minutes (the
+// default retries: 5 attempts, 8 to 64 s apart; 8 min 11 s for the
+// starter suite before).
+func TestE2EEvalDeadEndpoint(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	out := filepath.Join(t.TempDir(), "results")
+	start := time.Now()
+	// Default retry settings: no --llm-config.
+	r := e.mustRun(0, "eval", "--base-url", closedURL(t), "--out", out)
+	t.Logf("the starter suite against a dead endpoint ended in %s", time.Since(start).Round(time.Millisecond))
+	if strings.Contains(r.stderr, "retrying") {
+		t.Errorf("retried:\n%s", r.stderr)
+	}
+	s, err := eval.Summarize(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Results) != 4 {
+		t.Fatalf("%d results, want the 4 starter tasks", len(s.Results))
+	}
+	for _, res := range s.Results {
+		if res.Outcome != eval.OutcomeAgentError || !strings.Contains(res.Reason, "nothing listens at the model's address") {
+			t.Errorf("%s: %s: %s; want an agent error that says nothing listens", res.Task, res.Outcome, res.Reason)
+		}
+	}
+	if !strings.Contains(r.stderr, "nothing listens at the model's address") {
+		t.Errorf("the progress lines do not say why the tasks failed:\n%s", r.stderr)
+	}
+}
+
+// gohands acp answers a prompt at once with an error that says nothing
+// listens at the model's address (it took 125 s before).
+func TestE2EACPDeadEndpoint(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	cmd := exec.Command(binPath, "acp", "--persistence-dir", e.data, "--base-url", closedURL(t))
+	cmd.Env = e.env
+	cmd.Dir = e.work
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		in.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("gohands acp: %v\n%s", err, stderr.String())
+		}
+	}()
+	// The hang guard: the default retries would take two minutes.
+	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+
+	replies := bufio.NewScanner(outPipe)
+	replies.Buffer(nil, 1<<20)
+	id := 0
+	// call sends a request and returns its response, skipping
+	// notifications.
+	call := func(method string, params any) (result json.RawMessage, rpcErr json.RawMessage) {
+		t.Helper()
+		id++
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		if _, err := fmt.Fprintf(in, "%s\n", b); err != nil {
+			t.Fatal(err)
+		}
+		for replies.Scan() {
+			var m struct {
+				ID     *int            `json:"id"`
+				Result json.RawMessage `json:"result"`
+				Error  json.RawMessage `json:"error"`
+			}
+			if err := json.Unmarshal(replies.Bytes(), &m); err != nil {
+				t.Fatalf("%s: %v", replies.Bytes(), err)
+			}
+			if m.ID != nil && *m.ID == id {
+				return m.Result, m.Error
+			}
+		}
+		t.Fatalf("gohands acp ended during %s: %v\n%s", method, replies.Err(), stderr.String())
+		return nil, nil
+	}
+	if _, rerr := call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); rerr != nil {
+		t.Fatalf("initialize: %s", rerr)
+	}
+	res, rerr := call("session/new", map[string]any{"cwd": e.work, "mcpServers": []any{}})
+	if rerr != nil {
+		t.Fatalf("session/new: %s", rerr)
+	}
+	var sess struct {
+		SessionID string `json:"sessionId"`
+	}
+	json.Unmarshal(res, &sess)
+	start := time.Now()
+	_, rerr = call("session/prompt", map[string]any{"sessionId": sess.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "hello"}}})
+	t.Logf("the prompt was answered in %s: %s", time.Since(start).Round(time.Millisecond), rerr)
+	if !strings.Contains(string(rerr), "nothing listens at the model") {
+		t.Errorf("session/prompt error %s; want one that says nothing listens at the model's address", rerr)
+	}
+	if strings.Contains(string(rerr), "sk-e2e-test-key") {
+		t.Errorf("the key leaked: %s", rerr)
+	}
+}
