@@ -275,8 +275,8 @@ func (s *Server) handleBashExecute(w http.ResponseWriter, r *http.Request) {
 type bashSearchQuery struct {
 	KindEq       string  `query:"kind__eq" enum:"BashCommand,BashOutput"`
 	CommandIDEq  string  `query:"command_id__eq"`
-	TimestampGTE string  `query:"timestamp__gte"`
-	TimestampLT  string  `query:"timestamp__lt"`
+	TimestampGTE string  `query:"timestamp__gte" format:"date-time"`
+	TimestampLT  string  `query:"timestamp__lt" format:"date-time"`
 	OrderGT      *int    `query:"order__gt"`
 	SortOrder    *string `query:"sort_order" enum:"TIMESTAMP,TIMESTAMP_DESC"`
 	PageID       string  `query:"page_id"`

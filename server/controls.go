@@ -168,18 +168,18 @@ func (s *Server) handleNavigate(w http.ResponseWriter, r *http.Request) {
 
 // switchLLMRequest is the body of switch_llm: the reference's LLM object.
 type switchLLMRequest struct {
-	LLM json.RawMessage `json:"llm"`
+	LLM json.RawMessage `json:"llm" required:"true"`
 }
 
 // switchProfileRequest is the body of switch_profile.
 type switchProfileRequest struct {
-	ProfileName string `json:"profile_name"`
+	ProfileName string `json:"profile_name" required:"true" minLength:"1"`
 }
 
 // generateTitleRequest is the body of generate_title: the longest title
 // (1..200, 50 by default) and the model to use instead of the agent's.
 type generateTitleRequest struct {
-	MaxLength *int            `json:"max_length,omitempty"`
+	MaxLength *int            `json:"max_length,omitempty" minimum:"1" maximum:"200"`
 	LLM       json.RawMessage `json:"llm,omitempty"`
 }
 

@@ -1019,7 +1019,7 @@ func (s *Server) pause(w http.ResponseWriter, r *http.Request, pause func(*conve
 
 // secretsRequest is the body of the secrets route.
 type secretsRequest struct {
-	Secrets map[string]json.RawMessage `json:"secrets"`
+	Secrets map[string]json.RawMessage `json:"secrets" required:"true"`
 }
 
 func (s *Server) handleSecrets(w http.ResponseWriter, r *http.Request) {
@@ -1113,7 +1113,7 @@ func (s *Server) handleAnalyzer(w http.ResponseWriter, r *http.Request) {
 }
 
 type askRequest struct {
-	Question string `json:"question"`
+	Question string `json:"question" required:"true" minLength:"1" pattern:"\\S"`
 }
 
 // decode reads the request, refusing a missing or blank question with

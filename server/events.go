@@ -21,16 +21,16 @@ type eventSearchQuery struct {
 	Source       string  `query:"source" description:"Event source: agent, user or environment."`
 	Body         string  `query:"body" description:"Case-insensitive text the message must contain."`
 	SortOrder    *string `query:"sort_order" enum:"TIMESTAMP,TIMESTAMP_DESC" description:"Log order (default) or the reverse."`
-	TimestampGTE string  `query:"timestamp__gte" description:"Only events at or after this ISO time."`
-	TimestampLT  string  `query:"timestamp__lt" description:"Only events before this ISO time."`
+	TimestampGTE string  `query:"timestamp__gte" format:"date-time" description:"Only events at or after this ISO time."`
+	TimestampLT  string  `query:"timestamp__lt" format:"date-time" description:"Only events before this ISO time."`
 }
 
 type eventCountQuery struct {
 	Kind         string `query:"kind"`
 	Source       string `query:"source"`
 	Body         string `query:"body"`
-	TimestampGTE string `query:"timestamp__gte"`
-	TimestampLT  string `query:"timestamp__lt"`
+	TimestampGTE string `query:"timestamp__gte" format:"date-time"`
+	TimestampLT  string `query:"timestamp__lt" format:"date-time"`
 }
 
 // eventPage documents a page of events.
@@ -344,7 +344,7 @@ func (s *Server) sendMessage(r *http.Request, c *conv, lc *conversation.LocalCon
 
 // confirmationRequest is the body of respond_to_confirmation.
 type confirmationRequest struct {
-	Accept bool   `json:"accept"`
+	Accept bool   `json:"accept" required:"true"`
 	Reason string `json:"reason,omitempty"`
 }
 

@@ -16,7 +16,7 @@ import (
 
 // pathQuery is the path parameter of the file and git routes.
 type pathQuery struct {
-	Path string `query:"path" required:"true" description:"Absolute path on the server."`
+	Path string `query:"path" required:"true" minLength:"1" description:"Absolute path on the server."`
 }
 
 // uploadForm documents the multipart upload.
@@ -149,7 +149,7 @@ func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) {
 
 // gitQuery are the parameters of the git routes.
 type gitQuery struct {
-	Path string `query:"path" required:"true" description:"Repository (changes) or file (diff) path."`
+	Path string `query:"path" required:"true" minLength:"1" description:"Repository (changes) or file (diff) path."`
 	Ref  string `query:"ref" description:"Ref to compare with (default HEAD)."`
 }
 

@@ -23,7 +23,7 @@ func (s *Server) goalRoutes() []*route {
 // startGoalRequest is the body of the goal route (the reference's
 // StartGoalRequest).
 type startGoalRequest struct {
-	Objective     *string `json:"objective"`
+	Objective     *string `json:"objective" required:"true" minLength:"1"`
 	MaxIterations *int    `json:"max_iterations,omitempty" minimum:"1"`
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -200,7 +201,22 @@ func decodeQuery(r *http.Request, v any) error {
 		}
 		vals, present := q[name]
 		if !present || len(vals) == 0 {
+			if f.Tag.Get("required") == "true" {
+				return &invalidError{loc: []any{"query", name}, typ: "missing", msg: "Field required"}
+			}
 			continue
+		}
+		// What the document promises is what is accepted: its enums and
+		// bounds are checked here, for every route, as Pydantic does.
+		if enum := f.Tag.Get("enum"); enum != "" {
+			for _, v := range vals {
+				if !slices.Contains(strings.Split(enum, ","), v) {
+					return &invalidError{loc: []any{"query", name}, typ: "enum", msg: "Input should be " + strings.ReplaceAll(enum, ",", ", ")}
+				}
+			}
+		}
+		if f.Tag.Get("required") == "true" && vals[len(vals)-1] == "" {
+			return &invalidError{loc: []any{"query", name}, typ: "string_too_short", msg: "String should have at least 1 character"}
 		}
 		fv := rv.Field(i)
 		t := f.Type
@@ -208,7 +224,7 @@ func decodeQuery(r *http.Request, v any) error {
 			fv.Set(reflect.ValueOf(vals))
 			continue
 		}
-		raw := vals[0]
+		raw := vals[len(vals)-1] // a repeated scalar: the last, as FastAPI reads it
 		if t.Kind() == reflect.Pointer {
 			p := reflect.New(t.Elem())
 			fv.Set(p)
@@ -221,6 +237,15 @@ func decodeQuery(r *http.Request, v any) error {
 			n, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
 			if err != nil {
 				return &invalidError{loc: []any{"query", name}, typ: "int_parsing", msg: "Input should be a valid integer, unable to parse string as an integer"}
+			}
+			for _, bound := range []struct {
+				tag  string
+				fail func(limit int64) bool
+				msg  string
+			}{{"minimum", func(l int64) bool { return n < l }, "greater than or equal to"}, {"maximum", func(l int64) bool { return n > l }, "less than or equal to"}} {
+				if l, err := strconv.ParseInt(f.Tag.Get(bound.tag), 10, 64); err == nil && bound.fail(l) {
+					return &invalidError{loc: []any{"query", name}, typ: bound.tag, msg: fmt.Sprintf("Input should be %s %d", bound.msg, l)}
+				}
 			}
 			fv.SetInt(n)
 		case reflect.Bool:

@@ -70,6 +70,13 @@ func (s *Server) openAPI() ([]byte, error) {
 		if rt.nullableItems {
 			nullItems(r.Spec, rt, status)
 		}
+		if rt.body != nil && !optionalBody(rt.body) {
+			op := r.Spec.Paths.MapOfPathItemValues[rt.path].MapOfOperationValues[strings.ToLower(rt.method)]
+			if rb := op.RequestBody; rb != nil && rb.RequestBody != nil {
+				required := true
+				rb.RequestBody.Required = &required
+			}
+		}
 	}
 	return r.Spec.MarshalJSON()
 }
@@ -92,6 +99,16 @@ func nullItems(spec *openapi3.Spec, rt *route, status int) {
 		mt.Schema.Schema.Items = &openapi3.SchemaOrRef{Schema: &openapi3.Schema{Nullable: &null, AllOf: []openapi3.SchemaOrRef{item}}}
 		resp.Response.Content[ct] = mt
 	}
+}
+
+// optionalBody reports whether a route's body may be left out (its
+// handler reads an empty body as the defaults).
+func optionalBody(body any) bool {
+	switch body.(type) {
+	case forkRequest, navigateRequest, generateTitleRequest:
+		return true
+	}
+	return false
 }
 
 func operationID(rt *route) string {

@@ -126,6 +126,9 @@ func (s *Server) buildHandler() http.Handler {
 	s.routes = s.routeTable()
 	for _, rt := range s.routes {
 		var h http.Handler = rt.h
+		if rt.path == "/api/conversations/{conversation_id}" {
+			h = notLiteral(h)
+		}
 		if !rt.public {
 			h = s.requireKey(h)
 		}
@@ -136,11 +139,26 @@ func (s *Server) buildHandler() http.Handler {
 	mux.HandleFunc("GET /openapi.json", s.handleOpenAPI)
 	mux.HandleFunc("GET /docs", s.handleDocs)
 	mux.HandleFunc("GET /{$}", s.handleServerInfo)
+	// A known path asked with a method it does not serve answers 405 with
+	// the methods it does (the document's promise), not 404.
+	methods := http.NewServeMux()
+	allowed := map[string][]string{}
+	for _, rt := range s.routes {
+		p := strings.ReplaceAll(rt.path, "/api/tools/", "/api/tools/{$}")
+		if _, seen := allowed[p]; !seen {
+			methods.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Allow", strings.Join(allowed[p], ", "))
+				writeDetail(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+			})
+		}
+		allowed[p] = append(allowed[p], rt.method)
+	}
+	methods.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeDetail(w, http.StatusNotFound, "Not Found")
+	})
 	// An unknown path needs the key too, as in the reference: a caller
 	// without it learns nothing of which routes exist.
-	mux.Handle("/", s.requireKey(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeDetail(w, http.StatusNotFound, "Not Found")
-	})))
+	mux.Handle("/", s.requireKey(methods))
 	return mux
 }
 
@@ -174,4 +192,18 @@ func (s *Server) handleServerInfo(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, tool.Registered())
+}
+
+// notLiteral answers 405 when /api/conversations/{conversation_id} is
+// reached for /api/conversations/count or /search, routes of their own
+// for GET only, with another method.
+func notLiteral(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.PathValue("conversation_id"); id == "count" || id == "search" {
+			w.Header().Set("Allow", http.MethodGet)
+			writeDetail(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

@@ -68,6 +68,16 @@ func TestErrorStatuses(t *testing.T) {
 		{"GET", "/api/file/download?path=/definitely/not/here", nil, 404},
 		{"GET", "/api/file/download", nil, 422},
 		{"GET", "/no/such/route", nil, 404},
+		// What the document declares is checked: enums, bounds, required
+		// parameters, and methods (405 on a known path).
+		{"GET", "/api/conversations/count?status=bogus", nil, 422},
+		{"GET", "/api/conversations/search?limit=101", nil, 422},
+		{"GET", "/api/git/changes", nil, 422},
+		{"GET", "/api/git/diff?path=", nil, 422},
+		{"TRACE", "/alive", nil, 405},
+		{"PUT", "/api/conversations", nil, 405},
+		{"PATCH", "/api/conversations/count", map[string]any{"title": "x"}, 405},
+		{"DELETE", "/api/conversations/search", nil, 405},
 	}
 	for _, c := range cases {
 		got, body := ts.do(c.method, c.path, c.body)
@@ -264,9 +274,23 @@ func TestRunConflictsAndLimit(t *testing.T) {
 	}
 	release()
 	ts.waitStatus(a["id"].(string), "finished")
-	// The slot is free again: the same create now runs.
+	// The slot is freed when the run's goroutine ends, just after the
+	// status reads finished: the same create is refused until then, then
+	// runs. The deadline is a hang guard.
 	var c map[string]any
-	ts.must(201, "POST", "/api/conversations", ts.startBody(model, msg), &c)
+	for deadline := time.Now().Add(time.Minute); ; {
+		status, data := ts.do("POST", "/api/conversations", ts.startBody(model, msg))
+		if status == 201 {
+			if err := json.Unmarshal(data, &c); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		if status != 429 || time.Now().After(deadline) {
+			t.Fatalf("create after the run: %d %s", status, data)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	ts.waitStatus(c["id"].(string), "finished")
 }
 

@@ -44,7 +44,7 @@ func TestSchemathesis(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, st, "run", url+"/openapi.json",
 		"--header", "X-Session-API-Key: "+apiKey,
-		"--checks", "not_a_server_error,response_schema_conformance,content_type_conformance,status_code_conformance",
+		"--checks", "not_a_server_error,response_schema_conformance,content_type_conformance,status_code_conformance,unsupported_method",
 		"--exclude-path-regex", `^/api/(bash/(start|execute)_bash_command|file/upload)$`,
 		"--max-examples", strconv.Itoa(examples),
 		"--workers", "2",
