@@ -77,8 +77,9 @@ type LLM struct {
 	onRetry  func(int, time.Duration, error)
 	retry    func(error) bool
 
-	mu      sync.Mutex
-	metrics Metrics
+	mu        sync.Mutex
+	metrics   Metrics
+	fallbacks map[string]*LLM // fallback_strategy's, by profile name
 
 	cache MessageCache // the previous request's encoded messages
 }
@@ -184,7 +185,18 @@ func (l *LLM) RestoreMetrics(m Metrics) {
 // retried as the config says; the error after the last attempt matches one
 // of the Err* kinds. With native tool calling off, an invalid textual call
 // yields a *FunctionCallError whose message is meant for the model.
+//
+// With a fallback_strategy, a call that still fails with a transient error
+// after its retries is tried on each fallback profile in turn.
 func (l *LLM) Completion(ctx context.Context, messages []event.Message, tools []ToolSpec, opts *CallOptions) (*Response, error) {
+	resp, err := l.completion(ctx, messages, tools, opts)
+	if err != nil && l.cfg.FallbackStrategy != nil && retryable(err) && ctx.Err() == nil {
+		return l.fallback(ctx, messages, tools, opts, err)
+	}
+	return resp, err
+}
+
+func (l *LLM) completion(ctx context.Context, messages []event.Message, tools []ToolSpec, opts *CallOptions) (*Response, error) {
 	if opts == nil {
 		opts = &CallOptions{}
 	}

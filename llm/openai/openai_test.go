@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -892,5 +894,40 @@ func TestResponsesInputShapes(t *testing.T) {
 	want := []any{"Page loaded.", img("data:image/png;base64,AAAA"), img("data:image/png;base64,BBBB")}
 	if !cmp.Equal(outputs, want) {
 		t.Errorf("function_call_output outputs = %v, want %v", outputs, want)
+	}
+}
+
+// TestFallbackStrategy: a call that still fails with a transient error
+// after its retries goes to the fallback profiles in order (a profile that
+// does not load is skipped); the reply's cost counts in the primary's
+// metrics; the next call starts with the primary again. A call refused for
+// good (a bad request) does not fall back.
+func TestFallbackStrategy(t *testing.T) {
+	primary := llmtest.NewChat(t, llmtest.Fail(503, "overloaded"), llmtest.Fail(503, "overloaded"), llmtest.Reply{Text: "primary again"}, llmtest.Fail(400, "bad"))
+	second := llmtest.NewChat(t, llmtest.Reply{Text: "from the fallback", Usage: llmtest.Usage{PromptTokens: 10, CompletionTokens: 2}})
+	dir := t.TempDir()
+	profile := fmt.Sprintf(`{"model":"openai/gpt-4o-mini","base_url":%q,"api_key":"sk-2","num_retries":1}`, second.URL+"/v1")
+	if err := os.WriteFile(filepath.Join(dir, "backup.json"), []byte(profile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l := newLLM(t, "openai/gpt-4o", primary, func(c *llm.Config) {
+		c.NumRetries = 2
+		c.FallbackStrategy = &llm.FallbackStrategy{FallbackLLMs: []string{"missing", "backup"}, ProfileStoreDir: dir}
+	})
+	r, err := l.Completion(context.Background(), userMsgs("hi"), nil, nil)
+	if err != nil || event.TextOf(r.Message.Content) != "from the fallback" {
+		t.Fatalf("%v, %+v; want the fallback's reply", err, r)
+	}
+	if got := second.LastRequest().Header.Get("Authorization"); got != "Bearer sk-2" {
+		t.Errorf("fallback sent Authorization %q, want its profile's key", got)
+	}
+	if m := l.Metrics(); m.AccumulatedTokenUsage == nil || m.AccumulatedTokenUsage.PromptTokens != 10 {
+		t.Errorf("primary's metrics after the fallback: %+v", m.AccumulatedTokenUsage)
+	}
+	if r, err := l.Completion(context.Background(), userMsgs("hi"), nil, nil); err != nil || event.TextOf(r.Message.Content) != "primary again" {
+		t.Errorf("next call: %v, %+v; want the primary's reply", err, r)
+	}
+	if _, err := l.Completion(context.Background(), userMsgs("hi"), nil, nil); !errors.Is(err, llm.ErrBadRequest) || len(second.Requests()) != 1 {
+		t.Errorf("a bad request: %v after %d fallback requests; want ErrBadRequest and no fallback", err, len(second.Requests()))
 	}
 }
