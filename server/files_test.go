@@ -157,3 +157,52 @@ func TestUploadLeavesNoTemp(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFilePaths sends download and diff requests for paths under a
+// directory holding a file, a directory, a FIFO, a symlink to each and a
+// dangling one: whatever the path (traversal, NUL, odd bytes), the answer
+// is a clear 4xx or the file, never a 5xx and never a read that blocks.
+func FuzzFilePaths(f *testing.F) {
+	dir := f.TempDir()
+	os.WriteFile(filepath.Join(dir, "file"), []byte("content"), 0o644)
+	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	for _, l := range [][2]string{{"file", "to-file"}, {"fifo", "to-fifo"}, {"sub", "to-sub"}, {"nowhere", "dangling"}} {
+		os.Symlink(filepath.Join(dir, l[0]), filepath.Join(dir, l[1]))
+	}
+	for _, s := range []string{"file", "to-file", "fifo", "to-fifo", "sub", "to-sub", "dangling", "../" + filepath.Base(dir) + "/fifo",
+		"sub/../fifo", "file\x00", "%2e%2e/fifo", "", ".", "file/", "to-fifo/.", strings.Repeat("a/", 200)} {
+		f.Add(s)
+	}
+	srv, err := server.New(&server.Options{ConversationsPath: f.TempDir(), WorkspacePath: dir, BashEventsDir: f.TempDir()})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, rel string) {
+		p := filepath.Join(dir, rel)
+		if !strings.HasPrefix(p, dir) {
+			return // outside the fixture: not this test's files
+		}
+		for _, route := range []string{"/api/file/download", "/api/git/diff"} {
+			w := httptest.NewRecorder()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				srv.ServeHTTP(w, httptest.NewRequest("GET", "http://127.0.0.1"+route+"?path="+url.QueryEscape(p), nil))
+			}()
+			select {
+			case <-done:
+			case <-time.After(time.Minute): // a hang guard: a blocked read
+				t.Fatalf("%s %q does not answer", route, p)
+			}
+			if w.Code >= 500 {
+				t.Errorf("%s %q: %d %s", route, p, w.Code, w.Body.String())
+			}
+			if route == "/api/file/download" && w.Code == 200 && w.Body.String() != "content" {
+				t.Errorf("download %q served %q", p, w.Body.String())
+			}
+		}
+	})
+}
