@@ -62,7 +62,6 @@ func TestBaseStateSlotsAndDefaults(t *testing.T) {
 		t.Errorf("default policy %T", f.Policy())
 	}
 	for _, c := range []struct{ json, wantErr string }{
-		{strings.Replace(old, `"unknown_future_field":1`, `"security_analyzer":{"kind":"NoSuchAnalyzer"}`, 1), "security_analyzer"},
 		{strings.Replace(old, `"unknown_future_field":1`, `"confirmation_policy":{"kind":"LocalWorkspace","working_dir":"/"}`, 1), "not a security.ConfirmationPolicy"},
 		{strings.Replace(old, `"unknown_future_field":1`, `"security_analyzer":{"kind":"NeverConfirm"}`, 1), "not a security.Analyzer"},
 		{strings.Replace(old, `"unknown_future_field":1`, `"execution_status":"sleeping"`, 1), "sleeping"},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/gohands/gohands/internal/wire"
 )
@@ -83,13 +84,11 @@ func (e *UnknownEvent) AppendJSON(b []byte) ([]byte, error) { return append(b, e
 func (e *UnknownEvent) MarshalJSON() ([]byte, error) { return e.Raw, nil }
 
 // IsUnknownKind reports whether v holds a value of a kind this build does
-// not know (kept verbatim).
+// not know (kept verbatim): one of the types above, or a wrapper that
+// RegisterUnknown made.
 func IsUnknownKind(v any) bool {
-	switch v.(type) {
-	case *Unknown, *UnknownObservation, *UnknownEvent:
-		return true
-	}
-	return false
+	_, ok := v.(wire.RawKinded)
+	return ok
 }
 
 var (
@@ -143,5 +142,20 @@ func decodeUnknown(data []byte, name string, t reflect.Type) (any, bool, error) 
 	case unknownType.AssignableTo(t):
 		return &Unknown{KindName: name, Raw: raw.Bytes()}, true, nil
 	}
+	if f, ok := unknownMakers.Load(t); ok {
+		return f.(func(*Unknown) any)(&Unknown{KindName: name, Raw: raw.Bytes()}), true, nil
+	}
 	return nil, false, nil
+}
+
+// unknownMakers holds, by interface type, what RegisterUnknown was given.
+var unknownMakers sync.Map // reflect.Type → func(*Unknown) any
+
+// RegisterUnknown tells the decoder how to keep a value of a kind this
+// build does not know where the interface T is wanted (a security
+// analyzer, a confirmation policy): make wraps it in a T that behaves
+// safely and, by embedding *Unknown, is written back as it was read. Call
+// it from an init function of the package that declares T.
+func RegisterUnknown[T any](make func(*Unknown) T) {
+	unknownMakers.Store(reflect.TypeFor[T](), func(u *Unknown) any { return make(u) })
 }

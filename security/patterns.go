@@ -123,3 +123,27 @@ func init() {
 	event.RegisterKind[PolicyRailAnalyzer]("PolicyRailSecurityAnalyzer")
 	event.RegisterKind[GraySwanAnalyzer]("GraySwanAnalyzer")
 }
+
+// UnknownAnalyzer is a security analyzer of a kind this build does not
+// know (a newer reference's, or one gohands does not implement such as
+// ToolShieldLLMSecurityAnalyzer). A conversation that uses it loads and is
+// written back with it unchanged; it rates every action UNKNOWN, which
+// ConfirmRisky (confirm_unknown) confirms.
+type UnknownAnalyzer struct{ *event.Unknown }
+
+// SecurityRisk implements Analyzer.
+func (UnknownAnalyzer) SecurityRisk(context.Context, *event.ActionEvent) (event.SecurityRisk, error) {
+	return event.RiskUnknown, nil
+}
+
+// UnknownPolicy is a confirmation policy of a kind this build does not
+// know, kept as read; it asks to confirm every action, the safe choice.
+type UnknownPolicy struct{ *event.Unknown }
+
+// ShouldConfirm implements ConfirmationPolicy.
+func (UnknownPolicy) ShouldConfirm(event.SecurityRisk) bool { return true }
+
+func init() {
+	event.RegisterUnknown(func(u *event.Unknown) Analyzer { return UnknownAnalyzer{u} })
+	event.RegisterUnknown(func(u *event.Unknown) ConfirmationPolicy { return UnknownPolicy{u} })
+}

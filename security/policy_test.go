@@ -58,7 +58,24 @@ func TestPolicyJSON(t *testing.T) {
 	if _, err := event.DecodeKinded[ConfirmationPolicy]([]byte(`{"threshold":"UNKNOWN","kind":"ConfirmRisky"}`)); err == nil {
 		t.Error("accepted an UNKNOWN threshold")
 	}
-	if _, err := event.DecodeKinded[ConfirmationPolicy]([]byte(`{"kind":"SometimesConfirm"}`)); !errors.Is(err, event.ErrUnknownKind) {
-		t.Errorf("unknown kind: err = %v", err)
+	// A kind this build does not know is kept, written back as read, and
+	// confirms everything.
+	const sometimes = `{"every":3,"kind":"SometimesConfirm"}`
+	u, err := event.DecodeKinded[ConfirmationPolicy]([]byte(sometimes))
+	if err != nil || !event.IsUnknownKind(u) || !u.ShouldConfirm(event.RiskLow) {
+		t.Errorf("unknown kind: %#v, %v", u, err)
+	}
+	if b, _ := event.MarshalKinded(u); string(b) != sometimes {
+		t.Errorf("unknown kind written as %s", b)
+	}
+	a, err := event.DecodeKinded[Analyzer]([]byte(`{"llm":{"model":"x"},"kind":"ToolShieldLLMSecurityAnalyzer"}`))
+	if err != nil || !event.IsUnknownKind(a) {
+		t.Fatalf("unknown analyzer: %#v, %v", a, err)
+	}
+	if r, _ := a.SecurityRisk(t.Context(), nil); r != event.RiskUnknown {
+		t.Errorf("unknown analyzer rates %s", r)
+	}
+	if _, err := event.DecodeKinded[*ConfirmRisky]([]byte(`{"kind":"SometimesConfirm"}`)); !errors.Is(err, event.ErrUnknownKind) {
+		t.Errorf("a concrete type: err = %v", err)
 	}
 }

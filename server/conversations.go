@@ -391,6 +391,10 @@ func decodePolicy(raw json.RawMessage, field string) (security.ConfirmationPolic
 		return nil, nil
 	}
 	p, err := event.DecodeKinded[security.ConfirmationPolicy](raw)
+	if err == nil && event.IsUnknownKind(p) {
+		// Kept when read from a store; a request must name a known kind.
+		err = fmt.Errorf("%w %q", event.ErrUnknownKind, p.(event.Kinded).Kind())
+	}
 	if err != nil {
 		return nil, invalid(err.Error(), "body", field)
 	}
@@ -402,6 +406,10 @@ func decodeAnalyzer(raw json.RawMessage, field string) (security.Analyzer, error
 		return nil, nil
 	}
 	a, err := event.DecodeKinded[security.Analyzer](raw)
+	if err == nil && event.IsUnknownKind(a) {
+		// Kept when read from a store; a request must name a known kind.
+		err = fmt.Errorf("%w %q", event.ErrUnknownKind, a.(event.Kinded).Kind())
+	}
 	if err != nil {
 		return nil, invalid(err.Error(), "body", field)
 	}
