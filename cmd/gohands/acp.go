@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -48,6 +49,7 @@ error with -v; standard output carries the protocol only.`,
 	fl.StringVar(&f.apiKey, "api-key", "", "the model provider's API key (default $"+envAPIKey+")")
 	fl.StringVar(&f.baseURL, "base-url", "", "base URL of the model's API, for OpenAI-compatible servers (default $"+envBaseURL+")")
 	fl.StringVar(&f.llmConfig, "llm-config", "", "JSON `file` with a full LLM configuration (the OpenHands LLM object); the flags above override it")
+	addRetryFlags(fl, &f.retry)
 	fl.StringVar(&f.persistenceDir, "persistence-dir", "", "`directory` sessions are stored in (default $XDG_DATA_HOME/gohands/conversations)")
 	fl.StringVar(&mode, "mode", acpserver.ModeApprove, "mode of new sessions: `always-approve`, always-ask or ask-risky")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log diagnostics to standard error")
@@ -81,7 +83,11 @@ func (a *app) serveACP(ctx context.Context, f *runFlags, mode string) error {
 	defer stopSignals()
 	err = acpserver.Serve(ctx, a.stdin, a.stdout, &acpserver.Options{
 		NewAgent: func(mcp map[string]json.RawMessage) (conversation.Agent, error) {
-			model, err := llm.New(cfg, &llm.Options{Logger: logger})
+			// Standard error is the editor's log of the agent: each retry
+			// shows there, -v or not.
+			model, err := llm.New(cfg, &llm.Options{Logger: logger, Retryable: worthRetrying, OnRetry: func(attempt int, wait time.Duration, err error) {
+				printRetry(a.stderr, attempt, max(cfg.NumRetries, 1), wait, err)
+			}})
 			if err != nil {
 				return nil, err
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gohands/gohands/eval"
+	"github.com/gohands/gohands/llm/llmtest"
 )
 
 // closedURL is the base URL of a port nothing listens on.
@@ -136,4 +138,63 @@ func TestE2EACPDeadEndpoint(t *testing.T) {
 	if strings.Contains(string(rerr), "sk-e2e-test-key") {
 		t.Errorf("the key leaked: %s", rerr)
 	}
+}
+
+// The retries of a failing model (HTTP 500 here) are shown as they happen
+// and bounded from the command line (--retries, --retry-max-wait) and the
+// settings file (num_retries, retry_max_wait), for run and eval; without
+// them the defaults (5 attempts, 8 to 64 s apart) take two minutes.
+func TestE2ERetryBounds(t *testing.T) {
+	t.Parallel()
+	fail := func(e *e2e, n int) {
+		for range n {
+			e.srv.Add(llmtest.Fail(500, "overloaded"))
+		}
+	}
+
+	t.Run("run flags", func(t *testing.T) {
+		e := newE2E(t)
+		fail(e, 5)
+		r := e.mustRun(exitError, "run", "--workspace", e.work, "--persistence-dir", e.data, "--retries", "2", "--retry-max-wait", "10ms", "hello")
+		if n := len(e.srv.Requests()); n != 2 {
+			t.Errorf("%d model calls, want 2", n)
+		}
+		if !strings.Contains(r.stderr, "(attempt 1 of 2), retrying in 10ms") || strings.Contains(r.stderr, "attempt 2 of 2") {
+			t.Errorf("stderr does not show the one retry:\n%s", r.stderr)
+		}
+	})
+
+	t.Run("settings", func(t *testing.T) {
+		e := newE2E(t)
+		fail(e, 5)
+		os.MkdirAll(filepath.Join(e.home, ".gohands"), 0o755)
+		os.WriteFile(filepath.Join(e.home, ".gohands", "settings.json"), []byte(`{"num_retries": 3, "retry_max_wait": 0.01}`), 0o600)
+		r := e.mustRun(exitError, "run", "--workspace", e.work, "--persistence-dir", e.data, "hello")
+		if n := len(e.srv.Requests()); n != 3 {
+			t.Errorf("%d model calls, want 3:\n%s", n, r.stderr)
+		}
+		// A flag beats the settings.
+		e.mustRun(exitError, "run", "--workspace", e.work, "--persistence-dir", e.data, "--retries", "1", "hello")
+		if n := len(e.srv.Requests()); n != 4 {
+			t.Errorf("%d model calls, want 4 (one more)", n)
+		}
+		e.mustRun(exitUsage, "run", "--workspace", e.work, "--retries", "-1", "hello")
+	})
+
+	t.Run("eval", func(t *testing.T) {
+		e := newE2E(t)
+		fail(e, 5)
+		suite := filepath.Join(t.TempDir(), "suite")
+		os.MkdirAll(filepath.Join(suite, "a", "repo"), 0o755)
+		os.WriteFile(filepath.Join(suite, "a", "repo", "README"), []byte("a\n"), 0o644)
+		os.WriteFile(filepath.Join(suite, "a", "task.json"), []byte(`{"instruction": "task a", "verify": "true"}`), 0o644)
+		out := filepath.Join(t.TempDir(), "results")
+		r := e.mustRun(0, "eval", "--retries", "2", "--retry-max-wait", "10ms", "--out", out, suite)
+		if n := len(e.srv.Requests()); n != 2 {
+			t.Errorf("%d model calls, want 2:\n%s", n, r.stderr)
+		}
+		if !strings.Contains(r.stderr, "retrying") {
+			t.Errorf("stderr does not show the retry:\n%s", r.stderr)
+		}
+	})
 }

@@ -77,6 +77,7 @@ next time), and summary.json is written for the tasks done, marked
 	fl.StringVar(&f.run.apiKey, "api-key", "", "the model provider's API key (default $"+envAPIKey+")")
 	fl.StringVar(&f.run.baseURL, "base-url", "", "base URL of the model's API, for OpenAI-compatible servers (default $"+envBaseURL+")")
 	fl.StringVar(&f.run.llmConfig, "llm-config", "", "JSON `file` with a full LLM configuration; the flags above override it")
+	addRetryFlags(fl, &f.run.retry)
 	fl.StringVar(&f.run.preset, "preset", preset.Default, "the agent: `NAME` of a preset, one of "+strings.Join(preset.Names(), ", "))
 	fl.StringVar(&f.agents, "agents", "", "JSON `file` listing the agent configurations to measure, instead of the model flags")
 	fl.StringVar(&f.out, "out", "eval-results", "results `directory`; an existing one is resumed")

@@ -61,6 +61,7 @@ func (a *app) interactive(root *cobra.Command) {
 	fl.StringVar(&f.apiKey, "api-key", "", "the model provider's API key (default $"+envAPIKey+")")
 	fl.StringVar(&f.baseURL, "base-url", "", "base URL of the model's API, for OpenAI-compatible servers (default $"+envBaseURL+")")
 	fl.StringVar(&f.llmConfig, "llm-config", "", "JSON `file` with a full LLM configuration")
+	addRetryFlags(fl, &f.retry)
 	fl.StringVar(&f.workspace, "workspace", "", "`directory` the agent works in (default: the current directory)")
 	fl.StringVar(&f.persistenceDir, "persistence-dir", "", "`directory` conversations are stored in (default $XDG_DATA_HOME/gohands/conversations)")
 	fl.IntVar(&f.maxIterations, "max-iterations", 0, "maximum agent steps per message (default 500)")

@@ -54,6 +54,7 @@ type runFlags struct {
 	moveWorkspace          bool
 	server, sessionKey     string
 	sandbox, sandboxImage  string
+	retry                  retryFlags
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -100,6 +101,7 @@ second signal quits at once.`,
 	fl.StringVar(&f.apiKey, "api-key", "", "the model provider's API key (default $"+envAPIKey+")")
 	fl.StringVar(&f.baseURL, "base-url", "", "base URL of the model's API, for OpenAI-compatible servers (default $"+envBaseURL+")")
 	fl.StringVar(&f.llmConfig, "llm-config", "", "JSON `file` with a full LLM configuration (the OpenHands LLM object); the flags above override it")
+	addRetryFlags(fl, &f.retry)
 	fl.StringVar(&f.workspace, "workspace", "", "`directory` the agent works in (default: the current directory)")
 	fl.StringVar(&f.persistenceDir, "persistence-dir", "", "`directory` conversations are stored in (default $XDG_DATA_HOME/gohands/conversations)")
 	fl.StringVar(&f.conversationID, "conversation-id", "", "continue the stored conversation with this `id`, or start one with it")

@@ -29,6 +29,10 @@ type settings struct {
 	// MCPServers are MCP servers whose tools the agent gets, as in an
 	// mcp.json file.
 	MCPServers map[string]json.RawMessage `json:"mcpServers,omitempty"`
+	// NumRetries and RetryMaxWait (seconds) bound the retries of failed
+	// model calls, as the LLM configuration's fields of those names.
+	NumRetries   *int     `json:"num_retries,omitempty"`
+	RetryMaxWait *float64 `json:"retry_max_wait,omitempty"`
 }
 
 // settingsPath is $XDG_CONFIG_HOME/gohands/settings.json when

@@ -181,8 +181,7 @@ func (a *app) prepare(ctx context.Context, f *runFlags) (*prepared, error) {
 				a.onRetry(attempt, max(cfg.NumRetries, 1), wait, err)
 				return
 			}
-			fmt.Fprintf(a.stderr, "gohands: model call failed (attempt %d of %d), retrying in %s: %v\n",
-				attempt, max(cfg.NumRetries, 1), wait.Round(time.Millisecond), err)
+			printRetry(a.stderr, attempt, max(cfg.NumRetries, 1), wait, err)
 		},
 		Retryable: worthRetrying,
 	})
@@ -368,6 +367,9 @@ func (a *app) llmConfig(f *runFlags, st settings, stored convInfo) (llm.Config, 
 		return cfg, "", usageErr("%s", missingKeyHelp(cfg.Model))
 	default:
 		source = ""
+	}
+	if err := applyRetries(&cfg, f.retry, st); err != nil {
+		return cfg, "", err
 	}
 	return cfg, source, nil
 }
