@@ -20,6 +20,7 @@ const RefinementKey = "iterative_refinement_iteration"
 // agent acts on: its kind and its iterative refinement.
 type criticConfig struct {
 	Kind                string `json:"kind"`
+	Mode                string `json:"mode"` // finish_and_message (the default) or all_actions
 	IterativeRefinement *struct {
 		SuccessThreshold *float64 `json:"success_threshold"`
 		MaxIterations    *int     `json:"max_iterations"`
@@ -56,16 +57,22 @@ func (r *runner) refinement(ctx context.Context) (*event.MessageEvent, error) {
 	if done >= max {
 		return nil, nil
 	}
-	res, err := r.evaluate(ctx, cfg.Kind, r.a.Critic)
-	if err != nil {
-		// A critic that cannot judge lets the run finish.
-		r.sess.Logger().Warn("critic: no evaluation", "err", err)
-		return nil, nil
+	var res critique
+	if r.finishCritique != nil {
+		// The finishing event was judged when it was made.
+		res = *r.finishCritique
+	} else {
+		var err error
+		if res, err = r.evaluate(ctx, cfg.Kind, r.a.Critic); err != nil {
+			// A critic that cannot judge lets the run finish.
+			r.sess.Logger().Warn("critic: no evaluation", "err", err)
+			return nil, nil
+		}
 	}
 	if res.Score >= threshold && !res.Refine {
 		return nil, nil
 	}
-	err = r.sess.State().Update(func(f *conversation.Fields) error {
+	err := r.sess.State().Update(func(f *conversation.Fields) error {
 		st := make(map[string]any, len(f.AgentState)+1)
 		maps.Copy(st, f.AgentState)
 		st[RefinementKey] = done + 1
@@ -82,6 +89,35 @@ func (r *runner) refinement(ctx context.Context) (*event.MessageEvent, error) {
 	}
 	text.WriteString("Check each requirement of the task against what you did, fix what is missing, then finish again.")
 	return &event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: event.UserMessage(text.String())}, nil
+}
+
+// criticResult judges the event being made, as the reference does before
+// it emits it: the finishing event (a finish action, or a final text
+// reply) when a critic is configured, every action in the critic's
+// all_actions mode. It returns nil when there is nothing to judge or the
+// critic cannot; the verdict on a finishing event is kept for refinement.
+func (r *runner) criticResult(ctx context.Context, finishing bool) *event.CriticResult {
+	r.finishCritique = nil
+	if len(r.a.Critic) == 0 || string(r.a.Critic) == "null" {
+		return nil
+	}
+	var cfg criticConfig
+	if err := json.Unmarshal(r.a.Critic, &cfg); err != nil {
+		return nil
+	}
+	if !finishing && cfg.Mode != "all_actions" {
+		return nil
+	}
+	res, err := r.evaluate(ctx, cfg.Kind, r.a.Critic)
+	if err != nil {
+		r.sess.Logger().Warn("critic: no evaluation", "err", err)
+		return nil
+	}
+	if finishing {
+		r.finishCritique = &res
+	}
+	msg := res.Message
+	return &event.CriticResult{Score: min(max(res.Score, 0), 1), Message: &msg}
 }
 
 // critique is a critic's verdict.

@@ -17,13 +17,16 @@ import (
 // step.go (Step and the model's reply), execute.go (running actions),
 // hooks.go, ask.go and stats.go.
 type runner struct {
-	a      *Agent
-	sess   *conversation.Session
-	model  llm.Model
-	tools  []tool.Tool
-	byName map[string]tool.Tool
-	specs  []llm.ToolSpec
-	limit  int
+	a *Agent
+	// finishCritique is the critic's verdict on the last finishing event
+	// (criticResult), which refinement reuses.
+	finishCritique *critique
+	sess           *conversation.Session
+	model          llm.Model
+	tools          []tool.Tool
+	byName         map[string]tool.Tool
+	specs          []llm.ToolSpec
+	limit          int
 
 	askOnce  sync.Once
 	askMu    sync.Mutex // guards askModel for saveStats

@@ -209,7 +209,8 @@ func (r *runner) Step(ctx context.Context) error {
 	case len(msg.ToolCalls) > 0:
 		return r.toolCalls(ctx, resp)
 	case strings.TrimSpace(event.TextOf(msg.Content)) != "":
-		err := r.sess.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceAgent), LLMMessage: msg, LLMResponseID: resp.ID})
+		err := r.sess.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceAgent), LLMMessage: msg, LLMResponseID: resp.ID,
+			CriticResult: r.criticResult(ctx, true)})
 		if err != nil {
 			return err
 		}
@@ -327,6 +328,7 @@ func (r *runner) toolCalls(ctx context.Context, resp *llm.Response) error {
 		ae.ToolName, ae.Action = call.Name, call.Action
 		ae.ToolCall.Name, ae.ToolCall.Arguments = call.Name, call.Arguments
 		ae.SecurityRisk, ae.Summary = call.SecurityRisk, call.Summary
+		ae.CriticResult = r.criticResult(ctx, call.Name == FinishToolName)
 		if len(ae.ToolCall.Arguments) >= event.LargeArgumentBytes {
 			keepArgumentsOnce(ae)
 		}
