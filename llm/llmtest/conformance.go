@@ -80,4 +80,27 @@ func Conformance(t *testing.T, c ProviderCase) {
 			}
 		}
 	})
+
+	t.Run("broken stream", func(t *testing.T) {
+		// A stream cut before its first event, after one, after three,
+		// and one whose first event is not JSON: each a clear error of a
+		// retryable kind, retried when nothing of it reached the caller.
+		broken := []Reply{{Text: "cut short by the server", CutAfter: 1}, {Text: "cut short by the server", CutAfter: 3}, {Text: "garbled", MalformedStream: true}}
+		for _, b := range broken {
+			deltas := 0
+			opts := &llm.CallOptions{OnDelta: func(llm.Delta) error { deltas++; return nil }}
+			srv := c.Server(t, b, Reply{Text: "second try"})
+			l := c.LLM(t, srv, func(c *llm.Config) { c.Timeout, c.NumRetries = 30, 2 })
+			r, err := l.Completion(context.Background(), msgs, nil, opts)
+			switch {
+			case err == nil && text(r) == "second try" && len(srv.Requests()) == 2:
+			case err == nil:
+				t.Errorf("%+v: reply %q after %d requests, want the retry's", b, text(r), len(srv.Requests()))
+			case deltas == 0:
+				t.Errorf("%+v: %v; nothing was streamed, so it must be retried", b, err)
+			case !errors.Is(err, llm.ErrConnection) && !errors.Is(err, llm.ErrNoResponse) && !errors.Is(err, llm.ErrServer):
+				t.Errorf("%+v: err = %v, want a connection, no-response or server error", b, err)
+			}
+		}
+	})
 }

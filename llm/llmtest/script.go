@@ -55,6 +55,12 @@ type Reply struct {
 	// Disconnect makes the server close the connection without answering,
 	// as a dropped connection would.
 	Disconnect bool
+	// CutAfter, if positive, makes a streamed answer stop after that many
+	// events: the server drops the connection mid-stream.
+	CutAfter int
+	// MalformedStream makes a streamed answer's first event one whose data
+	// is not JSON.
+	MalformedStream bool
 }
 
 // ToolCall is a scripted tool call.

@@ -437,13 +437,16 @@ type sse struct {
 	delay time.Duration // before each event after the first
 	sent  int
 	err   error
+	// cutAfter and malformed are the turn's CutAfter and MalformedStream.
+	cutAfter  int
+	malformed bool
 }
 
 func newSSE(rw http.ResponseWriter, sep string, t *turn) *sse {
 	rw.Header().Set("Content-Type", "text/event-stream")
 	rw.Header().Set("Cache-Control", "no-cache")
 	rw.WriteHeader(http.StatusOK)
-	return &sse{rw: rw, rc: http.NewResponseController(rw), sep: sep, ctx: t.ctx, delay: t.ChunkDelay}
+	return &sse{rw: rw, rc: http.NewResponseController(rw), sep: sep, ctx: t.ctx, delay: t.ChunkDelay, cutAfter: t.CutAfter, malformed: t.MalformedStream}
 }
 
 // event writes one event: an "event:" line if name is set, then one
@@ -462,11 +465,19 @@ func (e *sse) event(name string, v any) {
 			return
 		}
 	}
+	if e.cutAfter > 0 && e.sent > e.cutAfter {
+		// Drops the connection: net/http aborts the response without
+		// ending it.
+		panic(http.ErrAbortHandler)
+	}
 	var data []byte
 	if s, ok := v.(string); ok {
 		data = []byte(s)
 	} else if data, e.err = marshal(v); e.err != nil {
 		return
+	}
+	if e.malformed && e.sent == 1 {
+		data = []byte(`{"type": "message_start", "trunc`)
 	}
 	var b bytes.Buffer
 	if name != "" {

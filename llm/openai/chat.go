@@ -444,6 +444,12 @@ func (c *count) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// malformedStream is the error of a stream event that is not JSON: a
+// server error, retried like one (a broken proxy, a cut line).
+func malformedStream(what string, data []byte, err error) error {
+	return &llm.APIError{Kind: llm.ErrServer, Message: fmt.Sprintf("openai: malformed stream %s %.80q: %v", what, data, err), Err: err}
+}
+
 // isError reports whether raw holds an error (not absent, not null).
 func isError(raw json.RawMessage) bool {
 	return len(raw) > 0 && string(raw) != "null"
@@ -482,7 +488,7 @@ func streamChat(ctx context.Context, req *llm.Request, httpResp *http.Response) 
 		}
 		var chunk chatCompletion
 		if err := json.Unmarshal(ev.Data, &chunk); err != nil {
-			return nil, fmt.Errorf("openai: decoding a stream chunk: %w", err)
+			return nil, malformedStream("chunk", ev.Data, err)
 		}
 		if isError(chunk.Error) {
 			return nil, streamError(ev.Data)

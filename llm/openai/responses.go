@@ -351,7 +351,7 @@ func streamResponses(ctx context.Context, req *llm.Request, httpResp *http.Respo
 		}
 		var ev responsesEvent
 		if err := json.Unmarshal(sev.Data, &ev); err != nil {
-			return nil, fmt.Errorf("openai: decoding a stream event: %w", err)
+			return nil, malformedStream("event", sev.Data, err)
 		}
 		if ev.Type == "" {
 			ev.Type = sev.Name
