@@ -10,7 +10,8 @@
 // carries a "kind" field naming its type. Concrete Go types are tied to
 // their kind with [RegisterKind]. [Marshal] and [MarshalKinded] write a value
 // with its kind last, as the reference does; [Unmarshal] and [DecodeKinded]
-// read one back, rejecting unknown kinds and unknown fields.
+// read one back, rejecting unknown fields, and keeping unknown kinds where
+// the place allows (see Reference releases).
 //
 // # Codec
 //
@@ -66,6 +67,32 @@
 // result there. Each wire object is declared once: such a method decodes
 // into a copy of its type without methods (type plain T), never into a
 // second list of the fields.
+//
+// # Reference releases
+//
+// The wire format is the reference 1.58.2's (the release gohands is
+// compatible with); what 1.43.1 wrote still reads. Where they differ:
+//
+//   - SecurityAnalysisEvent is a reference kind since 1.58, with keys
+//     analyzer, policy, risks {action id: risk} and details {action id:
+//     object}, kept in order; gohands' own earlier event of that name
+//     (confirmation_policy, ratings, requires_confirmation, error) is read
+//     and converted, never written. A 1.43.1 reader cannot decode it.
+//   - New tool kinds: AskOracleAction/Observation,
+//     ClassifyAndSwitchLLMAction/Observation and
+//     StartChildConversationAction/Observation (reftools.go).
+//   - critic_result is written on the finishing event (a finish action or
+//     a final reply); its message is read when absent (null).
+//   - LLM configs gain stream_idle_timeout and fallback_strategy (package
+//     llm).
+//
+// A kind neither release nor this build knows (a newer reference's) is
+// not a reason to refuse a log: an event, an action, an observation or any
+// kinded field holding one is kept as read ([UnknownEvent],
+// [UnknownObservation], [Unknown]) and written back byte for byte; a
+// package whose interface is wanted there says how to keep it
+// ([RegisterUnknown]). Kinds renamed by gohands read under their former
+// name ([RegisterKindAlias]).
 //
 // # Events and messages
 //
