@@ -55,8 +55,19 @@ func ReadAgentSpecs(name string) ([]AgentSpec, error) {
 // Config returns the configuration s describes, its key read from the
 // environment.
 func (s AgentSpec) Config() (Config, error) {
+	cfg, err := s.LLMConfig()
+	if err != nil {
+		return Config{}, err
+	}
+	return s.ConfigWith(cfg)
+}
+
+// LLMConfig returns the model configuration s describes, its key read from
+// the environment, for a caller to change (its retries, say) before
+// ConfigWith.
+func (s AgentSpec) LLMConfig() (llm.Config, error) {
 	if s.Model == "" {
-		return Config{}, fmt.Errorf("eval: agent configuration %q without a model", s.Name)
+		return llm.Config{}, fmt.Errorf("eval: agent configuration %q without a model", s.Name)
 	}
 	keyEnv := s.APIKeyEnv
 	if keyEnv == "" {
@@ -68,7 +79,7 @@ func (s AgentSpec) Config() (Config, error) {
 	if s.Temperature != nil {
 		cfg.Temperature = s.Temperature
 	}
-	return s.ConfigWith(cfg)
+	return cfg, nil
 }
 
 // ConfigWith returns the configuration of s's preset and condenser on the

@@ -196,5 +196,14 @@ func TestE2ERetryBounds(t *testing.T) {
 		if !strings.Contains(r.stderr, "retrying") {
 			t.Errorf("stderr does not show the retry:\n%s", r.stderr)
 		}
+
+		// The same bounds apply to each configuration of --agents.
+		fail(e, 5)
+		agents := filepath.Join(t.TempDir(), "agents.json")
+		os.WriteFile(agents, []byte(`[{"name": "one", "model": "openai/gpt-4o", "base_url": "`+e.srv.URL+`/v1"}]`), 0o644)
+		e.mustRun(0, "eval", "--agents", agents, "--retries", "3", "--retry-max-wait", "10ms", "--out", out, suite)
+		if n := len(e.srv.Requests()); n != 5 {
+			t.Errorf("%d model calls, want 5 (3 more)", n)
+		}
 	})
 }

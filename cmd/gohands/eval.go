@@ -172,8 +172,13 @@ func (a *app) eval(ctx context.Context, f *evalFlags, args []string) error {
 }
 
 // evalConfigs reads --agents, or makes one configuration of the model flags
-// and the settings, as gohands run would.
+// and the settings, as gohands run would. The retry flags and settings
+// apply to every configuration.
 func (a *app) evalConfigs(f *evalFlags) ([]eval.Config, error) {
+	st, _, err := a.loadSettings()
+	if err != nil {
+		return nil, err
+	}
 	if f.agents != "" {
 		specs, err := eval.ReadAgentSpecs(f.agents)
 		if err != nil {
@@ -184,17 +189,20 @@ func (a *app) evalConfigs(f *evalFlags) ([]eval.Config, error) {
 		}
 		var out []eval.Config
 		for _, s := range specs {
-			c, err := s.Config()
+			cfg, err := s.LLMConfig()
+			if err != nil {
+				return nil, usageErr("%v", err)
+			}
+			if err := applyRetries(&cfg, f.run.retry, st); err != nil {
+				return nil, err
+			}
+			c, err := s.ConfigWith(cfg)
 			if err != nil {
 				return nil, usageErr("%v", err)
 			}
 			out = append(out, c)
 		}
 		return out, nil
-	}
-	st, _, err := a.loadSettings()
-	if err != nil {
-		return nil, err
 	}
 	cfg, _, err := a.llmConfig(&f.run, st, convInfo{})
 	if err != nil {
