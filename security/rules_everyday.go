@@ -70,6 +70,57 @@ func everydayRules() []Rule {
 			},
 		},
 		{
+			ID: "rm-in-home", Risk: event.RiskHigh,
+			Description: "a recursive delete of anything in the home directory named through ~ or $HOME (rm -rf ~/x, rm -r $HOME/.config): the workspace is not reached that way, so it is someone's other files",
+			Command: func(c *Command, _ *Input) bool {
+				if c.Verb != "rm" || !recursive(c.Args) {
+					return false
+				}
+				return slices.ContainsFunc(operands(c.Args), inHome)
+			},
+		},
+		{
+			ID: "package-remove", Risk: event.RiskHigh,
+			Description: "removing system packages: apt/apt-get/aptitude remove, purge or autoremove, dpkg -r/-P, dnf/yum remove or erase, rpm -e, pacman -R, zypper remove, apk del, snap remove",
+			Command: func(c *Command, _ *Input) bool {
+				args := c.Args
+				has := func(words ...string) bool {
+					return slices.ContainsFunc(args, func(a string) bool { return slices.Contains(words, a) })
+				}
+				s, l := flagSet(args)
+				switch c.Verb {
+				case "apt", "apt-get", "aptitude":
+					return has("remove", "purge", "autoremove", "autopurge")
+				case "dpkg":
+					return s['r'] || s['P'] || l["--remove"] || l["--purge"]
+				case "dnf", "yum", "microdnf":
+					return has("remove", "erase", "autoremove")
+				case "rpm":
+					return s['e'] || l["--erase"]
+				case "pacman":
+					return s['R'] || l["--remove"]
+				case "zypper":
+					return has("remove", "rm")
+				case "apk":
+					return has("del")
+				case "snap":
+					return has("remove")
+				}
+				return false
+			},
+		},
+		{
+			ID: "chmod-world-writable", Risk: event.RiskHigh,
+			Description: "recursive chmod that makes files writable by everyone (chmod -R 777 ., chmod -R o+w src)",
+			Command: func(c *Command, _ *Input) bool {
+				if c.Verb != "chmod" || !recursive(c.Args) {
+					return false
+				}
+				ops := operands(c.Args)
+				return len(ops) >= 2 && worldWritable(ops[0])
+			},
+		},
+		{
 			ID: "database-destroy", Risk: event.RiskHigh,
 			Description: "SQL that drops or empties data: DROP DATABASE/SCHEMA/TABLE, TRUNCATE, DELETE FROM without WHERE; dropdb, redis-cli FLUSHALL",
 			Text:        regexp.MustCompile(`(?i)\bdrop\s+(database|schema|table|collection)\b|\btruncate\s+(table\s+)?\w|\bdelete\s+from\s+[\w."]+\s*(;|"|'|$)|\bdropdb\b|\bflushall\b|\bflushdb\b|\.dropdatabase\(`),
@@ -148,4 +199,35 @@ func gitSubcommand(args []string) (string, []string) {
 		}
 	}
 	return "", nil
+}
+
+// inHome reports whether p names something in the home directory through ~
+// or $HOME (the whole home is rm-recursive-important's).
+func inHome(p string) bool {
+	for _, h := range []string{"~/", "$HOME/", "${HOME}/"} {
+		if rest, ok := strings.CutPrefix(p, h); ok && strings.Trim(rest, "/") != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// worldWritable reports whether a chmod mode gives others write access:
+// an octal mode whose last digit has the write bit (777, 666, 0757), or a
+// symbolic one adding w for o or a (o+w, a+rwx, ugo=rwx).
+func worldWritable(mode string) bool {
+	if mode != "" && strings.Trim(mode, "01234567") == "" {
+		return (mode[len(mode)-1]-'0')&2 != 0
+	}
+	for clause := range strings.SplitSeq(mode, ",") {
+		i := strings.IndexAny(clause, "+=")
+		if i < 0 || !strings.Contains(clause[i+1:], "w") {
+			continue
+		}
+		who := clause[:i]
+		if strings.ContainsAny(who, "oa") {
+			return true
+		}
+	}
+	return false
 }
