@@ -7,12 +7,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
+	"github.com/gohands/gohands/cmd/gohands/internal/tui"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/internal/termtext"
 	"github.com/gohands/gohands/security"
+	"github.com/gohands/gohands/tools/fileeditor"
+	"github.com/gohands/gohands/tools/terminal"
 )
 
 // confirmPolicy turns a --confirm value into the conversation's policy and
@@ -35,6 +42,59 @@ func confirmPolicy(mode, workDir string, secretNames []string) (security.Confirm
 	return nil, nil, usageErr("--confirm %q: want never, always or risky", mode)
 }
 
+// refuseHighPolicy is the policy of a run nobody watches (--confirm never
+// without --allow-high-risk): actions rated HIGH by the model or the rules
+// stop the run, which refuses them (see refuser); the others run unasked.
+func refuseHighPolicy(workDir string, secretNames []string) (security.ConfirmationPolicy, security.Analyzer) {
+	_, an, _ := confirmPolicy("risky", workDir, secretNames)
+	return &security.ConfirmRisky{Threshold: event.RiskHigh}, an
+}
+
+// refusedAction is an action a run refused unasked because of its risk,
+// as the --json result lists it.
+type refusedAction struct {
+	Tool   string `json:"tool"`
+	Action string `json:"action"`
+	Risk   string `json:"risk"`
+}
+
+// refusal rates the pending actions and returns those rated HIGH and the
+// reason the model is given: every pending action is rejected, since they
+// are approved or rejected together. None rated HIGH (a conversation
+// resumed waiting from a run that asked): nil, to run them.
+func refusal(ctx context.Context, an security.Analyzer, pending []*event.ActionEvent) ([]refusedAction, string) {
+	risks := make([]event.SecurityRisk, len(pending))
+	for i, a := range pending {
+		risks[i] = a.SecurityRisk
+	}
+	if an != nil && len(pending) > 0 {
+		risks = security.AnalyzeAll(ctx, an, pending)
+	}
+	var out []refusedAction
+	for i, a := range pending {
+		if risks[i] == event.RiskHigh {
+			out = append(out, refusedAction{Tool: a.ToolName, Action: actionLine(a), Risk: string(risks[i])})
+		}
+	}
+	if len(out) == 0 {
+		return nil, ""
+	}
+	var sb strings.Builder
+	sb.WriteString("Refused, not run: this run has nobody to approve actions, and it does not run HIGH risk actions unattended. Refused: ")
+	for i, r := range out {
+		if i > 0 {
+			sb.WriteString("; ")
+		}
+		fmt.Fprintf(&sb, "%s `%s` (risk %s)", r.Tool, r.Action, r.Risk)
+	}
+	sb.WriteString(".")
+	if len(out) < len(pending) {
+		sb.WriteString(" The other actions of the same reply were not run either; call them again if they are still needed.")
+	}
+	sb.WriteString(" Do not try the refused action again in another form: do the task another, safer way, or finish and tell the user what they would have to run themselves.")
+	return out, sb.String()
+}
+
 // errNoAnswer means standard input ended before an answer was given.
 var errNoAnswer = errors.New("no answer on standard input")
 
@@ -48,6 +108,10 @@ type asker struct {
 	// analyzer, if set, rates the actions shown: the agent loop decides
 	// with it but does not record its rating on the action events.
 	analyzer security.Analyzer
+	// workDir is where relative paths of edits are, for their previews.
+	workDir string
+	// allow holds the "always" answers of the run.
+	allow allowList
 }
 
 // answer is a reply to a confirmation question.
@@ -56,26 +120,52 @@ type answer int
 const (
 	answerNo answer = iota
 	answerYes
-	answerAlways // yes, and stop asking in this run
+	answerAlways // yes, and stop asking about the same tools and commands in this run
 )
 
-// ask shows the actions, one line each, and reads the answer.
+// rate rates actions with the asker's analyzer, or takes the model's
+// ratings.
+func (k *asker) rate(ctx context.Context, actions []*event.ActionEvent) []event.SecurityRisk {
+	if k.analyzer != nil && len(actions) > 0 {
+		return security.AnalyzeAll(ctx, k.analyzer, actions)
+	}
+	risks := make([]event.SecurityRisk, len(actions))
+	for i, a := range actions {
+		risks[i] = a.SecurityRisk
+	}
+	return risks
+}
+
+// allowed reports whether earlier "always" answers cover the actions.
+func (k *asker) allowed(ctx context.Context, actions []*event.ActionEvent) bool {
+	return k.allow.covers(actions, k.rate(ctx, actions))
+}
+
+// ask shows the actions, with what each will do, and reads the answer.
+// "always" is remembered (see allowList).
 func (k *asker) ask(ctx context.Context, actions []*event.ActionEvent) (answer, error) {
 	if len(actions) == 0 {
 		fmt.Fprintln(k.out, "Actions are waiting for confirmation.")
 	}
-	for _, a := range actions {
-		r := a.SecurityRisk
-		if k.analyzer != nil {
-			r = security.AnalyzeAll(ctx, k.analyzer, []*event.ActionEvent{a})[0]
-		}
-		fmt.Fprintf(k.out, "\nConfirm %s (risk %s): %s\n", a.ToolName, risk(r), actionLine(a))
+	risks := k.rate(ctx, actions)
+	pending := make([]tui.Pending, len(actions))
+	for i, a := range actions {
+		pending[i] = tui.Pending{Tool: a.ToolName, Risk: risk(risks[i]), Line: actionLine(a), Detail: actionPreview(a, k.workDir)}
+	}
+	hidden := printPending(k.out, pending, linePreview)
+	always := "[a]lways in this run"
+	if label := scopeLabel(actions); label != "" {
+		always = "[a]lways for " + label + " in this run"
+	}
+	show := ""
+	if hidden {
+		show = " / [d] show all"
 	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return answerNo, err
 		}
-		fmt.Fprint(k.out, "Run? [y]es / [n]o / [a]lways in this run: ")
+		fmt.Fprintf(k.out, "Run? [y]es / [n]o / %s%s: ", always, show)
 		var l line
 		select {
 		case l = <-k.readLines():
@@ -89,7 +179,11 @@ func (k *asker) ask(ctx context.Context, actions []*event.ActionEvent) (answer, 
 		case "n", "no":
 			return answerNo, nil
 		case "a", "always":
+			k.allow.add(actions)
 			return answerAlways, nil
+		case "d":
+			printPending(k.out, pending, -1)
+			continue
 		}
 		if l.err != nil {
 			fmt.Fprintln(k.out)
@@ -97,6 +191,29 @@ func (k *asker) ask(ctx context.Context, actions []*event.ActionEvent) (answer, 
 		}
 		fmt.Fprintln(k.out, "Please answer y, n or a.")
 	}
+}
+
+// linePreview is how many lines of an action's preview a question in
+// line mode shows before "d" shows all.
+const linePreview = 20
+
+// printPending shows waiting actions for a question in line mode: each
+// one's line, then its preview up to limit lines (all if negative). It
+// reports whether some lines were left out.
+func printPending(w io.Writer, pending []tui.Pending, limit int) (hidden bool) {
+	for _, p := range pending {
+		fmt.Fprintf(w, "\nConfirm %s (risk %s): %s\n", p.Tool, p.Risk, p.Line)
+		detail := p.Detail
+		if limit >= 0 && len(detail) > limit {
+			more := len(detail) - limit + 1
+			detail = append(detail[:limit-1:limit-1], fmt.Sprintf("… %d more lines (answer d to see all)", more))
+			hidden = true
+		}
+		for _, l := range detail {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
+	}
+	return hidden
 }
 
 // actionLine is one line saying what an action does: a terminal's
@@ -129,19 +246,28 @@ type line struct {
 // readLines reads the input in the background, so that an interrupt is
 // not held up by a prompt. The reader lives until the input ends: a
 // terminal cannot be read with a deadline.
+//
+// On a terminal, Ctrl-D is an end of input that does not last: it ends a
+// partial line (sent as a line), or on an empty line it is sent as io.EOF
+// and reading goes on, so the prompt after it still reads.
 func (k *asker) readLines() <-chan line {
 	k.once.Do(func() {
 		k.lines = make(chan line)
+		tty := isTerminal(k.in)
 		go func() {
 			r := bufio.NewReader(k.in)
 			for {
 				s, err := r.ReadString('\n')
+				again := tty && errors.Is(err, io.EOF)
+				if again && s != "" {
+					err = nil
+				}
 				select {
 				case k.lines <- line{s, err}:
 				case <-k.done:
 					return
 				}
-				if err != nil {
+				if err != nil && !again {
 					return
 				}
 			}
@@ -158,4 +284,246 @@ func risk(r event.SecurityRisk) string {
 		return "UNKNOWN"
 	}
 	return string(r)
+}
+
+// maxPreviewRead bounds the file an edit's preview reads.
+const maxPreviewRead = 4 << 20
+
+// actionPreview returns what an action will do, whole, for the question
+// before it runs: an edit's diff against the file as it is now, a long or
+// multi-line command, or long arguments; nil when its one line says it
+// all.
+func actionPreview(a *event.ActionEvent, workDir string) []string {
+	var args struct {
+		Command    string  `json:"command"`
+		Path       string  `json:"path"`
+		FileText   *string `json:"file_text"`
+		OldStr     *string `json:"old_str"`
+		NewStr     *string `json:"new_str"`
+		InsertLine *int    `json:"insert_line"`
+	}
+	if json.Unmarshal([]byte(a.ToolCall.Arguments), &args) != nil {
+		return nil
+	}
+	switch a.ToolName {
+	case fileeditor.Name:
+		return editPreview(args.Command, args.Path, workDir, args.FileText, args.OldStr, args.NewStr, args.InsertLine)
+	case terminal.Name:
+		cmd := termtext.Strip(strings.TrimSpace(args.Command))
+		if strings.Contains(cmd, "\n") || len(cmd) > 100 {
+			return strings.Split(cmd, "\n")
+		}
+		return nil
+	}
+	if len(a.ToolCall.Arguments) <= 100 {
+		return nil
+	}
+	var v any
+	if json.Unmarshal([]byte(a.ToolCall.Arguments), &v) != nil {
+		return nil
+	}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return strings.Split(termtext.Strip(string(b)), "\n")
+}
+
+// editPreview is the diff a file_editor edit would make.
+func editPreview(command, path, workDir string, fileText, oldStr, newStr *string, insertLine *int) []string {
+	if path == "" {
+		return nil
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(workDir, path)
+	}
+	current, exists := readForPreview(path)
+	switch command {
+	case "create":
+		if fileText == nil {
+			return nil
+		}
+		if !exists {
+			return append([]string{"new file " + termtext.Strip(path)}, tui.Diff("", *fileText)...)
+		}
+		return tui.Diff(current, *fileText)
+	case "str_replace":
+		if oldStr == nil {
+			return nil
+		}
+		n := ""
+		if newStr != nil {
+			n = *newStr
+		}
+		if exists && *oldStr != "" && strings.Count(current, *oldStr) == 1 {
+			return tui.Diff(current, strings.Replace(current, *oldStr, n, 1))
+		}
+		// The edit will fail; show what was asked.
+		return append([]string{"(old_str is not found once in the file as it is now)"}, tui.Diff(*oldStr, n)...)
+	case "insert":
+		if newStr == nil || insertLine == nil || !exists {
+			return nil
+		}
+		lines := strings.SplitAfter(current, "\n")
+		at := min(max(*insertLine, 0), len(lines))
+		ins := *newStr
+		if !strings.HasSuffix(ins, "\n") && at < len(lines) {
+			ins += "\n"
+		}
+		if at > 0 && !strings.HasSuffix(lines[at-1], "\n") {
+			ins = "\n" + ins
+		}
+		return tui.Diff(current, strings.Join(lines[:at], "")+ins+strings.Join(lines[at:], ""))
+	}
+	return nil
+}
+
+// readForPreview reads a regular file, at most maxPreviewRead bytes.
+func readForPreview(path string) (string, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxPreviewRead))
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// subcommandTools are programs whose first operand is a subcommand: an
+// "always" answer about `go test` does not cover `go run`.
+var subcommandTools = map[string]bool{
+	"git": true, "go": true, "npm": true, "npx": true, "pnpm": true, "yarn": true, "bun": true, "deno": true,
+	"cargo": true, "rustup": true, "pip": true, "pip3": true, "uv": true, "poetry": true, "pipenv": true,
+	"docker": true, "podman": true, "kubectl": true, "helm": true, "gh": true, "dotnet": true, "mvn": true,
+	"gradle": true, "make": true, "bundle": true, "rails": true, "rake": true, "composer": true, "mix": true,
+	"terraform": true, "tofu": true, "aws": true, "gcloud": true, "az": true, "systemctl": true, "apt": true,
+	"apt-get": true, "brew": true, "conda": true,
+}
+
+// shellKeywords start or end a compound command.
+var shellKeywords = map[string]bool{
+	"if": true, "then": true, "else": true, "elif": true, "fi": true, "while": true, "until": true,
+	"do": true, "done": true, "esac": true, "!": true, "{": true, "}": true, "time": true,
+}
+
+// actionScopes are what an "always" answer about a covers: for a terminal
+// command, each program it runs with its subcommand ("go test", "ls"),
+// nested ones included; for another tool, the tool. ok is false when the
+// command cannot be read: such an action is always asked about.
+func actionScopes(a *event.ActionEvent) (scopes []string, ok bool) {
+	if a.ToolName != terminal.Name {
+		return []string{a.ToolName}, true
+	}
+	in, err := (&security.RuleAnalyzer{}).Input(a)
+	if err != nil || len(in.Commands) == 0 {
+		return nil, false
+	}
+	for _, c := range in.Commands {
+		verb, args := c.Verb, c.Args
+		// The parser reads a shell keyword as a program: the program is
+		// the word after it (do sleep 1, then make, ! grep).
+		for shellKeywords[verb] && len(args) > 0 {
+			verb, args = path.Base(args[0]), args[1:]
+		}
+		switch {
+		case verb == "":
+			return nil, false
+		case shellKeywords[verb] || verb == "for" || verb == "case" || verb == "select":
+			continue // done, fi, esac; a loop's header runs nothing
+		}
+		s := verb
+		if subcommandTools[verb] {
+			for _, arg := range args {
+				if !strings.HasPrefix(arg, "-") {
+					s += " " + arg
+					break
+				}
+			}
+		}
+		if c.Sudo {
+			s = "sudo " + s
+		}
+		if !slices.Contains(scopes, s) {
+			scopes = append(scopes, s)
+		}
+	}
+	return scopes, true
+}
+
+// scopeLabel says what an "always" answer about actions will cover.
+func scopeLabel(actions []*event.ActionEvent) string {
+	var tools, cmds []string
+	for _, a := range actions {
+		sc, ok := actionScopes(a)
+		if !ok {
+			continue
+		}
+		for _, s := range sc {
+			if a.ToolName == terminal.Name {
+				if !slices.Contains(cmds, "`"+s+"`") {
+					cmds = append(cmds, "`"+s+"`")
+				}
+			} else if !slices.Contains(tools, s) {
+				tools = append(tools, s)
+			}
+		}
+	}
+	var parts []string
+	if len(cmds) > 0 {
+		parts = append(parts, strings.Join(cmds, ", ")+" commands")
+	}
+	if len(tools) > 0 {
+		parts = append(parts, strings.Join(tools, ", ")+" actions")
+	}
+	return strings.Join(parts, " and ")
+}
+
+// allowList holds the "always" answers of a session: the scopes of
+// actions that run without a question from then on, unless rated HIGH.
+type allowList struct {
+	mu     sync.Mutex
+	scopes map[string]bool
+}
+
+// add allows the scopes of actions.
+func (l *allowList) add(actions []*event.ActionEvent) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.scopes == nil {
+		l.scopes = map[string]bool{}
+	}
+	for _, a := range actions {
+		sc, _ := actionScopes(a)
+		for _, s := range sc {
+			l.scopes[a.ToolName+"\x00"+s] = true
+		}
+	}
+}
+
+// covers reports whether every action is allowed already and none is
+// rated HIGH: HIGH risk is asked about whatever was answered before.
+func (l *allowList) covers(actions []*event.ActionEvent, risks []event.SecurityRisk) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.scopes) == 0 || len(actions) == 0 {
+		return false
+	}
+	for i, a := range actions {
+		if risks[i] == event.RiskHigh {
+			return false
+		}
+		sc, ok := actionScopes(a)
+		if !ok {
+			return false
+		}
+		for _, s := range sc {
+			if !l.scopes[a.ToolName+"\x00"+s] {
+				return false
+			}
+		}
+	}
+	return true
 }

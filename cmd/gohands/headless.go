@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +24,6 @@ import (
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/internal/termtext"
 	"github.com/gohands/gohands/llm"
-	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tools/terminal"
 	"github.com/gohands/gohands/workspace"
@@ -74,6 +75,10 @@ func (t *transcript) onEvent(e event.Event) {
 		return
 	case *event.SystemPromptEvent:
 		return // the same every run; gohands show prints it
+	case *event.SecurityAnalysisEvent:
+		// A rating at every step, LOW mostly: what it changes (a
+		// question, a refusal) is shown where it happens.
+		return
 	case *event.MessageEvent:
 		if t.streamed && e.Source == event.SourceAgent {
 			t.streamed = false
@@ -137,6 +142,9 @@ type runResult struct {
 	CompletionTokens int     `json:"completion_tokens"`
 	DurationMS       int64   `json:"duration_ms"`
 	Workspace        string  `json:"workspace"`
+	// Refused lists the HIGH risk actions refused unasked (--confirm
+	// never without --allow-high-risk).
+	Refused []refusedAction `json:"refused,omitempty"`
 }
 
 func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
@@ -168,6 +176,13 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	if task == "" && !p.resume && f.server == "" {
 		return usageErr("no conversation %s in %s, and no task to start one", p.id, p.base)
 	}
+	// Nobody answers questions: HIGH risk actions are refused rather than
+	// run, unless the user said otherwise.
+	refuseHigh := p.confirm == "never" && !f.allowHighRisk
+	if refuseHigh {
+		p.policy, p.analyzer = refuseHighPolicy(p.workDir, slices.Sorted(maps.Keys(p.sources)))
+	}
+	var refused []refusedAction
 
 	var tr *transcript
 	var jsonl *visualizer.JSONL
@@ -190,7 +205,12 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	}
 	ask := &asker{in: a.stdin, out: prompt, done: make(chan struct{})}
 	defer ask.close()
-	ask.analyzer = p.analyzer
+	ask.analyzer, ask.workDir = p.analyzer, p.workDir
+	if ask.analyzer == nil {
+		// The question shows a risk, and an "always" answer never
+		// covers HIGH risk: rate with the rules too.
+		_, ask.analyzer, _ = confirmPolicy("risky", p.workDir, slices.Sorted(maps.Keys(p.sources)))
+	}
 
 	// The first SIGINT or SIGTERM cancels runCtx, which pauses the
 	// conversation (even before Run has started); the second quits at once.
@@ -208,6 +228,9 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		SubscriberBuffer:   1 << 16,
 		ConfirmationPolicy: p.policy,
 		SecurityAnalyzer:   p.analyzer,
+		// The default's ratings are bookkeeping, and the reference cannot
+		// read them: the refusals are what is stored.
+		OmitSecurityAnalysis: refuseHigh,
 	}
 	if jsonl != nil {
 		opts.OnEvent = jsonl.OnEvent
@@ -305,13 +328,13 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		}
 		// A resumed conversation may already wait: ask before running,
 		// since running approves.
-		asking := p.confirm != "never" && conv.Status() == conversation.StatusWaitingForConfirmation
+		asking := (p.confirm != "never" || refuseHigh) && conv.Status() == conversation.StatusWaitingForConfirmation
 		for {
 			if !asking {
 				if err := conv.Run(runCtx); err != nil {
 					return err
 				}
-				if conv.Status() != conversation.StatusWaitingForConfirmation || p.confirm == "never" {
+				if conv.Status() != conversation.StatusWaitingForConfirmation || p.confirm == "never" && !refuseHigh {
 					return nil
 				}
 			}
@@ -319,6 +342,23 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 			pending, err := conv.State().PendingActions()
 			if err != nil {
 				return err
+			}
+			if p.confirm == "never" {
+				these, reason := refusal(runCtx, p.analyzer, pending)
+				if len(these) == 0 {
+					continue // running approves them
+				}
+				refused = append(refused, these...)
+				for _, r := range these {
+					fmt.Fprintf(a.stderr, "gohands: refused %s `%s` (risk %s): HIGH risk actions do not run unattended (--allow-high-risk runs them)\n", r.Tool, r.Action, r.Risk)
+				}
+				if err := conv.RejectPendingActions(runCtx, reason); err != nil {
+					return err
+				}
+				continue
+			}
+			if ask.allowed(runCtx, pending) {
+				continue // running approves them
 			}
 			unsubscribe() // the transcript is complete before the question
 			if tr != nil {
@@ -342,11 +382,6 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 				if err := conv.RejectPendingActions(runCtx, ""); err != nil {
 					return err
 				}
-			case answerAlways:
-				if err := conv.SetConfirmationPolicy(security.NeverConfirm{}); err != nil {
-					return err
-				}
-				p.confirm = "never"
 			}
 		}
 	}()
@@ -360,6 +395,7 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		FinalMessage: final, Steps: conversation.AgentSteps(st.Events(), steps0),
 		DurationMS: time.Since(start).Milliseconds(), Workspace: p.workDir,
 	}
+	res.Refused = refused
 	res.Cost = st.Fields().Stats.TotalCost()
 	res.PromptTokens, res.CompletionTokens = st.Fields().Stats.Tokens()
 	closeErr := conv.Close()
@@ -382,8 +418,11 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	var re *conversation.RunError
 	switch {
 	case status == conversation.StatusFinished && runErr == nil:
-		if closeErr != nil {
+		switch {
+		case closeErr != nil:
 			out = &exitErr{code: exitError, msg: fmt.Sprintf("closing the conversation: %v", closeErr)}
+		case len(refused) > 0:
+			out = &exitErr{code: exitRefused, msg: fmt.Sprintf("finished, but %d HIGH risk action(s) were refused (run with --allow-high-risk, --confirm risky or --confirm always to run them)", len(refused))}
 		}
 	case status == conversation.StatusPaused:
 		why, code := "paused", exitPaused

@@ -260,9 +260,11 @@ func (a *app) repl(ctx context.Context, f *runFlags, task string) error {
 	in := &asker{in: a.stdin, out: a.stdout, done: make(chan struct{})}
 	defer in.close()
 
-	// An interrupt pauses a run; at the prompt it leaves.
+	// An interrupt pauses a run, or leaves a question unanswered; at the
+	// prompt it leaves.
 	var running sync.Mutex
 	busy := false
+	var unask context.CancelFunc // set while a question waits
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
@@ -272,8 +274,12 @@ func (a *app) repl(ctx context.Context, f *runFlags, task string) error {
 				return
 			case <-a.signals:
 				running.Lock()
-				b := busy
+				b, q := busy, unask
 				running.Unlock()
+				if q != nil {
+					q()
+					continue
+				}
 				if b {
 					fmt.Fprintln(a.stderr, "gohands: pausing")
 					s.Pause()
@@ -306,8 +312,22 @@ func (a *app) repl(ctx context.Context, f *runFlags, task string) error {
 			}
 			switch {
 			case o.Status == "waiting_for_confirmation":
-				ans, ok := a.replConfirm(ctx, in, o.Pending)
+				qctx, cancel := context.WithCancel(ctx)
+				running.Lock()
+				unask = cancel
+				running.Unlock()
+				ans, ok := a.replConfirm(qctx, in, o)
+				running.Lock()
+				unask = nil
+				running.Unlock()
+				cancel()
 				if !ok {
+					// Interrupted or Ctrl-D: nothing runs, nothing is
+					// rejected; the next message asks again first.
+					fmt.Fprintln(a.stdout, "\n(paused: the actions still wait for your answer; type to continue, /exit to leave)")
+					if later != "" {
+						fmt.Fprintf(a.stdout, "(not sent: %s)\n", oneLine(later))
+					}
 					return
 				}
 				o = s.Answer(ctx, ans)
@@ -396,12 +416,18 @@ func (a *app) repl(ctx context.Context, f *runFlags, task string) error {
 
 // replConfirm asks about waiting actions on a line; false when the input
 // ended.
-func (a *app) replConfirm(ctx context.Context, in *asker, pending []tui.Pending) (tui.Answer, bool) {
-	for _, p := range pending {
-		fmt.Fprintf(a.stdout, "\nConfirm %s (risk %s): %s\n", p.Tool, p.Risk, p.Line)
+func (a *app) replConfirm(ctx context.Context, in *asker, o tui.Outcome) (tui.Answer, bool) {
+	hidden := printPending(a.stdout, o.Pending, linePreview)
+	always := "[a]lways in this session"
+	if o.Always != "" {
+		always = "[a]lways for " + o.Always + " in this session"
+	}
+	show := ""
+	if hidden {
+		show = " / [d] show all"
 	}
 	for {
-		fmt.Fprint(a.stdout, "Run? [y]es / [n]o / [a]lways in this session / [r] auto (ask only for high risk): ")
+		fmt.Fprintf(a.stdout, "Run? [y]es / [n]o / %s / [r] auto (ask only for high risk)%s: ", always, show)
 		var l line
 		select {
 		case l = <-in.readLines():
@@ -417,6 +443,9 @@ func (a *app) replConfirm(ctx context.Context, in *asker, pending []tui.Pending)
 			return tui.AnswerAlways, true
 		case "r", "auto":
 			return tui.AnswerAuto, true
+		case "d":
+			printPending(a.stdout, o.Pending, -1)
+			continue
 		}
 		if l.err != nil {
 			fmt.Fprintln(a.stdout)

@@ -21,6 +21,7 @@ const (
 	exitStuck        = 3
 	exitMaxIter      = 4
 	exitConfirmation = 5
+	exitRefused      = 6   // HIGH risk actions were refused, unattended
 	exitPaused       = 130 // 128 + SIGINT, as shells report an interrupted command
 )
 

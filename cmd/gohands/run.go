@@ -48,6 +48,7 @@ type runFlags struct {
 	verbose                bool
 	mcpConfig              string
 	confirm                string
+	allowHighRisk          bool
 	acp                    string
 	preset                 string
 	browser                bool
@@ -72,6 +73,15 @@ Interrupt (Ctrl-C) pauses the conversation, which can then be continued with
 --conversation-id; a second interrupt quits at once. Events are shown as a
 readable transcript, or with --json as JSON lines exactly as stored.
 
+Safety: by default (--confirm never) nothing is asked, and actions rated HIGH
+risk (by the model's own rating or by the rules: rm -rf outside the
+workspace, sudo, package removal, force pushes, reading keys, ...) are refused
+without running: the agent is told and continues, the refused actions are
+printed (listed as "refused" in the --json result) and the exit status is 6.
+--allow-high-risk runs them unasked instead (the old default: use it only in
+a sandbox). Nothing else is sandboxed: LOW and MEDIUM risk commands run as
+you (--sandbox docker runs the whole run in a container).
+
 With --confirm always or risky, actions wait for an answer: each is shown
 with its risk and "y" on standard input runs them, "n" rejects them (the
 agent is told and continues). The prompt goes to standard error with
@@ -79,10 +89,11 @@ agent is told and continues). The prompt goes to standard error with
 
 Exit status: 0 when the agent finished; 1 on error, 2 on bad usage, 3 when the
 agent is stuck, 4 when it reached --max-iterations, 5 when actions wait for
-confirmation, 130 when paused by an interrupt (SIGINT, Ctrl-C) and 143 when
-paused by SIGTERM: the running command or model call is cancelled, the
-conversation is paused and stored, and --conversation-id continues it. A
-second signal quits at once.`,
+confirmation, 6 when the agent finished but HIGH risk actions were refused,
+130 when paused by an interrupt (SIGINT, Ctrl-C) and 143 when paused by
+SIGTERM: the running command or model call is cancelled, the conversation is
+paused and stored, and --conversation-id continues it. A second signal quits
+at once.`,
 		Example: `  gohands run "add a --verbose flag to main.go and test it"
   gohands run --workspace ~/src/app --json "fix the failing test" > events.jsonl
   gohands run --conversation-id 2b1c... "now update the README"
@@ -112,7 +123,8 @@ second signal quits at once.`,
 	fl.BoolVar(&f.json, "json", false, "print events as JSON lines, exactly as stored")
 	fl.StringArrayVar(&f.secrets, "secret", nil, "make a secret available to commands as an environment variable: `NAME=VALUE`, or NAME to take the value of $NAME; its value is hidden from the model and the stored events (repeatable)")
 	fl.StringVar(&f.mcpConfig, "mcp-config", "", "JSON `file` of MCP servers ({\"mcpServers\": {...}}) whose tools the agent gets")
-	fl.StringVar(&f.confirm, "confirm", "", "which actions wait for a y/n answer on standard input: `never` (the default, or the settings' confirm), always, or risky (HIGH or unknown risk, the higher of the model's own rating and the rules)")
+	fl.StringVar(&f.confirm, "confirm", "", "which actions wait for a y/n answer on standard input: `never` (the default, or the settings' confirm: nothing is asked and HIGH risk actions are refused), always, or risky (HIGH or unknown risk, the higher of the model's own rating and the rules)")
+	fl.BoolVar(&f.allowHighRisk, "allow-high-risk", false, "with --confirm never: run HIGH risk actions unasked instead of refusing them (only in a sandbox)")
 	fl.BoolVar(&f.moveWorkspace, "move-workspace", false, "let a resumed conversation work in a --workspace other than its own")
 	fl.StringVar(&f.server, "server", "", "run the agent on the agent server at this `URL` (gohands serve or the reference's); --workspace is then a directory on that server")
 	fl.StringVar(&f.sessionKey, "session-key", "", "the agent server's session `key` (default $SESSION_API_KEY)")

@@ -41,6 +41,8 @@ type session struct {
 	// switchTo is a model chosen with /model before the conversation was
 	// opened: it is switched to once it is.
 	switchTo *llm.Config
+	// allow holds the "always" answers: what runs unasked from then on.
+	allow allowList
 }
 
 var _ tui.Backend = (*session)(nil)
@@ -141,9 +143,37 @@ func (s *session) run(ctx context.Context, conv *conversation.LocalConversation)
 	if s.onOutput != nil {
 		ctx = tool.WithOutput(ctx, s.onOutput)
 	}
-	err := conv.Run(ctx)
-	s.flush(conv)
-	return s.outcome(ctx, conv, err)
+	for {
+		err := conv.Run(ctx)
+		if err == nil && conv.Status() == conversation.StatusWaitingForConfirmation && s.allowed(ctx, conv) {
+			continue // running approves them
+		}
+		s.flush(conv)
+		return s.outcome(ctx, conv, err)
+	}
+}
+
+// allowed reports whether the waiting actions are covered by earlier
+// "always" answers.
+func (s *session) allowed(ctx context.Context, conv *conversation.LocalConversation) bool {
+	actions, err := conv.State().PendingActions()
+	if err != nil {
+		return false
+	}
+	return s.allow.covers(actions, s.rate(ctx, actions))
+}
+
+// rate rates actions with the session's analyzer (the model's own rating
+// without one).
+func (s *session) rate(ctx context.Context, actions []*event.ActionEvent) []event.SecurityRisk {
+	if an := s.p.analyzer; an != nil && len(actions) > 0 {
+		return security.AnalyzeAll(ctx, an, actions)
+	}
+	risks := make([]event.SecurityRisk, len(actions))
+	for i, a := range actions {
+		risks[i] = a.SecurityRisk
+	}
+	return risks
 }
 
 // flush returns once every event of the run has been shown, so that the
@@ -188,16 +218,11 @@ func (s *session) outcome(ctx context.Context, conv *conversation.LocalConversat
 		o.Err = perr
 		return o
 	}
-	risks := make([]event.SecurityRisk, len(actions))
+	risks := s.rate(ctx, actions)
 	for i, a := range actions {
-		risks[i] = a.SecurityRisk
+		o.Pending = append(o.Pending, tui.Pending{Tool: a.ToolName, Risk: risk(risks[i]), Line: actionLine(a), Detail: actionPreview(a, s.p.workDir)})
 	}
-	if an := s.p.analyzer; an != nil && len(actions) > 0 {
-		risks = security.AnalyzeAll(ctx, an, actions)
-	}
-	for i, a := range actions {
-		o.Pending = append(o.Pending, tui.Pending{Tool: a.ToolName, Risk: risk(risks[i]), Line: actionLine(a)})
-	}
+	o.Always = scopeLabel(actions)
 	return o
 }
 
@@ -212,8 +237,11 @@ func (s *session) Answer(ctx context.Context, ans tui.Answer) tui.Outcome {
 	case tui.AnswerNo:
 		err = conv.RejectPendingActions(ctx, "")
 	case tui.AnswerAlways:
-		if err = conv.SetConfirmationPolicy(security.NeverConfirm{}); err == nil {
-			s.setConfirm("never", security.NeverConfirm{})
+		// Scoped to these tools and commands, HIGH risk excepted (see
+		// allowList); /confirm never is the way to stop every question.
+		var actions []*event.ActionEvent
+		if actions, err = conv.State().PendingActions(); err == nil {
+			s.allow.add(actions)
 		}
 	case tui.AnswerAuto:
 		p := security.NewConfirmRisky()

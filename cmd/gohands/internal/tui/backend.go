@@ -51,7 +51,9 @@ const (
 	AnswerNo Answer = iota
 	// AnswerYes runs them.
 	AnswerYes
-	// AnswerAlways runs them and stops asking in this session.
+	// AnswerAlways runs them and stops asking, in this session, about
+	// actions of the same tools and commands (Outcome.Always) unless they
+	// are rated HIGH.
 	AnswerAlways
 	// AnswerAuto runs them and from now on asks only about high or
 	// unknown risk.
@@ -67,6 +69,9 @@ type Outcome struct {
 	Err error
 	// Pending are the actions waiting for confirmation.
 	Pending []Pending
+	// Always says what answering "always" covers: "`go test` commands",
+	// "file_editor actions".
+	Always string
 	// NotSent is true when Send did not send its message because actions
 	// were already waiting for an answer (running would approve them):
 	// the caller keeps the message and sends it after the answer.
@@ -78,6 +83,10 @@ type Pending struct {
 	Tool string
 	Risk string // LOW, MEDIUM, HIGH or UNKNOWN
 	Line string // what it does, on one line
+	// Detail is what it does, whole, when Line cannot say it: the diff of
+	// an edit, a long command. Lines of a diff start with "@@", "-", "+"
+	// or " ".
+	Detail []string
 }
 
 // Summary is a stored conversation in the /resume picker.

@@ -44,6 +44,7 @@ type cell struct {
 	failed   bool
 	rejected bool
 	expanded bool
+	preview  bool // what an action waiting for an answer will do
 
 	// The agent's message as markdown renders it, kept while its text
 	// and the width stay: the screen is drawn at every event.
@@ -93,6 +94,8 @@ func (c *cell) render(w int, selected bool, markdown func(string, int) string) [
 func (c *cell) renderAction(w int, selected bool) []string {
 	mark := styleRunning.Render("●")
 	switch {
+	case c.preview:
+		mark = styleKey.Render("?")
 	case c.rejected:
 		mark = styleDim.Render("○")
 	case c.failed || (c.exitCode != nil && *c.exitCode != 0):
@@ -204,9 +207,19 @@ func actionTitle(a *event.ActionEvent) string {
 	return a.ToolName + " " + one(a.ToolCall.Arguments)
 }
 
-// diffLines shows the change from old to new as a unified diff of the
-// changed region with two lines of context: edits are usually one hunk.
-func diffLines(old, new string) []string {
+// Diff shows the change from old to new as a unified diff of the changed
+// region with two lines of context (edits are usually one hunk), without
+// colour: lines start with "@@", "-", "+" or " ". A new file (old empty)
+// is all additions.
+func Diff(old, new string) []string {
+	if old == "" {
+		b := strings.Split(strings.TrimSuffix(new, "\n"), "\n")
+		out := []string{fmt.Sprintf("@@ -0,0 +1,%d @@", len(b))}
+		for _, l := range b {
+			out = append(out, "+"+termtext.Strip(l))
+		}
+		return out
+	}
 	a := strings.Split(old, "\n")
 	b := strings.Split(new, "\n")
 	pre := 0
@@ -220,18 +233,35 @@ func diffLines(old, new string) []string {
 	const ctx = 2
 	from := max(pre-ctx, 0)
 	toA, toB := min(len(a)-suf+ctx, len(a)), min(len(b)-suf+ctx, len(b))
-	out := []string{styleHunk.Render(fmt.Sprintf("@@ -%d,%d +%d,%d @@", from+1, toA-from, from+1, toB-from))}
+	out := []string{fmt.Sprintf("@@ -%d,%d +%d,%d @@", from+1, toA-from, from+1, toB-from)}
 	for _, l := range a[from:pre] {
 		out = append(out, " "+termtext.Strip(l))
 	}
 	for _, l := range a[pre : len(a)-suf] {
-		out = append(out, styleDel.Render("-"+termtext.Strip(l)))
+		out = append(out, "-"+termtext.Strip(l))
 	}
 	for _, l := range b[pre : len(b)-suf] {
-		out = append(out, styleAdd.Render("+"+termtext.Strip(l)))
+		out = append(out, "+"+termtext.Strip(l))
 	}
 	for _, l := range b[len(b)-suf : toB] {
 		out = append(out, " "+termtext.Strip(l))
+	}
+	return out
+}
+
+// styleDiff colours the lines of a Diff.
+func styleDiff(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "@@"):
+			l = styleHunk.Render(l)
+		case strings.HasPrefix(l, "-"):
+			l = styleDel.Render(l)
+		case strings.HasPrefix(l, "+"):
+			l = styleAdd.Render(l)
+		}
+		out[i] = l
 	}
 	return out
 }
@@ -256,7 +286,7 @@ func (c *cell) observe(o event.Observation) {
 			if o.OldContent != nil {
 				old = *o.OldContent
 			}
-			c.diff = diffLines(old, *o.NewContent)
+			c.diff = styleDiff(Diff(old, *o.NewContent))
 			return
 		}
 		c.output = text

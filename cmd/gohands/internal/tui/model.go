@@ -64,6 +64,7 @@ type Model struct {
 	phase   string // "thinking" or the running tool's name
 
 	pending []Pending
+	always  string // what "always" covers (Outcome.Always)
 	// queued are messages typed while the agent worked or asked: they are
 	// sent, as one message, when it stops.
 	queued   []string
@@ -269,7 +270,7 @@ func (m *Model) finish(o Outcome) tea.Cmd {
 	m.sending = ""
 	switch {
 	case o.Status == "waiting_for_confirmation":
-		m.pending, m.mode = o.Pending, modeConfirm
+		m.pending, m.always, m.mode = o.Pending, o.Always, modeConfirm
 		return nil
 	case o.Err != nil:
 		m.push(&cell{kind: cellError, text: o.Err.Error()})
@@ -494,6 +495,9 @@ func (m *Model) confirmKey(s string) (cmd tea.Cmd, ok bool) {
 	}
 	var a Answer
 	switch s {
+	case "d":
+		m.showDetails()
+		return nil, true
 	case "y", "enter":
 		a = AnswerYes
 	case "n", "esc", "ctrl+c":
@@ -809,22 +813,71 @@ func (m *Model) confirmPanel(w int) []string {
 	} else {
 		fmt.Fprintf(&sb, "The agent wants to run %d actions:\n", n)
 	}
+	// The previews share what the screen can spare.
+	room := max(min(m.height-12, 24)/max(n, 1), 3)
+	hidden := false
 	for _, p := range m.pending {
 		risk := p.Risk
 		if risk == "HIGH" || risk == "UNKNOWN" {
 			risk = styleErr.Render(risk)
 		}
-		line := termtext.Strip(p.Line)
-		fmt.Fprintf(&sb, "  %s (risk %s): %s\n", p.Tool, risk, ansiTrunc(line, w-20))
+		line := fmt.Sprintf("  %s (risk %s): %s", p.Tool, risk, termtext.Strip(p.Line))
+		sb.WriteString(ansiTrunc(line, w-4) + "\n")
+		detail := previewLines(p.Detail)
+		if len(detail) > room {
+			more := len(detail) - room + 1
+			detail = append(detail[:room-1:room-1], styleDim.Render(fmt.Sprintf("… %s (d shows all)", plural(more, "more line"))))
+			hidden = true
+		}
+		for _, l := range detail {
+			sb.WriteString("    " + ansiTrunc(l, w-8) + "\n")
+		}
 	}
-	sb.WriteString(styleKey.Render("y") + " yes  " + styleKey.Render("n") + " no  " +
-		styleKey.Render("a") + " always (this session)  " + styleKey.Render("r") + " auto (ask only for high risk)\n")
+	always := "always"
+	if m.always != "" {
+		always = "always for " + m.always
+	}
+	keys := styleKey.Render("y") + " yes  " + styleKey.Render("n") + " no  " +
+		styleKey.Render("a") + " " + always + "  " + styleKey.Render("r") + " auto (ask only for high risk)"
+	if hidden {
+		keys += "  " + styleKey.Render("d") + " show all"
+	}
+	sb.WriteString(keys + "\n")
+	sb.WriteString(styleDim.Render("\"always\" lasts this session and never covers HIGH risk") + "\n")
 	sb.WriteString(styleDim.Render("or type a message: it is sent after your answer"))
 	out := strings.Split(stylePanel.Width(w).Render(sb.String()), "\n")
 	if m.input.Value() != "" {
 		out = append(out, m.input.View())
 	}
 	return out
+}
+
+// previewLines styles an action's Detail: a diff in colour, other text
+// as it is.
+func previewLines(detail []string) []string {
+	if len(detail) == 0 {
+		return nil
+	}
+	for _, l := range detail {
+		if strings.HasPrefix(l, "@@") {
+			return styleDiff(detail)
+		}
+	}
+	return detail
+}
+
+// showDetails puts the whole previews of the waiting actions in the
+// conversation, where they can be scrolled (PgUp), the panel staying.
+func (m *Model) showDetails() {
+	for _, p := range m.pending {
+		c := &cell{kind: cellAction, text: p.Tool + ": " + termtext.Strip(p.Line), expanded: true, done: true, preview: true}
+		c.diff = previewLines(p.Detail)
+		if len(c.diff) == 0 {
+			c.diff = []string{termtext.Strip(p.Line)}
+		}
+		m.push(c)
+	}
+	m.scroll = 0
 }
 
 func (m *Model) pickPanel(w int) []string {

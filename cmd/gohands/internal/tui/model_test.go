@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -534,5 +535,36 @@ func TestBusyCommandKept(t *testing.T) {
 	}
 	if !strings.Contains(m.notice, "once the agent stops") {
 		t.Errorf("notice %q", m.notice)
+	}
+}
+
+// TestConfirmPanelPreview: the panel shows an edit's diff before the
+// choice and what "always" covers; a preview too long for the screen is
+// cut, and "d" puts it whole in the conversation without answering.
+func TestConfirmPanelPreview(t *testing.T) {
+	var detail []string
+	detail = append(detail, "@@ -0,0 +1,40 @@")
+	for i := 1; i <= 40; i++ {
+		detail = append(detail, fmt.Sprintf("+line %d", i))
+	}
+	f := &fake{outcome: Outcome{Status: "waiting_for_confirmation", Always: "file_editor actions", Pending: []Pending{
+		{Tool: "file_editor", Risk: "LOW", Line: "create /w/new.txt", Detail: detail}}}}
+	m := newModel(t, f, &Options{Task: "write it"})
+	do(m, m.Init())
+	m.Update(EventMsg{userMsg("write it")})
+	if m.mode != modeConfirm {
+		t.Fatalf("mode %v, want the confirmation panel", m.mode)
+	}
+	checkGolden(t, m, "confirm-preview")
+	s := m.Render()
+	if !strings.Contains(s, "+line 1") || strings.Contains(s, "+line 40") || !strings.Contains(s, "(d shows all)") {
+		t.Errorf("the preview is not cut with a way to see it all:\n%s", s)
+	}
+	do(m, press(m, 'd', 0))
+	if len(f.answers) != 0 || m.mode != modeConfirm {
+		t.Fatalf("d answered %v (mode %v); want the panel to stay", f.answers, m.mode)
+	}
+	if s := m.Render(); !strings.Contains(s, "+line 40") {
+		t.Errorf("d did not show the whole preview:\n%s", s)
 	}
 }
