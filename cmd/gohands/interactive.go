@@ -211,7 +211,12 @@ func (a *app) fullScreen(ctx context.Context, f *runFlags, st settings, task str
 	}()
 
 	m := tui.New(s, &tui.Options{Task: task, History: past, Pick: pick, Setup: needSetup, Markdown: newMarkdown(a.getenv("NO_COLOR") != "")})
-	prog := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(a.stdin), tea.WithOutput(a.stdout))
+	// SIGINT or SIGTERM from outside (Ctrl-C is a key here) end the
+	// interface as they end the other commands: the terminal restored,
+	// the run paused and stored, the signal's exit status.
+	sigCtx, stopSignals := a.stopOnSignal(ctx, "")
+	defer stopSignals()
+	prog := tea.NewProgram(m, tea.WithContext(sigCtx), tea.WithoutSignalHandler(), tea.WithInput(a.stdin), tea.WithOutput(a.stdout))
 	s.onEvent = func(e event.Event) { prog.Send(tui.EventMsg{Event: e}) }
 	s.onOutput = func(t string) { prog.Send(tui.OutputMsg{Text: t}) }
 	a.onRetry = func(attempt, of int, wait time.Duration, err error) {
@@ -235,6 +240,9 @@ func (a *app) fullScreen(ctx context.Context, f *runFlags, st settings, task str
 	}
 	if id != "" {
 		fmt.Fprintf(logs, "gohands: conversation %s is kept; continue it with: gohands -c (or gohands -r %.8s)\n", id, id)
+	}
+	if code, ok := stoppedStatus(sigCtx); ok {
+		return &exitErr{code: code} // paused and stored by close
 	}
 	return nil
 }

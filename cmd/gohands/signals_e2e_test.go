@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gohands/gohands/llm/llmtest"
+	"github.com/gohands/gohands/workspace/docker/dockertest"
 )
 
 // The tests below send SIGINT or SIGTERM to the real binary at a moment
@@ -340,5 +341,72 @@ func TestE2ESignalRunTerm(t *testing.T) {
 	e.mustRun(0, e.args()...)
 	if e.status() != "finished" {
 		t.Errorf("after resuming: status %s", e.status())
+	}
+}
+
+// gohands run --sandbox docker stopped by SIGTERM during a command: the
+// signal reaches the run in the container, which pauses and stores the
+// conversation; the exit status is the run's (143) and the container is
+// gone.
+func TestE2ESignalSandbox(t *testing.T) {
+	t.Parallel()
+	o := dockertest.Options(t)
+	e := newE2E(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("c1", "terminal", map[string]any{
+		"command": "touch started && sleep 6113", "timeout": 7000,
+	})}})
+	e.env = append(e.env, "GOHANDS_TEST_IMAGE="+o.Image)
+	p := e.start(e.args("--sandbox", "docker", "--image", o.Image, "wait a while")...)
+	p.waitFile(filepath.Join(e.work, "started"), 3*time.Minute)
+	out, err := exec.Command("docker", "ps", "-q", "--filter", "ancestor="+o.Image, "--filter", "volume="+e.work).Output()
+	ids := strings.Fields(string(out))
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("the sandbox container: %q %v", out, err)
+	}
+	r, _ := signalAt(t, p, unix.SIGTERM)
+	if r.code != exitTerminated {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, exitTerminated, r.stderr)
+	}
+	if err := exec.Command("docker", "inspect", ids[0]).Run(); err == nil {
+		t.Errorf("the container %s is left after the run", ids[0])
+		exec.Command("docker", "rm", "-f", ids[0]).Run()
+	}
+	if e.status() != "paused" {
+		t.Errorf("stored status %q, want paused", e.status())
+	}
+}
+
+// The full-screen interface stopped by SIGTERM during a command restores
+// the terminal, pauses and stores the conversation, ends the command and
+// exits 143.
+func TestE2ESignalTUI(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("c1", "terminal", map[string]any{"command": "echo started-a; sleep 6127"})}})
+	e.env = append(e.env, "XDG_CONFIG_HOME="+e.home)
+	s := startScreen(t, e, "sigterm", "--persistence-dir", e.data, "--llm-config", e.config, "--confirm", "never")
+	s.waitFor("Ask gohands")
+	s.typeLine("wait a while")
+	s.waitFor("started-a")
+	start := time.Now()
+	if err := unix.Kill(s.pid(), unix.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr := s.exited()
+	t.Logf("SIGTERM: exit %s after %s", code, time.Since(start).Round(time.Millisecond))
+	if code != "143" {
+		t.Errorf("exit %s, want 143; stderr:\n%s", code, stderr)
+	}
+	if left := processesWith("sleep 6127"); len(left) > 0 {
+		t.Errorf("the command outlived the interface: pids %v", left)
+	}
+	bases, _ := filepath.Glob(filepath.Join(e.data, "*", "base_state.json"))
+	if len(bases) != 1 {
+		t.Fatalf("stored conversations: %v", bases)
+	}
+	b, _ := os.ReadFile(bases[0])
+	var st struct {
+		Status string `json:"execution_status"`
+	}
+	if json.Unmarshal(b, &st); st.Status != "paused" {
+		t.Errorf("stored status %q, want paused", st.Status)
 	}
 }
