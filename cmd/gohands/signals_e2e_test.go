@@ -410,3 +410,35 @@ func TestE2ESignalTUI(t *testing.T) {
 		t.Errorf("stored status %q, want paused", st.Status)
 	}
 }
+
+// SIGTERM while the model call is in flight (the scripted model holds it)
+// cancels the call: gohands run exits 143 and the conversation is paused.
+func TestE2ESignalRunModelCall(t *testing.T) {
+	t.Parallel()
+	held := make(chan struct{}, 1)
+	gate := make(chan struct{})
+	defer close(gate)
+	model := llmtest.NewResponder(t, func(llmtest.Request) (llmtest.Reply, error) {
+		select {
+		case held <- struct{}{}:
+		default:
+		}
+		<-gate
+		return llmtest.Reply{Text: "too late"}, nil
+	}, nil)
+	e := newE2E(t)
+	e.env = append(e.env, "LLM_BASE_URL="+model.URL+"/v1")
+	p := e.start(e.args("think hard")...)
+	select {
+	case <-held:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("no model call; stderr:\n%s", p.stderr.String())
+	}
+	r, _ := signalAt(t, p, unix.SIGTERM)
+	if r.code != exitTerminated {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, exitTerminated, r.stderr)
+	}
+	if e.status() != "paused" {
+		t.Errorf("status %s, want paused", e.status())
+	}
+}
