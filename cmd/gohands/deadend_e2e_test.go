@@ -64,7 +64,23 @@ func TestE2EEvalDeadEndpoint(t *testing.T) {
 func TestE2EACPDeadEndpoint(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
-	cmd := exec.Command(binPath, "acp", "--persistence-dir", e.data, "--base-url", closedURL(t))
+	start := time.Now()
+	rerr, _ := acpPrompt(t, e, "--base-url", closedURL(t))
+	t.Logf("the prompt was answered in %s: %s", time.Since(start).Round(time.Millisecond), rerr)
+	if !strings.Contains(string(rerr), "nothing listens at the model") {
+		t.Errorf("session/prompt error %s; want one that says nothing listens at the model's address", rerr)
+	}
+	if strings.Contains(string(rerr), "sk-e2e-test-key") {
+		t.Errorf("the key leaked: %s", rerr)
+	}
+}
+
+// acpPrompt runs gohands acp with args as an ACP client would: initialize,
+// session/new, one prompt; it returns the prompt's JSON-RPC error, if any,
+// and what gohands wrote on standard error.
+func acpPrompt(t *testing.T, e *e2e, args ...string) (rpcErr json.RawMessage, stderrText string) {
+	t.Helper()
+	cmd := exec.Command(binPath, append([]string{"acp", "--persistence-dir", e.data}, args...)...)
 	cmd.Env = e.env
 	cmd.Dir = e.work
 	var stderr strings.Builder
@@ -80,12 +96,6 @@ func TestE2EACPDeadEndpoint(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		in.Close()
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("gohands acp: %v\n%s", err, stderr.String())
-		}
-	}()
 	// The hang guard: the default retries would take two minutes.
 	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
 	defer timer.Stop()
@@ -129,15 +139,12 @@ func TestE2EACPDeadEndpoint(t *testing.T) {
 		SessionID string `json:"sessionId"`
 	}
 	json.Unmarshal(res, &sess)
-	start := time.Now()
-	_, rerr = call("session/prompt", map[string]any{"sessionId": sess.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "hello"}}})
-	t.Logf("the prompt was answered in %s: %s", time.Since(start).Round(time.Millisecond), rerr)
-	if !strings.Contains(string(rerr), "nothing listens at the model") {
-		t.Errorf("session/prompt error %s; want one that says nothing listens at the model's address", rerr)
+	_, rpcErr = call("session/prompt", map[string]any{"sessionId": sess.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "hello"}}})
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("gohands acp: %v\n%s", err, stderr.String())
 	}
-	if strings.Contains(string(rerr), "sk-e2e-test-key") {
-		t.Errorf("the key leaked: %s", rerr)
-	}
+	return rpcErr, stderr.String()
 }
 
 // The retries of a failing model (HTTP 500 here) are shown as they happen
@@ -204,6 +211,22 @@ func TestE2ERetryBounds(t *testing.T) {
 		e.mustRun(0, "eval", "--agents", agents, "--retries", "3", "--retry-max-wait", "10ms", "--out", out, suite)
 		if n := len(e.srv.Requests()); n != 5 {
 			t.Errorf("%d model calls, want 5 (3 more)", n)
+		}
+	})
+
+	t.Run("acp", func(t *testing.T) {
+		e := newE2E(t)
+		fail(e, 5)
+		rerr, stderr := acpPrompt(t, e, "--retries", "2", "--retry-max-wait", "10ms")
+		if n := len(e.srv.Requests()); n != 2 {
+			t.Errorf("%d model calls, want 2", n)
+		}
+		// Shown without -v: standard error is the editor's log of the agent.
+		if !strings.Contains(stderr, "(attempt 1 of 2), retrying in 10ms") {
+			t.Errorf("stderr does not show the retry:\n%s", stderr)
+		}
+		if !strings.Contains(string(rerr), "overloaded") {
+			t.Errorf("session/prompt error %s, want the provider's", rerr)
 		}
 	})
 }
