@@ -31,13 +31,15 @@ directory (each a stored conversation, which session/load continues) and
 sends prompts; the agent's messages, thoughts, tool calls and plans stream
 back. MCP servers the editor passes become tools.
 
-Session modes: always-ask (every action asks permission), always-approve,
-and ask-risky (actions the rule-based analyzer rates HIGH or unknown ask).
+Session modes: always-ask (the default: every action asks permission),
+ask-risky (actions the rule-based analyzer rates HIGH or unknown ask) and
+always-approve. Tool calls have readable titles, and edits are sent as
+diffs, which editors show as such.
 
 The model is configured as for "gohands run". Diagnostics go to standard
 error with -v; standard output carries the protocol only.`,
 		Example: `  # Zed settings.json:
-  "agent_servers": {"gohands": {"command": "gohands", "args": ["acp"],
+  "agent_servers": {"gohands": {"type": "custom", "command": "gohands", "args": ["acp"],
     "env": {"LLM_MODEL": "anthropic/claude-sonnet-4-5", "LLM_API_KEY": "..."}}}`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -51,7 +53,7 @@ error with -v; standard output carries the protocol only.`,
 	fl.StringVar(&f.llmConfig, "llm-config", "", "JSON `file` with a full LLM configuration (the OpenHands LLM object); the flags above override it")
 	addRetryFlags(fl, &f.retry)
 	fl.StringVar(&f.persistenceDir, "persistence-dir", "", "`directory` sessions are stored in (default $XDG_DATA_HOME/gohands/conversations)")
-	fl.StringVar(&mode, "mode", acpserver.ModeApprove, "mode of new sessions: `always-approve`, always-ask or ask-risky")
+	fl.StringVar(&mode, "mode", acpserver.ModeAsk, "mode of new sessions (the editor can change it): `always-ask`, ask-risky or always-approve")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log diagnostics to standard error")
 	return cmd
 }

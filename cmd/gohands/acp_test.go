@@ -30,6 +30,7 @@ type acpClientReport struct {
 	} `json:"init"`
 	SessionID   string   `json:"sessionId"`
 	Modes       []string `json:"modes"`
+	InitialMode string   `json:"initialMode"`
 	Updates     []acpUpdate
 	LoadUpdates []acpUpdate `json:"loadUpdates"`
 	Permissions []struct {
@@ -47,6 +48,13 @@ type acpUpdate struct {
 	ID     string `json:"id"`
 	Status string `json:"status"`
 	Title  string `json:"title"`
+	// Content are the types of a tool call's content ("content", "diff").
+	Content []string `json:"content"`
+	Diff    *struct {
+		Path    string  `json:"path"`
+		OldText *string `json:"oldText"`
+		NewText string  `json:"newText"`
+	} `json:"diff"`
 }
 
 // A real ACP client drives `gohands acp`: initialize, a new session in
@@ -100,6 +108,28 @@ func TestACPClient(t *testing.T) {
 	}
 	if !slices.Equal(r.Modes, []string{"always-ask", "always-approve", "ask-risky"}) {
 		t.Errorf("modes %v", r.Modes)
+	}
+	// Issue 32 item 6: a new session asks before actions, tool calls have
+	// titles for people, and an edit comes as a diff.
+	if r.InitialMode != "always-ask" {
+		t.Errorf("a new session starts in mode %q, want always-ask", r.InitialMode)
+	}
+	hello := filepath.Join(e.work, "hello.txt")
+	wantTitle := "Create `" + hello + "`"
+	if len(r.Permissions) == 0 || r.Permissions[0].Title != wantTitle {
+		t.Errorf("permission requests %+v, want the title %q", r.Permissions, wantTitle)
+	}
+	var sawTitle, sawDiff bool
+	for _, u := range r.Updates {
+		if u.Kind == "tool_call" && u.ID == "c1" {
+			sawTitle = u.Title == wantTitle
+		}
+		if u.Kind == "tool_call_update" && u.ID == "c1" && u.Diff != nil {
+			sawDiff = u.Diff.Path == hello && u.Diff.NewText == "hi\n" && u.Diff.OldText == nil
+		}
+	}
+	if !sawTitle || !sawDiff {
+		t.Errorf("the file creation's tool call: title shown %v, diff sent %v; updates %+v", sawTitle, sawDiff, r.Updates)
 	}
 	if !slices.Equal(r.StopReasons, []string{"end_turn", "cancelled", "end_turn"}) {
 		t.Errorf("stop reasons %v", r.StopReasons)

@@ -54,7 +54,8 @@ type Options struct {
 	NewAgent func(mcp map[string]json.RawMessage) (conversation.Agent, error)
 	// PersistenceDir is where sessions are stored. Required.
 	PersistenceDir string
-	// Mode is the mode of new sessions; ModeApprove if empty.
+	// Mode is the mode of new sessions; ModeAsk if empty (an editor's
+	// user approves each action unless they choose otherwise).
 	Mode string
 	// Name and Version identify the agent to the client.
 	Name, Version string
@@ -71,7 +72,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts *Options) error {
 	}
 	o := *opts
 	if o.Mode == "" {
-		o.Mode = ModeApprove
+		o.Mode = ModeAsk
 	}
 	if policyOf(o.Mode) == nil {
 		return fmt.Errorf("acpserver: unknown mode %q", o.Mode)

@@ -6,6 +6,8 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gohands/gohands/event"
 )
 
 // The client's MCP servers become the reference's mcp_config entries.
@@ -53,5 +55,29 @@ func TestModes(t *testing.T) {
 	}
 	if policyOf("yolo") != nil {
 		t.Error("unknown mode has a policy")
+	}
+}
+
+// Tool call titles are for people: never the arguments' JSON (issue 32
+// item 6).
+func TestTitle(t *testing.T) {
+	tests := []struct {
+		tool, args, summary, want string
+	}{
+		{"terminal", `{"command":"go test ./..."}`, `terminal: {"command": "go test ./..."}`, "`go test ./...`"},
+		{"terminal", `{"command":"cat <<EOF\nx\nEOF"}`, "", "`cat <<EOF …`"},
+		{"file_editor", `{"command":"str_replace","path":"/w/calc.py","old_str":"a","new_str":"b"}`, "", "Edit `/w/calc.py`"},
+		{"file_editor", `{"command":"create","path":"/w/new.py","file_text":"x"}`, "", "Create `/w/new.py`"},
+		{"file_editor", `{"command":"view","path":"/w"}`, "", "Read `/w`"},
+		{"grep", `{"pattern":"TODO"}`, "", "Search `TODO`"},
+		{"fetch", `{"url":"https://example.com"}`, `fetch: {"url": "https://example.com"}`, "fetch `https://example.com`"},
+		{"mcp_tool", `{"a":1}`, "Looks up the weather", "Looks up the weather"},
+		{"mcp_tool", `{"a":1}`, `mcp_tool: {"a": 1}`, "mcp_tool"},
+	}
+	for _, tt := range tests {
+		e := &event.ActionEvent{ToolName: tt.tool, ToolCall: event.ToolCall{Name: tt.tool, Arguments: tt.args}, Summary: tt.summary}
+		if got := title(e); got != tt.want {
+			t.Errorf("%s %s: title %q, want %q", tt.tool, tt.args, got, tt.want)
+		}
 	}
 }

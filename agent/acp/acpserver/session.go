@@ -17,6 +17,7 @@ import (
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/tools/fileeditor"
 	"github.com/gohands/gohands/tools/tasktracker"
 )
 
@@ -159,6 +160,16 @@ func (ss *session) forward(e event.Event) {
 		if base.IsError {
 			status = "failed"
 		}
+		// An edit is sent as a diff, which editors show as one.
+		if o, ok := e.Observation.(*fileeditor.Observation); ok && !base.IsError && o.NewContent != nil && o.Path != nil && o.Command != "view" {
+			var old []string
+			if o.OldContent != nil && o.PrevExist {
+				old = []string{*o.OldContent}
+			}
+			ss.update(sdk.UpdateToolCall(sdk.ToolCallId(e.ToolCallID), sdk.WithUpdateStatus(status),
+				sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolDiffContent(*o.Path, *o.NewContent, old...)})))
+			return
+		}
 		out := event.TextOf(base.Content)
 		if len(out) > maxToolText {
 			out = out[:maxToolText] + "\n[output truncated]"
@@ -176,22 +187,55 @@ func (ss *session) forward(e event.Event) {
 	}
 }
 
-// title is a tool call's one-line title.
+// title is a tool call's one-line title, for people: "`go test ./...`",
+// "Edit `calc.py`"; the model's own summary otherwise, never the
+// arguments' JSON (a summary the model did not write is made of it).
 func title(e *event.ActionEvent) string {
-	if e.Summary != "" {
-		return e.Summary
-	}
 	var args map[string]any
 	json.Unmarshal([]byte(e.ToolCall.Arguments), &args)
-	for _, k := range []string{"command", "path", "pattern", "url"} {
-		if v, ok := args[k].(string); ok && v != "" {
-			if len(v) > 120 {
-				v = v[:120] + "…"
-			}
-			return e.ToolName + ": " + v
+	str := func(k string) string {
+		v, _ := args[k].(string)
+		v = strings.TrimSpace(v)
+		if i := strings.IndexByte(v, '\n'); i >= 0 {
+			v = v[:i] + " …"
+		}
+		if len(v) > 120 {
+			v = v[:120] + "…"
+		}
+		return v
+	}
+	quote := func(v string) string { return "`" + strings.ReplaceAll(v, "`", "'") + "`" }
+	switch e.ToolName {
+	case "terminal":
+		if c := str("command"); c != "" {
+			return quote(c)
+		}
+	case "file_editor", "str_replace_editor":
+		if p := str("path"); p != "" {
+			verb := map[string]string{"view": "Read", "create": "Create", "str_replace": "Edit", "insert": "Edit", "undo_edit": "Undo the last edit of"}[str("command")]
+			return cmpOr(verb, "Edit") + " " + quote(p)
+		}
+	case "grep", "glob":
+		if p := str("pattern"); p != "" {
+			return "Search " + quote(p)
+		}
+	}
+	if e.Summary != "" && !strings.HasPrefix(e.Summary, e.ToolName+": {") {
+		return e.Summary
+	}
+	for _, k := range []string{"command", "path", "pattern", "url", "query"} {
+		if v := str(k); v != "" {
+			return e.ToolName + " " + quote(v)
 		}
 	}
 	return e.ToolName
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // kindOf maps gohands tools to ACP tool kinds, which editors show with

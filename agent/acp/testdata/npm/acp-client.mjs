@@ -2,7 +2,8 @@
 // started as `node acp-client.mjs CWD COMMAND ARGS...` through one
 // scenario and prints what it saw as JSON on stdout:
 //
-//   initialize; session/new in CWD; session/set_mode always-ask;
+//   initialize; session/new in CWD (its mode is recorded);
+//   session/set_mode always-ask;
 //   prompt 1 (its permission requests are allowed);
 //   prompt 2, cancelled with session/cancel after its first update or 1s;
 //   session/load of the session (its history is replayed);
@@ -32,6 +33,11 @@ const app = client({ name: "gohands-test-client" })
     const u = params.update;
     const rec = { kind: u.sessionUpdate };
     if (u.content?.text) rec.text = u.content.text;
+    if (Array.isArray(u.content)) {
+      rec.content = u.content.map((c) => c.type);
+      const d = u.content.find((c) => c.type === "diff");
+      if (d) rec.diff = { path: d.path, oldText: d.oldText ?? null, newText: d.newText };
+    }
     if (u.toolCallId) rec.id = u.toolCallId;
     if (u.status) rec.status = u.status;
     if (u.title) rec.title = u.title;
@@ -48,6 +54,7 @@ try {
     const s = await ctx.request(methods.agent.session.new, { cwd, mcpServers });
     out.sessionId = s.sessionId;
     out.modes = s.modes?.availableModes.map((m) => m.id);
+    out.initialMode = s.modes?.currentModeId;
     await ctx.request(methods.agent.session.setMode, { sessionId: s.sessionId, modeId: "always-ask" });
     const text = (t) => [{ type: "text", text: t }];
 
