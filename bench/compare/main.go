@@ -1,5 +1,5 @@
 // Command compare runs the same jobs through gohands and the Python
-// reference (openhands-sdk 1.43.1), alternating A B A B, and prints one
+// reference (openhands-sdk 1.58.2, or 1.43.1), alternating A B A B, and prints one
 // Markdown table of medians and ratios. scripts/compare.sh builds gohands,
 // finds the reference's venv and runs it:
 //
@@ -49,6 +49,7 @@ var referenceScript []byte
 type config struct {
 	Gohands       string // the gohands binary
 	Python        string // the reference venv's python
+	RefVersion    string // its openhands-sdk version, for the table
 	Steps         int    // steps of the think and terminal jobs
 	Runs          int    // runs of each job on each side (the median is shown)
 	ReplaySteps   int    // think steps of the conversation replayed (2 events each)
@@ -65,7 +66,8 @@ func main() {
 	log.SetPrefix("compare: ")
 	var c config
 	flag.StringVar(&c.Gohands, "gohands", "", "the gohands `binary` (required)")
-	flag.StringVar(&c.Python, "python", "", "the `python` of a venv with openhands-sdk, -tools and -agent-server 1.43.1 (required)")
+	flag.StringVar(&c.Python, "python", "", "the `python` of a venv with openhands-sdk, -tools and -agent-server 1.58.2 or 1.43.1 (required)")
+	flag.StringVar(&c.RefVersion, "reference-version", "1.58.2", "the reference's `version` in that venv, shown in the table")
 	flag.IntVar(&c.Steps, "steps", 200, "steps of the think and terminal jobs")
 	flag.IntVar(&c.Runs, "runs", 3, "runs of each job on each side; medians are shown")
 	flag.IntVar(&c.ReplaySteps, "replay-steps", 500, "think steps of the stored conversation replayed (two events each, ~1,000 events)")

@@ -45,7 +45,7 @@ func median(v []float64) float64 {
 // write prints the table in Markdown: medians, and the reference's figure
 // divided by gohands' (how many times less gohands takes).
 func (t *table) write(w io.Writer) {
-	fmt.Fprintf(w, "| job (medians of %d runs; servers once) | reference 1.43.1 | gohands | ratio |\n|---|---:|---:|---:|\n", t.c.Runs)
+	fmt.Fprintf(w, "| job (medians of %d runs; servers once) | reference %s | gohands | ratio |\n|---|---:|---:|---:|\n", t.c.Runs, t.c.RefVersion)
 	for _, row := range t.rows {
 		ref, goh := median(t.samples[row]["reference"]), median(t.samples[row]["gohands"])
 		ratio := "-"
