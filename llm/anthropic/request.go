@@ -53,7 +53,12 @@ func buildRequest(req *llm.Request) (*messagesRequest, http.Header, error) {
 	if p.MaxTokens <= 0 {
 		p.MaxTokens = defaultMaxTokens
 	}
-	system, msgs, err := convertMessages(req.Messages, f.Vision)
+	messages := req.Messages
+	if f.Vision {
+		// Larger images are refused; the reference shrinks them too.
+		messages = llm.ShrinkImages(messages, llm.AnthropicImageLimit(messages))
+	}
+	system, msgs, err := convertMessages(messages, f.Vision)
 	if err != nil {
 		return nil, nil, err
 	}
