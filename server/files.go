@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/gohands/gohands/workspace"
@@ -36,6 +37,10 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	}
 	if !filepath.IsAbs(q.Path) {
 		writeDetail(w, http.StatusBadRequest, "Path must be absolute")
+		return
+	}
+	if err := uploadTarget(q.Path); err != nil {
+		writeUploadErr(w, err)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxUploadBytes)
@@ -69,10 +74,11 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 func writeUploadErr(w http.ResponseWriter, err error) {
 	var mb *http.MaxBytesError
 	var pe *fs.PathError
+	var le *os.LinkError
 	switch {
 	case errors.As(err, &mb):
 		writeDetail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Upload larger than %d bytes", mb.Limit))
-	case errors.Is(err, errUploadTarget), errors.As(err, &pe), errors.Is(err, syscall.ENOSPC):
+	case errors.Is(err, errUploadTarget), errors.As(err, &pe), errors.As(err, &le), errors.Is(err, syscall.ENOSPC):
 		// The path or the disk, not the server: the caller can act on it.
 		writeDetail(w, http.StatusBadRequest, "Failed to upload file: "+err.Error())
 	default:
@@ -82,14 +88,41 @@ func writeUploadErr(w http.ResponseWriter, err error) {
 
 var errUploadTarget = errors.New("the upload's path is not a file")
 
+// uploadTarget refuses, before the body is read, a path that cannot name
+// a file: one with a NUL byte, or one ending in a separator, "." or ".."
+// (a directory, which the rename would refuse after the parents were made).
+func uploadTarget(path string) error {
+	if strings.IndexByte(path, 0) >= 0 {
+		return fmt.Errorf("%w: the path holds a NUL byte", errUploadTarget)
+	}
+	switch path[strings.LastIndexByte(path, '/')+1:] {
+	case "", ".", "..":
+		return fmt.Errorf("%w: %s names a directory", errUploadTarget, path)
+	}
+	return nil
+}
+
 // writeFileFrom streams src into path through a temporary file beside it,
-// so a failed upload leaves no partial file; the temporary file is
-// removed whatever fails, the rename included.
+// so a failed upload leaves no partial file; the temporary file, and the
+// parent directories it made, are removed whatever fails, the rename
+// included.
 func writeFileFrom(path string, src io.Reader) (err error) {
+	if err := uploadTarget(path); err != nil {
+		return err
+	}
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 		return fmt.Errorf("%w: %s is a directory or a special file", errUploadTarget, path)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	made, err := mkdirAll(filepath.Dir(path))
+	defer func() {
+		if err != nil {
+			// Innermost first; a directory another upload wrote into stays.
+			for i := len(made) - 1; i >= 0; i-- {
+				os.Remove(made[i])
+			}
+		}
+	}()
+	if err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".upload-*")
@@ -112,6 +145,31 @@ func writeFileFrom(path string, src io.Reader) (err error) {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// mkdirAll is os.MkdirAll that returns the directories it made,
+// outermost first.
+func mkdirAll(dir string) (made []string, err error) {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || d == filepath.Dir(d) {
+			break
+		}
+		missing = append(missing, d)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		// Some of them may have been made before the failure.
+		for i := len(missing) - 1; i >= 0; i-- {
+			if _, serr := os.Lstat(missing[i]); serr == nil {
+				made = append(made, missing[i])
+			}
+		}
+		return made, err
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		made = append(made, missing[i])
+	}
+	return made, nil
 }
 
 func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) {

@@ -206,3 +206,108 @@ func FuzzFilePaths(f *testing.F) {
 		}
 	})
 }
+
+// FuzzUploadPaths uploads to paths under a fresh directory holding a
+// file, a directory, a FIFO, a symlink to each and a dangling one. The
+// routes take any absolute path, as the reference's do (the key, or the
+// same-origin guard, is what keeps callers out), so the property is
+// consistency, not confinement: the answer is a 4xx or 200, never a 5xx
+// nor a blocked write; a 200 leaves the new content readable at the path
+// and through download; a refusal changes nothing; and no temporary file
+// outlives the request.
+func FuzzUploadPaths(f *testing.F) {
+	for _, s := range []string{"new", "file", "to-file", "fifo", "to-fifo", "sub", "to-sub", "dangling", "sub/new", "to-sub/new",
+		"deep/er/new", "file/x", "fifo/x", "sub/../fifo", "file\x00", "%2e%2e/x", "", ".", "file/", "new/", "to-fifo/.",
+		".upload-x", strings.Repeat("a/", 200) + "x", strings.Repeat("n", 300), "deep/er/" + strings.Repeat("n", 300)} {
+		f.Add(s)
+	}
+	srv, err := server.New(&server.Options{ConversationsPath: f.TempDir(), WorkspacePath: f.TempDir(), BashEventsDir: f.TempDir()})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, rel string) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "file"), []byte("content"), 0o644)
+		os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+		if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range [][2]string{{"file", "to-file"}, {"fifo", "to-fifo"}, {"sub", "to-sub"}, {"nowhere", "dangling"}} {
+			os.Symlink(filepath.Join(dir, l[0]), filepath.Join(dir, l[1]))
+		}
+		snapshot := func() map[string]string {
+			m := map[string]string{}
+			filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err != nil || p == dir {
+					return nil
+				}
+				fi, _ := d.Info()
+				v := fi.Mode().Type().String()
+				if fi.Mode().IsRegular() {
+					b, _ := os.ReadFile(p)
+					v += string(b)
+				}
+				if fi.Mode()&os.ModeSymlink != 0 {
+					target, _ := os.Readlink(p)
+					v += target
+				}
+				m[strings.TrimPrefix(p, dir)] = v
+				return nil
+			})
+			return m
+		}
+		before := snapshot()
+		p := dir + "/" + rel
+		if !strings.HasPrefix(filepath.Clean(p), dir+"/") {
+			return // outside the fixture: not this test's files
+		}
+
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		fw, _ := mw.CreateFormFile("file", "x")
+		fw.Write([]byte("uploaded"))
+		mw.Close()
+		req := httptest.NewRequest("POST", "http://127.0.0.1/api/file/upload?path="+url.QueryEscape(p), &body)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		w := httptest.NewRecorder()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			srv.ServeHTTP(w, req)
+		}()
+		select {
+		case <-done:
+		case <-time.After(time.Minute): // a hang guard: a blocked write
+			t.Fatalf("upload %q does not answer", p)
+		}
+
+		after := snapshot()
+		for name := range after {
+			if strings.Contains(filepath.Base(name), ".upload-") && name != "/.upload-x" {
+				t.Errorf("upload %q (%d) left %s behind", p, w.Code, name)
+			}
+		}
+		switch {
+		case w.Code >= 500:
+			t.Errorf("upload %q: %d %s", p, w.Code, w.Body.String())
+		case w.Code == http.StatusOK:
+			if b, err := os.ReadFile(p); err != nil || string(b) != "uploaded" {
+				t.Errorf("upload %q answered 200 but the path reads %q, %v", p, b, err)
+			}
+			dw := httptest.NewRecorder()
+			srv.ServeHTTP(dw, httptest.NewRequest("GET", "http://127.0.0.1/api/file/download?path="+url.QueryEscape(p), nil))
+			if dw.Code != http.StatusOK || dw.Body.String() != "uploaded" {
+				t.Errorf("download after upload %q: %d %q", p, dw.Code, dw.Body.String())
+			}
+		default:
+			for name, v := range before {
+				if after[name] != v {
+					t.Errorf("refused upload %q (%d %s) changed %s: %q -> %q", p, w.Code, w.Body.String(), name, v, after[name])
+				}
+			}
+			if len(after) != len(before) {
+				t.Errorf("refused upload %q (%d %s) left %d entries, had %d", p, w.Code, w.Body.String(), len(after), len(before))
+			}
+		}
+	})
+}
