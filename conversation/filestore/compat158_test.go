@@ -4,14 +4,19 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
+	"github.com/gohands/gohands/conversation/internal/convtest"
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/internal/refenv"
+	"github.com/gohands/gohands/internal/testenv"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
+	"github.com/gohands/gohands/workspace"
 )
 
 // python158Fixture is a conversation written by the reference 1.58.2 with
@@ -115,5 +120,44 @@ func TestTruncated158Files(t *testing.T) {
 	}
 	if kept, err := os.ReadFile(last + filestore.TornSuffix); err != nil || len(kept) != len(data)/3 {
 		t.Fatalf("torn file not kept: %v", err)
+	}
+}
+
+// A real reference 1.58.2 reads a conversation gohands wrote with its rule
+// analyzer (persisted as PatternSecurityAnalyzer), a SecurityAnalysisEvent
+// and a critic_result: every event re-dumps to the bytes on disk.
+func TestReference158ReadsGohands(t *testing.T) {
+	py := testenv.Reference158Python(t)
+	const id = "0f6e1d2c-3b4a-4958-8776-a5b4c3d2e1f1"
+	dir := filestore.Dir(t.TempDir(), id)
+	f := conversation.NewFields(id, &convtest.Agent{LLM: []byte(`{"model":"gpt-4o","usage_id":"agent"}`), Tools: []any{}}, &workspace.Local{WorkingDir: "/workspace/project"})
+	f.ConfirmationPolicy = security.NewConfirmRisky()
+	f.SecurityAnalyzer = &security.RuleAnalyzer{WorkDir: "/workspace/project"}
+	st, err := conversation.Create(openFile(t, dir), f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := convtest.UserMessage("List the files")
+	a, o := convtest.ActionCycle(1, 100)
+	o.ActionID = a.ID
+	msg := "looks complete"
+	a.CriticResult = &event.CriticResult{Score: 0.75, Message: &msg}
+	rec := &event.SecurityAnalysisEvent{Base: event.NewBase(event.SourceEnvironment), Analyzer: "PatternSecurityAnalyzer", Policy: "ConfirmRisky",
+		Risks: event.ActionRisks{{ActionID: a.ID, Risk: event.RiskLow}}, Details: event.ActionDetails{{ActionID: a.ID, Detail: []byte(`{"rules":[]}`)}}}
+	for _, e := range []event.Event{m, rec, a, o} {
+		if _, err := st.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	t.Cleanup(func() { refenv.Cleanup(home) })
+	cmd := exec.Command(py, filepath.Join("testdata", "python-v1.58.2", "check.py"), dir, id, "4")
+	cmd.Env = refenv.Env(home, "OPENHANDS_SUPPRESS_BANNER=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("ok ['MessageEvent', 'SecurityAnalysisEvent', 'ActionEvent', 'ObservationEvent']")) {
+		t.Fatalf("the reference 1.58.2 does not read gohands' conversation: %v\n%s", err, out)
 	}
 }
