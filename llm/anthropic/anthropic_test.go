@@ -693,3 +693,37 @@ func TestStreamIdleTimeout(t *testing.T) {
 		t.Errorf("err = %v, want ErrTimeout naming stream_idle_timeout", err)
 	}
 }
+
+// TestToolResultImage: a tool result's image (a browser screenshot) is an
+// image block inside the tool_result, which the Messages API takes.
+func TestToolResultImage(t *testing.T) {
+	srv := llmtest.NewAnthropic(t, llmtest.Reply{Text: "I see it."})
+	msgs := []event.Message{
+		event.UserMessage("Take a screenshot."),
+		{Role: event.RoleAssistant, ToolCalls: []event.ToolCall{{ID: "toolu_1", Name: "browser", Arguments: `{}`}}},
+		{Role: event.RoleTool, ToolCallID: "toolu_1", Name: "browser", Content: event.List[event.Content]{event.Text("loaded"), event.Image(llmtest.TinyPNG)}},
+	}
+	if _, err := newLLM(t, srv, "anthropic/claude-opus-4-1", nil).Completion(context.Background(), msgs, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	var b struct {
+		Messages []struct {
+			Content []struct {
+				Type    string `json:"type"`
+				Content []struct {
+					Type   string `json:"type"`
+					Source *struct {
+						MediaType string `json:"media_type"`
+					} `json:"source"`
+				} `json:"content"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := srv.LastRequest().Decode(&b); err != nil {
+		t.Fatal(err)
+	}
+	res := b.Messages[len(b.Messages)-1].Content[0]
+	if res.Type != "tool_result" || len(res.Content) != 2 || res.Content[1].Type != "image" || res.Content[1].Source == nil || res.Content[1].Source.MediaType != "image/png" {
+		t.Errorf("tool result sent as %+v, want its text and the image inside", res)
+	}
+}
