@@ -36,7 +36,7 @@ func approvalScript(t *testing.T, e *e2e) {
 		fmt.Fprintf(&big, "big line %d\n", i)
 	}
 	e.srv.Add(
-		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("call_edit", "file_editor", map[string]any{
+		llmtest.Reply{Usage: llmtest.Usage{PromptTokens: 1200, CompletionTokens: 34}, ToolCalls: []llmtest.ToolCall{call("call_edit", "file_editor", map[string]any{
 			"command": "str_replace", "path": filepath.Join(e.work, "calc.py"), "old_str": "line_15 = 15\n", "new_str": "line_15 = 1500\n"})}},
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("call_big", "file_editor", map[string]any{
 			"command": "create", "path": filepath.Join(e.work, "big.txt"), "file_text": big.String()})}},
@@ -123,7 +123,9 @@ func TestTUIApprovals(t *testing.T) {
 	s := startScreen(t, e, "approve", "--persistence-dir", e.data, "--llm-config", e.config)
 	s.waitFor("Ask gohands")
 	s.typeLine("fix it")
-	scr := s.waitFor("file_editor (risk", "-line_15 = 15", "+line_15 = 1500", "y yes")
+	// The status line counts the tokens of the run so far (issue 32
+	// item 8: it showed 0 until a run finished).
+	scr := s.waitFor("file_editor (risk", "-line_15 = 15", "+line_15 = 1500", "y yes", "1.2k tokens")
 	t.Logf("the edit's panel:\n%s", scr)
 	s.keys("y")
 	scr = s.waitFor("big.txt", "+big line 1", "(d shows all)")

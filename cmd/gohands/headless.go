@@ -396,8 +396,9 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		DurationMS: time.Since(start).Milliseconds(), Workspace: p.workDir,
 	}
 	res.Refused = refused
-	res.Cost = st.Fields().Stats.TotalCost()
-	res.PromptTokens, res.CompletionTokens = st.Fields().Stats.Tokens()
+	stats := liveStats(st.Fields().Stats, p.model)
+	res.Cost = stats.TotalCost()
+	res.PromptTokens, res.CompletionTokens = stats.Tokens()
 	closeErr := conv.Close()
 	if jsonl != nil {
 		if err := jsonl.Err(); err != nil && !errors.Is(err, os.ErrClosed) {
@@ -475,5 +476,28 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 			res.Status, res.Steps, tui.TokenCount(res.PromptTokens+res.CompletionTokens), res.Cost,
 			time.Duration(res.DurationMS)*time.Millisecond, id)
 	}
+	return out
+}
+
+// liveStats is the conversation's stats with the model's own metrics in
+// place of its stored entry when they are ahead: the state is saved with
+// them when a run finishes, not when it stops at a question or the step
+// limit. The model's metrics start from the stored ones (RestoreMetrics).
+func liveStats(stats conversation.Stats, model *llm.LLM) conversation.Stats {
+	if model == nil {
+		return stats
+	}
+	m := model.Metrics()
+	if m.AccumulatedTokenUsage == nil {
+		return stats
+	}
+	if old := stats.UsageToMetrics[model.UsageID()]; old != nil && old.AccumulatedTokenUsage != nil &&
+		old.AccumulatedTokenUsage.PromptTokens+old.AccumulatedTokenUsage.CompletionTokens >=
+			m.AccumulatedTokenUsage.PromptTokens+m.AccumulatedTokenUsage.CompletionTokens {
+		return stats
+	}
+	out := conversation.Stats{UsageToMetrics: event.Map[string, *llm.Metrics]{}}
+	maps.Copy(out.UsageToMetrics, stats.UsageToMetrics)
+	out.UsageToMetrics[model.UsageID()] = &m
 	return out
 }

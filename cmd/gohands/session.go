@@ -342,7 +342,9 @@ func (s *session) Stats() tui.Stats {
 		return st
 	}
 	st.ConversationID = conv.ID()
-	stats := conv.State().Fields().Stats
+	// The model's metrics grow with each call; the state's at the end
+	// of a run.
+	stats := liveStats(conv.State().Fields().Stats, s.p.model)
 	prompt, completion := stats.Tokens()
 	st.Cost, st.Tokens = stats.TotalCost(), prompt+completion
 	if s.p.model != nil {
