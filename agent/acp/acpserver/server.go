@@ -83,9 +83,10 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts *Options) error {
 	if o.Name == "" {
 		o.Name = "gohands"
 	}
-	s := &server{opts: &o, sessions: map[string]*session{}}
+	s := &server{opts: &o, sessions: map[string]*session{}, ready: make(chan struct{})}
 	s.conn = sdk.NewAgentSideConnection(s, w, r)
 	s.conn.SetLogger(o.Logger)
+	close(s.ready)
 	select {
 	case <-s.conn.Done():
 	case <-ctx.Done():
@@ -103,7 +104,10 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts *Options) error {
 
 type server struct {
 	opts *Options
-	conn *sdk.AgentSideConnection
+	// conn is set once ready is closed: the connection reads and answers
+	// requests (a session's first updates) before its constructor returns.
+	conn  *sdk.AgentSideConnection
+	ready chan struct{}
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -371,4 +375,10 @@ func text(blocks []sdk.ContentBlock) (string, []event.Content) {
 		}
 	}
 	return strings.Join(parts, "\n"), images
+}
+
+// connection is the client connection, once Serve has set it.
+func (s *server) connection() *sdk.AgentSideConnection {
+	<-s.ready
+	return s.conn
 }

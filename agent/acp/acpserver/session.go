@@ -72,7 +72,7 @@ func (ss *session) flush(ctx context.Context) error {
 
 func (ss *session) update(u sdk.SessionUpdate) {
 	ss.out <- func() {
-		ss.s.conn.SessionUpdate(context.Background(), sdk.SessionNotification{SessionId: ss.id, Update: u})
+		ss.s.connection().SessionUpdate(context.Background(), sdk.SessionNotification{SessionId: ss.id, Update: u})
 	}
 }
 
@@ -331,7 +331,7 @@ func (ss *session) ask(ctx context.Context) (bool, error) {
 		var input any
 		json.Unmarshal([]byte(a.ToolCall.Arguments), &input)
 		ttl := title(a)
-		resp, err := ss.s.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
+		resp, err := ss.s.connection().RequestPermission(ctx, sdk.RequestPermissionRequest{
 			SessionId: sdk.SessionId(ss.conv.ID()),
 			ToolCall:  sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(a.ToolCallID), Title: &ttl, Kind: &kind, RawInput: input},
 			Options: []sdk.PermissionOption{
