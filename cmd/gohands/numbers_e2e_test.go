@@ -62,3 +62,21 @@ func TestE2EStoppedRunReportsTokens(t *testing.T) {
 		})
 	}
 }
+
+// --conversation-id takes a unique prefix of an id, as show, rm and -r
+// do (issue 32 item 7).
+func TestE2EConversationIDPrefix(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t, finishReply("first"), finishReply("second"))
+	e.mustRun(0, e.args("say something")...)
+	args := []string{"run", "--workspace", e.work, "--persistence-dir", e.data, "--llm-config", e.config,
+		"--conversation-id", e.id[:8], "--json", "and again"}
+	r := e.mustRun(0, args...)
+	var res runResult
+	if err := json.Unmarshal([]byte(lastLine(r.stdout)), &res); err != nil {
+		t.Fatalf("result: %v\n%s", err, r.stdout)
+	}
+	if res.ConversationID != e.id || res.FinalMessage != "second" {
+		t.Errorf("continued %s with %q, want %s with \"second\"", res.ConversationID, res.FinalMessage, e.id)
+	}
+}

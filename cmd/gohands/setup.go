@@ -84,8 +84,16 @@ func (a *app) prepare(ctx context.Context, f *runFlags) (*prepared, error) {
 	var stored convInfo
 	if f.conversationID != "" {
 		u, err := uuid.Parse(f.conversationID)
+		if err != nil && looksLikeID(f.conversationID) {
+			// A unique prefix, as show, rm and -r take.
+			c, ferr := findConversation(p.base, f.conversationID)
+			if ferr != nil {
+				return nil, usageErr("--conversation-id: %v", ferr)
+			}
+			u, err = uuid.Parse(c.ID)
+		}
 		if err != nil {
-			return nil, usageErr("--conversation-id %q: not a conversation id (a UUID)", f.conversationID)
+			return nil, usageErr("--conversation-id %q: not a conversation id (a UUID or a unique prefix of one)", f.conversationID)
 		}
 		p.id = u.String()
 		if stored, p.resume, err = storedConversation(p.base, p.id); err != nil {
