@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gohands/gohands/conversation/filestore"
@@ -78,5 +79,15 @@ func TestE2EConversationIDPrefix(t *testing.T) {
 	}
 	if res.ConversationID != e.id || res.FinalMessage != "second" {
 		t.Errorf("continued %s with %q, want %s with \"second\"", res.ConversationID, res.FinalMessage, e.id)
+	}
+}
+
+// gohands version prints what --version prints (issue 32 item 9).
+func TestE2EVersionCommand(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	a, b := e.mustRun(0, "version"), e.mustRun(0, "--version")
+	if !strings.HasPrefix(a.stdout, "gohands version ") || a.stdout != b.stdout {
+		t.Errorf("gohands version printed %q, --version %q", a.stdout, b.stdout)
 	}
 }

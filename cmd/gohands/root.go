@@ -77,7 +77,7 @@ LLM_BASE_URL.`,
 		Version:       version(),
 	}
 	root.AddCommand(a.runCmd(), a.lsCmd(), a.acpCmd(), a.serveCmd(), a.mcpCmd(), a.evalCmd(), a.exportCmd(), a.importCmd(), a.doctorCmd())
-	root.AddCommand(a.showCmd(), a.rmCmd())
+	root.AddCommand(a.showCmd(), a.rmCmd(), a.versionCmd())
 	a.interactive(root)
 	return root
 }

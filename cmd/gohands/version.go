@@ -1,8 +1,25 @@
 package main
 
-import "strings"
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
 
-import "runtime/debug"
+	"github.com/spf13/cobra"
+)
+
+// versionCmd is "gohands version", the same as --version.
+func (a *app) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version of gohands",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, err := fmt.Fprintf(a.stdout, "gohands version %s\n", version())
+			return err
+		},
+	}
+}
 
 // version is the module version gohands was built from ("(devel)" for a
 // build in a work tree), with the VCS revision when known.
