@@ -76,6 +76,7 @@ var sdk = []string{"event", "tool", "tool/", "llm", "llm/", "conversation", "con
 var importExceptions = map[string]string{
 	"event -> internal/wire":                   "the codec machinery behind event's API",
 	"agent/acp/acpserver -> tools/tasktracker": "gohands served to an editor over ACP reports the task list it keeps",
+	"agent/acp/acpserver -> tools/fileeditor":  "gohands served to an editor over ACP sends an edit as a diff, read from the file editor's action",
 }
 
 // appRoot returns the application a package belongs to ("cmd/gohands"),
