@@ -42,3 +42,6 @@ echo "== go test -race"
 # start, and on a loaded machine each running process gets its share of the
 # CPU, so the suite's wall time falls with more of them.
 go test -race -p 4 -timeout 30m ./... "$@"
+
+echo "== tests/otelcol (a module of its own: traces into the OpenTelemetry Collector's OTLP receiver)"
+(cd tests/otelcol && go vet ./... && go test -race -timeout 10m ./...)

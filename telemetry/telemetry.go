@@ -10,7 +10,13 @@
 package telemetry
 
 import (
+	"cmp"
 	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 	"sync/atomic"
 )
 
@@ -27,9 +33,10 @@ const (
 	KindCondensation                 // one condenser call
 	KindSubAgent                     // a sub-agent's conversation, child of the tool call that started it
 	KindRequest                      // one server request
+	KindConversation                 // a server's run of a conversation, named by its start request
 )
 
-var kindNames = [...]string{"", "run", "step", "model_call", "tool_call", "condensation", "sub_agent", "request"}
+var kindNames = [...]string{"", "run", "step", "model_call", "tool_call", "condensation", "sub_agent", "request", "conversation"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -63,6 +70,10 @@ const (
 	AttrStatus         = "gohands.conversation.status"
 	AttrStep           = "gohands.step"
 	AttrCondensed      = "gohands.condensation.applied"
+	AttrTags           = "gohands.observability.tags" // the start request's observability_tags, comma-separated
+	AttrHTTPMethod     = "http.request.method"
+	AttrHTTPRoute      = "http.route"
+	AttrHTTPStatus     = "http.response.status_code"
 )
 
 // An ExitCoder is an observation that knows the exit code of the process
@@ -201,4 +212,68 @@ func (m multiRecorder) End(err error) {
 	for _, r := range m {
 		r.End(err)
 	}
+}
+
+// SpanContext identifies a span of another process: the caller's span a
+// conversation's trace continues.
+type SpanContext struct {
+	TraceID [16]byte
+	SpanID  [8]byte
+}
+
+// ParseSpanContext reads a serialized span context: a W3C traceparent
+// ("00-<trace id>-<span id>-<flags>"), or the reference's
+// observability_parent_span_context, Laminar's JSON
+// {"trace_id": UUID, "span_id": UUID, ...} (camelCase keys accepted), whose
+// UUIDs are the ids' hex digits.
+func ParseSpanContext(s string) (SpanContext, error) {
+	var sc SpanContext
+	s = strings.TrimSpace(s)
+	var tid, sid string
+	if strings.HasPrefix(s, "{") {
+		var v struct {
+			TraceID  string `json:"trace_id"`
+			SpanID   string `json:"span_id"`
+			TraceID2 string `json:"traceId"`
+			SpanID2  string `json:"spanId"`
+		}
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			return sc, fmt.Errorf("telemetry: span context: %w", err)
+		}
+		tid, sid = cmp.Or(v.TraceID, v.TraceID2), cmp.Or(v.SpanID, v.SpanID2)
+		tid, sid = strings.ReplaceAll(tid, "-", ""), strings.ReplaceAll(sid, "-", "")
+		if len(sid) == 32 && strings.HasPrefix(sid, "0000000000000000") {
+			sid = sid[16:] // a 64-bit span id written as a UUID
+		}
+	} else {
+		parts := strings.Split(s, "-")
+		if len(parts) != 4 || parts[0] != "00" {
+			return sc, fmt.Errorf("telemetry: span context %q is neither a traceparent nor a JSON object", s)
+		}
+		tid, sid = parts[1], parts[2]
+	}
+	if n, err := hex.Decode(sc.TraceID[:], []byte(tid)); err != nil || n != 16 || len(tid) != 32 {
+		return sc, fmt.Errorf("telemetry: span context: bad trace id %q", tid)
+	}
+	if n, err := hex.Decode(sc.SpanID[:], []byte(sid)); err != nil || n != 8 || len(sid) != 16 {
+		return sc, fmt.Errorf("telemetry: span context: bad span id %q", sid)
+	}
+	if sc.TraceID == ([16]byte{}) || sc.SpanID == ([8]byte{}) {
+		return sc, errors.New("telemetry: span context: zero id")
+	}
+	return sc, nil
+}
+
+type remoteKey struct{}
+
+// WithRemoteParent returns ctx carrying sc as the parent of the next span
+// started from it that has no parent of its own in ctx.
+func WithRemoteParent(ctx context.Context, sc SpanContext) context.Context {
+	return context.WithValue(ctx, remoteKey{}, sc)
+}
+
+// RemoteParent returns the span context WithRemoteParent put in ctx.
+func RemoteParent(ctx context.Context) (SpanContext, bool) {
+	sc, ok := ctx.Value(remoteKey{}).(SpanContext)
+	return sc, ok
 }

@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -78,5 +79,27 @@ func BenchmarkStartOff(b *testing.B) {
 	for b.Loop() {
 		_, span := telemetry.Start(ctx, telemetry.KindStep, "agent.step")
 		span.End(nil)
+	}
+}
+
+func TestParseSpanContext(t *testing.T) {
+	const tid, sid = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	for _, in := range []string{
+		"00-" + tid + "-" + sid + "-01",
+		`{"trace_id":"0af76519-16cd-43dd-8448-eb211c80319c","span_id":"00000000-0000-0000-b7ad-6b7169203331","is_remote":true,"span_path":["x"]}`,
+		`{"traceId":"0af76519-16cd-43dd-8448-eb211c80319c","spanId":"00000000-0000-0000-b7ad-6b7169203331"}`,
+	} {
+		sc, err := telemetry.ParseSpanContext(in)
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if got := fmt.Sprintf("%x-%x", sc.TraceID, sc.SpanID); got != tid+"-"+sid {
+			t.Errorf("%s: %s", in, got)
+		}
+	}
+	for _, in := range []string{"", "00-zz-" + sid + "-01", `{"trace_id":"x"}`, "00-" + tid + "-0000000000000000-01", "01-" + tid + "-" + sid + "-01"} {
+		if _, err := telemetry.ParseSpanContext(in); err == nil {
+			t.Errorf("%q parsed", in)
+		}
 	}
 }

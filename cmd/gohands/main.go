@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gohands/gohands/telemetry/oteltrace"
 )
 
 func main() {
@@ -73,4 +75,7 @@ type app struct {
 	// (the interactive mode shows it in its status line); nil writes a
 	// line to stderr.
 	onRetry func(attempt, of int, wait time.Duration, err error)
+	// tracing is the trace pipeline --trace and the OTEL_* variables
+	// set up, shut down when the command ends; nil when off.
+	tracing *oteltrace.Provider
 }

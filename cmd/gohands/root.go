@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gohands/gohands/internal/termtext"
+	"github.com/gohands/gohands/telemetry/oteltrace"
 )
 
 // Exit statuses.
@@ -45,6 +47,14 @@ func (a *app) main(ctx context.Context, args []string) int {
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	err := root.ExecuteContext(ctx)
+	if a.tracing != nil {
+		// Spans still buffered are exported before the process ends.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		if serr := a.tracing.Shutdown(sctx); serr != nil {
+			fmt.Fprintf(a.stderr, "gohands: exporting traces: %s\n", termtext.Strip(serr.Error()))
+		}
+		cancel()
+	}
 	if err == nil {
 		return exitOK
 	}
@@ -75,6 +85,16 @@ LLM_BASE_URL.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version(),
+	}
+	var traceFile string
+	root.PersistentFlags().StringVar(&traceFile, "trace", "", "write the spans of the run (conversation, steps, model and tool calls) to `file` as OTLP JSON; OTEL_EXPORTER_OTLP_* variables export them too")
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		p, err := oteltrace.Setup(cmd.Context(), &oteltrace.Options{File: traceFile})
+		if err != nil {
+			return &exitErr{code: exitUsage, msg: err.Error()}
+		}
+		a.tracing = p
+		return nil
 	}
 	root.AddCommand(a.runCmd(), a.lsCmd(), a.acpCmd(), a.serveCmd(), a.mcpCmd(), a.evalCmd(), a.exportCmd(), a.importCmd(), a.doctorCmd())
 	root.AddCommand(a.showCmd(), a.rmCmd(), a.versionCmd())
