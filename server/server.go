@@ -236,6 +236,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handler.ServeHTTP(w, r)
 }
 
+// Drain makes the server refuse new conversations and runs with 503 from
+// now on, before Close pauses what runs: a supervisor's stop is not a
+// moment to start work.
+func (s *Server) Drain() { s.closing.Store(true) }
+
 // Close pauses the running conversations, waits for their runs to end,
 // persists and releases every conversation, and flushes the webhooks. ctx
 // bounds the wait.

@@ -210,11 +210,15 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 	// conversations pause (within --shutdown-timeout), their state is
 	// written and, with --store, their leases released; a second quits at
 	// once.
-	sigCtx, stopSignals := a.stopOnSignal(ctx, "shutting down: refusing new runs, pausing running conversations")
+	sigCtx, stopSignals := a.stopOnSignal(ctx, "")
 	defer stopSignals()
 	select {
 	case err = <-served:
 	case <-sigCtx.Done():
+		if d, ok := srv.(interface{ Drain() }); ok {
+			d.Drain()
+		}
+		fmt.Fprintf(a.stderr, "gohands: %s: shutting down: refusing new runs, pausing running conversations (again to quit at once)\n", context.Cause(sigCtx))
 	case <-stdinClosed:
 		fmt.Fprintln(a.stderr, "gohands: standard input closed: shutting down")
 	case <-ctx.Done():

@@ -288,6 +288,10 @@ func TestE2ESignalServe(t *testing.T) {
 			want := 0
 			if second {
 				<-draining
+				// While it drains, a new run is refused with 503.
+				if code, body := start("another"); code != http.StatusServiceUnavailable {
+					t.Errorf("a run asked for while draining: %d %s, want 503", code, body)
+				}
 				cmd.Process.Signal(unix.SIGTERM)
 				want = exitTerminated
 			}

@@ -84,11 +84,11 @@ type node struct {
 	log  bytes.Buffer
 }
 
-func startNode(t testing.TB, dsn string, i int) *node {
+func startNode(t testing.TB, dsn string, i int, extra ...string) *node {
 	t.Helper()
 	dir := t.TempDir()
 	n := &node{}
-	cmd := exec.Command(binary, "serve", "--port", "0", "--store", dsn, "--lease", "2s")
+	cmd := exec.Command(binary, append([]string{"serve", "--port", "0", "--store", dsn, "--lease", "2s"}, extra...)...)
 	cmd.Env = append(os.Environ(),
 		"OH_CONVERSATIONS_PATH="+filepath.Join(dir, "conversations"),
 		"OH_WORKSPACE_PATH="+filepath.Join(dir, "project"),
