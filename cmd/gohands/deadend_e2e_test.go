@@ -191,10 +191,7 @@ func TestE2ERetryBounds(t *testing.T) {
 	t.Run("eval", func(t *testing.T) {
 		e := newE2E(t)
 		fail(e, 5)
-		suite := filepath.Join(t.TempDir(), "suite")
-		os.MkdirAll(filepath.Join(suite, "a", "repo"), 0o755)
-		os.WriteFile(filepath.Join(suite, "a", "repo", "README"), []byte("a\n"), 0o644)
-		os.WriteFile(filepath.Join(suite, "a", "task.json"), []byte(`{"instruction": "task a", "verify": "true"}`), 0o644)
+		suite := evalSuite(t, "a")
 		out := filepath.Join(t.TempDir(), "results")
 		r := e.mustRun(0, "eval", "--retries", "2", "--retry-max-wait", "10ms", "--out", out, suite)
 		if n := len(e.srv.Requests()); n != 2 {

@@ -105,12 +105,7 @@ func TestE2EEvalKilled(t *testing.T) {
 		finishReply("a is done"),
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("c1", "terminal", map[string]any{"command": "touch " + marks + "/started && sleep 60", "timeout": 120})}},
 	)
-	suite := filepath.Join(t.TempDir(), "suite")
-	for _, id := range []string{"a", "b"} {
-		os.MkdirAll(filepath.Join(suite, id, "repo"), 0o755)
-		os.WriteFile(filepath.Join(suite, id, "repo", "README"), []byte(id+"\n"), 0o644)
-		os.WriteFile(filepath.Join(suite, id, "task.json"), []byte(`{"instruction": "task `+id+`", "verify": "true"}`), 0o644)
-	}
+	suite := evalSuite(t, "a", "b")
 	out := filepath.Join(t.TempDir(), "results")
 	args := []string{"eval", "--llm-config", e.config, "--out", out, suite}
 
@@ -135,4 +130,18 @@ func TestE2EEvalKilled(t *testing.T) {
 	if !strings.Contains(r.stdout, "| 2/2 | 100% |") {
 		t.Errorf("summary after resuming:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}
+}
+
+// evalSuite writes a suite of trivial tasks with the given ids (each a
+// repository with a README, the instruction "task ID" and a verifier that
+// passes) and returns its directory.
+func evalSuite(t *testing.T, ids ...string) string {
+	t.Helper()
+	suite := filepath.Join(t.TempDir(), "suite")
+	for _, id := range ids {
+		os.MkdirAll(filepath.Join(suite, id, "repo"), 0o755)
+		os.WriteFile(filepath.Join(suite, id, "repo", "README"), []byte(id+"\n"), 0o644)
+		os.WriteFile(filepath.Join(suite, id, "task.json"), []byte(`{"instruction": "task `+id+`", "verify": "true"}`), 0o644)
+	}
+	return suite
 }

@@ -113,12 +113,7 @@ func TestE2ESignalEvalToolCall(t *testing.T) {
 		finishReply("a is done"),
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("c1", "terminal", map[string]any{"command": "touch " + marks + "/started && sleep 6071", "timeout": 7000})}},
 	)
-	suite := filepath.Join(t.TempDir(), "suite")
-	for _, id := range []string{"a", "b"} {
-		os.MkdirAll(filepath.Join(suite, id, "repo"), 0o755)
-		os.WriteFile(filepath.Join(suite, id, "repo", "README"), []byte(id+"\n"), 0o644)
-		os.WriteFile(filepath.Join(suite, id, "task.json"), []byte(`{"instruction": "task `+id+`", "verify": "true"}`), 0o644)
-	}
+	suite := evalSuite(t, "a", "b")
 	out := filepath.Join(t.TempDir(), "results")
 	args := []string{"eval", "--llm-config", e.config, "--out", out, suite}
 	p := e.start(args...)
