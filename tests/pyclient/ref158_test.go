@@ -46,7 +46,11 @@ func TestGoClientReference158(t *testing.T) {
 func TestRunServerConfirmRisky158(t *testing.T) {
 	py := testenv.Reference158Python(t)
 	bin := gohandsBinary(t)
-	m := llmtest.NewChat(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"all done"}`}}})
+	// Every call gets the finish: the reference server may make another
+	// (a title, a retry) besides the agent's step.
+	m := llmtest.NewResponder(t, func(llmtest.Request) (llmtest.Reply, error) {
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"all done"}`}}}, nil
+	}, nil)
 	ref := startReferenceServer(t, py)
 	work := t.TempDir()
 	cmd := exec.Command(bin, "run", "--server", ref.URL, "--session-key", apiKey, "--confirm", "risky",
