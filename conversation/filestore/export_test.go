@@ -2,6 +2,8 @@
 
 package filestore
 
+import "time"
+
 // SetWriteFault makes writes of new files and of the unmapped journal fail with the error f returns
 // for their path (nil: written); SetWriteFault(nil) ends it.
 func SetWriteFault(f func(path string) error) {
@@ -10,4 +12,21 @@ func SetWriteFault(f func(path string) error) {
 		return
 	}
 	writeFault.Store(&f)
+}
+
+// KeepScanned makes a cache-less open keep what it read for d until
+// the returned function restores the default; no test in this package runs
+// in parallel, so the variable is not guarded.
+func KeepScanned(d time.Duration) (restore func()) {
+	old := keepScanned
+	keepScanned = d
+	return func() { keepScanned = old }
+}
+
+// KeptDecoded reports whether s holds event i decoded by its open, so
+// that Event hands it out without decoding.
+func KeptDecoded(s *Store, i int) bool {
+	s.keptMu.Lock()
+	defer s.keptMu.Unlock()
+	return i < len(s.kept) && s.kept[i].ev != nil
 }
