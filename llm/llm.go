@@ -305,7 +305,14 @@ func (tr *callTrace) end(span telemetry.Span, resp *Response, start time.Time) {
 func (l *LLM) send(ctx context.Context, req *Request, tr *callTrace) (*Response, error) {
 	attempts := max(l.cfg.NumRetries, 1)
 	maxWait := seconds(l.cfg.RetryMaxWait)
+	onDelta := req.OnDelta
+	restart := false // the last attempt stalled after streaming
 	for attempt := 1; ; attempt++ {
+		if restart {
+			if err := onDelta(Delta{Restart: true}); err != nil {
+				return nil, err
+			}
+		}
 		streamed := false
 		if f := req.OnDelta; f != nil {
 			r := *req
@@ -327,12 +334,17 @@ func (l *LLM) send(ctx context.Context, req *Request, tr *callTrace) (*Response,
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("llm: %w", context.Cause(ctx))
 		}
-		// A reply already streamed in part cannot be taken back, so it is
-		// not retried.
 		if Unreachable(err) {
 			return nil, fmt.Errorf("%w (%s)", err, unreachableHint(err))
 		}
-		if attempt >= attempts || !retryable(err) || streamed || l.retry != nil && !l.retry(err) {
+		// A reply already streamed in part cannot be taken back, so it is
+		// not retried: the provider's answer (an error event after the
+		// text, say) stands. A stream that stalled is the exception, as in
+		// the reference: nothing was answered, and a stall mid-reply is
+		// what stream_idle_timeout is for. The caller is told to drop what
+		// it has (Delta.Restart); the retry's reply is the one returned.
+		stalled := errors.Is(err, errStreamIdle)
+		if attempt >= attempts || !retryable(err) || streamed && !stalled || l.retry != nil && !l.retry(err) {
 			if ra, ok := RetryAfter(err); ok && ra > maxWait && attempt > 1 {
 				return nil, fmt.Errorf("%w (gave up after %d attempts: the provider asked to wait %v, more than retry_max_wait %v)", err, attempt, ra, maxWait)
 			}
@@ -374,6 +386,7 @@ func (l *LLM) send(ctx context.Context, req *Request, tr *callTrace) (*Response,
 			return nil, fmt.Errorf("llm: %w (last error: %w)", context.Cause(ctx), err)
 		case <-t.C:
 		}
+		restart = streamed && stalled
 	}
 }
 
@@ -390,7 +403,7 @@ func (l *LLM) attempt(ctx context.Context, req *Request) (*Response, error) {
 	resp, err := l.provider.Complete(actx, withIdleTimeout(req, cancelIdle))
 	if err != nil {
 		if ctx.Err() == nil && context.Cause(actx) == errStreamIdle {
-			return nil, &APIError{Kind: ErrTimeout, Message: fmt.Sprintf("the stream sent nothing for %v (stream_idle_timeout)", seconds(*req.Config.StreamIdleTimeout)), Err: err}
+			return nil, &APIError{Kind: ErrTimeout, Message: fmt.Sprintf("the stream sent nothing for %v (stream_idle_timeout)", seconds(*req.Config.StreamIdleTimeout)), Err: errors.Join(errStreamIdle, err)}
 		}
 		return nil, classifyTransport(ctx, err)
 	}

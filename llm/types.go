@@ -28,7 +28,8 @@ type CallOptions struct {
 	// reference streams only when its config's stream flag is also set;
 	// here the callback alone decides, and Config.Stream is carried for
 	// applications to consult.) A reply already streamed in part is not
-	// retried.
+	// retried, unless it stalled: a stream cut by stream_idle_timeout is
+	// tried again, as the reference does, after a Delta with Restart set.
 	OnDelta func(Delta) error
 	// Stop adds stop sequences.
 	Stop []string
@@ -51,6 +52,10 @@ type Delta struct {
 	// ToolCall is a fragment of a tool call: the first fragment of a call
 	// has its ID and Name, later ones add to Arguments.
 	ToolCall *ToolCallDelta
+	// Restart, alone in its Delta, voids the fragments delivered so far:
+	// the stream stalled (stream_idle_timeout) after it had begun and the
+	// call is tried again, whose fragments follow from the start.
+	Restart bool
 }
 
 // ToolCallDelta is a fragment of a streamed tool call.

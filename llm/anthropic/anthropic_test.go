@@ -694,6 +694,51 @@ func TestStreamIdleTimeout(t *testing.T) {
 	}
 }
 
+// TestStreamIdleAfterText: a stream that stalls after text has reached the
+// caller is retried too, as the reference retries it: the caller gets a
+// Restart delta that voids the text so far, then the retry's fragments,
+// and the reply returned is the retry's alone. An error the server sends
+// after text is still not retried (TestMidStreamError).
+func TestStreamIdleAfterText(t *testing.T) {
+	var text strings.Builder
+	var restarts []string // the text held when each Restart came
+	opts := &llm.CallOptions{OnDelta: func(d llm.Delta) error {
+		if d.Restart {
+			if d != (llm.Delta{Restart: true}) {
+				t.Errorf("restart delta %+v carries more", d)
+			}
+			restarts = append(restarts, text.String())
+			text.Reset()
+		}
+		text.WriteString(d.Text)
+		return nil
+	}}
+	var retried []error
+	srv := llmtest.NewAnthropic(t,
+		llmtest.Reply{Text: "half of an answer that never ends", StallAfter: 4},
+		llmtest.Reply{Text: "the whole answer"})
+	cfg := llm.DefaultConfig("anthropic/claude-3-5-haiku-20241022")
+	cfg.BaseURL, cfg.APIKey = srv.URL, secret.New("k")
+	cfg.StreamIdleTimeout, cfg.NumRetries, cfg.RetryMinWait, cfg.RetryMaxWait, cfg.RetryMultiplier = new(0.2), 2, 0, 0, 0
+	l, err := llm.New(cfg, &llm.Options{Logger: slog.New(slog.DiscardHandler), OnRetry: func(_ int, _ time.Duration, err error) { retried = append(retried, err) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := l.Completion(context.Background(), []event.Message{event.UserMessage("hi")}, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := event.TextOf(r.Message.Content); got != "the whole answer" || text.String() != got || len(srv.Requests()) != 2 {
+		t.Errorf("reply %q, streamed after the restart %q, %d requests; want the retry's alone, 2 requests", got, text.String(), len(srv.Requests()))
+	}
+	if len(restarts) != 1 || restarts[0] == "" || !strings.HasPrefix("half of an answer that never ends", restarts[0]) {
+		t.Errorf("restarts after %q; want one, after part of the first answer", restarts)
+	}
+	if len(retried) != 1 || !errors.Is(retried[0], llm.ErrTimeout) || !strings.Contains(retried[0].Error(), "stream_idle_timeout") {
+		t.Errorf("OnRetry saw %v; want one stream_idle_timeout", retried)
+	}
+}
+
 // TestToolResultImage: a tool result's image (a browser screenshot) is an
 // image block inside the tool_result, which the Messages API takes.
 func TestToolResultImage(t *testing.T) {

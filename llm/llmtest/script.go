@@ -58,6 +58,10 @@ type Reply struct {
 	// CutAfter, if positive, makes a streamed answer stop after that many
 	// events: the server drops the connection mid-stream.
 	CutAfter int
+	// StallAfter, if positive, makes a streamed answer stop sending after
+	// that many events and keep the connection open until the client goes
+	// away: a stream that stalls mid-reply (for stream_idle_timeout).
+	StallAfter int
 	// MalformedStream makes a streamed answer's first event one whose data
 	// is not JSON.
 	MalformedStream bool

@@ -440,13 +440,15 @@ type sse struct {
 	// cutAfter and malformed are the turn's CutAfter and MalformedStream.
 	cutAfter  int
 	malformed bool
+	// stallAfter is the turn's StallAfter.
+	stallAfter int
 }
 
 func newSSE(rw http.ResponseWriter, sep string, t *turn) *sse {
 	rw.Header().Set("Content-Type", "text/event-stream")
 	rw.Header().Set("Cache-Control", "no-cache")
 	rw.WriteHeader(http.StatusOK)
-	return &sse{rw: rw, rc: http.NewResponseController(rw), sep: sep, ctx: t.ctx, delay: t.ChunkDelay, cutAfter: t.CutAfter, malformed: t.MalformedStream}
+	return &sse{rw: rw, rc: http.NewResponseController(rw), sep: sep, ctx: t.ctx, delay: t.ChunkDelay, cutAfter: t.CutAfter, malformed: t.MalformedStream, stallAfter: t.StallAfter}
 }
 
 // event writes one event: an "event:" line if name is set, then one
@@ -464,6 +466,11 @@ func (e *sse) event(name string, v any) {
 			e.err = clientWriteError{e.ctx.Err()}
 			return
 		}
+	}
+	if e.stallAfter > 0 && e.sent > e.stallAfter {
+		<-e.ctx.Done()
+		e.err = clientWriteError{e.ctx.Err()}
+		return
 	}
 	if e.cutAfter > 0 && e.sent > e.cutAfter {
 		// Drops the connection: net/http aborts the response without
