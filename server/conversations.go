@@ -888,6 +888,11 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 	if c == nil {
 		return
 	}
+	if err := s.refreshMeta(r.Context(), c); err != nil {
+		s.log.Warn("reading a conversation's record", "conversation", c.id, "err", err)
+		writeDetail(w, http.StatusServiceUnavailable, "The conversation store cannot be read; retry later.")
+		return
+	}
 	info, err := c.info(q.IncludeSkills)
 	if err != nil {
 		writeErr(w, err)

@@ -79,7 +79,7 @@ func storeQuery(kind, source, gte, lt string) (conversation.Query, error) {
 
 // matchesBody reports whether the event at i is a message containing
 // body (lowercased), in its text, extended content or reasoning.
-func matchesBody(st conversation.Store, i int, body string) bool {
+func matchesBody(st eventLog, i int, body string) bool {
 	e, err := st.Event(i)
 	if err != nil {
 		return false
@@ -96,7 +96,7 @@ func matchesBody(st conversation.Store, i int, body string) bool {
 }
 
 // searchEvents returns a page of the entries matching q and body.
-func searchEvents(st conversation.Store, q conversation.Query, body string) (conversation.Page, error) {
+func searchEvents(st eventLog, q conversation.Query, body string) (conversation.Page, error) {
 	if body == "" {
 		return st.Search(q)
 	}
@@ -151,11 +151,11 @@ func (s *Server) handleEventSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sq.PageID, sq.Limit = q.PageID, limit
-	c, lc := s.withLoaded(w, r, http.StatusNotFound)
-	if c == nil {
+	st, done := s.withEvents(w, r)
+	if st == nil {
 		return
 	}
-	st := lc.State().Events()
+	defer done()
 	if sq.PageID != "" {
 		if _, ok := st.Lookup(sq.PageID); !ok {
 			writeJSON(w, http.StatusOK, []byte(`{"items":[],"next_page_id":null}`))
@@ -200,11 +200,11 @@ func (s *Server) handleEventCount(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	c, lc := s.withLoaded(w, r, http.StatusNotFound)
-	if c == nil {
+	st, done := s.withEvents(w, r)
+	if st == nil {
 		return
 	}
-	st := lc.State().Events()
+	defer done()
 	n := 0
 	sq.Limit = 1 << 20
 	for {
@@ -223,11 +223,11 @@ func (s *Server) handleEventCount(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleEventGet(w http.ResponseWriter, r *http.Request) {
-	c, lc := s.withLoaded(w, r, http.StatusNotFound)
-	if c == nil {
+	st, done := s.withEvents(w, r)
+	if st == nil {
 		return
 	}
-	st := lc.State().Events()
+	defer done()
 	i, ok := st.Lookup(r.PathValue("event_id"))
 	if !ok {
 		// The reference fails with a KeyError (500); a 404 says what
@@ -257,11 +257,11 @@ func (s *Server) handleEventBatch(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	c, lc := s.withLoaded(w, r, http.StatusNotFound)
-	if c == nil {
+	st, done := s.withEvents(w, r)
+	if st == nil {
 		return
 	}
-	st := lc.State().Events()
+	defer done()
 	var buf bytes.Buffer
 	buf.WriteByte('[')
 	for n, id := range ids {

@@ -225,7 +225,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeDetail(w, status, detail)
 		return
 	}
-	if s.opts.Postgres != nil && r.Header.Get(forwardedHeader) == "" {
+	if s.opts.Postgres != nil && r.Header.Get(forwardedHeader) == "" && !readOnly(r) {
 		if id := conversationPath(r.URL.Path); id != "" {
 			if target := s.owner(r.Context(), id); target != "" {
 				s.forward(w, r, target)

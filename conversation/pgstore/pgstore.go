@@ -154,6 +154,24 @@ func (b *Backend) OpenContext(ctx context.Context, id string) (*Store, error) {
 	return s, nil
 }
 
+// ErrReadOnly is returned by writes of a Snapshot.
+var ErrReadOnly = errors.New("pgstore: a snapshot is read-only")
+
+// Snapshot returns conversation id's base state and events as stored now,
+// without its lease: whichever process holds the conversation, or none,
+// any process can serve its reads from the database, and a holder's death
+// costs them nothing. Its writes fail with ErrReadOnly; Refresh adds the
+// events stored since. A conversation that does not exist reads as empty.
+func (b *Backend) Snapshot(ctx context.Context, id string) (*Store, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
+	defer cancel()
+	s := &Store{b: b, id: id, readOnly: true, idx: conversation.NewIndex(0), stop: make(chan struct{}), lost: make(chan struct{})}
+	if err := s.load(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // Info describes a stored conversation.
 type Info struct {
 	ID string

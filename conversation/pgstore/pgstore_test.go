@@ -278,3 +278,72 @@ func TestMetaOwnerOrphans(t *testing.T) {
 		t.Errorf("orphans after the takeover: %v", orphans)
 	}
 }
+
+// A snapshot reads a conversation another node holds, without its lease:
+// the holder keeps writing, the snapshot refreshes to see what it wrote,
+// and its own writes fail.
+func TestSnapshotReadsWithoutLease(t *testing.T) {
+	pgtest.Require(t, pg)
+	dsn := pg.NewDatabase(t)
+	a := backend(t, dsn, &pgstore.Options{Node: "a"})
+	b := backend(t, dsn, &pgstore.Options{Node: "b"})
+	id := uuid.NewString()
+	sa, err := a.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sa.Close()
+	evs := storetest.Events(6)
+	for _, e := range evs[:3] {
+		if _, err := sa.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, err := b.Snapshot(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	if snap.Len() != 3 {
+		t.Fatalf("the snapshot holds %d events, want 3", snap.Len())
+	}
+	for i := range 3 {
+		want, _ := sa.Raw(i)
+		got, err := snap.Raw(i)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("event %d: %s, %v; want %s", i, got, err, want)
+		}
+	}
+	if owner, _, err := b.Owner(t.Context(), id); err != nil || owner != "a" {
+		t.Errorf("owner after the snapshot: %q, %v; want a", owner, err)
+	}
+	for _, e := range evs[3:5] {
+		if _, err := sa.Append(e); err != nil {
+			t.Fatalf("the holder's append after a snapshot: %v", err)
+		}
+	}
+	if err := snap.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if snap.Len() != 5 {
+		t.Fatalf("the refreshed snapshot holds %d events, want 5", snap.Len())
+	}
+	if i, ok := snap.Lookup(evs[4].EventBase().ID); !ok || i != 4 {
+		t.Errorf("lookup of the last event: %d, %v", i, ok)
+	}
+	if _, err := snap.Append(evs[5]); !errors.Is(err, pgstore.ErrReadOnly) {
+		t.Errorf("a snapshot's append: %v, want ErrReadOnly", err)
+	}
+	if err := snap.WriteBase([]byte(`{}`)); !errors.Is(err, pgstore.ErrReadOnly) {
+		t.Errorf("a snapshot's base write: %v, want ErrReadOnly", err)
+	}
+	if err := snap.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if owner, _, _ := b.Owner(t.Context(), id); owner != "a" {
+		t.Errorf("owner after the snapshot's close: %q, want a", owner)
+	}
+	if _, err := sa.Append(evs[5]); err != nil {
+		t.Errorf("the holder's append after the snapshot closed: %v", err)
+	}
+}

@@ -22,6 +22,8 @@ type Store struct {
 	id    string
 	epoch int64
 	idx   *conversation.Index
+	// readOnly is a Snapshot: no lease, writes fail.
+	readOnly bool
 
 	writeMu sync.Mutex // serialises appends and base writes
 
@@ -49,22 +51,25 @@ func (s *Store) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), s.b.opts.Timeout)
 }
 
-// load reads the conversation's events into memory.
+// load reads the conversation's events into memory, those after the ones
+// it holds.
 func (s *Store) load(ctx context.Context) error {
-	rows, err := s.b.pool.Query(ctx, `SELECT idx, body FROM gohands_events WHERE conversation_id = $1 ORDER BY idx`, s.id)
+	from := s.idx.Len()
+	rows, err := s.b.pool.Query(ctx, `SELECT idx, body FROM gohands_events WHERE conversation_id = $1 AND idx >= $2 ORDER BY idx`, s.id, from)
 	if err != nil {
 		return fmt.Errorf("pgstore: load %s: %w", s.id, err)
 	}
 	defer rows.Close()
 	var entries []conversation.Entry
+	var data [][]byte
 	for rows.Next() {
 		var i int
 		var body string
 		if err := rows.Scan(&i, &body); err != nil {
 			return fmt.Errorf("pgstore: load %s: %w", s.id, err)
 		}
-		if i != len(entries) {
-			return fmt.Errorf("pgstore: conversation %s: event %d is missing", s.id, len(entries))
+		if i != from+len(entries) {
+			return fmt.Errorf("pgstore: conversation %s: event %d is missing", s.id, from+len(entries))
 		}
 		ent, err := conversation.ScanEntry(i, []byte(body))
 		if err != nil {
@@ -72,13 +77,36 @@ func (s *Store) load(ctx context.Context) error {
 		}
 		ent.Intern()
 		entries = append(entries, ent)
-		s.data = append(s.data, []byte(body))
+		data = append(data, []byte(body))
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("pgstore: load %s: %w", s.id, err)
 	}
-	s.idx.Adopt(entries)
+	// The data first: a reader finds an entry's JSON once it sees it.
+	s.mu.Lock()
+	s.data = append(s.data, data...)
+	s.mu.Unlock()
+	if from == 0 {
+		s.idx.Adopt(entries)
+		return nil
+	}
+	for _, ent := range entries {
+		s.idx.Add(ent)
+	}
 	return nil
+}
+
+// Refresh adds to a Snapshot the events stored since it was taken (or
+// last refreshed).
+func (s *Store) Refresh(ctx context.Context) error {
+	if !s.readOnly {
+		return errors.New("pgstore: Refresh is for snapshots; a store holding the lease is the log's writer")
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, s.b.opts.Timeout)
+	defer cancel()
+	return s.load(ctx)
 }
 
 // heartbeat renews the lease until the store is closed or the lease is
@@ -136,6 +164,8 @@ func (s *Store) writable() error {
 	switch {
 	case s.isClosed():
 		return conversation.ErrClosed
+	case s.readOnly:
+		return ErrReadOnly
 	case s.abandoned != nil:
 		return fmt.Errorf("%w (after: %v)", ErrAbandoned, s.abandoned)
 	case s.isLost():
@@ -299,8 +329,8 @@ func (s *Store) Close() error {
 	s.writeMu.Lock()
 	abandoned := s.abandoned != nil
 	s.writeMu.Unlock()
-	if abandoned {
-		return nil // the lease expires; see abandon
+	if abandoned || s.readOnly {
+		return nil // the lease expires (see abandon), or there is none
 	}
 	return s.release()
 }
