@@ -50,6 +50,13 @@ var importRules = []struct {
 		why:       "the wire format and the broker are the bottom layer",
 	},
 	{
+		from: []string{"api/protocol"},
+		forbidden: []string{"tool", "tool/", "llm", "llm/", "conversation", "conversation/", "condenser", "security",
+			"skill", "hook", "secret", "workspace", "workspace/", "pubsub", "mcp", "mcp/", "agent", "agent/", "tools/",
+			"server", "server/", "eval", "eval/", "telemetry", "telemetry/", "internal/"},
+		why: "the REST protocol's bodies are types only: they name the event types and nothing above",
+	},
+	{
 		from:      []string{"telemetry"},
 		forbidden: []string{""},
 		why:       "the instrumentation hooks are imported by the core, so they import nothing of it",
@@ -67,7 +74,7 @@ var importRules = []struct {
 }
 
 // sdk is every package of the SDK proper (not an application).
-var sdk = []string{"event", "tool", "tool/", "llm", "llm/", "conversation", "conversation/", "condenser",
+var sdk = []string{"api/protocol", "event", "tool", "tool/", "llm", "llm/", "conversation", "conversation/", "condenser",
 	"security", "skill", "hook", "secret", "workspace", "workspace/", "pubsub", "mcp", "mcp/",
 	"agent", "agent/acp", "tools/", "telemetry", "internal/wire", "internal/lazyregexp", "internal/termtext"}
 
@@ -197,6 +204,9 @@ func TestImportRulesCatch(t *testing.T) {
 		{"cmd/gohands", "server", false},
 		{"agent", "tools/terminal", true},
 		{"tools/preset", "tools/terminal", false},
+		{"api/protocol", "conversation", true},
+		{"api/protocol", "event", false},
+		{"workspace", "api/protocol", false},
 	} {
 		got := false
 		for _, r := range importRules {

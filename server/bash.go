@@ -27,13 +27,6 @@ const maxBashChunk = 1 << 20
 // maxBashEvents bounds the bash events kept; the oldest go first.
 const maxBashEvents = 10000
 
-// bashRequest is the reference's ExecuteBashRequest.
-type bashRequest struct {
-	Command string  `json:"command"`
-	Cwd     *string `json:"cwd,omitempty"`
-	Timeout *int    `json:"timeout,omitempty" description:"Seconds (default 300)."`
-}
-
 // bashEvent is a BashCommand, BashOutput or BashError; one struct keeps
 // the search simple. Members that are not of the event's kind are
 // omitted when encoding.
@@ -283,12 +276,6 @@ type bashSearchQuery struct {
 	Limit        *int    `query:"limit" minimum:"1" maximum:"100"`
 }
 
-// bashPage documents a page of bash events.
-type bashPage struct {
-	Items      []map[string]any `json:"items"`
-	NextPageID *string          `json:"next_page_id"`
-}
-
 // utcFilter normalises an ISO time to the bash events' format.
 func utcFilter(v, name string) (string, error) {
 	if v == "" {
@@ -384,10 +371,6 @@ func (s *Server) handleBashGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, e)
-}
-
-type clearedResponse struct {
-	ClearedCount int `json:"cleared_count"`
 }
 
 func (s *Server) handleBashClear(w http.ResponseWriter, r *http.Request) {

@@ -28,21 +28,6 @@ func (s *Server) controlRoutes() []*route {
 	}
 }
 
-// forkRequest is the body of the fork route (the reference's
-// ForkConversationRequest).
-type forkRequest struct {
-	ID           *string           `json:"id,omitempty"`
-	Title        *string           `json:"title,omitempty" maxLength:"200"`
-	Tags         map[string]string `json:"tags,omitempty"`
-	ResetMetrics *bool             `json:"reset_metrics,omitempty"`
-	FromEventID  *string           `json:"from_event_id,omitempty"`
-}
-
-// navigateRequest is the body of the navigate route.
-type navigateRequest struct {
-	EventID *string `json:"event_id,omitempty"`
-}
-
 func (s *Server) handleFork(w http.ResponseWriter, r *http.Request) {
 	var q includeSkillsQuery
 	var req forkRequest
@@ -164,27 +149,6 @@ func (s *Server) handleNavigate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, info)
-}
-
-// switchLLMRequest is the body of switch_llm: the reference's LLM object.
-type switchLLMRequest struct {
-	LLM json.RawMessage `json:"llm" required:"true"`
-}
-
-// switchProfileRequest is the body of switch_profile.
-type switchProfileRequest struct {
-	ProfileName string `json:"profile_name" required:"true" minLength:"1"`
-}
-
-// generateTitleRequest is the body of generate_title: the longest title
-// (1..200, 50 by default) and the model to use instead of the agent's.
-type generateTitleRequest struct {
-	MaxLength *int            `json:"max_length,omitempty" minimum:"1" maximum:"200"`
-	LLM       json.RawMessage `json:"llm,omitempty"`
-}
-
-type generateTitleResponse struct {
-	Title string `json:"title"`
 }
 
 // switchErr answers a failed switch.

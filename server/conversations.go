@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gohands/gohands/agent"
+	"github.com/gohands/gohands/api/protocol"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/internal/wire"
@@ -23,37 +24,6 @@ import (
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/tool"
 )
-
-// startRequest is the reference's StartConversationRequest. Kind-tagged
-// members stay raw until validated; unknown keys are ignored.
-type startRequest struct {
-	Agent                json.RawMessage            `json:"agent"`
-	AgentSettings        json.RawMessage            `json:"agent_settings,omitempty"`
-	AgentProfileID       *string                    `json:"agent_profile_id,omitempty"`
-	Workspace            json.RawMessage            `json:"workspace"`
-	ConversationID       *string                    `json:"conversation_id,omitempty"`
-	InitialMessage       *initialMessage            `json:"initial_message,omitempty"`
-	MaxIterations        *int                       `json:"max_iterations,omitempty"`
-	StuckDetection       *bool                      `json:"stuck_detection,omitempty"`
-	ConfirmationPolicy   json.RawMessage            `json:"confirmation_policy,omitempty"`
-	SecurityAnalyzer     json.RawMessage            `json:"security_analyzer,omitempty"`
-	Secrets              map[string]json.RawMessage `json:"secrets,omitempty"`
-	SecretsEncrypted     bool                       `json:"secrets_encrypted,omitempty"`
-	ToolModuleQualnames  map[string]string          `json:"tool_module_qualnames,omitempty"`
-	ClientTools          []json.RawMessage          `json:"client_tools,omitempty"`
-	HookConfig           json.RawMessage            `json:"hook_config,omitempty"`
-	Tags                 map[string]string          `json:"tags,omitempty"`
-	UserID               *string                    `json:"user_id,omitempty"`
-	ParentConversationID *string                    `json:"parent_conversation_id,omitempty"`
-	Autotitle            *bool                      `json:"autotitle,omitempty"`
-}
-
-// initialMessage is the first user message of a new conversation.
-type initialMessage struct {
-	Role    string          `json:"role"`
-	Content []event.Content `json:"content"`
-	Run     bool            `json:"run"`
-}
 
 // includeSkillsQuery is the include_skills parameter of the routes that
 // answer ConversationInfo.
@@ -472,51 +442,6 @@ func (s *Server) decodeSecrets(in map[string]json.RawMessage, encrypted, kindOnl
 	return out, nil
 }
 
-// conversationInfo is the reference's ConversationInfo as documented in
-// /openapi.json. The response is built from the state's own encoding (see
-// conv.info); this type describes it.
-type conversationInfo struct {
-	ID                         string            `json:"id" format:"uuid"`
-	Agent                      map[string]any    `json:"agent"`
-	Workspace                  map[string]any    `json:"workspace"`
-	PersistenceDir             *string           `json:"persistence_dir"`
-	MaxIterations              int               `json:"max_iterations"`
-	StuckDetection             bool              `json:"stuck_detection"`
-	ExecutionStatus            string            `json:"execution_status"`
-	ConfirmationPolicy         map[string]any    `json:"confirmation_policy"`
-	SecurityAnalyzer           map[string]any    `json:"security_analyzer"`
-	ActivatedKnowledgeSkills   []string          `json:"activated_knowledge_skills"`
-	InvokedSkills              []string          `json:"invoked_skills"`
-	BlockedActions             map[string]string `json:"blocked_actions"`
-	BlockedMessages            map[string]string `json:"blocked_messages"`
-	LastUserMessageID          *string           `json:"last_user_message_id"`
-	LeafEventID                *string           `json:"leaf_event_id"`
-	Stats                      map[string]any    `json:"stats"`
-	SecretRegistry             map[string]any    `json:"secret_registry"`
-	Tags                       map[string]string `json:"tags"`
-	AgentState                 map[string]any    `json:"agent_state"`
-	HookConfig                 map[string]any    `json:"hook_config"`
-	Title                      *string           `json:"title"`
-	Metrics                    map[string]any    `json:"metrics"`
-	CreatedAt                  string            `json:"created_at"`
-	UpdatedAt                  string            `json:"updated_at"`
-	ForkedFromConversationID   *string           `json:"forked_from_conversation_id"`
-	ForkedFromEventID          *string           `json:"forked_from_event_id"`
-	ParentConversationID       *string           `json:"parent_conversation_id"`
-	SubConversationIDs         []string          `json:"sub_conversation_ids"`
-	CurrentModelID             *string           `json:"current_model_id"`
-	AvailableModels            []map[string]any  `json:"available_models"`
-	SupportsRuntimeModelSwitch bool              `json:"supports_runtime_model_switch"`
-	LaunchedAgentProfile       map[string]any    `json:"launched_agent_profile"`
-	ClientTools                []map[string]any  `json:"client_tools"`
-}
-
-// conversationPage is a page of search results.
-type conversationPage struct {
-	Items      []conversationInfo `json:"items"`
-	NextPageID *string            `json:"next_page_id"`
-}
-
 // infoNullable are the ConversationInfo members written as null when the
 // state omits them.
 var infoNullable = []string{"persistence_dir", "security_analyzer", "last_user_message_id", "leaf_event_id", "hook_config"}
@@ -902,12 +827,6 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, info)
 }
 
-// updateRequest is the body of PATCH /api/conversations/{id}.
-type updateRequest struct {
-	Title *string           `json:"title,omitempty" minLength:"1" maxLength:"200"`
-	Tags  map[string]string `json:"tags,omitempty"`
-}
-
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
 	var req updateRequest
 	if err := s.readBody(w, r, &req, false); err != nil {
@@ -1030,11 +949,6 @@ func (s *Server) pause(w http.ResponseWriter, r *http.Request, pause func(*conve
 	writeJSON(w, http.StatusOK, ok)
 }
 
-// secretsRequest is the body of the secrets route.
-type secretsRequest struct {
-	Secrets map[string]json.RawMessage `json:"secrets" required:"true"`
-}
-
 func (s *Server) handleSecrets(w http.ResponseWriter, r *http.Request) {
 	var req secretsRequest
 	if err := s.readBody(w, r, &req, false); err != nil {
@@ -1059,10 +973,6 @@ func (s *Server) handleSecrets(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, ok)
-}
-
-type policyRequest struct {
-	Policy json.RawMessage `json:"policy"`
 }
 
 func (s *Server) handlePolicy(w http.ResponseWriter, r *http.Request) {
@@ -1095,10 +1005,6 @@ func (s *Server) handlePolicy(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ok)
 }
 
-type analyzerRequest struct {
-	SecurityAnalyzer json.RawMessage `json:"security_analyzer"`
-}
-
 func (s *Server) handleAnalyzer(w http.ResponseWriter, r *http.Request) {
 	var req analyzerRequest
 	if err := s.readBody(w, r, &req, false); err != nil {
@@ -1125,9 +1031,8 @@ func (s *Server) handleAnalyzer(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ok)
 }
 
-type askRequest struct {
-	Question string `json:"question" required:"true" minLength:"1" pattern:"\\S"`
-}
+// askRequest is protocol.AskRequest, with the server's own decoding.
+type askRequest protocol.AskRequest
 
 // decode reads the request, refusing a missing or blank question with
 // 422 before any model is called (the reference answers 422 to a missing
@@ -1147,10 +1052,6 @@ func (q *askRequest) decode(body []byte) error {
 	}
 	q.Question = *raw.Question
 	return nil
-}
-
-type askResponse struct {
-	Response string `json:"response"`
 }
 
 func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gohands/gohands/api/protocol"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 )
@@ -31,12 +32,6 @@ type eventCountQuery struct {
 	Body         string `query:"body"`
 	TimestampGTE string `query:"timestamp__gte" format:"date-time"`
 	TimestampLT  string `query:"timestamp__lt" format:"date-time"`
-}
-
-// eventPage documents a page of events.
-type eventPage struct {
-	Items      []map[string]any `json:"items"`
-	NextPageID *string          `json:"next_page_id"`
 }
 
 // parseTimestamp reads an ISO time filter as the reference does: an aware
@@ -284,12 +279,8 @@ func (s *Server) handleEventBatch(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, buf.Bytes())
 }
 
-// sendMessageRequest is the reference's SendMessageRequest.
-type sendMessageRequest struct {
-	Role    string          `json:"role,omitempty" enum:"user,system,assistant,tool"`
-	Content []event.Content `json:"content"`
-	Run     bool            `json:"run"`
-}
+// sendMessageRequest is protocol.SendMessageRequest, with the server's own decoding.
+type sendMessageRequest protocol.SendMessageRequest
 
 func (r *sendMessageRequest) decode(body []byte) error {
 	type plain sendMessageRequest
@@ -340,12 +331,6 @@ func (s *Server) sendMessage(r *http.Request, c *conv, lc *conversation.LocalCon
 		return err
 	}
 	return nil
-}
-
-// confirmationRequest is the body of respond_to_confirmation.
-type confirmationRequest struct {
-	Accept bool   `json:"accept" required:"true"`
-	Reason string `json:"reason,omitempty"`
 }
 
 func (s *Server) handleConfirmation(w http.ResponseWriter, r *http.Request) {

@@ -20,13 +20,6 @@ func (s *Server) goalRoutes() []*route {
 	}
 }
 
-// startGoalRequest is the body of the goal route (the reference's
-// StartGoalRequest).
-type startGoalRequest struct {
-	Objective     *string `json:"objective" required:"true" minLength:"1"`
-	MaxIterations *int    `json:"max_iterations,omitempty" minimum:"1"`
-}
-
 // errGoalBusy answers a goal started while a run or a goal loop is in
 // progress (the reference's detail).
 var errGoalBusy = &httpError{status: http.StatusConflict, detail: "Conversation run or goal loop already running."}

@@ -17,28 +17,6 @@ import (
 	"github.com/gohands/gohands/conversation"
 )
 
-// errorDetail is the reference's error body: {"detail": ...}.
-type errorDetail struct {
-	Detail string `json:"detail"`
-}
-
-// validationError is one item of a 422 body, FastAPI's shape.
-type validationError struct {
-	Type string `json:"type"`
-	Loc  []any  `json:"loc"`
-	Msg  string `json:"msg"`
-}
-
-// validationErrors is a 422 body.
-type validationErrors struct {
-	Detail []validationError `json:"detail"`
-}
-
-// successResponse is the body of action routes.
-type successResponse struct {
-	Success bool `json:"success"`
-}
-
 var ok = successResponse{Success: true}
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

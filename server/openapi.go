@@ -2,10 +2,12 @@ package server
 
 import (
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/swaggest/jsonschema-go"
 	"github.com/swaggest/openapi-go"
 	"github.com/swaggest/openapi-go/openapi3"
 )
@@ -18,6 +20,14 @@ func (s *Server) openAPI() ([]byte, error) {
 	r.Spec.Info.WithTitle("gohands agent server").WithVersion(s.opts.Version).
 		WithDescription("The OpenHands agent-server API, served by gohands.")
 	r.Spec.SetAPIKeySecurity("APIKeyHeader", "X-Session-API-Key", openapi.InHeader, "Session API key")
+	// The bodies declared in package protocol keep the names they had
+	// when the server declared them (ServerForkRequest, ...).
+	r.DefaultOptions = append(r.DefaultOptions, jsonschema.InterceptDefName(func(_ reflect.Type, name string) string {
+		if rest, ok := strings.CutPrefix(name, "Protocol"); ok {
+			return "Server" + rest
+		}
+		return name
+	}))
 	for _, rt := range s.routes {
 		op, err := r.NewOperationContext(rt.method, rt.path)
 		if err != nil {

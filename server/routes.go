@@ -39,29 +39,6 @@ type bashEventPath struct {
 	EventID string `path:"event_id"`
 }
 
-type statusResponse struct {
-	Status string `json:"status"`
-}
-
-type serverInfo struct {
-	Uptime                       float64  `json:"uptime"`
-	IdleTime                     float64  `json:"idle_time"`
-	Title                        string   `json:"title"`
-	Version                      string   `json:"version"`
-	SDKVersion                   string   `json:"sdk_version"`
-	ToolsVersion                 string   `json:"tools_version"`
-	WorkspaceVersion             string   `json:"workspace_version"`
-	BuildGitSHA                  *string  `json:"build_git_sha"`
-	BuildGitRef                  *string  `json:"build_git_ref"`
-	PythonVersion                string   `json:"python_version"`
-	UsableTools                  []string `json:"usable_tools"`
-	RuntimeIdleTimeoutSeconds    *float64 `json:"runtime_idle_timeout_seconds"`
-	Capabilities                 []string `json:"capabilities"`
-	MaxForegroundTerminalTimeout int      `json:"max_foreground_terminal_timeout_seconds"`
-	Docs                         string   `json:"docs"`
-	Redoc                        string   `json:"redoc"`
-}
-
 // routeTable lists every REST route.
 func (s *Server) routeTable() []*route {
 	const (

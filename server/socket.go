@@ -9,6 +9,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/gohands/gohands/api/protocol"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/pubsub"
@@ -62,11 +63,8 @@ func (s *Server) acceptSocket(w http.ResponseWriter, r *http.Request, key string
 	ctx, cancel := context.WithTimeout(r.Context(), authTimeout)
 	defer cancel()
 	typ, data, err := conn.Read(ctx)
-	var frame struct {
-		Type string `json:"type"`
-		Key  string `json:"session_api_key"`
-	}
-	if err != nil || typ != websocket.MessageText || json.Unmarshal(data, &frame) != nil || frame.Type != "auth" || !s.authorized(frame.Key) {
+	var frame protocol.SocketAuth
+	if err != nil || typ != websocket.MessageText || json.Unmarshal(data, &frame) != nil || frame.Type != "auth" || !s.authorized(frame.SessionAPIKey) {
 		conn.Close(closeAuthFailed, "Authentication failed")
 		return nil
 	}

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gohands/gohands/api/protocol"
 	"github.com/gohands/gohands/event"
 )
 
@@ -211,11 +212,13 @@ type bashOutput struct {
 func (w *Remote) Execute(ctx context.Context, command string, opts *ExecOptions) (*CommandResult, error) {
 	timeout := opts.timeout()
 	secs := int(math.Ceil(timeout.Seconds()))
-	req := map[string]any{"command": command, "timeout": secs}
+	req := protocol.BashRequest{Command: command, Timeout: &secs}
 	if c := opts.cwd(); c != "" {
-		req["cwd"] = w.path(c)
+		cwd := w.path(c)
+		req.Cwd = &cwd
 	} else if w.WorkingDir != "" {
-		req["cwd"] = w.WorkingDir
+		wd := w.WorkingDir
+		req.Cwd = &wd
 	}
 	var started struct {
 		ID string `json:"id"`

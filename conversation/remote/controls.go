@@ -2,8 +2,11 @@ package remote
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 
+	"github.com/gohands/gohands/api/protocol"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/llm"
 )
@@ -23,22 +26,9 @@ func (c *Conversation) Fork(ctx context.Context, opts *conversation.ForkOptions)
 	if fo.Agent != nil || fo.Options != nil {
 		return nil, errors.New("remote: fork: another agent or options need a local conversation")
 	}
-	body := map[string]any{"reset_metrics": !fo.KeepMetrics}
-	if fo.ID != "" {
-		body["id"] = fo.ID
-	}
-	if fo.Title != "" {
-		body["title"] = fo.Title
-	}
-	if fo.Tags != nil {
-		body["tags"] = fo.Tags
-	}
-	if fo.FromEventID != "" {
-		body["from_event_id"] = fo.FromEventID
-	}
-	var info struct {
-		ID string `json:"id"`
-	}
+	reset := !fo.KeepMetrics
+	body := protocol.ForkRequest{ResetMetrics: &reset, Tags: fo.Tags, ID: optional(fo.ID), Title: optional(fo.Title), FromEventID: optional(fo.FromEventID)}
+	var info conversationInfo
 	if err := c.post(ctx, "/fork", body, &info); err != nil {
 		return nil, err
 	}
@@ -48,11 +38,7 @@ func (c *Conversation) Fork(ctx context.Context, opts *conversation.ForkOptions)
 // NavigateTo moves the conversation's HEAD to eventID ("": empty) on the
 // server, so the next message branches from there.
 func (c *Conversation) NavigateTo(ctx context.Context, eventID string) error {
-	var id any
-	if eventID != "" {
-		id = eventID
-	}
-	return c.post(ctx, "/navigate", map[string]any{"event_id": id}, nil)
+	return c.post(ctx, "/navigate", protocol.NavigateRequest{EventID: optional(eventID)}, nil)
 }
 
 // SwitchLLM makes the agent use the model cfg configures from its next
@@ -62,24 +48,26 @@ func (c *Conversation) SwitchLLM(ctx context.Context, cfg llm.Config) error {
 	if err != nil {
 		return err
 	}
-	return c.post(ctx, "/switch_llm", map[string]any{"llm": v}, nil)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("remote: switch_llm: %w", err)
+	}
+	return c.post(ctx, "/switch_llm", protocol.SwitchLLMRequest{LLM: b}, nil)
 }
 
 // SwitchProfile switches to the server's LLM profile name.
 func (c *Conversation) SwitchProfile(ctx context.Context, name string) error {
-	return c.post(ctx, "/switch_profile", map[string]string{"profile_name": name}, nil)
+	return c.post(ctx, "/switch_profile", protocol.SwitchProfileRequest{ProfileName: name}, nil)
 }
 
 // GenerateTitle asks the server for a title made from the first user
 // message (maxLength 0: the server's default).
 func (c *Conversation) GenerateTitle(ctx context.Context, maxLength int) (string, error) {
-	body := map[string]any{}
+	var body protocol.GenerateTitleRequest
 	if maxLength > 0 {
-		body["max_length"] = maxLength
+		body.MaxLength = &maxLength
 	}
-	var out struct {
-		Title string `json:"title"`
-	}
+	var out protocol.GenerateTitleResponse
 	if err := c.post(ctx, "/generate_title", body, &out); err != nil {
 		return "", err
 	}
@@ -91,9 +79,9 @@ func (c *Conversation) GenerateTitle(ctx context.Context, maxLength int) (string
 // ConversationStateUpdateEvents with key conversation.GoalKey.
 // maxIterations 0 means the server's default.
 func (c *Conversation) StartGoal(ctx context.Context, objective string, maxIterations int) error {
-	body := map[string]any{"objective": objective}
+	body := protocol.StartGoalRequest{Objective: &objective}
 	if maxIterations > 0 {
-		body["max_iterations"] = maxIterations
+		body.MaxIterations = &maxIterations
 	}
 	return c.post(ctx, "/goal", body, nil)
 }
@@ -106,4 +94,12 @@ func (c *Conversation) StopGoal(ctx context.Context) error {
 // ResumeGoal resumes the goal loop last stopped or interrupted.
 func (c *Conversation) ResumeGoal(ctx context.Context) error {
 	return c.post(ctx, "/goal/resume", nil, nil)
+}
+
+// optional returns a pointer to s, nil for "" (a member left out).
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gohands/gohands/api/protocol"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/pubsub"
@@ -149,43 +150,40 @@ func New(ctx context.Context, agent conversation.Agent, ws *workspace.Remote, op
 	if err != nil {
 		return nil, fmt.Errorf("remote: encoding the agent: %w", err)
 	}
-	body := map[string]any{
-		"agent":           agentJSON,
-		"workspace":       map[string]string{"working_dir": ws.WorkingDir, "kind": "LocalWorkspace"},
-		"stuck_detection": !o.DisableStuckDetection,
+	wsJSON, err := json.Marshal(protocol.LocalWorkspace{Kind: "LocalWorkspace", WorkingDir: ws.WorkingDir})
+	if err != nil {
+		return nil, fmt.Errorf("remote: encoding the workspace: %w", err)
 	}
+	stuck := !o.DisableStuckDetection
+	body := protocol.StartRequest{Agent: agentJSON, Workspace: wsJSON, StuckDetection: &stuck, HookConfig: o.HookConfig}
 	if o.ID != "" {
 		u, err := uuid.Parse(o.ID)
 		if err != nil {
 			return nil, fmt.Errorf("remote: conversation id %q: %w", o.ID, err)
 		}
-		body["conversation_id"] = u.String()
+		id := u.String()
+		body.ConversationID = &id
 	}
 	if o.MaxIterations > 0 {
-		body["max_iterations"] = o.MaxIterations
+		body.MaxIterations = &o.MaxIterations
 	}
 	if o.ConfirmationPolicy != nil {
-		if body["confirmation_policy"], err = kinded(o.ConfirmationPolicy); err != nil {
+		if body.ConfirmationPolicy, err = kinded(o.ConfirmationPolicy); err != nil {
 			return nil, fmt.Errorf("remote: confirmation policy: %w", err)
 		}
 	}
 	if o.SecurityAnalyzer != nil {
-		if body["security_analyzer"], err = kinded(o.SecurityAnalyzer); err != nil {
+		if body.SecurityAnalyzer, err = kinded(o.SecurityAnalyzer); err != nil {
 			return nil, fmt.Errorf("remote: security analyzer: %w", err)
 		}
 	}
 	if len(o.Secrets) > 0 {
-		s, err := secretsJSON(o.Secrets)
-		if err != nil {
+		if body.Secrets, err = secretsJSON(o.Secrets); err != nil {
 			return nil, err
 		}
-		body["secrets"] = s
-	}
-	if o.HookConfig != nil {
-		body["hook_config"] = o.HookConfig
 	}
 	if len(o.Tags) > 0 {
-		body["tags"] = o.Tags
+		body.Tags = o.Tags
 	}
 	if n, ok := agent.(interface{ ToolNames() []string }); ok {
 		mods := map[string]string{}
@@ -195,7 +193,7 @@ func New(ctx context.Context, agent conversation.Agent, ws *workspace.Remote, op
 			}
 		}
 		if len(mods) > 0 {
-			body["tool_module_qualnames"] = mods
+			body.ToolModuleQualnames = mods
 		}
 	}
 	var info json.RawMessage
@@ -369,7 +367,7 @@ func (c *Conversation) post(ctx context.Context, rest string, body, out any) err
 // server has logged the message; the event reaches the callbacks as all
 // others do.
 func (c *Conversation) SendMessage(ctx context.Context, msg event.Message) error {
-	body := map[string]any{"role": "user", "content": msg.Content, "run": false}
+	body := protocol.SendMessageRequest{Role: "user", Content: msg.Content}
 	return c.post(ctx, "/events", body, nil)
 }
 
@@ -395,7 +393,7 @@ func (c *Conversation) AskAgent(ctx context.Context, question string) (string, e
 	var out struct {
 		Response *string `json:"response"`
 	}
-	if err := c.post(ctx, "/ask_agent", map[string]string{"question": question}, &out); err != nil {
+	if err := c.post(ctx, "/ask_agent", protocol.AskRequest{Question: question}, &out); err != nil {
 		return "", err
 	}
 	if out.Response == nil {
@@ -416,7 +414,7 @@ func (c *Conversation) SetConfirmationPolicy(p security.ConfirmationPolicy) erro
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return c.post(ctx, "/confirmation_policy", map[string]json.RawMessage{"policy": b}, nil)
+	return c.post(ctx, "/confirmation_policy", protocol.PolicyRequest{Policy: b}, nil)
 }
 
 // RejectPendingActions implements conversation.Conversation.
@@ -424,7 +422,7 @@ func (c *Conversation) RejectPendingActions(ctx context.Context, reason string) 
 	if reason == "" {
 		reason = event.DefaultRejectionReason
 	}
-	if err := c.post(ctx, "/events/respond_to_confirmation", map[string]any{"accept": false, "reason": reason}, nil); err != nil {
+	if err := c.post(ctx, "/events/respond_to_confirmation", protocol.ConfirmationRequest{Accept: false, Reason: reason}, nil); err != nil {
 		return err
 	}
 	// The rejections are logged when the call returns: have them
@@ -440,7 +438,7 @@ func (c *Conversation) UpdateSecrets(sources map[string]secret.Source) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return c.post(ctx, "/secrets", map[string]any{"secrets": s}, nil)
+	return c.post(ctx, "/secrets", protocol.SecretsRequest{Secrets: s}, nil)
 }
 
 // Subscribe implements conversation.Conversation. fn runs on a goroutine

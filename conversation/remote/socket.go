@@ -12,6 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/gohands/gohands/api/protocol"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 )
@@ -81,7 +82,7 @@ func (c *Conversation) dial(ctx context.Context) (*socket, []byte, error) {
 	}
 	conn.SetReadLimit(-1)
 	if c.ws.APIKey != "" {
-		auth, _ := json.Marshal(map[string]string{"type": "auth", "session_api_key": c.ws.APIKey})
+		auth, _ := json.Marshal(protocol.SocketAuth{Type: "auth", SessionAPIKey: c.ws.APIKey})
 		if err := conn.Write(dctx, websocket.MessageText, auth); err != nil {
 			conn.CloseNow()
 			return nil, nil, classify(fmt.Errorf("remote: socket auth: %w", err))
