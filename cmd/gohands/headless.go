@@ -147,26 +147,43 @@ type runResult struct {
 	Refused []refusedAction `json:"refused,omitempty"`
 }
 
+// headlessConv is what a run needs of its conversation, local or remote.
+type headlessConv interface {
+	conversation.Conversation
+	Status() conversation.ExecutionStatus
+}
+
+// headlessRun is one `gohands run`: what its steps share.
+type headlessRun struct {
+	a     *app
+	f     *runFlags
+	p     *prepared
+	task  string
+	start time.Time
+	// refuseHigh: nobody answers questions, and HIGH risk actions are
+	// refused rather than run.
+	refuseHigh bool
+	refused    []refusedAction
+
+	tr    *transcript // nil with --json
+	jsonl *visualizer.JSONL
+	ask   *asker
+
+	runCtx      context.Context
+	conv        headlessConv
+	sent        bool // the task was stored with the conversation's creation
+	steps0      int  // events before this run
+	unsubscribe func()
+}
+
 func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	start := time.Now()
 	task, err := a.readTask(args)
 	if err != nil {
 		return err
 	}
-	if task == "" && f.conversationID == "" {
-		return usageErr("no task given: gohands run [flags] TASK")
-	}
-	if task == "" && f.server == "" {
-		// Said before the model's configuration is checked.
-		base, err := a.persistenceDir(f.persistenceDir)
-		if err != nil {
-			return err
-		}
-		if u, err := uuid.Parse(f.conversationID); err == nil {
-			if _, ok, _ := storedConversation(base, u.String()); !ok {
-				return usageErr("no conversation %s in %s, and no task to start one", u, base)
-			}
-		}
+	if err := a.checkRunTask(f, task); err != nil {
+		return err
 	}
 	p, err := a.prepare(ctx, f)
 	if err != nil {
@@ -176,18 +193,58 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	if task == "" && !p.resume && f.server == "" {
 		return usageErr("no conversation %s in %s, and no task to start one", p.id, p.base)
 	}
-	// Nobody answers questions: HIGH risk actions are refused rather than
-	// run, unless the user said otherwise.
-	refuseHigh := p.confirm == "never" && !f.allowHighRisk
-	if refuseHigh {
+	r := &headlessRun{a: a, f: f, p: p, task: task, start: start, unsubscribe: func() {}}
+	r.refuseHigh = p.confirm == "never" && !f.allowHighRisk
+	if r.refuseHigh {
 		p.policy, p.analyzer = refuseHighPolicy(p.workDir, slices.Sorted(maps.Keys(p.sources)))
 	}
-	var refused []refusedAction
+	r.setOutput()
+	defer r.ask.close()
 
-	var tr *transcript
-	var jsonl *visualizer.JSONL
-	if f.json {
-		jsonl = visualizer.NewJSONL(a.stdout)
+	// The first SIGINT or SIGTERM cancels runCtx, which pauses the
+	// conversation (even before Run has started); the second quits at once.
+	runCtx, stopSignals := a.stopOnSignal(ctx, "pausing the conversation")
+	defer stopSignals()
+	r.runCtx = runCtx
+	if err := r.open(ctx); err != nil {
+		return err
+	}
+	r.attach()
+	stopWaiting := r.startWaiting()
+	defer stopWaiting()
+	runErr := r.drive()
+	stopWaiting()
+	r.unsubscribe()
+	return r.finish(runErr)
+}
+
+// checkRunTask refuses a run with nothing to do, before the model's
+// configuration is checked.
+func (a *app) checkRunTask(f *runFlags, task string) error {
+	if task == "" && f.conversationID == "" {
+		return usageErr("no task given: gohands run [flags] TASK")
+	}
+	if task != "" || f.server != "" {
+		return nil
+	}
+	base, err := a.persistenceDir(f.persistenceDir)
+	if err != nil {
+		return err
+	}
+	if u, err := uuid.Parse(f.conversationID); err == nil {
+		if _, ok, _ := storedConversation(base, u.String()); !ok {
+			return usageErr("no conversation %s in %s, and no task to start one", u, base)
+		}
+	}
+	return nil
+}
+
+// setOutput sets where the run is shown (a transcript, or JSON lines with
+// --json) and who answers questions.
+func (r *headlessRun) setOutput() {
+	a, p := r.a, r.p
+	if r.f.json {
+		r.jsonl = visualizer.NewJSONL(a.stdout)
 	} else {
 		model := p.model
 		vopts := &visualizer.Options{}
@@ -197,26 +254,24 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 				return map[string]*llm.Metrics{model.UsageID(): &m}
 			}
 		}
-		tr = &transcript{w: a.stdout, lineStart: true, v: visualizer.New(a.stdout, vopts), remote: f.server != ""}
+		r.tr = &transcript{w: a.stdout, lineStart: true, v: visualizer.New(a.stdout, vopts), remote: r.f.server != ""}
 	}
 	prompt := a.stdout
-	if f.json {
+	if r.f.json {
 		prompt = a.stderr
 	}
-	ask := &asker{in: a.stdin, out: prompt, done: make(chan struct{})}
-	defer ask.close()
-	ask.analyzer, ask.workDir = p.analyzer, p.workDir
-	if ask.analyzer == nil {
+	r.ask = &asker{in: a.stdin, out: prompt, done: make(chan struct{})}
+	r.ask.analyzer, r.ask.workDir = p.analyzer, p.workDir
+	if r.ask.analyzer == nil {
 		// The question shows a risk, and an "always" answer never
 		// covers HIGH risk: rate with the rules too.
-		_, ask.analyzer, _ = confirmPolicy("risky", p.workDir, slices.Sorted(maps.Keys(p.sources)))
+		_, r.ask.analyzer, _ = confirmPolicy("risky", p.workDir, slices.Sorted(maps.Keys(p.sources)))
 	}
+}
 
-	// The first SIGINT or SIGTERM cancels runCtx, which pauses the
-	// conversation (even before Run has started); the second quits at once.
-	runCtx, stopSignals := a.stopOnSignal(ctx, "pausing the conversation")
-	defer stopSignals()
-
+// open creates or resumes the conversation, here or on the agent server.
+func (r *headlessRun) open(ctx context.Context) error {
+	f, p := r.f, r.p
 	opts := &conversation.LocalOptions{
 		ID:              p.id,
 		Backend:         filestore.NewBackend(p.base, nil),
@@ -230,35 +285,31 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		SecurityAnalyzer:   p.analyzer,
 		// The default's ratings are bookkeeping, and the reference cannot
 		// read them: the refusals are what is stored.
-		OmitSecurityAnalysis: refuseHigh,
+		OmitSecurityAnalysis: r.refuseHigh,
 	}
-	if jsonl != nil {
-		opts.OnEvent = jsonl.OnEvent
+	if r.jsonl != nil {
+		opts.OnEvent = r.jsonl.OnEvent
 	}
-	sent := false
-	if task != "" && (!p.resume || p.creating) && f.server == "" && f.goal == 0 {
+	if r.task != "" && (!p.resume || p.creating) && f.server == "" && f.goal == 0 {
 		// Stored with the conversation's creation: a kill in between
 		// cannot leave a conversation without its task. (A goal's
 		// objective is sent by the goal loop.)
-		m := event.UserMessage(task)
-		opts.FirstMessage, sent = &m, true
+		m := event.UserMessage(r.task)
+		opts.FirstMessage, r.sent = &m, true
 	}
-	var conv interface {
-		conversation.Conversation
-		Status() conversation.ExecutionStatus
-	}
+	var err error
 	if f.server != "" {
 		if p.mcp != nil {
 			return usageErr("MCP servers cannot be used with --server: the agent server starts its own")
 		}
-		ws := &workspace.Remote{Host: f.server, APIKey: cmpOr(f.sessionKey, a.getenv("SESSION_API_KEY")), WorkingDir: p.workDir}
-		conv, err = remote.New(ctx, p.agent, ws, &remote.Options{
+		ws := &workspace.Remote{Host: f.server, APIKey: cmpOr(f.sessionKey, r.a.getenv("SESSION_API_KEY")), WorkingDir: p.workDir}
+		r.conv, err = remote.New(ctx, p.agent, ws, &remote.Options{
 			ID: p.id, MaxIterations: f.maxIterations, Secrets: p.sources,
 			ConfirmationPolicy: p.policy, SecurityAnalyzer: p.analyzer,
 			OnEvent: opts.OnEvent, SubscriberBuffer: opts.SubscriberBuffer, Logger: p.logger,
 		})
 	} else {
-		conv, err = conversation.New(ctx, p.agent, p.workDir, opts)
+		r.conv, err = conversation.New(ctx, p.agent, p.workDir, opts)
 	}
 	if err != nil {
 		if errors.Is(err, conversation.ErrLocked) {
@@ -266,21 +317,26 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 		}
 		return &exitErr{code: exitError, msg: err.Error()}
 	}
-	id := conv.ID()
-	unsubscribe := func() {}
-	if tr != nil {
-		if sent {
+	return nil
+}
+
+// attach subscribes the transcript, restores the model's metrics and says
+// which conversation runs.
+func (r *headlessRun) attach() {
+	conv, p := r.conv, r.p
+	if r.tr != nil {
+		if r.sent {
 			// New stored the task before anyone could subscribe, and
 			// nothing runs yet: show what it stored.
 			log := conv.State().Events()
 			for i := range log.Len() {
 				if e, err := log.Event(i); err == nil {
-					tr.onEvent(e)
+					r.tr.onEvent(e)
 				}
 			}
 		}
-		unsubscribe = conv.Subscribe(tr.onEvent)
-		runCtx = tool.WithOutput(runCtx, tr.output)
+		r.subscribe()
+		r.runCtx = tool.WithOutput(r.runCtx, r.tr.output)
 	}
 	if p.model != nil {
 		if m := conv.State().Fields().Stats.UsageToMetrics[p.model.UsageID()]; m != nil {
@@ -291,151 +347,208 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	if p.resume {
 		verb = "continuing"
 	}
-	fmt.Fprintf(a.stderr, "gohands: %s conversation %s in %s\n", verb, id, p.workDir)
-	steps0 := conv.State().Events().Len()
+	fmt.Fprintf(r.a.stderr, "gohands: %s conversation %s in %s\n", verb, conv.ID(), p.workDir)
+	r.steps0 = conv.State().Events().Len()
+}
 
-	stopWaiting := func() {}
-	if tr != nil && isTerminal(a.stderr) && a.getenv("TERM") != "dumb" {
-		waitDone := make(chan struct{})
-		waitEnded := make(chan struct{})
-		go func() {
-			defer close(waitEnded)
-			tr.showWaiting(a.stderr, waitDone)
-		}()
-		stopWaiting = sync.OnceFunc(func() {
-			close(waitDone)
-			<-waitEnded
-		})
-		defer stopWaiting()
+func (r *headlessRun) subscribe() {
+	if r.tr != nil {
+		r.unsubscribe = r.conv.Subscribe(r.tr.onEvent)
 	}
-	runErr := func() error {
-		if f.goal > 0 && task != "" && !sent {
-			lc, ok := conv.(*conversation.LocalConversation)
-			if !ok {
-				return errors.New("--goal needs a conversation on this machine")
-			}
-			out, err := lc.RunGoal(runCtx, task, &conversation.GoalOptions{MaxIterations: f.goal})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stderr, "gohands: goal %s after %d judged run(s) (score %.2f)\n", out.Status, out.Iterations, out.Verdict.Score)
-			return nil
-		}
-		if task != "" && !sent {
-			if err := conv.SendMessage(runCtx, event.UserMessage(task)); err != nil {
-				return err
-			}
-		}
-		// A resumed conversation may already wait: ask before running,
-		// since running approves.
-		asking := (p.confirm != "never" || refuseHigh) && conv.Status() == conversation.StatusWaitingForConfirmation
-		for {
-			if !asking {
-				if err := conv.Run(runCtx); err != nil {
-					return err
-				}
-				if conv.Status() != conversation.StatusWaitingForConfirmation || p.confirm == "never" && !refuseHigh {
-					return nil
-				}
-			}
-			asking = false
-			pending, err := conv.State().PendingActions()
-			if err != nil {
-				return err
-			}
-			if p.confirm == "never" {
-				these, reason := refusal(runCtx, p.analyzer, pending)
-				if len(these) == 0 {
-					continue // running approves them
-				}
-				refused = append(refused, these...)
-				for _, r := range these {
-					fmt.Fprintf(a.stderr, "gohands: refused %s `%s` (risk %s): HIGH risk actions do not run unattended (--allow-high-risk runs them)\n", r.Tool, r.Action, r.Risk)
-				}
-				if err := conv.RejectPendingActions(runCtx, reason); err != nil {
-					return err
-				}
-				continue
-			}
-			if ask.allowed(runCtx, pending) {
-				continue // running approves them
-			}
-			unsubscribe() // the transcript is complete before the question
-			if tr != nil {
-				tr.hold(true)
-			}
-			ans, err := ask.ask(runCtx, pending)
-			if tr != nil {
-				tr.hold(false)
-			}
-			if tr != nil {
-				unsubscribe = conv.Subscribe(tr.onEvent)
-			}
-			if err != nil {
-				if errors.Is(err, errNoAnswer) {
-					return nil // the status tells: waiting for confirmation
-				}
-				return err
-			}
-			switch ans {
-			case answerNo:
-				if err := conv.RejectPendingActions(runCtx, ""); err != nil {
-					return err
-				}
-			}
-		}
+}
+
+// startWaiting shows the waiting indicator on a terminal; the function
+// returned stops it (and may be called again).
+func (r *headlessRun) startWaiting() func() {
+	a := r.a
+	if r.tr == nil || !isTerminal(a.stderr) || a.getenv("TERM") == "dumb" {
+		return func() {}
+	}
+	waitDone := make(chan struct{})
+	waitEnded := make(chan struct{})
+	go func() {
+		defer close(waitEnded)
+		r.tr.showWaiting(a.stderr, waitDone)
 	}()
-	stopWaiting()
-	unsubscribe()
+	return sync.OnceFunc(func() {
+		close(waitDone)
+		<-waitEnded
+	})
+}
+
+// drive sends the task and runs the conversation, answering its questions
+// (or refusing HIGH risk actions) until it stops.
+func (r *headlessRun) drive() error {
+	conv, p := r.conv, r.p
+	if r.f.goal > 0 && r.task != "" && !r.sent {
+		return r.runGoal()
+	}
+	if r.task != "" && !r.sent {
+		if err := conv.SendMessage(r.runCtx, event.UserMessage(r.task)); err != nil {
+			return err
+		}
+	}
+	// A resumed conversation may already wait: ask before running,
+	// since running approves.
+	asking := (p.confirm != "never" || r.refuseHigh) && conv.Status() == conversation.StatusWaitingForConfirmation
+	for {
+		if !asking {
+			if err := conv.Run(r.runCtx); err != nil {
+				return err
+			}
+			if conv.Status() != conversation.StatusWaitingForConfirmation || p.confirm == "never" && !r.refuseHigh {
+				return nil
+			}
+		}
+		asking = false
+		pending, err := conv.State().PendingActions()
+		if err != nil {
+			return err
+		}
+		if p.confirm == "never" {
+			if err := r.refuse(pending); err != nil {
+				return err
+			}
+			continue
+		}
+		if stop, err := r.question(pending); stop || err != nil {
+			return err
+		}
+	}
+}
+
+func (r *headlessRun) runGoal() error {
+	lc, ok := r.conv.(*conversation.LocalConversation)
+	if !ok {
+		return errors.New("--goal needs a conversation on this machine")
+	}
+	out, err := lc.RunGoal(r.runCtx, r.task, &conversation.GoalOptions{MaxIterations: r.f.goal})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(r.a.stderr, "gohands: goal %s after %d judged run(s) (score %.2f)\n", out.Status, out.Iterations, out.Verdict.Score)
+	return nil
+}
+
+// refuse rejects the HIGH risk actions among pending (nobody is asked);
+// the others run when the run goes on, since running approves them.
+func (r *headlessRun) refuse(pending []*event.ActionEvent) error {
+	these, reason := refusal(r.runCtx, r.p.analyzer, pending)
+	if len(these) == 0 {
+		return nil
+	}
+	r.refused = append(r.refused, these...)
+	for _, x := range these {
+		fmt.Fprintf(r.a.stderr, "gohands: refused %s `%s` (risk %s): HIGH risk actions do not run unattended (--allow-high-risk runs them)\n", x.Tool, x.Action, x.Risk)
+	}
+	return r.conv.RejectPendingActions(r.runCtx, reason)
+}
+
+// question asks the user about pending (unless an earlier answer covers
+// them); stop says the run ends here, waiting for confirmation.
+func (r *headlessRun) question(pending []*event.ActionEvent) (stop bool, err error) {
+	if r.ask.allowed(r.runCtx, pending) {
+		return false, nil // running approves them
+	}
+	r.unsubscribe() // the transcript is complete before the question
+	if r.tr != nil {
+		r.tr.hold(true)
+	}
+	ans, err := r.ask.ask(r.runCtx, pending)
+	if r.tr != nil {
+		r.tr.hold(false)
+	}
+	r.subscribe()
+	if err != nil {
+		if errors.Is(err, errNoAnswer) {
+			return true, nil // the status tells: waiting for confirmation
+		}
+		return true, err
+	}
+	if ans == answerNo {
+		if err := r.conv.RejectPendingActions(r.runCtx, ""); err != nil {
+			return true, err
+		}
+	}
+	return false, nil
+}
+
+// finish closes the conversation and reports the run: the --json result or
+// the summary line, and the exit status.
+func (r *headlessRun) finish(runErr error) error {
+	a, conv, p := r.a, r.conv, r.p
+	id := conv.ID()
 	status := conv.Status()
 	st := conv.State()
 	final, _ := agent.FinalResponse(st)
 	res := runResult{
 		Type: "result", Status: string(status), ConversationID: id,
-		FinalMessage: final, Steps: conversation.AgentSteps(st.Events(), steps0),
-		DurationMS: time.Since(start).Milliseconds(), Workspace: p.workDir,
+		FinalMessage: final, Steps: conversation.AgentSteps(st.Events(), r.steps0),
+		DurationMS: time.Since(r.start).Milliseconds(), Workspace: p.workDir,
 	}
-	res.Refused = refused
+	res.Refused = r.refused
 	stats := liveStats(st.Fields().Stats, p.model)
 	res.Cost = stats.TotalCost()
 	res.PromptTokens, res.CompletionTokens = stats.Tokens()
 	closeErr := conv.Close()
-	if jsonl != nil {
-		if err := jsonl.Err(); err != nil && !errors.Is(err, os.ErrClosed) {
+	if r.jsonl != nil {
+		if err := r.jsonl.Err(); err != nil && !errors.Is(err, os.ErrClosed) {
 			fmt.Fprintf(a.stderr, "gohands: writing events: %v\n", err)
 		}
-	} else if tr.err != nil && !errors.Is(tr.err, os.ErrClosed) {
-		fmt.Fprintf(a.stderr, "gohands: writing the transcript: %v\n", tr.err)
+	} else if r.tr.err != nil && !errors.Is(r.tr.err, os.ErrClosed) {
+		fmt.Fprintf(a.stderr, "gohands: writing the transcript: %v\n", r.tr.err)
 	}
+	out := r.outcome(status, runErr, closeErr)
+	var ee *exitErr
+	if errors.As(out, &ee) {
+		res.Error = ee.msg
+	}
+	if r.f.json {
+		b, _ := json.Marshal(res)
+		fmt.Fprintf(a.stdout, "%s\n", b)
+	} else {
+		fmt.Fprintf(a.stderr, "gohands: %s · %d steps · %s tokens · $%.4f · %s · %s\n",
+			res.Status, res.Steps, tui.TokenCount(res.PromptTokens+res.CompletionTokens), res.Cost,
+			time.Duration(res.DurationMS)*time.Millisecond, id)
+	}
+	return out
+}
 
-	resumeHint := "gohands run --conversation-id " + id
-	if f.server != "" {
-		resumeHint += " --server " + f.server
+// resumeHint is the command that continues the conversation.
+func (r *headlessRun) resumeHint() string {
+	hint := "gohands run --conversation-id " + r.conv.ID()
+	if r.f.server != "" {
+		hint += " --server " + r.f.server
 	}
-	if f.persistenceDir != "" {
-		resumeHint += " --persistence-dir " + p.base
+	if r.f.persistenceDir != "" {
+		hint += " --persistence-dir " + r.p.base
 	}
-	var out error
+	return hint
+}
+
+// outcome is the run's exit error (nil when it finished cleanly).
+func (r *headlessRun) outcome(status conversation.ExecutionStatus, runErr, closeErr error) error {
 	var re *conversation.RunError
 	switch {
 	case status == conversation.StatusFinished && runErr == nil:
 		switch {
 		case closeErr != nil:
-			out = &exitErr{code: exitError, msg: fmt.Sprintf("closing the conversation: %v", closeErr)}
-		case len(refused) > 0:
-			out = &exitErr{code: exitRefused, msg: fmt.Sprintf("finished, but %d HIGH risk action(s) were refused (run with --allow-high-risk, --confirm risky or --confirm always to run them)", len(refused))}
+			return &exitErr{code: exitError, msg: fmt.Sprintf("closing the conversation: %v", closeErr)}
+		case len(r.refused) > 0:
+			return &exitErr{code: exitRefused, msg: fmt.Sprintf("finished, but %d HIGH risk action(s) were refused (run with --allow-high-risk, --confirm risky or --confirm always to run them)", len(r.refused))}
 		}
+		return nil
 	case status == conversation.StatusPaused:
 		why, code := "paused", exitPaused
-		if c, ok := stoppedStatus(runCtx); ok {
+		if c, ok := stoppedStatus(r.runCtx); ok {
 			why, code = "paused by interrupt", c
 			if c == exitTerminated {
 				why = "paused by SIGTERM"
 			}
 		}
-		out = &exitErr{code: code, msg: fmt.Sprintf("%s; continue with: %s", why, resumeHint)}
+		return &exitErr{code: code, msg: fmt.Sprintf("%s; continue with: %s", why, r.resumeHint())}
 	case status == conversation.StatusWaitingForConfirmation:
-		out = &exitErr{code: exitConfirmation, msg: "actions are waiting for confirmation; continue with: " + resumeHint}
+		return &exitErr{code: exitConfirmation, msg: "actions are waiting for confirmation; continue with: " + r.resumeHint()}
 	case errors.As(runErr, &re):
 		code := exitError
 		switch {
@@ -445,38 +558,21 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 			code = exitMaxIter
 		}
 		msg := fmt.Sprintf("%s: %s: %s", re.Status, re.Code, oneLine(re.Detail))
-		if h := p.hint(runErr); h != "" {
+		if h := r.p.hint(runErr); h != "" {
 			msg += " — " + h
 		}
-		out = &exitErr{code: code, msg: msg}
+		return &exitErr{code: code, msg: msg}
 	case runErr != nil:
 		msg := oneLine(runErr.Error())
-		if h := p.hint(runErr); h != "" {
+		if h := r.p.hint(runErr); h != "" {
 			msg += " — " + h
 		}
-		if c, ok := stoppedStatus(runCtx); ok {
-			out = &exitErr{code: c, msg: "interrupted: " + msg}
-		} else {
-			out = &exitErr{code: exitError, msg: msg}
+		if c, ok := stoppedStatus(r.runCtx); ok {
+			return &exitErr{code: c, msg: "interrupted: " + msg}
 		}
-	default:
-		out = &exitErr{code: exitError, msg: fmt.Sprintf("the run stopped with status %s; continue with: %s", status, resumeHint)}
+		return &exitErr{code: exitError, msg: msg}
 	}
-	if out != nil {
-		var ee *exitErr
-		if errors.As(out, &ee) {
-			res.Error = ee.msg
-		}
-	}
-	if f.json {
-		b, _ := json.Marshal(res)
-		fmt.Fprintf(a.stdout, "%s\n", b)
-	} else {
-		fmt.Fprintf(a.stderr, "gohands: %s · %d steps · %s tokens · $%.4f · %s · %s\n",
-			res.Status, res.Steps, tui.TokenCount(res.PromptTokens+res.CompletionTokens), res.Cost,
-			time.Duration(res.DurationMS)*time.Millisecond, id)
-	}
-	return out
+	return &exitErr{code: exitError, msg: fmt.Sprintf("the run stopped with status %s; continue with: %s", status, r.resumeHint())}
 }
 
 // liveStats is the conversation's stats with the model's own metrics in

@@ -265,98 +265,19 @@ func (a *app) repl(ctx context.Context, f *runFlags, task string) error {
 		}
 		fmt.Fprintf(a.stderr, "gohands: continuing conversation %s in %s\n", p.id, p.workDir)
 	}
-	in := &asker{in: a.stdin, out: a.stdout, done: make(chan struct{})}
-	defer in.close()
-
-	// An interrupt pauses a run, or leaves a question unanswered; at the
-	// prompt it leaves.
-	var running sync.Mutex
-	busy := false
-	var unask context.CancelFunc // set while a question waits
+	r := &lineREPL{a: a, s: s, in: &asker{in: a.stdin, out: a.stdout, done: make(chan struct{})}}
+	defer r.in.close()
 	done := make(chan struct{})
 	defer close(done)
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-a.signals:
-				running.Lock()
-				b, q := busy, unask
-				running.Unlock()
-				if q != nil {
-					q()
-					continue
-				}
-				if b {
-					fmt.Fprintln(a.stderr, "gohands: pausing")
-					s.Pause()
-					continue
-				}
-				a.exit(exitOK)
-				return
-			}
-		}
-	}()
-	exchange := func(text string, answer *tui.Answer) {
-		running.Lock()
-		busy = true
-		running.Unlock()
-		defer func() {
-			running.Lock()
-			busy = false
-			running.Unlock()
-		}()
-		var o tui.Outcome
-		later := "" // a message held until waiting actions are answered
-		if answer != nil {
-			o = s.Answer(ctx, *answer)
-		} else if o = s.Send(ctx, text); o.NotSent {
-			later = text
-		}
-		for {
-			if o.Err != nil {
-				fmt.Fprintf(a.stdout, "\nerror: %v\n", o.Err)
-			}
-			switch {
-			case o.Status == "waiting_for_confirmation":
-				qctx, cancel := context.WithCancel(ctx)
-				running.Lock()
-				unask = cancel
-				running.Unlock()
-				ans, ok := a.replConfirm(qctx, in, o)
-				running.Lock()
-				unask = nil
-				running.Unlock()
-				cancel()
-				if !ok {
-					// Interrupted or Ctrl-D: nothing runs, nothing is
-					// rejected; the next message asks again first.
-					fmt.Fprintln(a.stdout, "\n(paused: the actions still wait for your answer; type to continue, /exit to leave)")
-					if later != "" {
-						fmt.Fprintf(a.stdout, "(not sent: %s)\n", oneLine(later))
-					}
-					return
-				}
-				o = s.Answer(ctx, ans)
-				continue
-			case later != "" && o.Err == nil:
-				o, later = s.Send(ctx, later), ""
-				continue
-			case o.Status == "paused":
-				fmt.Fprintln(a.stdout, "\n(paused: type to continue)")
-			}
-			return
-		}
-	}
+	go r.watchSignals(done)
 	if task != "" {
-		exchange(task, nil)
+		r.exchange(ctx, task, nil)
 	}
 	for {
 		fmt.Fprint(a.stdout, "\n> ")
 		var l line
 		select {
-		case l = <-in.readLines():
+		case l = <-r.in.readLines():
 		case <-ctx.Done():
 			return nil
 		}
@@ -368,57 +289,168 @@ func (a *app) repl(ctx context.Context, f *runFlags, task string) error {
 		case text == "":
 		case text == "/exit" || text == "/quit":
 			return nil
-		case text == "/help":
-			fmt.Fprintln(a.stdout, "Type a message, or /new /resume ID /settings /model /confirm /condense /skills /mcp /cost /exit.")
-		case text == "/new":
-			if err := s.New(); err != nil {
-				fmt.Fprintf(a.stdout, "error: %v\n", err)
-			}
-		case strings.HasPrefix(text, "/resume"):
-			id := strings.TrimSpace(strings.TrimPrefix(text, "/resume"))
-			if id == "" {
-				list, _ := s.Conversations()
-				for _, c := range list {
-					fmt.Fprintf(a.stdout, "%.8s  %-8s %-11s %s\n", c.ID, c.Status, c.Updated, clip(c.Title, 50))
-				}
-				fmt.Fprintln(a.stdout, "/resume ID continues one of them.")
-				continue
-			}
-			if _, err := s.Resume(id); err != nil {
-				fmt.Fprintf(a.stdout, "error: %v\n", err)
-			} else {
-				fmt.Fprintf(a.stdout, "Resumed %s.\n", s.p.id)
-			}
 		case strings.HasPrefix(text, "/"):
-			name, arg, _ := strings.Cut(strings.TrimPrefix(text, "/"), " ")
-			out, err := s.Command(ctx, name, strings.TrimSpace(arg))
-			var q *tui.Question
-			if errors.As(err, &q) {
-				fmt.Fprintf(a.stdout, "%s ", q.Prompt)
-				var l line
-				select {
-				case l = <-in.readLines():
-				case <-ctx.Done():
-					return nil
-				}
-				if answer := strings.TrimSpace(l.text); answer == "" {
-					out, err = "Cancelled.", nil
-				} else {
-					out, err = q.Answer(ctx, answer)
-				}
-			}
-			switch {
-			case err != nil:
-				fmt.Fprintf(a.stdout, "error: %v\n", err)
-			case out != "":
-				fmt.Fprintln(a.stdout, out)
+			if !r.command(ctx, text) {
+				return nil
 			}
 		default:
-			exchange(text, nil)
+			r.exchange(ctx, text, nil)
 		}
 		if l.err != nil {
 			return nil
 		}
+	}
+}
+
+// lineREPL is the state of the line-mode prompt.
+type lineREPL struct {
+	a  *app
+	s  *session
+	in *asker
+
+	mu    sync.Mutex
+	busy  bool               // a run goes on
+	unask context.CancelFunc // set while a question waits
+}
+
+// watchSignals handles interrupts until done closes: one pauses a run, or
+// leaves a question unanswered; at the prompt it leaves.
+func (r *lineREPL) watchSignals(done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		case <-r.a.signals:
+			r.mu.Lock()
+			b, q := r.busy, r.unask
+			r.mu.Unlock()
+			if q != nil {
+				q()
+				continue
+			}
+			if b {
+				fmt.Fprintln(r.a.stderr, "gohands: pausing")
+				r.s.Pause()
+				continue
+			}
+			r.a.exit(exitOK)
+			return
+		}
+	}
+}
+
+func (r *lineREPL) setBusy(b bool) {
+	r.mu.Lock()
+	r.busy = b
+	r.mu.Unlock()
+}
+
+// exchange sends a message (or answers waiting actions) and runs until the
+// agent stops, asking what needs an answer.
+func (r *lineREPL) exchange(ctx context.Context, text string, answer *tui.Answer) {
+	a, s := r.a, r.s
+	r.setBusy(true)
+	defer r.setBusy(false)
+	var o tui.Outcome
+	later := "" // a message held until waiting actions are answered
+	if answer != nil {
+		o = s.Answer(ctx, *answer)
+	} else if o = s.Send(ctx, text); o.NotSent {
+		later = text
+	}
+	for {
+		if o.Err != nil {
+			fmt.Fprintf(a.stdout, "\nerror: %v\n", o.Err)
+		}
+		switch {
+		case o.Status == "waiting_for_confirmation":
+			qctx, cancel := context.WithCancel(ctx)
+			r.mu.Lock()
+			r.unask = cancel
+			r.mu.Unlock()
+			ans, ok := a.replConfirm(qctx, r.in, o)
+			r.mu.Lock()
+			r.unask = nil
+			r.mu.Unlock()
+			cancel()
+			if !ok {
+				// Interrupted or Ctrl-D: nothing runs, nothing is
+				// rejected; the next message asks again first.
+				fmt.Fprintln(a.stdout, "\n(paused: the actions still wait for your answer; type to continue, /exit to leave)")
+				if later != "" {
+					fmt.Fprintf(a.stdout, "(not sent: %s)\n", oneLine(later))
+				}
+				return
+			}
+			o = s.Answer(ctx, ans)
+			continue
+		case later != "" && o.Err == nil:
+			o, later = s.Send(ctx, later), ""
+			continue
+		case o.Status == "paused":
+			fmt.Fprintln(a.stdout, "\n(paused: type to continue)")
+		}
+		return
+	}
+}
+
+// command runs a slash command; false when the input ended meanwhile.
+func (r *lineREPL) command(ctx context.Context, text string) bool {
+	a, s := r.a, r.s
+	switch {
+	case text == "/help":
+		fmt.Fprintln(a.stdout, "Type a message, or /new /resume ID /settings /model /confirm /condense /skills /mcp /cost /exit.")
+		return true
+	case text == "/new":
+		if err := s.New(); err != nil {
+			fmt.Fprintf(a.stdout, "error: %v\n", err)
+		}
+		return true
+	case strings.HasPrefix(text, "/resume"):
+		r.resume(strings.TrimSpace(strings.TrimPrefix(text, "/resume")))
+		return true
+	}
+	name, arg, _ := strings.Cut(strings.TrimPrefix(text, "/"), " ")
+	out, err := s.Command(ctx, name, strings.TrimSpace(arg))
+	var q *tui.Question
+	if errors.As(err, &q) {
+		fmt.Fprintf(a.stdout, "%s ", q.Prompt)
+		var l line
+		select {
+		case l = <-r.in.readLines():
+		case <-ctx.Done():
+			return false
+		}
+		if answer := strings.TrimSpace(l.text); answer == "" {
+			out, err = "Cancelled.", nil
+		} else {
+			out, err = q.Answer(ctx, answer)
+		}
+	}
+	switch {
+	case err != nil:
+		fmt.Fprintf(a.stdout, "error: %v\n", err)
+	case out != "":
+		fmt.Fprintln(a.stdout, out)
+	}
+	return true
+}
+
+// resume lists the conversations (no id) or continues one.
+func (r *lineREPL) resume(id string) {
+	a, s := r.a, r.s
+	if id == "" {
+		list, _ := s.Conversations()
+		for _, c := range list {
+			fmt.Fprintf(a.stdout, "%.8s  %-8s %-11s %s\n", c.ID, c.Status, c.Updated, clip(c.Title, 50))
+		}
+		fmt.Fprintln(a.stdout, "/resume ID continues one of them.")
+		return
+	}
+	if _, err := s.Resume(id); err != nil {
+		fmt.Fprintf(a.stdout, "error: %v\n", err)
+	} else {
+		fmt.Fprintf(a.stdout, "Resumed %s.\n", s.p.id)
 	}
 }
 

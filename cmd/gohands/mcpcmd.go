@@ -19,6 +19,55 @@ func (a *app) mcpCmd() *cobra.Command {
 		Long: `Manage the MCP servers of the settings file. Their tools are given to the
 agent in every run (--mcp-config replaces them for one run).`,
 	}
+	add := a.mcpAddCmd()
+	list := a.mcpListCmd()
+	remove := &cobra.Command{
+		Use:   "remove NAME",
+		Short: "Remove an MCP server",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.editSettings(func(st *settings) error {
+				if _, ok := st.MCPServers[args[0]]; !ok {
+					return usageErr("no MCP server %q", args[0])
+				}
+				delete(st.MCPServers, args[0])
+				return nil
+			})
+		},
+	}
+	toggle := func(use string, disabled bool) *cobra.Command {
+		return &cobra.Command{
+			Use:   use + " NAME",
+			Short: strings.ToUpper(use[:1]) + use[1:] + " an MCP server",
+			Args:  cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return a.editSettings(func(st *settings) error {
+					raw, ok := st.MCPServers[args[0]]
+					if !ok {
+						return usageErr("no MCP server %q", args[0])
+					}
+					var m map[string]json.RawMessage
+					if err := json.Unmarshal(raw, &m); err != nil {
+						return usageErr("MCP server %q: %v", args[0], err)
+					}
+					if disabled {
+						m["disabled"] = json.RawMessage("true")
+					} else {
+						delete(m, "disabled")
+					}
+					b, err := json.Marshal(m)
+					st.MCPServers[args[0]] = b
+					return err
+				})
+			},
+		}
+	}
+	cmd.AddCommand(add, list, remove, toggle("enable", false), toggle("disable", true))
+	return cmd
+}
+
+// mcpAddCmd is gohands mcp add.
+func (a *app) mcpAddCmd() *cobra.Command {
 	var env []string
 	var url string
 	add := &cobra.Command{
@@ -69,7 +118,12 @@ agent in every run (--mcp-config replaces them for one run).`,
 	add.Flags().StringArrayVar(&env, "env", nil, "environment variable of the server's process, `NAME=VALUE` (repeatable)")
 	add.Flags().StringVar(&url, "url", "", "`URL` of a server reached over HTTP")
 
-	list := &cobra.Command{
+	return add
+}
+
+// mcpListCmd is gohands mcp list.
+func (a *app) mcpListCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:   "list",
 		Short: "List the MCP servers",
 		Args:  cobra.NoArgs,
@@ -101,49 +155,6 @@ agent in every run (--mcp-config replaces them for one run).`,
 			return tw.Flush()
 		},
 	}
-	remove := &cobra.Command{
-		Use:   "remove NAME",
-		Short: "Remove an MCP server",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.editSettings(func(st *settings) error {
-				if _, ok := st.MCPServers[args[0]]; !ok {
-					return usageErr("no MCP server %q", args[0])
-				}
-				delete(st.MCPServers, args[0])
-				return nil
-			})
-		},
-	}
-	toggle := func(use string, disabled bool) *cobra.Command {
-		return &cobra.Command{
-			Use:   use + " NAME",
-			Short: strings.ToUpper(use[:1]) + use[1:] + " an MCP server",
-			Args:  cobra.ExactArgs(1),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return a.editSettings(func(st *settings) error {
-					raw, ok := st.MCPServers[args[0]]
-					if !ok {
-						return usageErr("no MCP server %q", args[0])
-					}
-					var m map[string]json.RawMessage
-					if err := json.Unmarshal(raw, &m); err != nil {
-						return usageErr("MCP server %q: %v", args[0], err)
-					}
-					if disabled {
-						m["disabled"] = json.RawMessage("true")
-					} else {
-						delete(m, "disabled")
-					}
-					b, err := json.Marshal(m)
-					st.MCPServers[args[0]] = b
-					return err
-				})
-			},
-		}
-	}
-	cmd.AddCommand(add, list, remove, toggle("enable", false), toggle("disable", true))
-	return cmd
 }
 
 // editSettings changes the settings file with edit and saves it.

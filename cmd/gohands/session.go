@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -399,61 +400,15 @@ func (s *session) Command(ctx context.Context, name, arg string) (string, error)
 	if s.p == nil {
 		return "", errors.New("no model is configured")
 	}
-	p := s.p
-	var sb strings.Builder
+	var out string
+	var err error
 	switch name {
 	case "settings":
 		return s.settingsCommand(ctx, arg)
 	case "model":
-		if arg == "" {
-			return "Model: " + p.cfg.Model + "\n/model NAME switches this conversation to another model; another provider's key comes from its variable ($ANTHROPIC_API_KEY, …) or the settings, or is asked for.", nil
-		}
-		cfg, source, ask, err := s.switchConfig(arg)
-		if err != nil {
-			return "", err
-		}
-		if !ask {
-			return s.switchModel(ctx, cfg, source)
-		}
-		to := providerOf(arg)
-		vars := "$" + strings.Join(providerKeyVars[to], " or $")
-		return "", &tui.Question{
-			Prompt: fmt.Sprintf("API key for %s (%s is not set; the key is saved in the settings file):", to, vars),
-			Secret: true,
-			Answer: func(ctx context.Context, key string) (string, error) {
-				st, path, err := s.a.loadSettings()
-				if err != nil {
-					return "", err
-				}
-				if path == "" {
-					return "", errors.New("no settings file: neither $XDG_CONFIG_HOME nor $HOME is set")
-				}
-				if st.APIKeys == nil {
-					st.APIKeys = map[string]string{}
-				}
-				st.APIKeys[to] = key
-				if err := saveSettings(path, st); err != nil {
-					return "", err
-				}
-				cfg.APIKey = secret.New(key)
-				return s.switchModel(ctx, cfg, "the settings file (api_keys)")
-			},
-		}
+		return s.modelCommand(ctx, arg)
 	case "confirm":
-		if arg == "" {
-			return "Confirmation: " + p.confirm + " (/confirm always|risky|never)", nil
-		}
-		policy, _, err := confirmPolicy(arg, p.workDir, nil)
-		if err != nil {
-			return "", errors.New("/confirm: want always, risky or never")
-		}
-		if conv := s.current(); conv != nil {
-			if err := conv.SetConfirmationPolicy(policy); err != nil {
-				return "", err
-			}
-		}
-		s.setConfirm(arg, policy)
-		return "Confirmation: " + arg, nil
+		return s.confirmCommand(arg)
 	case "condense":
 		conv := s.current()
 		if conv == nil {
@@ -464,81 +419,149 @@ func (s *session) Command(ctx context.Context, name, arg string) (string, error)
 		}
 		return "", nil // the Condensation event shows it
 	case "skills":
-		home := s.a.getenv("HOME")
-		project, _ := skill.LoadProject(p.workDir)
-		user, _ := skill.LoadUser(home)
-		if len(project)+len(user) == 0 {
-			return "No skills: add them under .openhands/skills in the workspace or ~/.openhands/skills.", nil
-		}
-		for _, set := range []struct {
-			what string
-			list []skill.Skill
-		}{{"Workspace", project}, {"User", user}} {
-			if len(set.list) == 0 {
-				continue
-			}
-			fmt.Fprintf(&sb, "%s skills:\n", set.what)
-			for _, k := range set.list {
-				how := "always on"
-				if k.Trigger != nil {
-					how = "on trigger"
-				}
-				fmt.Fprintf(&sb, "  %s (%s) %s\n", k.Name, how, oneLine(k.Description))
-			}
-		}
+		out = s.skillsCommand()
 	case "mcp":
-		st, _, err := s.a.loadSettings()
-		if err != nil {
-			return "", err
-		}
-		if len(st.MCPServers) == 0 && p.mcp == nil {
-			return "No MCP servers: add one with gohands mcp add NAME -- COMMAND ARGS.", nil
-		}
-		names := make([]string, 0, len(st.MCPServers))
-		for n := range st.MCPServers {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		sb.WriteString("MCP servers (settings):\n")
-		for _, n := range names {
-			fmt.Fprintf(&sb, "  %s\n", n)
-		}
-		if p.mcp != nil {
-			var tools []string
-			for _, t := range p.mcp.Tools() {
-				tools = append(tools, t.Name())
-			}
-			fmt.Fprintf(&sb, "Tools: %s", strings.Join(tools, ", "))
-		}
+		out, err = s.mcpCommand()
 	case "cost":
-		conv := s.current()
-		if conv == nil {
-			return "No conversation yet: $0.", nil
-		}
-		stats := conv.State().Fields().Stats
-		ids := make([]string, 0, len(stats.UsageToMetrics))
-		for id := range stats.UsageToMetrics {
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
-		for _, id := range ids {
-			m := stats.UsageToMetrics[id]
-			if m == nil {
-				continue
-			}
-			fmt.Fprintf(&sb, "%s (%s): $%.4f", id, m.ModelName, m.AccumulatedCost)
-			if u := m.AccumulatedTokenUsage; u != nil {
-				fmt.Fprintf(&sb, " · %d prompt tokens (%d cached) · %d completion tokens · %d calls",
-					u.PromptTokens, u.CacheReadTokens, u.CompletionTokens, len(m.TokenUsages))
-			}
-			sb.WriteString("\n")
-		}
-		prompt, completion := stats.Tokens()
-		fmt.Fprintf(&sb, "Total: $%.4f · %s tokens", stats.TotalCost(), tui.TokenCount(prompt+completion))
+		out = s.costCommand()
 	default:
 		return "", fmt.Errorf("unknown command /%s", name)
 	}
-	return strings.TrimRight(sb.String(), "\n"), nil
+	return strings.TrimRight(out, "\n"), err
+}
+
+// modelCommand shows the model, or switches the conversation to another
+// (asking for its provider's key when none is known).
+func (s *session) modelCommand(ctx context.Context, arg string) (string, error) {
+	if arg == "" {
+		return "Model: " + s.p.cfg.Model + "\n/model NAME switches this conversation to another model; another provider's key comes from its variable ($ANTHROPIC_API_KEY, …) or the settings, or is asked for.", nil
+	}
+	cfg, source, ask, err := s.switchConfig(arg)
+	if err != nil {
+		return "", err
+	}
+	if !ask {
+		return s.switchModel(ctx, cfg, source)
+	}
+	to := providerOf(arg)
+	vars := "$" + strings.Join(providerKeyVars[to], " or $")
+	return "", &tui.Question{
+		Prompt: fmt.Sprintf("API key for %s (%s is not set; the key is saved in the settings file):", to, vars),
+		Secret: true,
+		Answer: func(ctx context.Context, key string) (string, error) {
+			st, path, err := s.a.loadSettings()
+			if err != nil {
+				return "", err
+			}
+			if path == "" {
+				return "", errors.New("no settings file: neither $XDG_CONFIG_HOME nor $HOME is set")
+			}
+			if st.APIKeys == nil {
+				st.APIKeys = map[string]string{}
+			}
+			st.APIKeys[to] = key
+			if err := saveSettings(path, st); err != nil {
+				return "", err
+			}
+			cfg.APIKey = secret.New(key)
+			return s.switchModel(ctx, cfg, "the settings file (api_keys)")
+		},
+	}
+}
+
+// confirmCommand shows or sets when actions are confirmed.
+func (s *session) confirmCommand(arg string) (string, error) {
+	if arg == "" {
+		return "Confirmation: " + s.p.confirm + " (/confirm always|risky|never)", nil
+	}
+	policy, _, err := confirmPolicy(arg, s.p.workDir, nil)
+	if err != nil {
+		return "", errors.New("/confirm: want always, risky or never")
+	}
+	if conv := s.current(); conv != nil {
+		if err := conv.SetConfirmationPolicy(policy); err != nil {
+			return "", err
+		}
+	}
+	s.setConfirm(arg, policy)
+	return "Confirmation: " + arg, nil
+}
+
+// skillsCommand lists the workspace's and the user's skills.
+func (s *session) skillsCommand() string {
+	project, _ := skill.LoadProject(s.p.workDir)
+	user, _ := skill.LoadUser(s.a.getenv("HOME"))
+	if len(project)+len(user) == 0 {
+		return "No skills: add them under .openhands/skills in the workspace or ~/.openhands/skills."
+	}
+	var sb strings.Builder
+	for _, set := range []struct {
+		what string
+		list []skill.Skill
+	}{{"Workspace", project}, {"User", user}} {
+		if len(set.list) == 0 {
+			continue
+		}
+		fmt.Fprintf(&sb, "%s skills:\n", set.what)
+		for _, k := range set.list {
+			how := "always on"
+			if k.Trigger != nil {
+				how = "on trigger"
+			}
+			fmt.Fprintf(&sb, "  %s (%s) %s\n", k.Name, how, oneLine(k.Description))
+		}
+	}
+	return sb.String()
+}
+
+// mcpCommand lists the settings' MCP servers and the tools connected.
+func (s *session) mcpCommand() (string, error) {
+	p := s.p
+	st, _, err := s.a.loadSettings()
+	if err != nil {
+		return "", err
+	}
+	if len(st.MCPServers) == 0 && p.mcp == nil {
+		return "No MCP servers: add one with gohands mcp add NAME -- COMMAND ARGS.", nil
+	}
+	var sb strings.Builder
+	sb.WriteString("MCP servers (settings):\n")
+	for _, n := range slices.Sorted(maps.Keys(st.MCPServers)) {
+		fmt.Fprintf(&sb, "  %s\n", n)
+	}
+	if p.mcp != nil {
+		var tools []string
+		for _, t := range p.mcp.Tools() {
+			tools = append(tools, t.Name())
+		}
+		fmt.Fprintf(&sb, "Tools: %s", strings.Join(tools, ", "))
+	}
+	return sb.String(), nil
+}
+
+// costCommand shows the conversation's cost and tokens per model.
+func (s *session) costCommand() string {
+	conv := s.current()
+	if conv == nil {
+		return "No conversation yet: $0."
+	}
+	var sb strings.Builder
+	stats := conv.State().Fields().Stats
+	for _, id := range slices.Sorted(maps.Keys(stats.UsageToMetrics)) {
+		m := stats.UsageToMetrics[id]
+		if m == nil {
+			continue
+		}
+		fmt.Fprintf(&sb, "%s (%s): $%.4f", id, m.ModelName, m.AccumulatedCost)
+		if u := m.AccumulatedTokenUsage; u != nil {
+			fmt.Fprintf(&sb, " · %d prompt tokens (%d cached) · %d completion tokens · %d calls",
+				u.PromptTokens, u.CacheReadTokens, u.CompletionTokens, len(m.TokenUsages))
+		}
+		sb.WriteString("\n")
+	}
+	prompt, completion := stats.Tokens()
+	fmt.Fprintf(&sb, "Total: $%.4f · %s tokens", stats.TotalCost(), tui.TokenCount(prompt+completion))
+	return sb.String()
 }
 
 // switchConfig is the configuration of the model name for /model.

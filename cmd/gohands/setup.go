@@ -70,41 +70,17 @@ func (a *app) prepare(ctx context.Context, f *runFlags) (*prepared, error) {
 	if p.base, err = a.persistenceDir(f.persistenceDir); err != nil {
 		return nil, err
 	}
-	if f.goal < 0 {
-		return nil, usageErr("--goal %d: must not be negative", f.goal)
+	if err := checkRunNumbers(f); err != nil {
+		return nil, err
 	}
-	if f.maxBudget < 0 {
-		return nil, usageErr("--max-budget %v: must not be negative", f.maxBudget)
-	}
-	if f.maxIterations < 0 {
-		return nil, usageErr("--max-iterations %d: must not be negative", f.maxIterations)
-	}
-
 	// The conversation to resume, if any, decides the workspace.
-	var stored convInfo
-	if f.conversationID != "" {
-		u, err := uuid.Parse(f.conversationID)
-		if err != nil && looksLikeID(f.conversationID) {
-			// A unique prefix, as show, rm and -r take.
-			c, ferr := findConversation(p.base, f.conversationID)
-			if ferr != nil {
-				return nil, usageErr("--conversation-id: %v", ferr)
-			}
-			u, err = uuid.Parse(c.ID)
-		}
-		if err != nil {
-			return nil, usageErr("--conversation-id %q: not a conversation id (a UUID or a unique prefix of one)", f.conversationID)
-		}
-		p.id = u.String()
-		if stored, p.resume, err = storedConversation(p.base, p.id); err != nil {
-			return nil, &exitErr{code: exitError, msg: fmt.Sprintf("conversation %s: %v", p.id, err)}
-		}
-		p.creating = p.resume && stored.Status == "" // events, no base state yet
+	stored, err := p.findStored(f)
+	if err != nil {
+		return nil, err
 	}
 	if p.workDir, err = a.workspace(f, stored); err != nil {
 		return nil, err
 	}
-
 	if p.sources, err = a.parseSecrets(f.secrets); err != nil {
 		return nil, err
 	}
@@ -115,9 +91,91 @@ func (a *app) prepare(ctx context.Context, f *runFlags) (*prepared, error) {
 	} else if f.mcpConfig != "" {
 		return nil, usageErr("--mcp-config cannot be used with --acp: the ACP server brings its own tools")
 	}
-	// The agent's commands inherit this process's environment: keep the
-	// model's keys out of it, and the secrets too, which the terminal
-	// exports only to the commands that name them.
+	acpKeys, secretNames, err := a.hideKeys(f, st, p)
+	if err != nil {
+		return nil, err
+	}
+	p.confirm = f.confirm
+	if p.confirm == "" {
+		p.confirm = cmpOr(st.Confirm, "never")
+	}
+	if p.policy, p.analyzer, err = confirmPolicy(p.confirm, p.workDir, secretNames); err != nil {
+		return nil, err
+	}
+
+	level := slog.LevelWarn
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	p.logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+	llmLog := p.logger
+	if !f.verbose {
+		// Retries are reported by OnRetry, in one readable line.
+		llmLog = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	}
+	if f.acp != "" {
+		ag, err := acpAgent(f.acp)
+		if err != nil {
+			return nil, err
+		}
+		if len(acpKeys) > 0 {
+			ag.Env = acpKeys
+		}
+		p.agent = ag
+		return p, nil
+	}
+	if err := a.buildAgent(ctx, f, st, p, llmLog); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// checkRunNumbers refuses negative limits.
+func checkRunNumbers(f *runFlags) error {
+	switch {
+	case f.goal < 0:
+		return usageErr("--goal %d: must not be negative", f.goal)
+	case f.maxBudget < 0:
+		return usageErr("--max-budget %v: must not be negative", f.maxBudget)
+	case f.maxIterations < 0:
+		return usageErr("--max-iterations %d: must not be negative", f.maxIterations)
+	}
+	return nil
+}
+
+// findStored sets the id of the conversation --conversation-id names (a
+// UUID or a unique prefix of one) and whether it is stored, and returns
+// what is stored of it.
+func (p *prepared) findStored(f *runFlags) (convInfo, error) {
+	var stored convInfo
+	if f.conversationID == "" {
+		return stored, nil
+	}
+	u, err := uuid.Parse(f.conversationID)
+	if err != nil && looksLikeID(f.conversationID) {
+		// A unique prefix, as show, rm and -r take.
+		c, ferr := findConversation(p.base, f.conversationID)
+		if ferr != nil {
+			return stored, usageErr("--conversation-id: %v", ferr)
+		}
+		u, err = uuid.Parse(c.ID)
+	}
+	if err != nil {
+		return stored, usageErr("--conversation-id %q: not a conversation id (a UUID or a unique prefix of one)", f.conversationID)
+	}
+	p.id = u.String()
+	if stored, p.resume, err = storedConversation(p.base, p.id); err != nil {
+		return stored, &exitErr{code: exitError, msg: fmt.Sprintf("conversation %s: %v", p.id, err)}
+	}
+	p.creating = p.resume && stored.Status == "" // events, no base state yet
+	return stored, nil
+}
+
+// hideKeys takes the model's keys and the secrets out of the environment
+// (the agent's commands inherit it; the terminal exports a secret only to
+// the commands that name it) and keeps what the keys held in p.keyEnv. It
+// returns the keys an ACP server gets, and the secrets' names.
+func (a *app) hideKeys(f *runFlags, st settings, p *prepared) (event.Map[string, secret.String], []string, error) {
 	hide := append([]string{envAPIKey}, allKeyVars()...)
 	// An ACP server authenticates itself with the user's provider keys:
 	// it gets them as acp_env (secrets), not from this process, whose
@@ -148,40 +206,17 @@ func (a *app) prepare(ctx context.Context, f *runFlags) (*prepared, error) {
 	}
 	for _, name := range hide {
 		if err := a.unsetenv(name); err != nil {
-			return nil, &exitErr{code: exitError, msg: fmt.Sprintf("unsetting $%s: %v", name, err)}
+			return nil, nil, &exitErr{code: exitError, msg: fmt.Sprintf("unsetting $%s: %v", name, err)}
 		}
 	}
+	return acpKeys, secretNames, nil
+}
 
-	p.confirm = f.confirm
-	if p.confirm == "" {
-		p.confirm = cmpOr(st.Confirm, "never")
-	}
-	if p.policy, p.analyzer, err = confirmPolicy(p.confirm, p.workDir, secretNames); err != nil {
-		return nil, err
-	}
-
-	level := slog.LevelWarn
-	if f.verbose {
-		level = slog.LevelDebug
-	}
-	p.logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
-	llmLog := p.logger
-	if !f.verbose {
-		// Retries are reported by OnRetry below, in one readable line.
-		llmLog = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	}
-	if f.acp != "" {
-		ag, err := acpAgent(f.acp)
-		if err != nil {
-			return nil, err
-		}
-		if len(acpKeys) > 0 {
-			ag.Env = acpKeys
-		}
-		p.agent = ag
-		return p, nil
-	}
+// buildAgent builds the model, connects the MCP servers and makes the
+// preset's agent with them.
+func (a *app) buildAgent(ctx context.Context, f *runFlags, st settings, p *prepared, llmLog *slog.Logger) error {
 	cfg := p.cfg
+	var err error
 	p.model, err = llm.New(cfg, &llm.Options{
 		Logger: llmLog,
 		OnRetry: func(attempt int, wait time.Duration, err error) {
@@ -194,25 +229,25 @@ func (a *app) prepare(ctx context.Context, f *runFlags) (*prepared, error) {
 		Retryable: worthRetrying,
 	})
 	if err != nil {
-		return nil, usageErr("model %q: %v", cfg.Model, err)
+		return usageErr("model %q: %v", cfg.Model, err)
 	}
 	// Streamed replies show as they are written.
 	cfg.Stream = true
 	ag, err := preset.New(f.preset, cfg, &preset.Options{SubAgents: true, Browser: f.browser})
 	if err != nil {
-		return nil, usageErr("--preset: %v", err)
+		return usageErr("--preset: %v", err)
 	}
 	mcpFile := f.mcpConfig
 	if mcpFile == "" && len(st.MCPServers) > 0 {
 		if mcpFile, err = writeMCPSettings(st); err != nil {
-			return nil, &exitErr{code: exitError, msg: fmt.Sprintf("MCP servers of the settings: %v", err)}
+			return &exitErr{code: exitError, msg: fmt.Sprintf("MCP servers of the settings: %v", err)}
 		}
 		defer os.Remove(mcpFile)
 	}
 	p.mcp, err = a.connectMCP(ctx, mcpFile, ag, llmLog)
 	if err != nil {
 		p.close()
-		return nil, err
+		return err
 	}
 	opts := &agent.Options{Model: p.model}
 	if p.mcp != nil {
@@ -220,7 +255,7 @@ func (a *app) prepare(ctx context.Context, f *runFlags) (*prepared, error) {
 		opts.ExtraTools, opts.MCPConnected = p.mcp.Tools(), true
 	}
 	p.agent = ag.WithOptions(opts)
-	return p, nil
+	return nil
 }
 
 // writeMCPSettings writes the settings' enabled MCP servers as an
