@@ -118,31 +118,12 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 		}
 		return nil, err
 	}
-	id := o.ID
-	if id == "" && store != nil {
-		var err error
-		if id, err = storedID(store); err != nil {
-			return fail(fmt.Errorf("conversation: %w", err))
-		}
-	}
-	if id == "" {
-		id = uuid.NewString()
-	} else {
-		u, err := uuid.Parse(id)
-		if err != nil {
-			return fail(fmt.Errorf("conversation id %q: %w", id, err))
-		}
-		id = u.String()
-	}
-	if workDir == "" {
-		return fail(errors.New("conversation: empty workspace directory"))
-	}
-	workDir, err := filepath.Abs(workDir)
+	id, err := conversationID(o.ID, store)
 	if err != nil {
-		return fail(fmt.Errorf("conversation: workspace: %w", err))
+		return fail(err)
 	}
-	if err := os.MkdirAll(workDir, 0o755); err != nil {
-		return fail(fmt.Errorf("conversation: workspace: %w", err))
+	if workDir, err = makeWorkDir(workDir); err != nil {
+		return fail(err)
 	}
 	c.id, c.workDir, c.log = id, workDir, log.With("conversation", id)
 	c.opts = o
@@ -163,102 +144,172 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 		c.dir = ds.Dir()
 	}
 	sopts := &Options{Cipher: o.Cipher, OnEvent: c.onEvent, RecordChanges: o.RecordStateChanges}
-	ws := &workspace.Local{WorkingDir: workDir}
-
 	base, err := store.ReadBase()
 	if err != nil {
 		return fail(fmt.Errorf("conversation: %w", err))
 	}
 	if base != nil {
-		if c.state, err = OpenID(store, id, sopts); err != nil {
-			return fail(fmt.Errorf("conversation: %w", err))
-		}
-		persisted := c.state.Fields().Agent
-		if agent == nil {
-			a, ok := persisted.(Agent)
-			if !ok {
-				return fail(fmt.Errorf("%w: persisted agent %T cannot run here", ErrNoAgent, persisted))
-			}
-			agent = a
-		} else if v, ok := agent.(Verifier); ok && persisted != nil { // nil: rebuilt without one (RebuildBase)
-			if err := v.Verify(persisted); err != nil {
-				return fail(fmt.Errorf("conversation: resume %s: %w", id, err))
-			}
-		}
-		// The recovery comes first: it reads the actions it answers, and
-		// a log that does not read back (a damaged store) fails the
-		// resume before anything is written.
-		if c.state.Fields().ExecutionStatus == StatusRunning {
-			if _, err := c.state.RecoverRunning(); err != nil {
-				return fail(fmt.Errorf("conversation: recover: %w", err))
-			}
-		}
-		if st := c.state.Fields().ExecutionStatus; st == StatusError || st == StatusFinished {
-			// Never run again an action whose outcome was not stored. A
-			// finished conversation has none, unless the process died
-			// while writing the result of its finish action: run again,
-			// that action would end the next run before the model sees
-			// the user's next message.
-			if _, err := c.state.AnswerUnanswered(); err != nil {
-				return fail(fmt.Errorf("conversation: recover: %w", err))
-			}
-		}
-		keep := persisted != nil && !o.ReplaceAgent
-		err = c.state.Update(func(f *Fields) error {
-			if !keep {
-				f.Agent = agent
-			}
-			f.Workspace = ws
-			f.PersistenceDir = c.dir
-			if o.MaxIterations > 0 {
-				f.MaxIterations = o.MaxIterations
-			}
-			if o.DisableStuckDetection {
-				f.StuckDetection = false
-			}
-			if o.ConfirmationPolicy != nil {
-				f.ConfirmationPolicy = o.ConfirmationPolicy
-			}
-			if o.SecurityAnalyzer != nil {
-				f.SecurityAnalyzer = o.SecurityAnalyzer
-			}
-			if o.HookConfig != nil {
-				f.HookConfig = o.HookConfig
-			}
-			return nil
-		})
-		if err != nil {
-			return fail(fmt.Errorf("conversation: %w", err))
-		}
+		agent, err = c.resumeState(store, agent, sopts)
 	} else {
-		if agent == nil {
-			return fail(ErrNoAgent)
+		err = c.createState(store, agent, sopts)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	c.agent = agent
+	if err := c.setUp(); err != nil {
+		return fail(err)
+	}
+	if m := o.FirstMessage; m != nil {
+		if err := c.sendFirst(ctx, *m, base == nil); err != nil {
+			c.Close()
+			return nil, err
 		}
-		f := NewFields(id, agent, ws)
+	}
+	return c, nil
+}
+
+// conversationID is the conversation's id in canonical form: the one
+// given, or the store's, or a new one.
+func conversationID(id string, store Store) (string, error) {
+	if id == "" && store != nil {
+		var err error
+		if id, err = storedID(store); err != nil {
+			return "", fmt.Errorf("conversation: %w", err)
+		}
+	}
+	if id == "" {
+		return uuid.NewString(), nil
+	}
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return "", fmt.Errorf("conversation id %q: %w", id, err)
+	}
+	return u.String(), nil
+}
+
+// makeWorkDir makes the workspace directory and returns its absolute path.
+func makeWorkDir(workDir string) (string, error) {
+	if workDir == "" {
+		return "", errors.New("conversation: empty workspace directory")
+	}
+	workDir, err := filepath.Abs(workDir)
+	if err != nil {
+		return "", fmt.Errorf("conversation: workspace: %w", err)
+	}
+	if err := os.MkdirAll(workDir, 0o755); err != nil {
+		return "", fmt.Errorf("conversation: workspace: %w", err)
+	}
+	return workDir, nil
+}
+
+// resumeState opens the stored state, recovers what an interrupted run
+// left, and applies the options; it returns the agent that runs (the
+// persisted one when agent is nil).
+func (c *LocalConversation) resumeState(store Store, agent Agent, sopts *Options) (Agent, error) {
+	o, id := &c.opts, c.id
+	var err error
+	if c.state, err = OpenID(store, id, sopts); err != nil {
+		return nil, fmt.Errorf("conversation: %w", err)
+	}
+	persisted := c.state.Fields().Agent
+	if agent == nil {
+		a, ok := persisted.(Agent)
+		if !ok {
+			return nil, fmt.Errorf("%w: persisted agent %T cannot run here", ErrNoAgent, persisted)
+		}
+		agent = a
+	} else if v, ok := agent.(Verifier); ok && persisted != nil { // nil: rebuilt without one (RebuildBase)
+		if err := v.Verify(persisted); err != nil {
+			return nil, fmt.Errorf("conversation: resume %s: %w", id, err)
+		}
+	}
+	// The recovery comes first: it reads the actions it answers, and
+	// a log that does not read back (a damaged store) fails the
+	// resume before anything is written.
+	if c.state.Fields().ExecutionStatus == StatusRunning {
+		if _, err := c.state.RecoverRunning(); err != nil {
+			return nil, fmt.Errorf("conversation: recover: %w", err)
+		}
+	}
+	if st := c.state.Fields().ExecutionStatus; st == StatusError || st == StatusFinished {
+		// Never run again an action whose outcome was not stored. A
+		// finished conversation has none, unless the process died
+		// while writing the result of its finish action: run again,
+		// that action would end the next run before the model sees
+		// the user's next message.
+		if _, err := c.state.AnswerUnanswered(); err != nil {
+			return nil, fmt.Errorf("conversation: recover: %w", err)
+		}
+	}
+	keep := persisted != nil && !o.ReplaceAgent
+	err = c.state.Update(func(f *Fields) error {
+		if !keep {
+			f.Agent = agent
+		}
+		f.Workspace = &workspace.Local{WorkingDir: c.workDir}
 		f.PersistenceDir = c.dir
 		if o.MaxIterations > 0 {
 			f.MaxIterations = o.MaxIterations
 		}
-		f.StuckDetection = !o.DisableStuckDetection
-		f.ConfirmationPolicy = o.ConfirmationPolicy
-		f.SecurityAnalyzer = o.SecurityAnalyzer
-		f.HookConfig = o.HookConfig
-		if o.seed != nil {
-			// A fork's copies are not changes to record.
-			o.seed.fields(f)
-			sopts.RecordChanges = false
+		if o.DisableStuckDetection {
+			f.StuckDetection = false
 		}
-		if c.state, err = create(store, f, sopts, o.FirstMessage != nil); err != nil {
-			return fail(fmt.Errorf("conversation: %w", err))
+		if o.ConfirmationPolicy != nil {
+			f.ConfirmationPolicy = o.ConfirmationPolicy
 		}
-		if o.seed != nil {
-			if err := o.seed.events(c.state); err != nil {
-				return fail(fmt.Errorf("conversation: fork: %w", err))
-			}
-			c.state.opts.RecordChanges = o.RecordStateChanges
+		if o.SecurityAnalyzer != nil {
+			f.SecurityAnalyzer = o.SecurityAnalyzer
 		}
+		if o.HookConfig != nil {
+			f.HookConfig = o.HookConfig
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("conversation: %w", err)
 	}
-	c.agent = agent
+	return agent, nil
+}
+
+// createState creates the state of a new conversation (a fork's copy when
+// seeded).
+func (c *LocalConversation) createState(store Store, agent Agent, sopts *Options) error {
+	o := &c.opts
+	if agent == nil {
+		return ErrNoAgent
+	}
+	f := NewFields(c.id, agent, &workspace.Local{WorkingDir: c.workDir})
+	f.PersistenceDir = c.dir
+	if o.MaxIterations > 0 {
+		f.MaxIterations = o.MaxIterations
+	}
+	f.StuckDetection = !o.DisableStuckDetection
+	f.ConfirmationPolicy = o.ConfirmationPolicy
+	f.SecurityAnalyzer = o.SecurityAnalyzer
+	f.HookConfig = o.HookConfig
+	if o.seed != nil {
+		// A fork's copies are not changes to record.
+		o.seed.fields(f)
+		sopts.RecordChanges = false
+	}
+	var err error
+	if c.state, err = create(store, f, sopts, o.FirstMessage != nil); err != nil {
+		return fmt.Errorf("conversation: %w", err)
+	}
+	if o.seed != nil {
+		if err := o.seed.events(c.state); err != nil {
+			return fmt.Errorf("conversation: fork: %w", err)
+		}
+		c.state.opts.RecordChanges = o.RecordStateChanges
+	}
+	return nil
+}
+
+// setUp sets the run limits, the stuck detector and the secrets from the
+// state and the options.
+func (c *LocalConversation) setUp() error {
+	o := &c.opts
 	f := c.state.Fields()
 	c.maxIter = f.MaxIterations
 	c.budget = o.MaxBudgetPerRun
@@ -270,25 +321,25 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 	}
 	c.secrets = secret.NewManager(f.SecretRegistry, &secret.ManagerOptions{Logger: c.log})
 	if len(o.Secrets) > 0 {
-		if err := c.UpdateSecrets(o.Secrets); err != nil {
-			return fail(err)
+		return c.UpdateSecrets(o.Secrets)
+	}
+	return nil
+}
+
+// sendFirst sends LocalOptions.FirstMessage; creating says the base state
+// is still to be written, which ends the creation.
+func (c *LocalConversation) sendFirst(ctx context.Context, m event.Message, creating bool) error {
+	if creating && c.HasUserMessage() {
+		c.log.Info("conversation: taking up the events of an interrupted creation; its first message is there")
+	} else if err := c.SendMessage(ctx, m); err != nil {
+		return err
+	}
+	if creating {
+		if err := c.state.finishCreate(); err != nil {
+			return fmt.Errorf("conversation: %w", err)
 		}
 	}
-	if m := o.FirstMessage; m != nil {
-		if base == nil && c.HasUserMessage() {
-			c.log.Info("conversation: taking up the events of an interrupted creation; its first message is there")
-		} else if err := c.SendMessage(ctx, *m); err != nil {
-			c.Close()
-			return nil, err
-		}
-		if base == nil {
-			if err := c.state.finishCreate(); err != nil {
-				c.Close()
-				return nil, fmt.Errorf("conversation: %w", err)
-			}
-		}
-	}
-	return c, nil
+	return nil
 }
 
 // HasUserMessage reports whether the log holds a message from the user.
