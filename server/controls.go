@@ -20,65 +20,57 @@ import (
 func (s *Server) controlRoutes() []*route {
 	const conv = "/api/conversations/{conversation_id}"
 	return []*route{
-		{method: "POST", path: conv + "/fork", summary: "Fork a conversation (201), optionally from an event", tag: "Conversations", query: &includeSkillsQuery{}, body: forkRequest{}, resp: conversationInfo{}, status: 201, errors: []int{404, 409, 422}, h: s.handleFork},
-		{method: "POST", path: conv + "/navigate", summary: "Move the conversation's HEAD to an event (null: empty)", tag: "Conversations", query: &includeSkillsQuery{}, body: navigateRequest{}, resp: conversationInfo{}, errors: []int{404, 409, 422}, h: s.handleNavigate},
-		{method: "POST", path: conv + "/switch_llm", summary: "Switch the conversation's model", tag: "Conversations", body: switchLLMRequest{}, resp: successResponse{}, errors: []int{404, 409, 422}, h: s.handleSwitchLLM},
-		{method: "POST", path: conv + "/switch_profile", summary: "Switch the conversation's model to a named LLM profile", tag: "Conversations", body: switchProfileRequest{}, resp: successResponse{}, errors: []int{400, 404, 409, 422}, h: s.handleSwitchProfile},
-		{method: "POST", path: conv + "/generate_title", summary: "Generate a title from the first user message", tag: "Conversations", body: generateTitleRequest{}, resp: generateTitleResponse{}, errors: []int{404, 422}, h: s.handleGenerateTitle},
+		{method: "POST", path: conv + "/fork", summary: "Fork a conversation (201), optionally from an event", tag: "Conversations", query: &includeSkillsQuery{}, body: forkRequest{}, resp: conversationInfo{}, status: 201, errors: []int{404, 409, 422}, h: handle(s, bodyOptional, s.handleFork)},
+		{method: "POST", path: conv + "/navigate", summary: "Move the conversation's HEAD to an event (null: empty)", tag: "Conversations", query: &includeSkillsQuery{}, body: navigateRequest{}, resp: conversationInfo{}, errors: []int{404, 409, 422}, h: handle(s, bodyOptional, s.handleNavigate)},
+		{method: "POST", path: conv + "/switch_llm", summary: "Switch the conversation's model", tag: "Conversations", body: switchLLMRequest{}, resp: successResponse{}, errors: []int{404, 409, 422}, h: handle(s, nil, s.handleSwitchLLM)},
+		{method: "POST", path: conv + "/switch_profile", summary: "Switch the conversation's model to a named LLM profile", tag: "Conversations", body: switchProfileRequest{}, resp: successResponse{}, errors: []int{400, 404, 409, 422}, h: handle(s, nil, s.handleSwitchProfile)},
+		{method: "POST", path: conv + "/generate_title", summary: "Generate a title from the first user message", tag: "Conversations", body: generateTitleRequest{}, resp: generateTitleResponse{}, errors: []int{404, 422}, h: handle(s, bodyOptional, s.handleGenerateTitle)},
 	}
 }
 
-func (s *Server) handleFork(w http.ResponseWriter, r *http.Request) {
-	var q includeSkillsQuery
-	var req forkRequest
-	if !s.decodeRequest(w, r, &q, &req, true) {
-		return
-	}
+func (s *Server) handleFork(in *request[includeSkillsQuery, forkRequest]) (any, error) {
+	req := &in.body
 	if req.Title != nil && len([]rune(*req.Title)) > 200 {
-		writeErr(w, &invalidError{loc: []any{"body", "title"}, typ: "string_too_long", msg: "String should have at most 200 characters"})
-		return
+		return nil, &invalidError{loc: []any{"body", "title"}, typ: "string_too_long", msg: "String should have at most 200 characters"}
 	}
 	for k, v := range req.Tags {
 		if !tagKey(k) || len([]rune(v)) > 256 {
-			writeErr(w, invalid(fmt.Sprintf("tag %q: keys are lowercase letters and digits, values at most 256 characters", k), "body", "tags"))
-			return
+			return nil, invalid(fmt.Sprintf("tag %q: keys are lowercase letters and digits, values at most 256 characters", k), "body", "tags")
 		}
 	}
 	id := uuid.NewString()
 	if req.ID != nil {
 		var err error
 		if id, err = parseUUID(*req.ID); err != nil {
-			writeErr(w, &invalidError{loc: []any{"body", "id"}, typ: "uuid_parsing", msg: "Input should be a valid UUID"})
-			return
+			return nil, &invalidError{loc: []any{"body", "id"}, typ: "uuid_parsing", msg: "Input should be a valid UUID"}
 		}
 	}
-	src, lc := s.withLoaded(w, r, http.StatusNotFound)
-	if src == nil {
-		return
+	src, lc, err := in.load()
+	if err != nil {
+		return nil, err
 	}
 
 	// Reserve the id, as create does.
+	exists := statusErr(http.StatusConflict, "Conversation with id %s already exists", hexID(id))
 	c := &conv{s: s, id: id, gone: true}
 	s.mu.Lock()
 	if other := s.convs[id]; other != nil {
 		s.mu.Unlock()
-		writeDetail(w, http.StatusConflict, "Conversation with id "+hexID(id)+" already exists")
-		return
+		return nil, exists
 	}
 	s.convs[id] = c
 	s.mu.Unlock()
-	fail := func(err error) {
+	fail := func(err error) error {
 		s.mu.Lock()
 		delete(s.convs, id)
 		s.mu.Unlock()
 		switch {
 		case errors.Is(err, conversation.ErrNotFound):
-			writeDetail(w, http.StatusNotFound, "Unknown from_event_id: "+deref(req.FromEventID))
+			return statusErr(http.StatusNotFound, "Unknown from_event_id: %s", deref(req.FromEventID))
 		case errors.Is(err, conversation.ErrExists):
-			writeDetail(w, http.StatusConflict, "Conversation with id "+hexID(id)+" already exists")
-		default:
-			writeErr(w, err)
+			return exists
 		}
+		return err
 	}
 	fo := &conversation.ForkOptions{
 		ID: id, Tags: req.Tags, KeepMetrics: req.ResetMetrics != nil && !*req.ResetMetrics,
@@ -87,10 +79,9 @@ func (s *Server) handleFork(w http.ResponseWriter, r *http.Request) {
 	if req.Title != nil {
 		fo.Title = *req.Title
 	}
-	fork, err := lc.Fork(r.Context(), fo)
+	fork, err := lc.Fork(in.r.Context(), fo)
 	if err != nil {
-		fail(err)
-		return
+		return nil, fail(err)
 	}
 
 	// The fork keeps the source's request-level settings (meta.json), with
@@ -109,125 +100,90 @@ func (s *Server) handleFork(w http.ResponseWriter, r *http.Request) {
 	}
 	meta.Tags = orEmpty(fork.State().Fields().Tags)
 	if err := c.install(meta, fork); err != nil {
-		fail(err)
-		return
+		return nil, fail(err)
 	}
-	info, err := c.info(q.IncludeSkills)
+	info, err := c.info(in.query.IncludeSkills)
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusCreated, info)
+	return reply{http.StatusCreated, info}, nil
 }
 
-func (s *Server) handleNavigate(w http.ResponseWriter, r *http.Request) {
-	var q includeSkillsQuery
-	var req navigateRequest
-	if !s.decodeRequest(w, r, &q, &req, true) {
-		return
+func (s *Server) handleNavigate(in *request[includeSkillsQuery, navigateRequest]) (any, error) {
+	c, lc, err := in.load()
+	if err != nil {
+		return nil, err
 	}
-	c, lc := s.withLoaded(w, r, http.StatusNotFound)
-	if c == nil {
-		return
-	}
-	eventID := deref(req.EventID)
+	eventID := deref(in.body.EventID)
 	if err := lc.NavigateTo(eventID); err != nil {
 		switch {
 		case errors.Is(err, conversation.ErrNotFound):
-			writeDetail(w, http.StatusNotFound, "Unknown event_id: "+eventID)
+			return nil, statusErr(http.StatusNotFound, "Unknown event_id: %s", eventID)
 		case errors.Is(err, conversation.ErrRunning):
-			writeErr(w, errAlreadyRunning)
-		default:
-			writeErr(w, err)
+			return nil, errAlreadyRunning
 		}
-		return
+		return nil, err
 	}
 	c.publishFullState(lc)
-	info, err := c.info(q.IncludeSkills)
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, info)
+	return c.info(in.query.IncludeSkills)
 }
 
-// switchErr answers a failed switch.
-func switchErr(w http.ResponseWriter, err error) {
+// switchErr is the answer to a failed switch.
+func switchErr(err error) error {
 	switch {
 	case errors.Is(err, conversation.ErrRunning):
-		writeErr(w, errAlreadyRunning)
+		return errAlreadyRunning
 	case errors.Is(err, llm.ErrNoProfile):
-		writeDetail(w, http.StatusNotFound, err.Error())
+		return statusErr(http.StatusNotFound, "%s", err.Error())
 	case errors.Is(err, conversation.ErrCannotSwitch):
-		writeDetail(w, http.StatusBadRequest, err.Error())
-	default:
-		writeErr(w, err)
+		return statusErr(http.StatusBadRequest, "%s", err.Error())
 	}
+	return err
 }
 
-func (s *Server) handleSwitchLLM(w http.ResponseWriter, r *http.Request) {
-	var req switchLLMRequest
-	if err := s.readBody(w, r, &req, false); err != nil {
-		writeErr(w, err)
-		return
-	}
-	if isNull(req.LLM) {
-		writeErr(w, &invalidError{loc: []any{"body", "llm"}, typ: "missing", msg: "Field required"})
-		return
+func (s *Server) handleSwitchLLM(in *request[none, switchLLMRequest]) (any, error) {
+	if isNull(in.body.LLM) {
+		return nil, &invalidError{loc: []any{"body", "llm"}, typ: "missing", msg: "Field required"}
 	}
 	var cfg llm.Config
-	if err := json.Unmarshal(req.LLM, &cfg); err != nil {
-		writeErr(w, invalid("llm: "+err.Error(), "body", "llm"))
-		return
+	if err := json.Unmarshal(in.body.LLM, &cfg); err != nil {
+		return nil, invalid("llm: "+err.Error(), "body", "llm")
 	}
-	_, lc := s.withLoaded(w, r, http.StatusNotFound)
-	if lc == nil {
-		return
-	}
-	if err := lc.SwitchLLM(r.Context(), cfg); err != nil {
-		switchErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, ok)
-}
-
-func (s *Server) handleSwitchProfile(w http.ResponseWriter, r *http.Request) {
-	var req switchProfileRequest
-	if err := s.readBody(w, r, &req, false); err != nil {
-		writeErr(w, err)
-		return
-	}
-	if req.ProfileName == "" {
-		writeErr(w, &invalidError{loc: []any{"body", "profile_name"}, typ: "missing", msg: "Field required"})
-		return
-	}
-	_, lc := s.withLoaded(w, r, http.StatusNotFound)
-	if lc == nil {
-		return
-	}
-	cfg, err := s.opts.Profiles.Profile(req.ProfileName)
+	_, lc, err := in.load()
 	if err != nil {
-		writeDetail(w, http.StatusNotFound, fmt.Sprintf("Profile '%s' not found", req.ProfileName))
-		return
+		return nil, err
 	}
-	if err := lc.SwitchLLM(r.Context(), cfg); err != nil {
-		switchErr(w, err)
-		return
+	if err := lc.SwitchLLM(in.r.Context(), cfg); err != nil {
+		return nil, switchErr(err)
 	}
-	writeJSON(w, http.StatusOK, ok)
+	return ok, nil
 }
 
-func (s *Server) handleGenerateTitle(w http.ResponseWriter, r *http.Request) {
-	var req generateTitleRequest
-	if err := s.readBody(w, r, &req, true); err != nil {
-		writeErr(w, err)
-		return
+func (s *Server) handleSwitchProfile(in *request[none, switchProfileRequest]) (any, error) {
+	name := in.body.ProfileName
+	if name == "" {
+		return nil, &invalidError{loc: []any{"body", "profile_name"}, typ: "missing", msg: "Field required"}
 	}
+	_, lc, err := in.load()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := s.opts.Profiles.Profile(name)
+	if err != nil {
+		return nil, statusErr(http.StatusNotFound, "Profile '%s' not found", name)
+	}
+	if err := lc.SwitchLLM(in.r.Context(), cfg); err != nil {
+		return nil, switchErr(err)
+	}
+	return ok, nil
+}
+
+func (s *Server) handleGenerateTitle(in *request[none, generateTitleRequest]) (any, error) {
+	req := &in.body
 	maxLen := conversation.DefaultTitleLength
 	if req.MaxLength != nil {
 		if *req.MaxLength < 1 || *req.MaxLength > 200 {
-			writeErr(w, &invalidError{loc: []any{"body", "max_length"}, typ: "less_than_equal", msg: "Input should be between 1 and 200"})
-			return
+			return nil, &invalidError{loc: []any{"body", "max_length"}, typ: "less_than_equal", msg: "Input should be between 1 and 200"}
 		}
 		maxLen = *req.MaxLength
 	}
@@ -235,30 +191,26 @@ func (s *Server) handleGenerateTitle(w http.ResponseWriter, r *http.Request) {
 	if !isNull(req.LLM) {
 		var cfg llm.Config
 		if err := json.Unmarshal(req.LLM, &cfg); err != nil {
-			writeErr(w, invalid("llm: "+err.Error(), "body", "llm"))
-			return
+			return nil, invalid("llm: "+err.Error(), "body", "llm")
 		}
 		l, err := llm.New(cfg, &llm.Options{Logger: s.log})
 		if err != nil {
-			writeErr(w, invalid("llm: "+err.Error(), "body", "llm"))
-			return
+			return nil, invalid("llm: "+err.Error(), "body", "llm")
 		}
 		model = l
 	}
-	_, lc := s.withLoaded(w, r, http.StatusNotFound)
-	if lc == nil {
-		return
+	_, lc, err := in.load()
+	if err != nil {
+		return nil, err
 	}
-	title, err := lc.GenerateTitle(r.Context(), model, maxLen)
+	title, err := lc.GenerateTitle(in.r.Context(), model, maxLen)
 	if errors.Is(err, conversation.ErrNoUserMessage) {
-		writeDetail(w, http.StatusBadRequest, "The conversation has no user message to make a title from")
-		return
+		return nil, statusErr(http.StatusBadRequest, "The conversation has no user message to make a title from")
 	}
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, generateTitleResponse{Title: title})
+	return generateTitleResponse{Title: title}, nil
 }
 
 // autotitle returns unsub extended, when the server titles conversations

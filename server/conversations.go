@@ -39,20 +39,15 @@ type created struct {
 	initial *initialMessage
 }
 
-func (s *Server) handleStart(w http.ResponseWriter, r *http.Request) {
-	var q includeSkillsQuery
-	var req startRequest
-	if !s.decodeRequest(w, r, &q, &req, false) {
-		return
-	}
+func (s *Server) handleStart(in *request[includeSkillsQuery, startRequest]) (any, error) {
+	r, req := in.r, &in.body
 	// A create that would be refused a run stores nothing: the slot is
 	// taken before the conversation is made (a client retrying a 429 must
 	// not leave a conversation behind per try).
 	reserved := false
 	if m := req.InitialMessage; m != nil && m.Run {
 		if !s.reserveRun() {
-			writeErr(w, errTooManyRuns)
-			return
+			return nil, errTooManyRuns
 		}
 		reserved = true
 		defer func() {
@@ -61,10 +56,9 @@ func (s *Server) handleStart(w http.ResponseWriter, r *http.Request) {
 			}
 		}()
 	}
-	res, err := s.start(r.Context(), &req)
+	res, err := s.start(r.Context(), req)
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
 	status := http.StatusOK
 	if res.isNew {
@@ -77,29 +71,25 @@ func (s *Server) handleStart(w http.ResponseWriter, r *http.Request) {
 	// message of a repeated start.)
 	lc, err := res.c.hold(r.Context())
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
 	if m := res.initial; m != nil && (res.isNew || !lc.HasUserMessage()) {
 		msg := event.Message{Role: event.RoleUser, Content: m.Content}
 		if err := lc.SendMessage(r.Context(), msg); err != nil {
-			writeErr(w, err)
-			return
+			return nil, err
 		}
 		if m.Run {
 			reserved = false // startRun takes the slot, or releases it
 			if err := res.c.startRun(r.Context(), true); err != nil {
-				writeErr(w, err)
-				return
+				return nil, err
 			}
 		}
 	}
-	info, err := res.c.info(q.IncludeSkills)
+	info, err := res.c.info(in.query.IncludeSkills)
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, status, info)
+	return reply{status, info}, nil
 }
 
 // start creates the conversation req describes, or returns the existing
@@ -651,28 +641,21 @@ func (s *Server) matching(status *string, order string) ([]*conv, error) {
 	return all, nil
 }
 
-func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
-	var q searchQuery
-	if err := decodeQuery(r, &q); err != nil {
-		writeErr(w, err)
-		return
-	}
+func (s *Server) handleSearch(in *request[searchQuery, none]) (any, error) {
+	q := &in.query
 	limit, err := limitParam(q.Limit, 100)
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
 	order := deref(q.SortOrder)
 	switch order {
 	case "", "CREATED_AT", "UPDATED_AT", "CREATED_AT_DESC", "UPDATED_AT_DESC":
 	default:
-		writeErr(w, &invalidError{loc: []any{"query", "sort_order"}, typ: "enum", msg: "Input should be 'CREATED_AT', 'UPDATED_AT', 'CREATED_AT_DESC' or 'UPDATED_AT_DESC'"})
-		return
+		return nil, &invalidError{loc: []any{"query", "sort_order"}, typ: "enum", msg: "Input should be 'CREATED_AT', 'UPDATED_AT', 'CREATED_AT_DESC' or 'UPDATED_AT_DESC'"}
 	}
 	all, err := s.matching(q.Status, order)
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
 	start := 0
 	if q.PageID != "" {
@@ -703,21 +686,15 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	} else {
 		buf.WriteString("null}")
 	}
-	writeJSON(w, http.StatusOK, buf.Bytes())
+	return buf.Bytes(), nil
 }
 
-func (s *Server) handleCount(w http.ResponseWriter, r *http.Request) {
-	var q countQuery
-	if err := decodeQuery(r, &q); err != nil {
-		writeErr(w, err)
-		return
-	}
-	all, err := s.matching(q.Status, "")
+func (s *Server) handleCount(in *request[countQuery, none]) (any, error) {
+	all, err := s.matching(in.query.Status, "")
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, len(all))
+	return len(all), nil
 }
 
 type batchQuery struct {
@@ -725,15 +702,10 @@ type batchQuery struct {
 	IncludeSkills bool     `query:"include_skills"`
 }
 
-func (s *Server) handleBatchGet(w http.ResponseWriter, r *http.Request) {
-	var q batchQuery
-	if err := decodeQuery(r, &q); err != nil {
-		writeErr(w, err)
-		return
-	}
+func (s *Server) handleBatchGet(in *request[batchQuery, none]) (any, error) {
+	q := &in.query
 	if len(q.IDs) >= 100 {
-		writeErr(w, invalid("at most 99 ids", "query", "ids"))
-		return
+		return nil, invalid("at most 99 ids", "query", "ids")
 	}
 	var buf bytes.Buffer
 	buf.WriteByte('[')
@@ -743,8 +715,7 @@ func (s *Server) handleBatchGet(w http.ResponseWriter, r *http.Request) {
 		}
 		u, err := uuid.Parse(raw)
 		if err != nil {
-			writeErr(w, &invalidError{loc: []any{"query", "ids", i}, typ: "uuid_parsing", msg: "Input should be a valid UUID"})
-			return
+			return nil, &invalidError{loc: []any{"query", "ids", i}, typ: "uuid_parsing", msg: "Input should be a valid UUID"}
 		}
 		c := s.lookup(u.String())
 		var info json.RawMessage
@@ -758,103 +729,47 @@ func (s *Server) handleBatchGet(w http.ResponseWriter, r *http.Request) {
 		buf.Write(info)
 	}
 	buf.WriteByte(']')
-	writeJSON(w, http.StatusOK, buf.Bytes())
+	return buf.Bytes(), nil
 }
 
-// withConv resolves the {conversation_id} of r; unknown conversations get
-// notFoundStatus with the reference's detail.
-func (s *Server) withConv(w http.ResponseWriter, r *http.Request, notFoundStatus int) *conv {
-	id, err := conversationID(r)
+func (s *Server) handleGet(in *request[includeSkillsQuery, none]) (any, error) {
+	c, err := in.find()
 	if err != nil {
-		writeErr(w, err)
-		return nil
+		return nil, err
 	}
-	c, err := s.lookupErr(id)
-	if err != nil {
-		writeErr(w, err)
-		return nil
-	}
-	if c == nil || c.isGone() {
-		if notFoundStatus == http.StatusOK {
-			writeJSON(w, http.StatusOK, successResponse{Success: false})
-			return nil
-		}
-		writeDetail(w, notFoundStatus, "Conversation not found: "+id)
-		return nil
-	}
-	return c
-}
-
-// withLoaded is withConv that also loads the conversation.
-func (s *Server) withLoaded(w http.ResponseWriter, r *http.Request, notFoundStatus int) (*conv, *conversation.LocalConversation) {
-	c := s.withConv(w, r, notFoundStatus)
-	if c == nil {
-		return nil, nil
-	}
-	lc, err := c.hold(r.Context())
-	if err != nil {
-		if errors.Is(err, errNotFound) {
-			writeDetail(w, notFoundStatus, "Conversation not found: "+c.id)
-		} else {
-			writeErr(w, err)
-		}
-		return nil, nil
-	}
-	return c, lc
-}
-
-func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
-	var q includeSkillsQuery
-	if err := decodeQuery(r, &q); err != nil {
-		writeErr(w, err)
-		return
-	}
-	c := s.withConv(w, r, http.StatusNotFound)
-	if c == nil {
-		return
-	}
-	if err := s.refreshMeta(r.Context(), c); err != nil {
+	if err := s.refreshMeta(in.r.Context(), c); err != nil {
 		s.log.Warn("reading a conversation's record", "conversation", c.id, "err", err)
-		writeDetail(w, http.StatusServiceUnavailable, "The conversation store cannot be read; retry later.")
-		return
+		return nil, statusErr(http.StatusServiceUnavailable, "The conversation store cannot be read; retry later.")
 	}
-	info, err := c.info(q.IncludeSkills)
+	info, err := c.info(in.query.IncludeSkills)
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
 	c.publishEndedRun()
-	writeJSON(w, http.StatusOK, info)
+	return info, nil
 }
 
-func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
-	var req updateRequest
-	if err := s.readBody(w, r, &req, false); err != nil {
-		writeErr(w, err)
-		return
-	}
+func (s *Server) handleUpdate(in *request[none, updateRequest]) (any, error) {
+	req := &in.body
 	if req.Title != nil {
 		t := strings.TrimSpace(*req.Title)
 		if n := len([]rune(t)); n < 1 || n > 200 {
-			writeErr(w, invalid("title must be 1 to 200 characters", "body", "title"))
-			return
+			return nil, invalid("title must be 1 to 200 characters", "body", "title")
 		}
 		req.Title = &t
 	}
 	for k, v := range req.Tags {
 		if !tagKey(k) || len([]rune(v)) > 256 {
-			writeErr(w, invalid(fmt.Sprintf("tag %q: keys are lowercase letters and digits, values at most 256 characters", k), "body", "tags"))
-			return
+			return nil, invalid(fmt.Sprintf("tag %q: keys are lowercase letters and digits, values at most 256 characters", k), "body", "tags")
 		}
 	}
-	c, lc := s.withLoaded(w, r, http.StatusOK)
-	if c == nil {
-		return
+	c, lc, err := in.load()
+	if err != nil {
+		return nil, err
 	}
 	if req.Tags != nil {
 		if err := lc.State().Update(func(f *conversation.Fields) error { f.Tags = req.Tags; return nil }); err != nil {
-			writeErr(w, err)
-			return
+			return nil, err
 		}
 	}
 	c.mu.Lock()
@@ -867,22 +782,20 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
 	c.meta.UpdatedAt = utcNow()
 	c.mu.Unlock()
 	if err := c.saveMeta(); err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, ok)
+	return ok, nil
 }
 
-func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
-	c := s.withConv(w, r, http.StatusBadRequest)
-	if c == nil {
-		return
+func (s *Server) handleDelete(in *request[none, none]) (any, error) {
+	c, err := in.find()
+	if err != nil {
+		return nil, err
 	}
 	c.mu.Lock()
 	if c.gone {
 		c.mu.Unlock()
-		writeDetail(w, http.StatusBadRequest, "Conversation not found: "+c.id)
-		return
+		return nil, &missingError{status: http.StatusBadRequest, id: c.id}
 	}
 	c.mu.Unlock()
 	c.pauseForShutdown()
@@ -904,131 +817,105 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	delete(s.convs, c.id)
 	s.mu.Unlock()
-	if err := s.cat.remove(r.Context(), c.id); err != nil {
-		writeErr(w, err)
-		return
+	if err := s.cat.remove(in.r.Context(), c.id); err != nil {
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, ok)
+	return ok, nil
 }
 
-func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
-	c := s.withConv(w, r, http.StatusNotFound)
-	if c == nil {
-		return
+func (s *Server) handleRun(in *request[none, none]) (any, error) {
+	c, err := in.find()
+	if err != nil {
+		return nil, err
 	}
-	if err := c.run(r.Context()); err != nil {
-		writeErr(w, err)
-		return
+	if err := c.run(in.r.Context()); err != nil {
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, ok)
+	return ok, nil
 }
 
 // handlePause pauses a conversation once the step in progress is done.
-func (s *Server) handlePause(w http.ResponseWriter, r *http.Request) {
-	s.pause(w, r, (*conversation.LocalConversation).PauseAfterStep)
+func (s *Server) handlePause(in *request[none, none]) (any, error) {
+	return pause(in, (*conversation.LocalConversation).PauseAfterStep)
 }
 
 // handleInterrupt pauses a conversation at once, cancelling the step in
 // progress (its LLM call or tools), and records an InterruptEvent.
-func (s *Server) handleInterrupt(w http.ResponseWriter, r *http.Request) {
-	s.pause(w, r, (*conversation.LocalConversation).Interrupt)
+func (s *Server) handleInterrupt(in *request[none, none]) (any, error) {
+	return pause(in, (*conversation.LocalConversation).Interrupt)
 }
 
-func (s *Server) pause(w http.ResponseWriter, r *http.Request, pause func(*conversation.LocalConversation) error) {
-	c, lc := s.withLoaded(w, r, http.StatusBadRequest)
-	if c == nil {
-		return
+func pause(in *request[none, none], pause func(*conversation.LocalConversation) error) (any, error) {
+	c, lc, err := in.load()
+	if err != nil {
+		return nil, err
 	}
 	if err := pause(lc); err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
 	if !c.isRunning() {
 		c.publishFullState(lc)
 	}
-	writeJSON(w, http.StatusOK, ok)
+	return ok, nil
 }
 
-func (s *Server) handleSecrets(w http.ResponseWriter, r *http.Request) {
-	var req secretsRequest
-	if err := s.readBody(w, r, &req, false); err != nil {
-		writeErr(w, err)
-		return
+func (s *Server) handleSecrets(in *request[none, secretsRequest]) (any, error) {
+	if in.body.Secrets == nil {
+		return nil, &invalidError{loc: []any{"body", "secrets"}, typ: "missing", msg: "Field required"}
 	}
-	if req.Secrets == nil {
-		writeErr(w, &invalidError{loc: []any{"body", "secrets"}, typ: "missing", msg: "Field required"})
-		return
-	}
-	sources, err := s.decodeSecrets(req.Secrets, false, false)
+	sources, err := s.decodeSecrets(in.body.Secrets, false, false)
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
-	c, lc := s.withLoaded(w, r, http.StatusNotFound)
-	if c == nil {
-		return
+	_, lc, err := in.load()
+	if err != nil {
+		return nil, err
 	}
 	if err := lc.UpdateSecrets(sources); err != nil {
-		writeErr(w, invalid(err.Error(), "body", "secrets"))
-		return
+		return nil, invalid(err.Error(), "body", "secrets")
 	}
-	writeJSON(w, http.StatusOK, ok)
+	return ok, nil
 }
 
-func (s *Server) handlePolicy(w http.ResponseWriter, r *http.Request) {
-	var req policyRequest
-	if err := s.readBody(w, r, &req, false); err != nil {
-		writeErr(w, err)
-		return
+func (s *Server) handlePolicy(in *request[none, policyRequest]) (any, error) {
+	if isNull(in.body.Policy) {
+		return nil, &invalidError{loc: []any{"body", "policy"}, typ: "missing", msg: "Field required"}
 	}
-	if isNull(req.Policy) {
-		writeErr(w, &invalidError{loc: []any{"body", "policy"}, typ: "missing", msg: "Field required"})
-		return
-	}
-	p, err := decodePolicy(req.Policy, "policy")
+	p, err := decodePolicy(in.body.Policy, "policy")
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
-	c, lc := s.withLoaded(w, r, http.StatusNotFound)
-	if c == nil {
-		return
+	c, lc, err := in.load()
+	if err != nil {
+		return nil, err
 	}
 	if err := lc.SetConfirmationPolicy(p); err != nil {
-		writeErr(w, invalid(err.Error(), "body", "policy"))
-		return
+		return nil, invalid(err.Error(), "body", "policy")
 	}
 	c.mu.Lock()
-	c.meta.ConfirmationPolicy = req.Policy
+	c.meta.ConfirmationPolicy = in.body.Policy
 	c.mu.Unlock()
 	c.saveMeta()
-	writeJSON(w, http.StatusOK, ok)
+	return ok, nil
 }
 
-func (s *Server) handleAnalyzer(w http.ResponseWriter, r *http.Request) {
-	var req analyzerRequest
-	if err := s.readBody(w, r, &req, false); err != nil {
-		writeErr(w, err)
-		return
-	}
-	a, err := decodeAnalyzer(req.SecurityAnalyzer, "security_analyzer")
+func (s *Server) handleAnalyzer(in *request[none, analyzerRequest]) (any, error) {
+	a, err := decodeAnalyzer(in.body.SecurityAnalyzer, "security_analyzer")
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
-	c, lc := s.withLoaded(w, r, http.StatusNotFound)
-	if c == nil {
-		return
+	c, lc, err := in.load()
+	if err != nil {
+		return nil, err
 	}
 	if err := lc.State().Update(func(f *conversation.Fields) error { f.SecurityAnalyzer = a; return nil }); err != nil {
-		writeErr(w, invalid(err.Error(), "body", "security_analyzer"))
-		return
+		return nil, invalid(err.Error(), "body", "security_analyzer")
 	}
 	c.mu.Lock()
-	c.meta.SecurityAnalyzer = req.SecurityAnalyzer
+	c.meta.SecurityAnalyzer = in.body.SecurityAnalyzer
 	c.mu.Unlock()
 	c.saveMeta()
-	writeJSON(w, http.StatusOK, ok)
+	return ok, nil
 }
 
 // askRequest is protocol.AskRequest, with the server's own decoding.
@@ -1054,37 +941,30 @@ func (q *askRequest) decode(body []byte) error {
 	return nil
 }
 
-func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
-	var req askRequest
-	if err := s.readBody(w, r, &req, false); err != nil {
-		writeErr(w, err)
-		return
-	}
+func (s *Server) handleAsk(in *request[none, askRequest]) (any, error) {
 	// The reference answers an unknown conversation with 500; a 404 says
 	// what happened.
-	c, lc := s.withLoaded(w, r, http.StatusNotFound)
-	if c == nil {
-		return
-	}
-	ans, err := lc.AskAgent(r.Context(), req.Question)
+	_, lc, err := in.load()
 	if err != nil {
-		writeInternal(w, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, askResponse{Response: ans})
+	ans, err := lc.AskAgent(in.r.Context(), in.body.Question)
+	if err != nil {
+		return nil, &internalError{err}
+	}
+	return askResponse{Response: ans}, nil
 }
 
-func (s *Server) handleFinalResponse(w http.ResponseWriter, r *http.Request) {
-	c, lc := s.withLoaded(w, r, http.StatusNotFound)
-	if c == nil {
-		return
+func (s *Server) handleFinalResponse(in *request[none, none]) (any, error) {
+	_, lc, err := in.load()
+	if err != nil {
+		return nil, err
 	}
 	resp, err := agent.FinalResponse(lc.State())
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, askResponse{Response: resp})
+	return askResponse{Response: resp}, nil
 }
 
 // handleCondense forces a condensation of the history (the reference's
@@ -1092,10 +972,10 @@ func (s *Server) handleFinalResponse(w http.ResponseWriter, r *http.Request) {
 // otherwise one step condenses now, before the answer. A conversation
 // whose agent has no condenser acting on requests answers 400 (the
 // reference fails with 500).
-func (s *Server) handleCondense(w http.ResponseWriter, r *http.Request) {
-	c, lc := s.withLoaded(w, r, http.StatusNotFound)
-	if c == nil {
-		return
+func (s *Server) handleCondense(in *request[none, none]) (any, error) {
+	c, lc, err := in.load()
+	if err != nil {
+		return nil, err
 	}
 	// A run started here must not start while the condensing step runs
 	// (LocalConversation would refuse it after /run answered).
@@ -1111,15 +991,14 @@ func (s *Server) handleCondense(w http.ResponseWriter, r *http.Request) {
 			c.mu.Unlock()
 		}()
 	}
-	err := lc.Condense(r.Context())
+	err = lc.Condense(in.r.Context())
 	switch {
 	case errors.Is(err, conversation.ErrCannotCondense):
-		writeDetail(w, http.StatusBadRequest, err.Error())
+		return nil, statusErr(http.StatusBadRequest, "%s", err.Error())
 	case errors.Is(err, conversation.ErrWaitingForConfirmation):
-		writeDetail(w, http.StatusConflict, "Cannot condense while actions wait for confirmation")
+		return nil, statusErr(http.StatusConflict, "Cannot condense while actions wait for confirmation")
 	case err != nil:
-		writeInternal(w, err)
-	default:
-		writeJSON(w, http.StatusOK, ok)
+		return nil, &internalError{err}
 	}
+	return ok, nil
 }

@@ -121,54 +121,44 @@ func searchEvents(st eventLog, q conversation.Query, body string) (conversation.
 	}
 }
 
-func (s *Server) handleEventSearch(w http.ResponseWriter, r *http.Request) {
-	var q eventSearchQuery
-	if err := decodeQuery(r, &q); err != nil {
-		writeErr(w, err)
-		return
-	}
+func (s *Server) handleEventSearch(in *request[eventSearchQuery, none]) (any, error) {
+	q := &in.query
 	limit, err := limitParam(q.Limit, 100)
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
 	sq, err := storeQuery(q.Kind, q.Source, q.TimestampGTE, q.TimestampLT)
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
 	switch deref(q.SortOrder) {
 	case "", "TIMESTAMP":
 	case "TIMESTAMP_DESC":
 		sq.Descending = true
 	default:
-		writeErr(w, &invalidError{loc: []any{"query", "sort_order"}, typ: "enum", msg: "Input should be 'TIMESTAMP' or 'TIMESTAMP_DESC'"})
-		return
+		return nil, &invalidError{loc: []any{"query", "sort_order"}, typ: "enum", msg: "Input should be 'TIMESTAMP' or 'TIMESTAMP_DESC'"}
 	}
 	sq.PageID, sq.Limit = q.PageID, limit
-	st, done := s.withEvents(w, r)
-	if st == nil {
-		return
+	st, done, err := in.events()
+	if err != nil {
+		return nil, err
 	}
 	defer done()
 	if sq.PageID != "" {
 		if _, ok := st.Lookup(sq.PageID); !ok {
-			writeJSON(w, http.StatusOK, []byte(`{"items":[],"next_page_id":null}`))
-			return
+			return []byte(`{"items":[],"next_page_id":null}`), nil
 		}
 	}
 	page, err := searchEvents(st, sq, q.Body)
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
 	var buf bytes.Buffer
 	buf.WriteString(`{"items":[`)
 	for i, ent := range page.Entries {
 		raw, err := st.Raw(ent.Index)
 		if err != nil {
-			writeErr(w, err)
-			return
+			return nil, err
 		}
 		if i > 0 {
 			buf.WriteByte(',')
@@ -181,23 +171,18 @@ func (s *Server) handleEventSearch(w http.ResponseWriter, r *http.Request) {
 	} else {
 		buf.WriteString("null}")
 	}
-	writeJSON(w, http.StatusOK, buf.Bytes())
+	return buf.Bytes(), nil
 }
 
-func (s *Server) handleEventCount(w http.ResponseWriter, r *http.Request) {
-	var q eventCountQuery
-	if err := decodeQuery(r, &q); err != nil {
-		writeErr(w, err)
-		return
-	}
+func (s *Server) handleEventCount(in *request[eventCountQuery, none]) (any, error) {
+	q := &in.query
 	sq, err := storeQuery(q.Kind, q.Source, q.TimestampGTE, q.TimestampLT)
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
-	st, done := s.withEvents(w, r)
-	if st == nil {
-		return
+	st, done, err := in.events()
+	if err != nil {
+		return nil, err
 	}
 	defer done()
 	n := 0
@@ -205,8 +190,7 @@ func (s *Server) handleEventCount(w http.ResponseWriter, r *http.Request) {
 	for {
 		p, err := searchEvents(st, sq, q.Body)
 		if err != nil {
-			writeErr(w, err)
-			return
+			return nil, err
 		}
 		n += len(p.Entries)
 		if p.NextPageID == "" {
@@ -214,47 +198,37 @@ func (s *Server) handleEventCount(w http.ResponseWriter, r *http.Request) {
 		}
 		sq.PageID = p.NextPageID
 	}
-	writeJSON(w, http.StatusOK, n)
+	return n, nil
 }
 
-func (s *Server) handleEventGet(w http.ResponseWriter, r *http.Request) {
-	st, done := s.withEvents(w, r)
-	if st == nil {
-		return
+func (s *Server) handleEventGet(in *request[none, none]) (any, error) {
+	st, done, err := in.events()
+	if err != nil {
+		return nil, err
 	}
 	defer done()
-	i, ok := st.Lookup(r.PathValue("event_id"))
+	id := in.r.PathValue("event_id")
+	i, ok := st.Lookup(id)
 	if !ok {
 		// The reference fails with a KeyError (500); a 404 says what
 		// happened.
-		writeDetail(w, http.StatusNotFound, "Event not found: "+r.PathValue("event_id"))
-		return
+		return nil, statusErr(http.StatusNotFound, "Event not found: %s", id)
 	}
 	e, err := st.Event(i)
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
-	b, err := event.Marshal(e)
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, b)
+	return event.Marshal(e)
 }
 
 // batchEventsRequest documents the body of the batch event lookup.
 type batchEventsRequest []string
 
-func (s *Server) handleEventBatch(w http.ResponseWriter, r *http.Request) {
-	var ids batchEventsRequest
-	if err := s.readBody(w, r, &ids, false); err != nil {
-		writeErr(w, err)
-		return
-	}
-	st, done := s.withEvents(w, r)
-	if st == nil {
-		return
+func (s *Server) handleEventBatch(in *request[none, batchEventsRequest]) (any, error) {
+	ids := in.body
+	st, done, err := in.events()
+	if err != nil {
+		return nil, err
 	}
 	defer done()
 	var buf bytes.Buffer
@@ -270,13 +244,12 @@ func (s *Server) handleEventBatch(w http.ResponseWriter, r *http.Request) {
 		}
 		raw, err := st.Raw(i)
 		if err != nil {
-			writeErr(w, err)
-			return
+			return nil, err
 		}
 		buf.Write(raw)
 	}
 	buf.WriteByte(']')
-	writeJSON(w, http.StatusOK, buf.Bytes())
+	return buf.Bytes(), nil
 }
 
 // sendMessageRequest is protocol.SendMessageRequest, with the server's own decoding.
@@ -298,21 +271,15 @@ func (r *sendMessageRequest) decode(body []byte) error {
 	return nil
 }
 
-func (s *Server) handleSendMessage(w http.ResponseWriter, r *http.Request) {
-	var req sendMessageRequest
-	if err := s.readBody(w, r, &req, false); err != nil {
-		writeErr(w, err)
-		return
+func (s *Server) handleSendMessage(in *request[none, sendMessageRequest]) (any, error) {
+	c, lc, err := in.load()
+	if err != nil {
+		return nil, err
 	}
-	c, lc := s.withLoaded(w, r, http.StatusNotFound)
-	if c == nil {
-		return
+	if err := s.sendMessage(in.r, c, lc, &in.body); err != nil {
+		return nil, err
 	}
-	if err := s.sendMessage(r, c, lc, &req); err != nil {
-		writeErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, ok)
+	return ok, nil
 }
 
 // sendMessage appends a user message and, if asked, starts a run unless
@@ -333,27 +300,20 @@ func (s *Server) sendMessage(r *http.Request, c *conv, lc *conversation.LocalCon
 	return nil
 }
 
-func (s *Server) handleConfirmation(w http.ResponseWriter, r *http.Request) {
-	var req confirmationRequest
-	if err := s.readBody(w, r, &req, false); err != nil {
-		writeErr(w, err)
-		return
+func (s *Server) handleConfirmation(in *request[none, confirmationRequest]) (any, error) {
+	c, lc, err := in.load()
+	if err != nil {
+		return nil, err
 	}
-	c, lc := s.withLoaded(w, r, http.StatusNotFound)
-	if c == nil {
-		return
-	}
-	if req.Accept {
-		if err := c.run(r.Context()); err != nil && !errors.Is(err, errAlreadyRunning) {
-			writeErr(w, err)
-			return
+	if in.body.Accept {
+		if err := c.run(in.r.Context()); err != nil && !errors.Is(err, errAlreadyRunning) {
+			return nil, err
 		}
 	} else {
-		if err := lc.RejectPendingActions(r.Context(), req.Reason); err != nil {
-			writeErr(w, statusErr(http.StatusConflict, "%v", err))
-			return
+		if err := lc.RejectPendingActions(in.r.Context(), in.body.Reason); err != nil {
+			return nil, statusErr(http.StatusConflict, "%v", err)
 		}
 		c.publishFullState(lc)
 	}
-	writeJSON(w, http.StatusOK, ok)
+	return ok, nil
 }

@@ -14,9 +14,9 @@ func (s *Server) goalRoutes() []*route {
 	const conv = "/api/conversations/{conversation_id}"
 	busy := []int{400, 404, 409, 422}
 	return []*route{
-		{method: "POST", path: conv + "/goal", summary: "Start a goal loop: run, judge, re-prompt until the objective is met or the bound is reached", tag: "Conversations", body: startGoalRequest{}, resp: successResponse{}, errors: busy, h: s.handleGoal},
-		{method: "POST", path: conv + "/goal/stop", summary: "Stop the goal loop (the run in progress goes on); it can be resumed", tag: "Conversations", resp: successResponse{}, errors: []int{404, 422}, h: s.handleGoalStop},
-		{method: "POST", path: conv + "/goal/resume", summary: "Resume the goal loop last stopped or interrupted", tag: "Conversations", resp: successResponse{}, errors: busy, h: s.handleGoalResume},
+		{method: "POST", path: conv + "/goal", summary: "Start a goal loop: run, judge, re-prompt until the objective is met or the bound is reached", tag: "Conversations", body: startGoalRequest{}, resp: successResponse{}, errors: busy, h: handle(s, nil, s.handleGoal)},
+		{method: "POST", path: conv + "/goal/stop", summary: "Stop the goal loop (the run in progress goes on); it can be resumed", tag: "Conversations", resp: successResponse{}, errors: []int{404, 422}, h: handle(s, nil, s.handleGoalStop)},
+		{method: "POST", path: conv + "/goal/resume", summary: "Resume the goal loop last stopped or interrupted", tag: "Conversations", resp: successResponse{}, errors: busy, h: handle(s, nil, s.handleGoalResume)},
 	}
 }
 
@@ -132,52 +132,44 @@ func (c *conv) stopGoal() {
 	<-g.done
 }
 
-func (s *Server) handleGoal(w http.ResponseWriter, r *http.Request) {
-	var req startGoalRequest
-	if err := s.readBody(w, r, &req, false); err != nil {
-		writeErr(w, err)
-		return
-	}
+func (s *Server) handleGoal(in *request[none, startGoalRequest]) (any, error) {
+	req := &in.body
 	if req.Objective == nil {
-		writeErr(w, &invalidError{loc: []any{"body", "objective"}, typ: "missing", msg: "Field required"})
-		return
+		return nil, &invalidError{loc: []any{"body", "objective"}, typ: "missing", msg: "Field required"}
 	}
 	maxIter := conversation.DefaultGoalIterations
 	if req.MaxIterations != nil {
 		if *req.MaxIterations < 1 {
-			writeErr(w, &invalidError{loc: []any{"body", "max_iterations"}, typ: "greater_than_equal", msg: "Input should be greater than or equal to 1"})
-			return
+			return nil, &invalidError{loc: []any{"body", "max_iterations"}, typ: "greater_than_equal", msg: "Input should be greater than or equal to 1"}
 		}
 		maxIter = *req.MaxIterations
 	}
-	c := s.withConv(w, r, http.StatusNotFound)
-	if c == nil {
-		return
+	c, err := in.find()
+	if err != nil {
+		return nil, err
 	}
-	if err := c.startGoal(r.Context(), *req.Objective, maxIter, false); err != nil {
-		writeErr(w, err)
-		return
+	if err := c.startGoal(in.r.Context(), *req.Objective, maxIter, false); err != nil {
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, ok)
+	return ok, nil
 }
 
-func (s *Server) handleGoalStop(w http.ResponseWriter, r *http.Request) {
-	c := s.withConv(w, r, http.StatusNotFound)
-	if c == nil {
-		return
+func (s *Server) handleGoalStop(in *request[none, none]) (any, error) {
+	c, err := in.find()
+	if err != nil {
+		return nil, err
 	}
 	c.stopGoal()
-	writeJSON(w, http.StatusOK, ok)
+	return ok, nil
 }
 
-func (s *Server) handleGoalResume(w http.ResponseWriter, r *http.Request) {
-	c := s.withConv(w, r, http.StatusNotFound)
-	if c == nil {
-		return
+func (s *Server) handleGoalResume(in *request[none, none]) (any, error) {
+	c, err := in.find()
+	if err != nil {
+		return nil, err
 	}
-	if err := c.startGoal(r.Context(), "", 0, true); err != nil {
-		writeErr(w, err)
-		return
+	if err := c.startGoal(in.r.Context(), "", 0, true); err != nil {
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, ok)
+	return ok, nil
 }

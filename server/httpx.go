@@ -69,11 +69,17 @@ func invalid(msg string, loc ...any) error {
 }
 
 // writeErr answers err: a validation error with 422, an httpError with its
-// status, anything else with 500.
+// status, an unknown conversation as its route says, anything else (and an
+// internalError) with 500.
 func writeErr(w http.ResponseWriter, err error) {
 	var ie *invalidError
 	var he *httpError
+	var me *missingError
 	switch {
+	case errors.As(err, &me) && me.status == http.StatusOK:
+		writeJSON(w, http.StatusOK, successResponse{Success: false})
+	case me != nil:
+		writeDetail(w, me.status, me.Error())
 	case errors.Is(err, errNotFound):
 		writeDetail(w, http.StatusNotFound, "Conversation not found")
 	case errors.Is(err, conversation.ErrLocked):
@@ -146,21 +152,6 @@ func jsonInvalid(err error) error {
 		return &invalidError{loc: []any{"body", se.Offset}, typ: "json_invalid", msg: "JSON decode error: " + se.Error()}
 	}
 	return &invalidError{loc: []any{"body"}, typ: "value_error", msg: err.Error()}
-}
-
-// decodeRequest decodes r's query into q, then its body into body
-// (allowEmpty as for readBody). When either fails it writes the error
-// response and returns false.
-func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, q, body any, allowEmpty bool) bool {
-	if err := decodeQuery(r, q); err != nil {
-		writeErr(w, err)
-		return false
-	}
-	if err := s.readBody(w, r, body, allowEmpty); err != nil {
-		writeErr(w, err)
-		return false
-	}
-	return true
 }
 
 // decodeQuery fills the fields of the struct *v tagged `query:"name"` from

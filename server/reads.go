@@ -41,30 +41,30 @@ func readOnly(r *http.Request) bool {
 	return sub == "" || sub == "events" || strings.HasPrefix(sub, "events/")
 }
 
-// withEvents resolves r's conversation and returns its event log, and a
-// function to call when done with it. The log is the loaded conversation's
-// when this server holds it; with a shared catalog it is otherwise a
-// snapshot of the database, whoever holds the conversation, so that no
-// read waits for a lease. An unknown conversation is answered 404.
-func (s *Server) withEvents(w http.ResponseWriter, r *http.Request) (eventLog, func()) {
-	c := s.withConv(w, r, http.StatusNotFound)
-	if c == nil {
-		return nil, nil
+// events resolves the request's conversation and returns its event log,
+// and a function to call when done with it. The log is the loaded
+// conversation's when this server holds it; with a shared catalog it is
+// otherwise a snapshot of the database, whoever holds the conversation, so
+// that no read waits for a lease.
+func (in *request[Q, B]) events() (eventLog, func(), error) {
+	c, err := in.find()
+	if err != nil {
+		return nil, nil, err
 	}
+	s := in.s
 	if s.opts.Postgres != nil && !c.isLoaded() {
-		snap, err := s.opts.Postgres.Snapshot(r.Context(), c.id)
+		snap, err := s.opts.Postgres.Snapshot(in.r.Context(), c.id)
 		if err != nil {
 			s.log.Warn("reading a conversation's events", "conversation", c.id, "err", err)
-			writeDetail(w, http.StatusServiceUnavailable, "The conversation store cannot be read; retry later.")
-			return nil, nil
+			return nil, nil, statusErr(http.StatusServiceUnavailable, "The conversation store cannot be read; retry later.")
 		}
-		return snap, func() { snap.Close() }
+		return snap, func() { snap.Close() }, nil
 	}
-	_, lc := s.withLoaded(w, r, http.StatusNotFound)
-	if lc == nil {
-		return nil, nil
+	_, lc, err := in.load()
+	if err != nil {
+		return nil, nil, err
 	}
-	return lc.State().Events(), func() {}
+	return lc.State().Events(), func() {}, nil
 }
 
 // refreshMeta replaces the record of a shared conversation this server
