@@ -31,6 +31,9 @@ func TestRealToolsOverEveryWire(t *testing.T) {
 		{"openai/gpt-5-mini", llmtest.WireResponses},
 		{"anthropic/claude-sonnet-4-5", llmtest.WireAnthropic},
 		{"gemini/gemini-2.5-flash", llmtest.WireGemini},
+		// A Bedrock API key (the bearer token) stands for AWS keys here;
+		// llm/bedrock's tests sign.
+		{"bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0", llmtest.WireBedrock},
 	} {
 		t.Run(string(tc.wire), func(t *testing.T) {
 			work := t.TempDir()

@@ -18,6 +18,7 @@ const (
 	APIResponses API = "openai-responses" // OpenAI Responses
 	APIAnthropic API = "anthropic"        // Anthropic Messages
 	APIGemini    API = "gemini"           // Google Gemini API
+	APIBedrock   API = "bedrock-converse" // AWS Bedrock Converse and ConverseStream
 )
 
 // Route says how models of one provider prefix are reached.
@@ -38,6 +39,10 @@ type Route struct {
 	// KeepPrefix sends the whole model string, prefix included, as the
 	// model name.
 	KeepPrefix bool
+	// Cloud marks providers whose address the provider package works out
+	// from the config and the environment (a region, a project) when no
+	// base URL is set; their auth is theirs too (SigV4, OAuth).
+	Cloud bool
 }
 
 const bearer = "Bearer "
@@ -55,6 +60,7 @@ var (
 		"openhands":     {Provider: "openhands", API: APIChat, ResponsesCapable: true, BaseURL: "https://llm-proxy.app.all-hands.dev/v1", AuthHeader: "Authorization", AuthPrefix: bearer},
 		"anthropic":     {Provider: "anthropic", API: APIAnthropic, BaseURL: "https://api.anthropic.com", AuthHeader: "x-api-key"},
 		"gemini":        {Provider: "gemini", API: APIGemini, BaseURL: "https://generativelanguage.googleapis.com", AuthHeader: "x-goog-api-key"},
+		"bedrock":       {Provider: "bedrock", API: APIBedrock, Cloud: true},
 		"openrouter":    openAICompatible("openrouter", "https://openrouter.ai/api/v1"),
 		"deepseek":      openAICompatible("deepseek", "https://api.deepseek.com/v1"),
 		"groq":          openAICompatible("groq", "https://api.groq.com/openai/v1"),
@@ -79,6 +85,16 @@ func RegisterRoute(prefix string, r Route) {
 	routesMu.Lock()
 	defer routesMu.Unlock()
 	routes[prefix] = r
+}
+
+// CloudAuth reports whether model's provider authenticates with its
+// cloud's own credentials (AWS keys, Google service accounts), so that no
+// API key is needed.
+func CloudAuth(model string) bool {
+	prefix, _, ok := strings.Cut(strings.TrimSpace(model), "/")
+	routesMu.RLock()
+	defer routesMu.RUnlock()
+	return ok && routes[prefix].Cloud
 }
 
 // Prefixes returns the registered model prefixes, sorted.
@@ -174,6 +190,12 @@ func Resolve(c *Config) (Endpoint, error) {
 	if r.KeepPrefix {
 		rest = model
 	}
+	if r.Provider == "bedrock" {
+		var err error
+		if rest, err = bedrockModel(model, rest); err != nil {
+			return Endpoint{}, err
+		}
+	}
 	ep := Endpoint{
 		Provider:   r.Provider,
 		API:        r.API,
@@ -189,7 +211,7 @@ func Resolve(c *Config) (Endpoint, error) {
 	case r.Provider == "ollama" && c.OllamaBaseURL != "":
 		ep.BaseURL = strings.TrimSuffix(c.OllamaBaseURL, "/") + "/v1"
 	}
-	if ep.BaseURL == "" {
+	if ep.BaseURL == "" && !r.Cloud {
 		return Endpoint{}, fmt.Errorf("llm: model %q: provider %s needs base_url", model, r.Provider)
 	}
 	if r.API == APIChat && r.ResponsesCapable && usesResponses(c) {
@@ -229,4 +251,33 @@ func usesResponses(c *Config) bool {
 		return v
 	}
 	return matches(c.Model, responsesModels...)
+}
+
+// bedrockRoutes are LiteLLM's Bedrock routes (bedrock/ROUTE/model): those
+// gohands serves with Converse, and those it does not speak.
+var (
+	bedrockConverse = []string{"converse/", "invoke/"}
+	bedrockOther    = []string{"agent/", "agentcore/", "async_invoke/", "openai/", "mantle/", "chat_completions/", "claude_platform/", "converse_like/"}
+)
+
+// bedrockModel returns the Bedrock model id of a bedrock/ model: LiteLLM's
+// converse/ route prefix is dropped, and so is invoke/ (gohands speaks
+// Converse to every model; the Invoke API's bodies differ per model
+// family). Routes to other APIs are refused.
+func bedrockModel(model, rest string) (string, error) {
+	for _, p := range bedrockConverse {
+		if id, ok := strings.CutPrefix(rest, p); ok {
+			rest = id
+			break
+		}
+	}
+	for _, p := range bedrockOther {
+		if strings.HasPrefix(rest, p) {
+			return "", fmt.Errorf("llm: model %q: the Bedrock %s route is not supported; gohands speaks the Converse API (write bedrock/MODEL_ID or bedrock/converse/MODEL_ID)", model, strings.TrimSuffix(p, "/"))
+		}
+	}
+	if rest == "" {
+		return "", fmt.Errorf("llm: model %q: no Bedrock model id after bedrock/", model)
+	}
+	return rest, nil
 }

@@ -86,9 +86,9 @@ func TestResolveErrors(t *testing.T) {
 }
 
 func TestResolveUnknownPrefix(t *testing.T) {
-	cfg := DefaultConfig("bedrock/anthropic.claude-3-5-sonnet").Normalize()
+	cfg := DefaultConfig("sagemaker/my-endpoint").Normalize()
 	_, err := Resolve(&cfg)
-	if err == nil || !strings.Contains(err.Error(), `provider "bedrock" is not supported`) || !strings.Contains(err.Error(), "openrouter") {
+	if err == nil || !strings.Contains(err.Error(), `provider "sagemaker" is not supported`) || !strings.Contains(err.Error(), "openrouter") {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -14,7 +14,8 @@ import (
 var errStreamIdle = errors.New("stream idle timeout")
 
 // idleTransport cuts an event stream that sends nothing for idle: each
-// response body of type text/event-stream (a streamed reply, whether the
+// response body of type text/event-stream or Bedrock's
+// application/vnd.amazon.eventstream (a streamed reply, whether the
 // caller asked for deltas or the provider needs a stream) cancels the
 // attempt with errStreamIdle when no byte arrives for that long. The time
 // before the response comes is the per-call timeout's.
@@ -29,7 +30,7 @@ func (t *idleTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if typ, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); typ == "text/event-stream" {
+	if typ, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); typ == "text/event-stream" || typ == "application/vnd.amazon.eventstream" {
 		b := &idleBody{ReadCloser: resp.Body, idle: t.idle}
 		b.timer = time.AfterFunc(t.idle, func() { t.cancel(errStreamIdle) })
 		resp.Body = b

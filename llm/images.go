@@ -14,7 +14,8 @@ import (
 )
 
 // inlineImageModels only take images as data: URLs.
-var inlineImageModels = []string{"moonshot/kimi-k2.6", "moonshot/kimi-k3", "openhands/kimi-k3"}
+// Bedrock's Converse takes image bytes only.
+var inlineImageModels = []string{"moonshot/kimi-k2.6", "moonshot/kimi-k3", "openhands/kimi-k3", "bedrock/"}
 
 // maxInlineImage bounds the size of an image fetched for inlining.
 const maxInlineImage = 20 << 20

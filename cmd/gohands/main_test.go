@@ -156,6 +156,10 @@ func TestMissingKey(t *testing.T) {
 	if _, _, err := a.llmConfig(&runFlags{model: "openai/qwen", baseURL: "http://127.0.0.1:8000/v1"}, settings{}, convInfo{}); err != nil {
 		t.Errorf("with --base-url: %v", err)
 	}
+	// Bedrock signs with AWS credentials.
+	if _, _, err := a.llmConfig(&runFlags{model: "bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0"}, settings{}, convInfo{}); err != nil {
+		t.Errorf("bedrock: %v", err)
+	}
 }
 
 func TestDefaultPersistenceDir(t *testing.T) {

@@ -404,6 +404,9 @@ func (a *app) llmConfig(f *runFlags, st settings, stored convInfo) (llm.Config, 
 		cfg.APIKey = secret.New(key)
 	case !cfg.APIKey.IsZero():
 		source = "--llm-config"
+	case llm.CloudAuth(cfg.Model):
+		// Bedrock and Vertex AI sign with the cloud's own credentials.
+		source = ""
 	case cfg.BaseURL == "":
 		// A hosted provider without a key fails at the first call: say so
 		// now. A server of one's own (--base-url) may need none.

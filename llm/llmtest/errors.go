@@ -11,8 +11,12 @@ func writeFailure(rw http.ResponseWriter, wire Wire, f *Failure) {
 	if f.RetryAfter != "" {
 		rw.Header().Set("Retry-After", f.RetryAfter)
 	}
-	if wire == WireAnthropic {
+	switch wire {
+	case WireAnthropic, WireVertexAnthropic:
 		rw.Header().Set("request-id", "req_llmtest")
+	case WireBedrock:
+		rw.Header().Set("X-Amzn-Requestid", "llmtest-request")
+		rw.Header().Set("X-Amzn-Errortype", bedrockException(status, f.ContextWindow)+":http://internal.amazon.com/coral/com.amazon.bedrock/")
 	}
 	if f.Body != "" {
 		rw.Header().Set("Content-Type", "application/json")
@@ -54,7 +58,7 @@ func failureBody(wire Wire, f *Failure) (int, any) {
 		body = map[string]any{"error": map[string]any{
 			"message": msg, "type": typ, "param": param, "code": code,
 		}}
-	case WireAnthropic:
+	case WireAnthropic, WireVertexAnthropic:
 		typ := anthropicErrorType(status)
 		if f.ContextWindow && msg == "" {
 			msg = "prompt is too long: 208310 tokens > 200000 maximum"
@@ -63,7 +67,15 @@ func failureBody(wire Wire, f *Failure) (int, any) {
 			msg = defaultMessage(status)
 		}
 		body = map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}}
-	case WireGemini:
+	case WireBedrock:
+		if f.ContextWindow && msg == "" {
+			msg = "Input is too long for requested model."
+		}
+		if msg == "" {
+			msg = defaultMessage(status)
+		}
+		body = map[string]any{"message": msg}
+	case WireGemini, WireVertexGemini:
 		if f.ContextWindow && msg == "" {
 			msg = "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."
 		}
@@ -86,7 +98,7 @@ func streamFailure(e *sse, wire Wire, f *Failure) {
 	}
 	_, body := failureBody(wire, f)
 	switch wire {
-	case WireAnthropic:
+	case WireAnthropic, WireVertexAnthropic:
 		e.event("error", body)
 	case WireResponses:
 		inner := body.(map[string]any)["error"].(map[string]any)
@@ -171,4 +183,29 @@ func googleStatus(status int) string {
 		return "INTERNAL"
 	}
 	return "FAILED_PRECONDITION"
+}
+
+// bedrockException returns the exception Bedrock names a failure of
+// this status with.
+func bedrockException(status int, contextWindow bool) string {
+	switch status {
+	case http.StatusUnauthorized:
+		return "UnrecognizedClientException"
+	case http.StatusForbidden:
+		return "AccessDeniedException"
+	case http.StatusNotFound:
+		return "ResourceNotFoundException"
+	case http.StatusRequestTimeout:
+		return "ModelTimeoutException"
+	case http.StatusFailedDependency:
+		return "ModelErrorException"
+	case http.StatusTooManyRequests:
+		return "ThrottlingException"
+	case http.StatusServiceUnavailable:
+		return "ServiceUnavailableException"
+	}
+	if status >= 500 {
+		return "InternalServerException"
+	}
+	return "ValidationException"
 }

@@ -37,7 +37,23 @@ const (
 	// /v1beta/models/{model}:generateContent and
 	// :streamGenerateContent?alt=sse.
 	WireGemini Wire = "gemini"
+	// WireBedrock is AWS Bedrock's Converse API: POST
+	// /model/{modelId}/converse, and /converse-stream answered as an AWS
+	// event stream.
+	WireBedrock Wire = "bedrock"
+	// WireVertexGemini is Gemini on Vertex AI: POST
+	// /v1/projects/{p}/locations/{l}/publishers/google/models/{model}:generateContent
+	// and :streamGenerateContent?alt=sse.
+	WireVertexGemini Wire = "vertex-gemini"
+	// WireVertexAnthropic is Claude on Vertex AI: POST
+	// /v1/projects/{p}/locations/{l}/publishers/anthropic/models/{model}:rawPredict
+	// and :streamRawPredict, Anthropic Messages bodies with
+	// anthropic_version instead of model.
+	WireVertexAnthropic Wire = "vertex-anthropic"
 )
+
+// allWires are the formats of New and NewResponder.
+var allWires = []Wire{WireChat, WireResponses, WireAnthropic, WireGemini, WireBedrock, WireVertexGemini, WireVertexAnthropic}
 
 // Request is a request as a Server received it.
 type Request struct {
@@ -45,8 +61,11 @@ type Request struct {
 	Wire   Wire
 	Method string
 	Path   string
-	Query  url.Values
-	Header http.Header
+	// EscapedPath is the path as sent, percent-encoding kept (a Bedrock
+	// model id's ":" is %3A).
+	EscapedPath string
+	Query       url.Values
+	Header      http.Header
 	// Body is the decoded JSON body (nil if it was not a JSON object).
 	Body map[string]any
 	// RawBody is the body as sent.
@@ -104,11 +123,22 @@ func NewGemini(t testing.TB, replies ...Reply) *Server {
 	return start(t, []Wire{WireGemini}, replies)
 }
 
-// New starts a server speaking all four wire formats, each at its own
-// paths, answering from one shared script. Use it when the provider under
-// test is chosen at run time (a router, a fallback chain).
+// NewBedrock starts a server speaking AWS Bedrock's Converse API.
+func NewBedrock(t testing.TB, replies ...Reply) *Server {
+	return start(t, []Wire{WireBedrock}, replies)
+}
+
+// NewVertex starts a server speaking Vertex AI's Gemini and Anthropic
+// endpoints.
+func NewVertex(t testing.TB, replies ...Reply) *Server {
+	return start(t, []Wire{WireVertexGemini, WireVertexAnthropic}, replies)
+}
+
+// New starts a server speaking every wire format, each at its own paths,
+// answering from one shared script. Use it when the provider under test
+// is chosen at run time (a router, a fallback chain).
 func New(t testing.TB, replies ...Reply) *Server {
-	return start(t, []Wire{WireChat, WireResponses, WireAnthropic, WireGemini}, replies)
+	return start(t, allWires, replies)
 }
 
 func start(t testing.TB, wires []Wire, replies []Reply) *Server {
@@ -144,7 +174,7 @@ type ResponderOptions struct {
 	NoRecord bool
 }
 
-// NewResponder starts a server speaking all four wire formats that answers
+// NewResponder starts a server speaking every wire format that answers
 // each request with what respond returns, for replies that depend on the
 // request rather than on arrival order: a Playbook's Respond, typically.
 // opts may be nil.
@@ -152,7 +182,7 @@ func NewResponder(t testing.TB, respond Responder, opts *ResponderOptions) *Serv
 	if opts == nil {
 		opts = &ResponderOptions{}
 	}
-	s := &Server{t: t, wires: []Wire{WireChat, WireResponses, WireAnthropic, WireGemini}, respond: respond, noRecord: opts.NoRecord}
+	s := &Server{t: t, wires: allWires, respond: respond, noRecord: opts.NoRecord}
 	s.listen(opts.Listener)
 	return s
 }
@@ -211,10 +241,15 @@ func (s *Server) LastRequest() Request {
 	return reqs[len(reqs)-1]
 }
 
-// route returns the wire format and the model named in the path (Gemini
-// only) for a request path, or "" if the server does not serve it.
-func (s *Server) route(method, path string) (w Wire, model string, stream bool) {
+// route returns the wire format and the model named in the path (Gemini,
+// Bedrock and Vertex) for a request path as sent (escaped), or "" if the
+// server does not serve it.
+func (s *Server) route(method, escaped string) (w Wire, model string, stream bool) {
 	if method != http.MethodPost {
+		return "", "", false
+	}
+	path, err := url.PathUnescape(escaped)
+	if err != nil {
 		return "", "", false
 	}
 	switch path {
@@ -225,6 +260,33 @@ func (s *Server) route(method, path string) (w Wire, model string, stream bool) 
 	case "/v1/messages":
 		w = WireAnthropic
 	default:
+		if rest, ok := strings.CutPrefix(escaped, "/model/"); ok {
+			// The model id is one segment, escaped: an ARN's "/" is %2F.
+			label, verb, ok := strings.Cut(rest, "/")
+			id, err := url.PathUnescape(label)
+			if !ok || err != nil || (verb != "converse" && verb != "converse-stream") {
+				return "", "", false
+			}
+			w, model, stream = WireBedrock, id, verb == "converse-stream"
+			break
+		}
+		if rest, ok := strings.CutPrefix(path, "/v1/projects/"); ok {
+			// {project}/locations/{location}/publishers/{publisher}/models/{model}:{verb}
+			parts := strings.Split(rest, "/")
+			if len(parts) != 7 || parts[1] != "locations" || parts[3] != "publishers" || parts[5] != "models" {
+				return "", "", false
+			}
+			m, verb, _ := strings.Cut(parts[6], ":")
+			switch {
+			case parts[4] == "google" && (verb == "generateContent" || verb == "streamGenerateContent"):
+				w, model, stream = WireVertexGemini, m, verb == "streamGenerateContent"
+			case parts[4] == "anthropic" && (verb == "rawPredict" || verb == "streamRawPredict"):
+				w, model, stream = WireVertexAnthropic, m, verb == "streamRawPredict"
+			default:
+				return "", "", false
+			}
+			break
+		}
 		rest, ok := strings.CutPrefix(path, "/v1beta/models/")
 		if !ok {
 			return "", "", false
@@ -247,19 +309,26 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
 		http.Error(rw, "llmtest: reading body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	wire, model, stream := s.route(r.Method, r.URL.Path)
+	wire, model, stream := s.route(r.Method, r.URL.EscapedPath())
 	rec := Request{
-		Wire:    wire,
-		Method:  r.Method,
-		Path:    r.URL.Path,
-		Query:   r.URL.Query(),
-		Header:  r.Header.Clone(),
-		RawBody: raw,
+		Wire:        wire,
+		Method:      r.Method,
+		Path:        r.URL.Path,
+		EscapedPath: r.URL.EscapedPath(),
+		Query:       r.URL.Query(),
+		Header:      r.Header.Clone(),
+		RawBody:     raw,
 	}
 	if err := json.Unmarshal(raw, &rec.Body); err != nil {
 		rec.Body = nil
 	}
-	if wire != WireGemini {
+	switch wire {
+	case WireGemini, WireVertexGemini, WireBedrock:
+	case WireVertexAnthropic:
+		// streamRawPredict takes "stream": true as well.
+		body, _ := rec.Body["stream"].(bool)
+		stream = stream && body
+	default:
 		stream, _ = rec.Body["stream"].(bool)
 	}
 	rec.Stream = stream
@@ -333,8 +402,12 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request) {
 		werr = s.writeResponses(rw, t)
 	case WireAnthropic:
 		werr = s.writeAnthropic(rw, t)
-	case WireGemini:
+	case WireGemini, WireVertexGemini:
 		werr = s.writeGemini(rw, t)
+	case WireVertexAnthropic:
+		werr = s.writeAnthropic(rw, t)
+	case WireBedrock:
+		werr = s.writeBedrock(rw, t)
 	}
 	// A client that goes away mid-reply (a cancelled stream, a timeout)
 	// is not the script's fault.
@@ -448,7 +521,39 @@ func newSSE(rw http.ResponseWriter, sep string, t *turn) *sse {
 	rw.Header().Set("Content-Type", "text/event-stream")
 	rw.Header().Set("Cache-Control", "no-cache")
 	rw.WriteHeader(http.StatusOK)
+	return newStream(rw, sep, t)
+}
+
+// newStream returns the pacing of a streamed turn, its headers written.
+func newStream(rw http.ResponseWriter, sep string, t *turn) *sse {
 	return &sse{rw: rw, rc: http.NewResponseController(rw), sep: sep, ctx: t.ctx, delay: t.ChunkDelay, cutAfter: t.CutAfter, malformed: t.MalformedStream, stallAfter: t.StallAfter}
+}
+
+// pace counts an event about to be written and holds it back as the turn
+// says: ChunkDelay, StallAfter (false: the client went away) and CutAfter
+// (the connection is dropped).
+func (e *sse) pace() bool {
+	if e.sent++; e.sent > 1 && e.delay > 0 {
+		t := time.NewTimer(e.delay)
+		select {
+		case <-t.C:
+		case <-e.ctx.Done():
+			t.Stop()
+			e.err = clientWriteError{e.ctx.Err()}
+			return false
+		}
+	}
+	if e.stallAfter > 0 && e.sent > e.stallAfter {
+		<-e.ctx.Done()
+		e.err = clientWriteError{e.ctx.Err()}
+		return false
+	}
+	if e.cutAfter > 0 && e.sent > e.cutAfter {
+		// Drops the connection: net/http aborts the response without
+		// ending it.
+		panic(http.ErrAbortHandler)
+	}
+	return true
 }
 
 // event writes one event: an "event:" line if name is set, then one
@@ -457,25 +562,8 @@ func (e *sse) event(name string, v any) {
 	if e.err != nil {
 		return
 	}
-	if e.sent++; e.sent > 1 && e.delay > 0 {
-		t := time.NewTimer(e.delay)
-		select {
-		case <-t.C:
-		case <-e.ctx.Done():
-			t.Stop()
-			e.err = clientWriteError{e.ctx.Err()}
-			return
-		}
-	}
-	if e.stallAfter > 0 && e.sent > e.stallAfter {
-		<-e.ctx.Done()
-		e.err = clientWriteError{e.ctx.Err()}
+	if !e.pace() {
 		return
-	}
-	if e.cutAfter > 0 && e.sent > e.cutAfter {
-		// Drops the connection: net/http aborts the response without
-		// ending it.
-		panic(http.ErrAbortHandler)
 	}
 	var data []byte
 	if s, ok := v.(string); ok {

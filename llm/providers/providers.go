@@ -4,12 +4,14 @@
 //	import _ "github.com/gohands/gohands/llm/providers"
 //
 // Applications that know their provider import only its package
-// (llm/openai, llm/anthropic or llm/gemini) and build faster.
+// (llm/openai, llm/anthropic, llm/gemini or llm/bedrock) and build faster.
 package providers
 
 import (
 	// Anthropic Messages.
 	_ "github.com/gohands/gohands/llm/anthropic"
+	// AWS Bedrock Converse.
+	_ "github.com/gohands/gohands/llm/bedrock"
 	// Gemini API.
 	_ "github.com/gohands/gohands/llm/gemini"
 	// OpenAI Chat Completions and Responses, and compatible servers.

@@ -23,6 +23,8 @@ func TestSwitchByModelString(t *testing.T) {
 		{"openai/gpt-5-mini", llmtest.WireResponses},
 		{"anthropic/claude-sonnet-4-5", llmtest.WireAnthropic},
 		{"gemini/gemini-2.5-flash", llmtest.WireGemini},
+		{"bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0", llmtest.WireBedrock},
+		{"bedrock/converse/amazon.nova-pro-v1:0", llmtest.WireBedrock},
 		{"openrouter/openai/gpt-4o", llmtest.WireChat},
 		{"deepseek/deepseek-chat", llmtest.WireChat},
 		{"groq/llama-3.3-70b-versatile", llmtest.WireChat},
