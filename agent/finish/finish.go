@@ -51,3 +51,12 @@ func New() *tool.Typed[Action, *Observation] {
 		},
 	})
 }
+
+// PresentAction implements tool.ActionPresenter: the final message is the
+// agent's last word, shown as such.
+func (a Action) PresentAction() tool.ActionView {
+	if a.Message == "" {
+		return tool.ActionView{}
+	}
+	return tool.ActionView{Message: &a.Message}
+}

@@ -29,6 +29,7 @@ import (
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/internal/termtext"
 	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/tool"
 )
 
 // ColorMode says when the transcript is coloured.
@@ -433,16 +434,15 @@ func (v *Visualizer) action(c *text, e *event.ActionEvent) {
 		}
 		return
 	}
+	if view := tool.PresentAction(e); view.Command != nil {
+		commandLine(c, *view.Command, view.Notes)
+		return
+	}
 	kind, _ := event.KindOf(e.Action)
 	raw, err := event.MarshalJSON(e.Action)
 	if err != nil {
 		fmt.Fprintf(c, "Action: %s (cannot encode: %v)", kind, err)
 		return
-	}
-	if kind == "TerminalAction" {
-		if terminalAction(c, raw) {
-			return
-		}
 	}
 	c.styled(joinStyle(sBold, colorAction), "Action:")
 	c.WriteString(" " + cmpOr(kind, fmt.Sprintf("%T", e.Action)) + "\n\n")
@@ -450,37 +450,22 @@ func (v *Visualizer) action(c *text, e *event.ActionEvent) {
 	c.WriteString(v.arguments(raw))
 }
 
-// terminalAction writes a terminal command as a shell prompt line with its
-// flags, as the reference does.
-func terminalAction(c *text, raw []byte) bool {
-	var a struct {
-		Command *string  `json:"command"`
-		IsInput bool     `json:"is_input"`
-		Timeout *float64 `json:"timeout"`
-		Reset   bool     `json:"reset"`
-	}
-	if json.Unmarshal(raw, &a) != nil || a.Command == nil {
-		return false
-	}
+// noteStyles colour the notes of a command line, as the reference does.
+var noteStyles = map[tool.Tone]string{tool.ToneInfo: sCyan, tool.ToneNotice: sYellow, tool.ToneDanger: joinStyle(sBold, sRed)}
+
+// commandLine writes the shell command an action runs as a prompt line
+// with its notes.
+func commandLine(c *text, command string, notes []tool.Note) {
 	c.styled(joinStyle(sBold, sGreen), "$ ")
-	if *a.Command == "" {
+	if command == "" {
 		c.styled(sItalic, "[empty command]")
 	} else {
-		c.WriteString(termtext.Strip(*a.Command))
+		c.WriteString(termtext.Strip(command))
 	}
-	if a.IsInput {
+	for _, n := range notes {
 		c.WriteString(" ")
-		c.styled(sYellow, "(input to running process)")
+		c.styled(noteStyles[n.Tone], termtext.Strip(n.Text))
 	}
-	if a.Timeout != nil {
-		c.WriteString(" ")
-		c.styled(sCyan, fmt.Sprintf("[timeout: %gs]", *a.Timeout))
-	}
-	if a.Reset {
-		c.WriteString(" ")
-		c.styled(joinStyle(sBold, sRed), "[reset terminal]")
-	}
-	return true
 }
 
 // arguments renders an action's JSON object one field a line, in the

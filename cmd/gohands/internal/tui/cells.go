@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -10,9 +9,7 @@ import (
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/internal/termtext"
-	"github.com/gohands/gohands/tools/fileeditor"
-	"github.com/gohands/gohands/tools/tasktracker"
-	"github.com/gohands/gohands/tools/terminal"
+	"github.com/gohands/gohands/tool"
 )
 
 type cellKind int
@@ -38,7 +35,7 @@ type cell struct {
 	// An action's result.
 	output   string // command output (live while running) or result text
 	diff     []string
-	tasks    []tasktracker.TaskItem
+	tasks    []tool.Task
 	exitCode *int
 	done     bool
 	failed   bool
@@ -121,9 +118,9 @@ func (c *cell) renderAction(w int, selected bool) []string {
 		for _, t := range c.tasks {
 			box := "☐"
 			switch t.Status {
-			case tasktracker.StatusDone:
+			case tool.TaskDone:
 				box = styleOK.Render("☑")
-			case tasktracker.StatusInProgress:
+			case tool.TaskInProgress:
 				box = styleRunning.Render("◐")
 			}
 			body = append(body, box+" "+termtext.Strip(t.Title))
@@ -173,38 +170,6 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
-}
-
-// actionTitle is an action's one-line title: a command, a file edit, a
-// tool call.
-func actionTitle(a *event.ActionEvent) string {
-	var args struct {
-		Command  string `json:"command"`
-		Path     string `json:"path"`
-		TaskList []any  `json:"task_list"`
-	}
-	_ = json.Unmarshal([]byte(a.ToolCall.Arguments), &args)
-	one := func(s string) string {
-		s = termtext.Strip(strings.TrimSpace(s))
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			s = s[:i] + " …"
-		}
-		return s
-	}
-	switch {
-	case a.ToolName == terminal.Name && args.Command != "":
-		return "$ " + one(args.Command)
-	case a.ToolName == fileeditor.Name && args.Path != "":
-		return one(args.Command) + " " + one(args.Path)
-	case a.ToolName == tasktracker.Name:
-		if args.Command == tasktracker.CommandView {
-			return "tasks"
-		}
-		return "plan tasks"
-	case a.Summary != "":
-		return a.ToolName + ": " + one(a.Summary)
-	}
-	return a.ToolName + " " + one(a.ToolCall.Arguments)
 }
 
 // Diff shows the change from old to new as a unified diff of the changed
@@ -272,31 +237,19 @@ func (c *cell) observe(o event.Observation) {
 	base := o.Obs()
 	c.failed = base.IsError
 	text := termtext.Strip(event.TextOf(base.Content))
-	switch o := o.(type) {
-	case *terminal.Observation:
-		if o.ExitCode != nil && *o.ExitCode >= 0 {
-			c.exitCode = o.ExitCode
+	v := tool.PresentObservation(o)
+	switch {
+	case v.Edit != nil:
+		c.diff = styleDiff(Diff(v.Edit.Old, v.Edit.New))
+	case len(v.Tasks) > 0:
+		c.tasks = v.Tasks
+	default:
+		if v.ExitCode != nil {
+			c.exitCode = v.ExitCode
 		}
+		// A command's live output stays when its result has no text.
 		if c.output == "" || text != "" {
 			c.output = text
 		}
-	case *fileeditor.Observation:
-		if o.NewContent != nil && !base.IsError && o.Command != "view" {
-			old := ""
-			if o.OldContent != nil {
-				old = *o.OldContent
-			}
-			c.diff = styleDiff(Diff(old, *o.NewContent))
-			return
-		}
-		c.output = text
-	case *tasktracker.Observation:
-		if len(o.TaskList) > 0 {
-			c.tasks = o.TaskList
-			return
-		}
-		c.output = text
-	default:
-		c.output = text
 	}
 }

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/internal/termtext"
+	"github.com/gohands/gohands/tool"
 )
 
 // Options configure a Model. A nil *Options is the default.
@@ -645,17 +645,13 @@ func (m *Model) addEvent(e event.Event) {
 				m.push(&cell{kind: cellAgent, text: t})
 			}
 		}
-		if e.ToolName == "finish" {
+		v := tool.PresentAction(e)
+		if v.Message != nil {
 			// The run's last word is a message, not an action to look at.
-			var args struct {
-				Message string `json:"message"`
-			}
-			if json.Unmarshal([]byte(e.ToolCall.Arguments), &args) == nil && args.Message != "" {
-				m.push(&cell{kind: cellAgent, text: termtext.Strip(args.Message)})
-			}
+			m.push(&cell{kind: cellAgent, text: termtext.Strip(*v.Message)})
 			return
 		}
-		c := &cell{kind: cellAction, text: actionTitle(e), callID: e.ToolCallID}
+		c := &cell{kind: cellAction, text: v.Summary, callID: e.ToolCallID}
 		m.push(c)
 		m.byCall[e.ToolCallID] = c
 		m.phase = "Running " + e.ToolName

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/gohands/gohands/agent/finish"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/tools/fileeditor"
 	"github.com/gohands/gohands/tools/tasktracker"
@@ -160,9 +162,29 @@ func agentMsg(s string) *event.MessageEvent {
 
 func delta(s string) *event.StreamingDeltaEvent { return &event.StreamingDeltaEvent{Content: &s} }
 
+// action is a call of the tool named tool, its action decoded from args
+// as the agent does (a tool this test does not know has none).
 func action(tool, id, args string) *event.ActionEvent {
-	return &event.ActionEvent{Base: event.Base{Source: event.SourceAgent}, ToolName: tool, ToolCallID: id,
+	e := &event.ActionEvent{Base: event.Base{Source: event.SourceAgent}, ToolName: tool, ToolCallID: id,
 		ToolCall: event.ToolCall{ID: id, Name: tool, Arguments: args}}
+	var a any
+	switch tool {
+	case terminal.Name:
+		a = new(terminal.Action)
+	case fileeditor.Name:
+		a = new(fileeditor.Action)
+	case tasktracker.Name:
+		a = new(tasktracker.Action)
+	case finish.Name:
+		a = new(finish.Action)
+	}
+	if a != nil {
+		if err := json.Unmarshal([]byte(args), a); err != nil {
+			panic(err)
+		}
+		e.Action = a
+	}
+	return e
 }
 
 func observation(tool, id string, o event.Observation) *event.ObservationEvent {
@@ -566,5 +588,24 @@ func TestConfirmPanelPreview(t *testing.T) {
 	}
 	if s := m.Render(); !strings.Contains(s, "+line 40") {
 		t.Errorf("d did not show the whole preview:\n%s", s)
+	}
+}
+
+// TestPresentation: an action is titled by its tool's presentation
+// (tool.PresentAction), or generically (the tool's name and arguments)
+// when the tool gives none; a finish shows as the agent's words.
+func TestPresentation(t *testing.T) {
+	m := newModel(t, &fake{}, nil)
+	m.Update(EventMsg{action(terminal.Name, "c1", `{"command":"go test ./...\ngo vet ./...","timeout":30}`)})
+	m.Update(EventMsg{action("lookup", "l1", `{"q":"weather"}`)})
+	m.Update(EventMsg{action(finish.Name, "f1", `{"message":"All done: the tests pass."}`)})
+	screen := plain(m.Render())
+	for _, want := range []string{"$ go test ./... …", `lookup {"q":"weather"}`, "All done: the tests pass."} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the screen lacks %q:\n%s", want, screen)
+		}
+	}
+	if strings.Contains(screen, "finish") || strings.Contains(screen, `"message"`) {
+		t.Errorf("the finish shows as an action:\n%s", screen)
 	}
 }
