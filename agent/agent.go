@@ -113,6 +113,9 @@ type Agent struct {
 	// criticKey is the APIBasedCritic's api_key once MapSecrets has
 	// mapped it (encrypted, exposed or decrypted); see MarshalJSON.
 	criticKey secret.String
+	// condenserKeys are the secrets of the condenser's LLM configurations
+	// once MapSecrets has mapped them (see condsecrets.go).
+	condenserKeys []secret.String
 }
 
 // Options are an agent's runtime parts: values that are not
@@ -184,6 +187,21 @@ func (a *Agent) MapSecrets(f func(secret.String) (secret.String, error)) (any, e
 			return nil, fmt.Errorf("agent: critic api_key: %w", err)
 		}
 	}
+	ks, err := a.condenserSecrets()
+	if err != nil {
+		return nil, err
+	}
+	if len(ks) > 0 {
+		b.condenserKeys = make([]secret.String, len(ks))
+		for i, k := range ks {
+			if k.IsZero() {
+				continue
+			}
+			if b.condenserKeys[i], err = f(k); err != nil {
+				return nil, fmt.Errorf("agent: condenser llm: %w", err)
+			}
+		}
+	}
 	return &b, nil
 }
 
@@ -191,8 +209,9 @@ func (a *Agent) MapSecrets(f func(secret.String) (secret.String, error)) (any, e
 func (a *Agent) MarshalJSON() ([]byte, error) { return a.AppendJSON(nil) }
 
 // AppendJSON implements event.JSONAppender: the agent with its critic's
-// api_key in its secret form, as the LLM's key is written: encrypted or
-// exposed when MapSecrets made it so, redacted otherwise.
+// api_key and its condenser's LLM secrets in their secret form, as the
+// LLM's key is written: encrypted or exposed when MapSecrets made it so,
+// redacted otherwise.
 func (a *Agent) AppendJSON(b []byte) ([]byte, error) {
 	type plain Agent // the same fields, without this method
 	p := plain(*a)
@@ -203,6 +222,11 @@ func (a *Agent) AppendJSON(b []byte) ([]byte, error) {
 		}
 		p.Critic = crit
 	}
+	cond, err := a.condenserJSON(func(k secret.String) secret.String { return k })
+	if err != nil {
+		return nil, err
+	}
+	p.Condenser = cond
 	out, err := event.MarshalJSON(&p)
 	return append(b, out...), err
 }

@@ -122,7 +122,12 @@ func (a *Agent) hideCredentials(sess *conversation.Session) {
 func (r *runner) initCondenser() error {
 	c := r.a.opts.Condenser
 	if raw := bytes.TrimSpace(r.a.Condenser); c == nil && len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
-		var err error
+		// The configuration with its keys in clear: MapSecrets may hold
+		// them decrypted beside a JSON that has them encrypted.
+		raw, err := r.a.condenserJSON(secret.String.Expose)
+		if err != nil {
+			return err
+		}
 		if c, err = condenser.Decode(raw); err != nil {
 			return fmt.Errorf("agent: condenser: %w", err)
 		}
