@@ -3,8 +3,10 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gohands/gohands/llm/llmtest"
 	"github.com/gohands/gohands/server"
@@ -73,5 +75,58 @@ func BenchmarkShutdown(b *testing.B) {
 		if err := ts.srv.Close(context.Background()); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkIdleMemory creates conversations as bench/compare's server row
+// does (an agent with the terminal, finish and think tools, nothing run)
+// and reports the live heap and stacks each idle conversation keeps: kept
+// loaded (IdleTTL < 0), and released once idle (the default).
+func BenchmarkIdleMemory(b *testing.B) {
+	const n = 500
+	model := llmtest.NewChat(b)
+	for _, mode := range []string{"loaded", "released"} {
+		b.Run(mode, func(b *testing.B) {
+			opts := &server.Options{IdleTTL: -1}
+			if mode == "released" {
+				opts = nil
+			}
+			for range b.N {
+				ts := newTestServer(b, opts)
+				var before runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				ids := make([]string, 0, n)
+				for range n {
+					var info struct {
+						ID string `json:"id"`
+					}
+					ts.must(201, "POST", "/api/conversations", map[string]any{
+						"agent": map[string]any{
+							"kind":                  "Agent",
+							"llm":                   map[string]any{"model": "openai/bench", "base_url": model.URL + "/v1", "api_key": "bench", "usage_id": "agent"},
+							"tools":                 []any{map[string]any{"name": "terminal", "params": map[string]any{}}},
+							"include_default_tools": []any{"FinishTool", "ThinkTool"},
+						},
+						"workspace":      map[string]any{"kind": "LocalWorkspace", "working_dir": b.TempDir()},
+						"max_iterations": 500,
+					}, &info)
+					ids = append(ids, info.ID)
+				}
+				if mode == "released" {
+					for _, id := range ids {
+						for server.Loaded(ts.srv, id) {
+							time.Sleep(10 * time.Millisecond)
+						}
+					}
+				}
+				var after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				live := func(m *runtime.MemStats) float64 { return float64(m.HeapAlloc + m.StackInuse) }
+				b.ReportMetric((live(&after)-live(&before))/n, "B/conv")
+				ts.http.Close()
+			}
+		})
 	}
 }

@@ -81,6 +81,11 @@ type conv struct {
 	lastUsed time.Time
 	holds    int  // requests using the loaded conversation (see hold)
 	gone     bool // deleted
+	// ran is set by a run since the conversation was loaded: its tools may
+	// hold what a reload cannot rebuild (a shell's directory and
+	// variables), so it stays loaded for IdleTTL. One that has not run is
+	// released after coldTTL (see evictIdle).
+	ran bool
 
 	metaM sync.Mutex // held while meta.json is written
 
@@ -88,8 +93,13 @@ type conv struct {
 	subM sync.Mutex
 
 	encM sync.Mutex
-	enc  [16]encoded
-	encN int
+	enc  *encCache // allocated by the first encode: most conversations have no socket
+}
+
+// encCache holds a conversation's recent event encodings.
+type encCache struct {
+	enc [16]encoded
+	n   int
 }
 
 var (
@@ -274,6 +284,7 @@ func (c *conv) savedStatus() conversation.ExecutionStatus {
 // attach makes lc the loaded conversation. Called with mu held.
 func (c *conv) attach(lc *conversation.LocalConversation) {
 	c.lc = lc
+	c.ran = false
 	c.unsub = func() {}
 	if len(c.s.hooks) > 0 {
 		c.unsub = lc.Subscribe(c.toWebhooks)
@@ -323,11 +334,13 @@ func (c *conv) toWebhooks(e event.Event) {
 // event is encoded about once, however many sockets watch.
 func (c *conv) encode(e event.Event) ([]byte, error) {
 	c.encM.Lock()
-	for i := range c.enc {
-		if c.enc[i].e == e {
-			b := c.enc[i].b
-			c.encM.Unlock()
-			return b, nil
+	if c.enc != nil {
+		for i := range c.enc.enc {
+			if c.enc.enc[i].e == e {
+				b := c.enc.enc[i].b
+				c.encM.Unlock()
+				return b, nil
+			}
 		}
 	}
 	c.encM.Unlock()
@@ -336,8 +349,11 @@ func (c *conv) encode(e event.Event) ([]byte, error) {
 		return nil, err
 	}
 	c.encM.Lock()
-	c.enc[c.encN%len(c.enc)] = encoded{e, b}
-	c.encN++
+	if c.enc == nil {
+		c.enc = new(encCache)
+	}
+	c.enc.enc[c.enc.n%len(c.enc.enc)] = encoded{e, b}
+	c.enc.n++
 	c.encM.Unlock()
 	return b, nil
 }
@@ -497,6 +513,7 @@ func (c *conv) startRun(ctx context.Context, reserved bool) error {
 		return errTooManyRuns
 	}
 	c.running = true
+	c.ran = true
 	done := make(chan struct{})
 	c.runDone = done
 	s.runWG.Add(1)
@@ -607,10 +624,19 @@ func (c *conv) saveMeta() error {
 	return c.s.cat.saveMeta(ctx, c.id, data)
 }
 
-// evictLoop releases conversations idle longer than IdleTTL.
+// coldTTL is how long a loaded conversation that has not run stays
+// loaded without use. It holds nothing a reload does not rebuild (its
+// state and events are stored), so it costs the memory of its record alone
+// once released; the short wait spares a reload to the request that
+// usually follows a creation (the first message).
+const coldTTL = time.Second
+
+// evictLoop releases conversations idle longer than IdleTTL, or coldTTL
+// for those that have not run.
 func (s *Server) evictLoop() {
 	defer s.janitor.Done()
-	every := min(max(s.opts.IdleTTL/4, 10*time.Millisecond), 30*time.Second)
+	ttl := min(s.opts.IdleTTL, coldTTL)
+	every := min(max(ttl/4, 10*time.Millisecond), 30*time.Second)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -619,17 +645,23 @@ func (s *Server) evictLoop() {
 			return
 		case <-t.C:
 		}
-		s.evictIdle(time.Now().Add(-s.opts.IdleTTL))
+		now := time.Now()
+		s.evictIdle(now.Add(-s.opts.IdleTTL), now.Add(-min(s.opts.IdleTTL, coldTTL)))
 	}
 }
 
-// evictIdle releases the conversations last used before cutoff.
-func (s *Server) evictIdle(cutoff time.Time) {
+// evictIdle releases the conversations last used before cutoff, and those
+// that have not run since they were loaded last used before coldCutoff.
+func (s *Server) evictIdle(cutoff, coldCutoff time.Time) {
 	s.mu.RLock()
 	var idle []*conv
 	for _, c := range s.convs {
 		c.mu.Lock()
-		if c.lc != nil && !c.running && c.holds == 0 && c.lastUsed.Before(cutoff) && !c.hasSubscribers() {
+		before := cutoff
+		if !c.ran {
+			before = coldCutoff
+		}
+		if c.lc != nil && !c.running && c.goal == nil && c.holds == 0 && c.lastUsed.Before(before) && !c.hasSubscribers() {
 			idle = append(idle, c)
 		}
 		c.mu.Unlock()

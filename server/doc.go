@@ -12,8 +12,10 @@
 // Options.ConversationsPath, in the reference's layout (meta.json beside
 // base_state.json and events/), so the reference's server and gohands can
 // serve each other's conversations. A conversation is loaded on first use
-// and released after Options.IdleTTL without use; an idle conversation
-// costs no goroutine, and a running one costs one. Every change of a state
+// and released after Options.IdleTTL without use, or after a second when it
+// has not run since it was loaded (it holds nothing a reload cannot
+// rebuild); a released conversation costs its record alone (about 1.3 KB,
+// BenchmarkIdleMemory), an idle one no goroutine, and a running one one. Every change of a state
 // field is appended to the log and sent to the sockets as a
 // ConversationStateUpdateEvent, as the reference does, and a full_state
 // snapshot follows every run, pause and rejection.

@@ -14,3 +14,11 @@ type wrappedCatalog struct {
 }
 
 func (w wrappedCatalog) backend() conversation.Backend { return w.wrap(w.catalog.backend()) }
+
+// Loaded reports whether conversation id is loaded (not released).
+func Loaded(s *Server, id string) bool {
+	s.mu.RLock()
+	c := s.convs[id]
+	s.mu.RUnlock()
+	return c != nil && c.isLoaded()
+}

@@ -553,3 +553,40 @@ func TestIdleReleaseSparesRequests(t *testing.T) {
 		ts.must(200, "POST", "/api/conversations/"+info["id"].(string)+"/events", msg, nil)
 	}
 }
+
+// A conversation that has not run since it was loaded holds nothing a
+// reload cannot rebuild, and is released within a second or so of its last
+// use, whatever IdleTTL is; one that ran (its shell may hold a directory
+// and variables) stays loaded for IdleTTL. Either answers as before.
+func TestIdleColdRelease(t *testing.T) {
+	finish := llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}}
+	model := llmtest.NewChat(t, finish, finish)
+	ts := newTestServer(t, &server.Options{IdleTTL: time.Hour})
+	var cold, warm map[string]any
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, nil), &cold)
+	msg := map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "hi"}}, "run": true}
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{"initial_message": msg}), &warm)
+	ts.waitStatus(warm["id"].(string), "finished")
+	deadline := time.Now().Add(time.Minute) // a hang guard
+	for server.Loaded(ts.srv, cold["id"].(string)) {
+		if time.Now().After(deadline) {
+			t.Fatal("the conversation that never ran is still loaded after a minute")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !server.Loaded(ts.srv, warm["id"].(string)) {
+		t.Error("the conversation that ran was released before IdleTTL")
+	}
+	var got map[string]any
+	ts.must(200, "GET", "/api/conversations/"+cold["id"].(string), nil, &got)
+	if got["execution_status"] != "idle" {
+		t.Errorf("the released conversation: %v, want idle", got["execution_status"])
+	}
+	var n int
+	ts.must(200, "POST", "/api/conversations/"+cold["id"].(string)+"/events", msg, nil)
+	ts.waitStatus(cold["id"].(string), "finished")
+	ts.must(200, "GET", "/api/conversations/"+cold["id"].(string)+"/events/count?kind=MessageEvent", nil, &n)
+	if n != 1 {
+		t.Errorf("the released conversation, run: %d messages, want 1", n)
+	}
+}

@@ -58,8 +58,10 @@ type Options struct {
 	// beyond it is refused with 429.
 	MaxConcurrentRuns int
 	// IdleTTL is how long an idle conversation (not running, no socket)
-	// stays in memory; it is reloaded from disk on demand. Negative keeps
-	// conversations loaded.
+	// that has run since it was loaded stays in memory (its tools may hold
+	// a shell); one that has not is released after a second or IdleTTL,
+	// whichever is shorter. Either is reloaded from disk on demand.
+	// Negative keeps conversations loaded.
 	IdleTTL time.Duration
 	// MaxRequestBytes bounds JSON request bodies; MaxUploadBytes uploads.
 	MaxRequestBytes int64

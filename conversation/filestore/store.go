@@ -185,7 +185,7 @@ func (s *Store) load() error {
 	}
 	n := len(ids)
 
-	entries := make([]conversation.Entry, n, n+64) // room for appends before the first copy
+	entries := make([]conversation.Entry, n, n+min(n, 64)) // room for appends before the first copy (none for a new conversation: an idle one costs what it holds)
 	have := make([]bool, n)
 	s.sums = make([]fileSum, n)
 	cached := s.readIndexFile(ids[:replayed], entries, have)
