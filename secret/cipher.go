@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -16,12 +17,44 @@ import (
 // cipher: the Fernet key is the SHA-256 digest of the secret key.
 type Cipher struct {
 	signKey, encKey []byte
+	// previous are ciphers of earlier keys, tried in order after this one
+	// when decrypting (the reference's previous_secret_keys, MultiFernet).
+	previous []*Cipher
 }
 
 // NewCipher returns the cipher for secretKey.
 func NewCipher(secretKey string) *Cipher {
 	sum := sha256.Sum256([]byte(secretKey))
 	return &Cipher{signKey: sum[:16], encKey: sum[16:]}
+}
+
+// WithPrevious returns a cipher that encrypts with c's key and decrypts
+// with it, then with each of keys in order: after a key rotation, values
+// saved under an old key stay readable. Blank keys and repeats are
+// dropped.
+func (c *Cipher) WithPrevious(keys ...string) *Cipher {
+	n := &Cipher{signKey: c.signKey, encKey: c.encKey}
+	seen := map[string]bool{}
+	for _, k := range keys {
+		p := NewCipher(k)
+		id := string(p.signKey) + string(p.encKey)
+		if strings.TrimSpace(k) == "" || seen[id] || (hmac.Equal(p.signKey, c.signKey) && hmac.Equal(p.encKey, c.encKey)) {
+			continue
+		}
+		seen[id] = true
+		n.previous = append(n.previous, p)
+	}
+	return n
+}
+
+// HasPrevious reports whether c decrypts with earlier keys too.
+func (c *Cipher) HasPrevious() bool { return len(c.previous) > 0 }
+
+// IsCurrent reports whether token decrypts with c's own key, not only with
+// a previous one.
+func (c *Cipher) IsCurrent(token string) bool {
+	_, err := c.decryptOwn(token)
+	return err == nil
 }
 
 // ErrInvalidToken is returned when a token is malformed or was not made with
@@ -58,8 +91,20 @@ func (c *Cipher) encrypt(msg, iv []byte, now time.Time) string {
 	return base64.URLEncoding.EncodeToString(tok)
 }
 
-// DecryptString returns the plaintext of a Fernet token.
+// DecryptString returns the plaintext of a Fernet token made with c's key
+// or one of its previous keys.
 func (c *Cipher) DecryptString(token string) (string, error) {
+	pt, err := c.decryptOwn(token)
+	for _, p := range c.previous {
+		if err == nil {
+			break
+		}
+		pt, err = p.decryptOwn(token)
+	}
+	return pt, err
+}
+
+func (c *Cipher) decryptOwn(token string) (string, error) {
 	raw, err := base64.URLEncoding.DecodeString(token)
 	if err != nil {
 		return "", ErrInvalidToken

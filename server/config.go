@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gohands/gohands/server/userstore"
 )
 
 // Configuration sources, as the reference names them.
@@ -29,6 +31,9 @@ type fileConfig struct {
 	Webhooks                   []WebhookSpec `json:"webhooks"`
 	MaxConcurrentRuns          *int          `json:"max_concurrent_runs"`
 	SecretKey                  *string       `json:"secret_key"`
+	PreviousSecretKeys         []string      `json:"previous_secret_keys"`
+	AllowCORSOrigins           []string      `json:"allow_cors_origins"`
+	AllowCORSOriginRegex       *string       `json:"allow_cors_origin_regex"`
 	ConversationIdleTTLSeconds *float64      `json:"conversation_idle_ttl_seconds"`
 	idleTTLNull                bool
 }
@@ -44,6 +49,13 @@ type fileConfig struct {
 //	OH_BASH_EVENTS_DIR               bash events directory
 //	OH_MAX_CONCURRENT_RUNS           conversations running at once
 //	OH_SECRET_KEY                    key encrypting secrets at rest
+//	OH_PREVIOUS_SECRET_KEYS          earlier keys, only to decrypt (a JSON
+//	                                 list, or _0, _1, ...)
+//	OH_PERSISTENCE_DIR               settings, secrets and saved workspaces
+//	                                 (default ~/.openhands)
+//	OH_ALLOW_CORS_ORIGINS            browser origins allowed (a JSON list,
+//	                                 or _0, _1, ...)
+//	OH_ALLOW_CORS_ORIGIN_REGEX       a pattern of more allowed origins
 //	OH_CONVERSATION_IDLE_TTL_SECONDS idle seconds before release ("null": never)
 //	OH_WEBHOOKS_0_BASE_URL, ...      webhooks (also _HEADERS as JSON,
 //	                                 _EVENT_BUFFER_SIZE, _FLUSH_DELAY,
@@ -83,6 +95,27 @@ func LoadConfig(path string, getenv func(string) string) (*Options, error) {
 		WorkspacePath:     fc.WorkspacePath,
 		BashEventsDir:     fc.BashEventsDir,
 		Webhooks:          fc.Webhooks,
+
+		PreviousSecretKeys: fc.PreviousSecretKeys,
+		AllowCORSOrigins:   fc.AllowCORSOrigins,
+	}
+	if fc.AllowCORSOriginRegex != nil {
+		o.AllowCORSOriginRegex = *fc.AllowCORSOriginRegex
+	}
+	for env, dst := range map[string]*[]string{"OH_PREVIOUS_SECRET_KEYS": &o.PreviousSecretKeys, "OH_ALLOW_CORS_ORIGINS": &o.AllowCORSOrigins} {
+		l, err := envList(env, getenv)
+		if err != nil {
+			return nil, err
+		}
+		if l != nil {
+			*dst = l
+		}
+	}
+	if v := getenv("OH_ALLOW_CORS_ORIGIN_REGEX"); v != "" {
+		o.AllowCORSOriginRegex = v
+	}
+	if o.PersistenceDir, err = userstore.Dir(getenv); err != nil {
+		return nil, err
 	}
 	if fc.MaxConcurrentRuns != nil {
 		o.MaxConcurrentRuns = *fc.MaxConcurrentRuns
@@ -184,4 +217,24 @@ func LoadConfig(path string, getenv func(string) string) (*Options, error) {
 		o.Webhooks = append(o.Webhooks, spec)
 	}
 	return o, nil
+}
+
+// envList reads a list setting from the environment: NAME as a JSON list,
+// else NAME_0, NAME_1, ... It returns nil when neither is set.
+func envList(name string, getenv func(string) string) ([]string, error) {
+	if v := getenv(name); v != "" {
+		var l []string
+		if err := json.Unmarshal([]byte(v), &l); err != nil {
+			return nil, fmt.Errorf("%s: want a JSON list of strings: %w", name, err)
+		}
+		return l, nil
+	}
+	var l []string
+	for i := 0; ; i++ {
+		v := getenv(name + "_" + strconv.Itoa(i))
+		if v == "" {
+			return l, nil
+		}
+		l = append(l, v)
+	}
 }

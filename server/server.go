@@ -16,6 +16,7 @@ import (
 	"github.com/gohands/gohands/conversation/pgstore"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/secret"
+	"github.com/gohands/gohands/server/userstore"
 )
 
 // Defaults of Options, the reference's where it has one.
@@ -54,6 +55,20 @@ type Options struct {
 	// default the first session key, as in the reference. Without any,
 	// secrets are redacted on disk and lost on restart.
 	SecretKey string
+	// PreviousSecretKeys are earlier values of SecretKey, used only to
+	// decrypt: values saved under them stay readable, and the settings and
+	// secrets stores are re-encrypted under SecretKey at start.
+	PreviousSecretKeys []string
+	// PersistenceDir holds the user's settings, secrets and saved
+	// workspaces (settings.json, secrets.json, workspaces.json); by default
+	// .openhands beside ConversationsPath. `gohands serve` uses
+	// $OH_PERSISTENCE_DIR, else ~/.openhands, as the reference does.
+	PersistenceDir string
+	// AllowCORSOrigins are the browser origins (scheme://host[:port]) that
+	// may call the API from their pages; AllowCORSOriginRegex matches
+	// more. Loopback origins are allowed too, as in the reference.
+	AllowCORSOrigins     []string
+	AllowCORSOriginRegex string
 	// MaxConcurrentRuns bounds the conversations running at once; a run
 	// beyond it is refused with 429.
 	MaxConcurrentRuns int
@@ -161,6 +176,10 @@ type Server struct {
 	runWG   sync.WaitGroup
 	closing atomic.Bool
 
+	settings   *userstore.Settings
+	secrets    *userstore.Secrets
+	workspaces *userstore.Workspaces
+
 	bash  *bashService
 	hooks []*webhook
 
@@ -176,7 +195,10 @@ type Server struct {
 // listed at once and loaded on first use.
 func New(opts *Options) (*Server, error) {
 	o := opts.withDefaults()
-	for _, d := range []*string{&o.ConversationsPath, &o.WorkspacePath, &o.BashEventsDir} {
+	if o.PersistenceDir == "" {
+		o.PersistenceDir = filepath.Join(filepath.Dir(filepath.Clean(o.ConversationsPath)), ".openhands")
+	}
+	for _, d := range []*string{&o.ConversationsPath, &o.WorkspacePath, &o.BashEventsDir, &o.PersistenceDir} {
 		abs, err := filepath.Abs(*d)
 		if err != nil {
 			return nil, fmt.Errorf("server: %w", err)
@@ -194,7 +216,21 @@ func New(opts *Options) (*Server, error) {
 		stop:    make(chan struct{}),
 	}
 	if o.SecretKey != "" {
-		s.cipher = secret.NewCipher(o.SecretKey)
+		s.cipher = secret.NewCipher(o.SecretKey).WithPrevious(o.PreviousSecretKeys...)
+	}
+	s.settings = userstore.OpenSettings(o.PersistenceDir, s.cipher)
+	s.secrets = userstore.OpenSecrets(o.PersistenceDir, s.cipher)
+	s.workspaces = userstore.OpenWorkspaces(o.PersistenceDir)
+	if s.cipher != nil && s.cipher.HasPrevious() {
+		// A rotated key does not wait for the next write; a store that no
+		// key reads is left as it is, readable once its key is back.
+		for name, re := range map[string]func() (bool, error){"settings": s.settings.Reencrypt, "secrets": s.secrets.Reencrypt} {
+			if done, err := re(); err != nil {
+				s.log.Error("could not re-encrypt a store under the current key", "store", name, "err", err)
+			} else if done {
+				s.log.Info("re-encrypted a store under the current key", "store", name)
+			}
+		}
 	}
 	s.active.Store(time.Now().UnixNano())
 	for _, spec := range o.Webhooks {
