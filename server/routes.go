@@ -94,7 +94,7 @@ func (s *Server) routeTable() []*route {
 		{method: "GET", path: "/api/git/diff", summary: "A file before and after its changes", tag: tGit, query: &gitQuery{}, resp: gitDiff{}, errors: []int{400, 422}, h: s.handleGitDiff},
 
 		{method: "GET", path: "/api/tools/", summary: "Registered tool names", tag: "Tools", resp: []string{}, h: s.handleTools},
-	}, append(append(s.controlRoutes(), s.goalRoutes()...), s.settingsRoutes()...)...)
+	}, append(append(s.controlRoutes(), s.goalRoutes()...), append(s.settingsRoutes(), s.gatewayRoutes()...)...)...)
 }
 
 // buildHandler routes every request.

@@ -61,6 +61,15 @@ func Reference158Python(t testing.TB) string {
 	return venvPython(t, "GOHANDS_REFERENCE158_PYTHON", "reference158", "scripts/deps.d/21-reference158.sh")
 }
 
+// OpenAIClientPython returns the python of the venv holding OpenAI's
+// Python client, installed by scripts/deps.d/41-openai-client.sh:
+// $GOHANDS_OPENAI_PYTHON if set, else the path the script records in
+// ${GOHANDS_CACHE:-~/.cache/gohands}/openai-client/python.
+func OpenAIClientPython(t testing.TB) string {
+	t.Helper()
+	return venvPython(t, "GOHANDS_OPENAI_PYTHON", "openai-client", "scripts/deps.d/41-openai-client.sh")
+}
+
 func venvPython(t testing.TB, env, dir, script string) string {
 	t.Helper()
 	p := os.Getenv(env)
