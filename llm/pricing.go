@@ -1,6 +1,8 @@
 package llm
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -67,6 +69,15 @@ var (
 		"kimi-k2-thinking":  {0.6 * perM, 2.5 * perM, 0.15 * perM, 0, 262144, 262144},
 	}
 )
+
+// PricedModels returns the names (without provider prefix) of the models
+// with a price, sorted: the models this package knows, for a list to
+// choose from.
+func PricedModels() []string {
+	pricesMu.RLock()
+	defer pricesMu.RUnlock()
+	return slices.Sorted(maps.Keys(prices))
+}
 
 // SetPrice adds or replaces the price of a model name (without provider
 // prefix) in the table used by every LLM.

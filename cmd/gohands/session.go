@@ -434,7 +434,7 @@ func (s *session) Command(ctx context.Context, name, arg string) (string, error)
 // (asking for its provider's key when none is known).
 func (s *session) modelCommand(ctx context.Context, arg string) (string, error) {
 	if arg == "" {
-		return "Model: " + s.p.cfg.Model + "\n/model NAME switches this conversation to another model; another provider's key comes from its variable ($ANTHROPIC_API_KEY, …) or the settings, or is asked for.", nil
+		return s.modelList(), nil
 	}
 	cfg, source, ask, err := s.switchConfig(arg)
 	if err != nil {
@@ -467,6 +467,56 @@ func (s *session) modelCommand(ctx context.Context, arg string) (string, error) 
 			return s.switchModel(ctx, cfg, "the settings file (api_keys)")
 		},
 	}
+}
+
+// modelList is /model without a name: the model in use, the settings'
+// one, and the known models of each provider a key is set for.
+func (s *session) modelList() string {
+	cur := s.p.cfg.Model
+	st, _, _ := s.a.loadSettings()
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Model: %s\n", cur)
+	if st.Model != "" && st.Model != cur {
+		fmt.Fprintf(&sb, "Settings' model: %s\n", st.Model)
+	}
+	keyed := func(provider string) bool {
+		if provider == providerOf(cur) || st.APIKeys[provider] != "" {
+			return true
+		}
+		for _, v := range providerKeyVars[provider] {
+			if !s.p.keyEnv[v].IsZero() {
+				return true
+			}
+		}
+		return false
+	}
+	known := map[string][]string{}
+	for _, name := range llm.PricedModels() {
+		if p := modelFamily(name); p != "" && keyed(p) {
+			known[p] = append(known[p], p+"/"+name)
+		}
+	}
+	if len(known) > 0 {
+		sb.WriteString("Known models of the providers with a key:\n")
+		for _, p := range slices.Sorted(maps.Keys(known)) {
+			fmt.Fprintf(&sb, "  %s\n", strings.Join(known[p], ", "))
+		}
+	}
+	sb.WriteString("/model NAME switches this conversation to any model its provider serves; another provider's key comes from its variable ($ANTHROPIC_API_KEY, …) or the settings, or is asked for.")
+	return sb.String()
+}
+
+// modelFamily is the provider of a known model's bare name.
+func modelFamily(name string) string {
+	if p := providerOf(name); p != "" {
+		return p
+	}
+	for prefix, p := range map[string]string{"deepseek": "deepseek", "grok": "xai", "mistral": "mistral", "devstral": "mistral"} {
+		if strings.HasPrefix(name, prefix) {
+			return p
+		}
+	}
+	return ""
 }
 
 // confirmCommand shows or sets when actions are confirmed.

@@ -58,6 +58,7 @@ type Model struct {
 
 	mode    mode
 	input   textinput.Model
+	above   []string // the prompt's lines before the one being edited (draft.go)
 	spin    spinner.Model
 	running bool
 	started time.Time
@@ -148,6 +149,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	case tea.PasteMsg:
+		if m.multiline() {
+			m.paste(msg.Content)
+			return m, nil
+		}
 		var cmd tea.Cmd
 		m.input, cmd = m.input.Update(msg)
 		return m, cmd
@@ -240,7 +245,7 @@ func (m *Model) reset() {
 }
 
 func (m *Model) resetInput() {
-	m.input.Reset()
+	m.clearDraft()
 	m.input.EchoMode = textinput.EchoNormal
 	m.input.Placeholder = "Ask gohands to do something, or /help"
 }
@@ -298,10 +303,9 @@ func (m *Model) unqueue() {
 	if len(m.queued) == 0 {
 		return
 	}
-	text := strings.Join(append(m.queued, m.input.Value()), "\n")
+	text := strings.Join(append(m.queued, m.draft()), "\n")
 	m.queued = nil
-	m.input.SetValue(strings.TrimSpace(text))
-	m.input.CursorEnd()
+	m.setDraft(strings.TrimSpace(text))
 }
 
 func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
@@ -330,9 +334,19 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		m.input, cmd = m.input.Update(k)
 		return cmd
 	}
+	if m.draftKey(k) {
+		return nil
+	}
 	switch s {
 	case "ctrl+c":
 		return m.interrupt()
+	case "esc":
+		if m.running {
+			// As in other agents' terminals: Esc stops the step.
+			m.notice = "Interrupting…"
+			go m.b.Pause()
+			return nil
+		}
 	case "pgup":
 		m.scroll += max(m.height/2, 1)
 		return nil
@@ -367,8 +381,8 @@ func (m *Model) interrupt() tea.Cmd {
 		m.notice = "Pausing…"
 		go m.b.Pause()
 		return nil
-	case m.input.Value() != "":
-		m.input.Reset()
+	case m.draft() != "":
+		m.clearDraft()
 		return nil
 	case m.armed:
 		m.quit = true
@@ -380,15 +394,14 @@ func (m *Model) interrupt() tea.Cmd {
 }
 
 func (m *Model) submit() tea.Cmd {
-	text := strings.TrimSpace(m.input.Value())
+	text := strings.TrimSpace(m.draft())
 	if text == "" {
 		return nil
 	}
+	m.clearDraft()
 	if strings.HasPrefix(text, "/") {
-		m.input.Reset()
 		return m.slash(text)
 	}
-	m.input.Reset()
 	if m.running || m.mode == modeConfirm {
 		m.queued = append(m.queued, text)
 		return nil
@@ -402,7 +415,7 @@ var commands = []struct{ name, help string }{
 	{"new", "start a new conversation"},
 	{"resume", "pick a conversation of this workspace to continue (or /resume ID)"},
 	{"settings", "show the settings, or /settings NAME VALUE to change one"},
-	{"model", "show the model, or /model NAME to switch this conversation (any provider)"},
+	{"model", "show the model and the known ones, or /model NAME to switch this conversation"},
 	{"confirm", "show or set when actions wait for you: /confirm always|risky|never"},
 	{"condense", "summarise the history to free the context window"},
 	{"skills", "list the skills the agent has"},
@@ -416,8 +429,7 @@ func (m *Model) slash(text string) tea.Cmd {
 	arg = strings.TrimSpace(arg)
 	busy := func() tea.Cmd {
 		// Kept in the prompt, not dropped: Enter once the agent stops.
-		m.input.SetValue(text)
-		m.input.CursorEnd()
+		m.setDraft(text)
 		m.notice = "/" + name + " can run once the agent stops (Ctrl-C pauses it): press Enter then."
 		return nil
 	}
@@ -430,7 +442,8 @@ func (m *Model) slash(text string) tea.Cmd {
 			fmt.Fprintf(&sb, "  /%-9s %s\n", c.name, c.help)
 		}
 		sb.WriteString("Keys: Enter sends (while the agent works or asks, the message waits its turn) ·\n" +
-			"Ctrl-C pauses the agent, twice at the prompt exits ·\n" +
+			"Ctrl-J or Alt-Enter starts a new line (a paste keeps its lines) ·\n" +
+			"Esc or Ctrl-C stops the agent, Ctrl-C twice at the prompt exits ·\n" +
 			"PgUp/PgDn scroll · Ctrl-P/Ctrl-N select an action · Ctrl-O expands or collapses it")
 		m.push(&cell{kind: cellInfo, text: sb.String()})
 		return nil
@@ -486,9 +499,9 @@ func (m *Model) resumeCmd(id string) tea.Cmd {
 // (the panel's keys answer only while the prompt is empty, so that a
 // message can be typed, and is sent after the answer).
 func (m *Model) confirmKey(s string) (cmd tea.Cmd, ok bool) {
-	if m.input.Value() != "" && s != "ctrl+c" {
+	if m.draft() != "" && s != "ctrl+c" {
 		if s == "esc" {
-			m.input.Reset()
+			m.clearDraft()
 			return nil, true
 		}
 		return nil, false
@@ -796,7 +809,7 @@ func (m *Model) footer(w int) []string {
 		out = append(out, styleKey.Render("? ")+ansiTrunc(termtext.Strip(m.question.Prompt), w-2))
 		out = append(out, m.input.View())
 	default:
-		out = append(out, m.input.View())
+		out = append(out, m.draftView(w)...)
 	}
 	return append(out, m.statusLine(w))
 }
@@ -842,8 +855,8 @@ func (m *Model) confirmPanel(w int) []string {
 	sb.WriteString(styleDim.Render("\"always\" lasts this session and never covers HIGH risk") + "\n")
 	sb.WriteString(styleDim.Render("or type a message: it is sent after your answer"))
 	out := strings.Split(stylePanel.Width(w).Render(sb.String()), "\n")
-	if m.input.Value() != "" {
-		out = append(out, m.input.View())
+	if m.draft() != "" {
+		out = append(out, m.draftView(w)...)
 	}
 	return out
 }

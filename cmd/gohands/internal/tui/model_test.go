@@ -609,3 +609,70 @@ func TestPresentation(t *testing.T) {
 		t.Errorf("the finish shows as an action:\n%s", screen)
 	}
 }
+
+// TestMultiLinePrompt: Ctrl-J and Alt-Enter break the line, a paste keeps
+// its newlines and does not send, Backspace at a line's start joins it to
+// the one above, and Enter sends every line as one message.
+func TestMultiLinePrompt(t *testing.T) {
+	f := &fake{outcome: Outcome{Status: "finished"}}
+	m := newModel(t, f, nil)
+	typeText(m, "fix this:")
+	press(m, 'j', tea.ModCtrl)
+	m.Update(tea.PasteMsg{Content: "Traceback (most recent call last):\r\n  File \"calc.py\", line 3\nZeroDivisionError\n"})
+	if len(f.sent) != 0 || m.running {
+		t.Fatalf("the paste sent %q", f.sent)
+	}
+	typeText(m, "please")
+	press(m, tea.KeyEnter, tea.ModAlt)
+	typeText(m, "thanks")
+	// Backspace at the start of "thanks" joins it to "please".
+	for range len("thanks") {
+		press(m, tea.KeyLeft, 0)
+	}
+	press(m, tea.KeyBackspace, 0)
+	screen := plain(m.Render())
+	for _, want := range []string{"› fix this:", `  File "calc.py", line 3`, "  ZeroDivisionError", "  pleasethanks"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, screen)
+		}
+	}
+	do(m, press(m, tea.KeyEnter, 0))
+	want := "fix this:\nTraceback (most recent call last):\n  File \"calc.py\", line 3\nZeroDivisionError\npleasethanks"
+	if len(f.sent) != 1 || f.sent[0] != want {
+		t.Fatalf("sent %q, want %q", f.sent, want)
+	}
+	if m.draft() != "" {
+		t.Errorf("the prompt keeps %q after sending", m.draft())
+	}
+}
+
+// TestEscInterrupts: Esc while the agent works pauses it, as Ctrl-C does;
+// at the prompt it does nothing.
+func TestEscInterrupts(t *testing.T) {
+	f := &fake{outcome: Outcome{Status: "paused"}}
+	m := newModel(t, f, nil)
+	press(m, tea.KeyEscape, 0)
+	if m.quit || f.pauses() != 0 {
+		t.Fatalf("Esc at the prompt: quit %v, %d pauses", m.quit, f.pauses())
+	}
+	typeText(m, "long task")
+	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	press(m, tea.KeyEscape, 0)
+	if !strings.Contains(plain(m.Render()), "Interrupting…") {
+		t.Errorf("no notice:\n%s", plain(m.Render()))
+	}
+	do(m, cmd)
+	deadline := time.Now().Add(10 * time.Second)
+	for f.pauses() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if f.pauses() != 1 {
+		t.Fatalf("%d pauses after Esc, want 1", f.pauses())
+	}
+}
+
+func (f *fake) pauses() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.paused
+}
