@@ -48,6 +48,7 @@ type storedMeta struct {
 	ObservabilityMetadata             json.RawMessage            `json:"observability_metadata"`
 	ObservabilityTags                 json.RawMessage            `json:"observability_tags"`
 	ObservabilitySpanName             string                     `json:"observability_span_name"`
+	ObservabilityParentSpanContext    *string                    `json:"observability_parent_span_context"`
 	Autotitle                         bool                       `json:"autotitle"`
 	TitleLLMProfile                   *string                    `json:"title_llm_profile"`
 	RequiredRuntimeCredentialBindings []string                   `json:"required_runtime_credential_bindings"`
@@ -521,7 +522,9 @@ func (c *conv) startRun(ctx context.Context, reserved bool) error {
 	go func() {
 		defer s.runWG.Done()
 		defer close(done)
-		err := lc.Run(context.Background())
+		ctx, endSpan := c.traceRun()
+		err := lc.Run(ctx)
+		endSpan(err)
 		var re *conversation.RunError
 		if err != nil && !errors.As(err, &re) && !errors.Is(err, conversation.ErrConversationClosed) {
 			s.log.Error("conversation run failed", "conversation", c.id, "err", err)

@@ -56,7 +56,11 @@ func (s *Server) handleStart(in *request[includeSkillsQuery, startRequest]) (any
 			}
 		}()
 	}
-	res, err := s.start(r.Context(), req)
+	obs, err := observabilityOf(req, r.Header)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.start(r.Context(), req, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +98,7 @@ func (s *Server) handleStart(in *request[includeSkillsQuery, startRequest]) (any
 
 // start creates the conversation req describes, or returns the existing
 // one with its id.
-func (s *Server) start(ctx context.Context, req *startRequest) (*created, error) {
+func (s *Server) start(ctx context.Context, req *startRequest, obs *observability) (*created, error) {
 	id := uuid.NewString()
 	if req.ConversationID != nil {
 		u, err := uuid.Parse(*req.ConversationID)
@@ -221,9 +225,14 @@ func (s *Server) start(ctx context.Context, req *startRequest) (*created, error)
 		Secrets: map[string]json.RawMessage{}, ToolModuleQualnames: orEmpty(req.ToolModuleQualnames),
 		ClientTools: orEmptySlice(req.ClientTools), AgentDefinitions: []json.RawMessage{},
 		HookConfig: opts.HookConfig, Tags: orEmpty(req.Tags), UserID: req.UserID,
-		ObservabilitySpanName: "conversation", Autotitle: req.Autotitle == nil || *req.Autotitle,
+		ObservabilitySpanName: "conversation", ObservabilityMetadata: json.RawMessage("{}"), ObservabilityTags: json.RawMessage("[]"),
+		Autotitle:                         req.Autotitle == nil || *req.Autotitle,
 		RequiredRuntimeCredentialBindings: []string{},
 		ID:                                hexid, CreatedAt: now, UpdatedAt: now,
+	}
+	if o := obs; o != nil {
+		meta.ObservabilitySpanName, meta.ObservabilityMetadata, meta.ObservabilityParentSpanContext = o.spanName, o.metadata, o.parent
+		meta.ObservabilityTags, _ = json.Marshal(orEmptySlice(o.tags))
 	}
 	if req.InitialMessage != nil {
 		meta.InitialMessage, _ = json.Marshal(req.InitialMessage)

@@ -250,7 +250,7 @@ func (s *Server) runGateway(ctx context.Context, model, system string, content [
 		if reuse != "" {
 			req.ConversationID = &reuse
 		}
-		res, err := s.start(ctx, req)
+		res, err := s.start(ctx, req, nil)
 		if err != nil {
 			var ie *invalidError
 			if errors.As(err, &ie) {

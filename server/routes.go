@@ -136,7 +136,10 @@ func (s *Server) buildHandler() http.Handler {
 	// An unknown path needs the key too, as in the reference: a caller
 	// without it learns nothing of which routes exist.
 	mux.Handle("/", s.requireKey(methods))
-	return mux
+	if s.opts.Metrics != nil {
+		mux.Handle("GET /metrics", s.requireKey(http.HandlerFunc(s.handleMetrics)))
+	}
+	return s.observe(mux)
 }
 
 func (s *Server) handleAlive(w http.ResponseWriter, r *http.Request) {

@@ -17,6 +17,7 @@ import (
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/server/userstore"
+	"github.com/gohands/gohands/telemetry/prom"
 )
 
 // Defaults of Options, the reference's where it has one.
@@ -111,6 +112,11 @@ type Options struct {
 	// kind is gohands' own, and the reference's clients (1.43.1) fail to
 	// decode it when they list events.
 	SecurityAnalysisEvents bool
+	// Metrics, if set, is served on GET /metrics (behind the session key)
+	// in the Prometheus text format, with the server's own gauges
+	// (conversations by status, sockets, runs). It counts only what
+	// reaches it as the process's telemetry tracer (telemetry.SetTracer).
+	Metrics *prom.Registry
 }
 
 func (o *Options) withDefaults() Options {

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 )
@@ -166,9 +167,10 @@ func (s Span) End(err error) {
 }
 
 // Multi returns a Tracer that starts a span in each of ts (a trace
-// exporter and a metrics recorder, say). Each sees the context the one
-// before it returned.
+// exporter and a metrics recorder, say), nil ones left out. Each sees the
+// context the one before it returned.
 func Multi(ts ...Tracer) Tracer {
+	ts = slices.DeleteFunc(slices.Clone(ts), func(t Tracer) bool { return t == nil })
 	switch len(ts) {
 	case 0:
 		return nil

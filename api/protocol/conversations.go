@@ -27,6 +27,11 @@ type StartRequest struct {
 	UserID               *string                    `json:"user_id,omitempty"`
 	ParentConversationID *string                    `json:"parent_conversation_id,omitempty"`
 	Autotitle            *bool                      `json:"autotitle,omitempty"`
+
+	ObservabilityMetadata          json.RawMessage `json:"observability_metadata,omitempty"`
+	ObservabilityTags              json.RawMessage `json:"observability_tags,omitempty"`
+	ObservabilitySpanName          *string         `json:"observability_span_name,omitempty"`
+	ObservabilityParentSpanContext *string         `json:"observability_parent_span_context,omitempty"`
 }
 
 // InitialMessage is the first user message of a new conversation.

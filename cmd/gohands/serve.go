@@ -17,6 +17,8 @@ import (
 	"github.com/gohands/gohands/conversation/pgstore"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/server"
+	"github.com/gohands/gohands/telemetry"
+	"github.com/gohands/gohands/telemetry/prom"
 	_ "github.com/gohands/gohands/tools/preset" // every tool and provider, for agents sent by clients
 )
 
@@ -180,6 +182,12 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 		defer pb.Close()
 		opts.Postgres = pb
 	}
+	// /metrics counts what the process's spans measure, next to the
+	// trace exporter --trace or OTEL_* installed, if any.
+	opts.Metrics = prom.New()
+	prevTracer := telemetry.SetTracer(nil)
+	telemetry.SetTracer(telemetry.Multi(prevTracer, opts.Metrics))
+	defer telemetry.SetTracer(prevTracer)
 	var srv interface {
 		http.Handler
 		Close(context.Context) error
