@@ -34,14 +34,20 @@ import (
 // a JSON body, gohands' own) send neither Origin nor Sec-Fetch-Site and
 // pass. With session keys the key is the proof, and a page has none.
 //
+// A page of an origin the operator allowed (AllowCORSOrigins,
+// AllowCORSOriginRegex: trusted) passes all but the Host check.
+//
 // The reference's agent server has no such check: a key-less reference
 // server on loopback can be driven by any page the user visits.
-func (s *Server) sameOrigin(r *http.Request) (status int, detail string) {
+func (s *Server) sameOrigin(r *http.Request, trusted bool) (status int, detail string) {
 	if len(s.opts.SessionAPIKeys) > 0 {
 		return 0, ""
 	}
 	if !s.allowedHost(r.Host) {
 		return http.StatusMisdirectedRequest, "Host " + quote(r.Host) + " is not one this server answers to without a session key; use 127.0.0.1 or localhost, or start it with --allowed-host"
+	}
+	if trusted {
+		return 0, ""
 	}
 	if o := r.Header.Get("Origin"); o != "" && !sameOriginAs(o, r) {
 		return http.StatusForbidden, "cross-origin request refused: Origin " + quote(o) + " is not this server's; without a session key only same-origin callers are trusted"

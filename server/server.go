@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -182,6 +183,8 @@ type Server struct {
 	runWG   sync.WaitGroup
 	closing atomic.Bool
 
+	corsRegex *regexp.Regexp
+
 	settings   *userstore.Settings
 	secrets    *userstore.Secrets
 	workspaces *userstore.Workspaces
@@ -238,6 +241,11 @@ func New(opts *Options) (*Server, error) {
 			}
 		}
 	}
+	re, err := compileCORS(o.AllowCORSOriginRegex)
+	if err != nil {
+		return nil, fmt.Errorf("server: allow_cors_origin_regex: %w", err)
+	}
+	s.corsRegex = re
 	s.active.Store(time.Now().UnixNano())
 	for _, spec := range o.Webhooks {
 		s.hooks = append(s.hooks, newWebhook(spec, s.log))
@@ -265,7 +273,11 @@ func New(opts *Options) (*Server, error) {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.active.Store(time.Now().UnixNano())
-	if status, detail := s.sameOrigin(r); status != 0 {
+	answered, trusted := s.cors(w, r)
+	if answered {
+		return
+	}
+	if status, detail := s.sameOrigin(r, trusted); status != 0 {
 		writeDetail(w, status, detail)
 		return
 	}

@@ -43,8 +43,10 @@ func (s *Server) acceptSocket(w http.ResponseWriter, r *http.Request, key string
 	}
 	// Without session keys sameOrigin has refused every foreign origin
 	// already; with keys, a page of another origin (a web app of the
-	// user's) may connect and must then authenticate.
-	opts := &websocket.AcceptOptions{InsecureSkipVerify: len(s.opts.SessionAPIKeys) > 0}
+	// user's) may connect and must then authenticate. Without keys, a page
+	// of an origin the operator allowed (cors.go) may connect too.
+	origin := r.Header.Get("Origin")
+	opts := &websocket.AcceptOptions{InsecureSkipVerify: len(s.opts.SessionAPIKeys) > 0 || origin != "" && s.corsAllowed(origin, r.URL.Path)}
 	conn, err := websocket.Accept(w, r, opts)
 	if err != nil {
 		return nil
