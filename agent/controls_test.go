@@ -203,7 +203,7 @@ func texts(r llm.Request) []string {
 }
 
 // turn sends text and runs the conversation to its end.
-func turn(t *testing.T, c *conversation.LocalConversation, text string) {
+func turn(t *testing.T, c conversation.Conversation, text string) {
 	t.Helper()
 	if err := c.SendMessage(ctx, event.UserMessage(text)); err != nil {
 		t.Fatal(err)
@@ -328,7 +328,7 @@ func TestNavigateThenSend(t *testing.T) {
 	turn(t, c, "second")
 	one := agentReply(t, c, "one")
 	n := c.State().Events().Len()
-	if err := c.NavigateTo(one); err != nil {
+	if err := c.NavigateTo(ctx, one); err != nil {
 		t.Fatal(err)
 	}
 	if c.State().Fields().LeafEventID != one {
@@ -356,11 +356,11 @@ func TestNavigateThenSend(t *testing.T) {
 			}
 		}
 	}
-	if err := c.NavigateTo("nope"); !errors.Is(err, conversation.ErrNotFound) {
+	if err := c.NavigateTo(ctx, "nope"); !errors.Is(err, conversation.ErrNotFound) {
 		t.Errorf("unknown event: %v", err)
 	}
 	// An empty HEAD: the next event has no parent in the tree.
-	if err := c.NavigateTo(""); err != nil || !c.State().Fields().HeadIsEmpty {
+	if err := c.NavigateTo(ctx, ""); err != nil || !c.State().Fields().HeadIsEmpty {
 		t.Fatalf("empty HEAD: %v", err)
 	}
 }
@@ -372,7 +372,7 @@ func TestGenerateTitle(t *testing.T) {
 	a, p := newAgent(t, llmtest.Reply{Text: "done"}, llmtest.Reply{Text: "  \"🐛 Fix the flaky login test\" "})
 	c, _ := newConv(t, a, nil)
 	turn(t, c, "The login test fails one time in ten, please fix it")
-	title, err := c.GenerateTitle(ctx, nil, 0)
+	title, err := c.GenerateTitle(ctx, 0)
 	if err != nil || title != "🐛 Fix the flaky login test" {
 		t.Fatalf("title %q (%v)", title, err)
 	}
@@ -387,7 +387,7 @@ func TestGenerateTitle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if title, err := c.GenerateTitle(ctx, l, 20); err != nil || title != "✅ A title much lo..." {
+	if title, err := conversation.GenerateTitle(ctx, c.State(), l, 20); err != nil || title != "✅ A title much lo..." {
 		t.Fatalf("cheap title %q (%v)", title, err)
 	}
 	if len(p.Requests()) != 2 || len(cheap.Requests()) != 1 {
@@ -397,7 +397,7 @@ func TestGenerateTitle(t *testing.T) {
 	// The model fails: the message is the title.
 	broken := llmtest.NewProvider(t, llmtest.Reply{Fail: &llmtest.Failure{Status: 400}})
 	lb, _ := llm.New(llm.DefaultConfig("openai/gpt-4o-mini"), &llm.Options{Provider: broken})
-	if title, err := c.GenerateTitle(ctx, lb, 30); err != nil || title != "The login test fails one ti..." {
+	if title, err := conversation.GenerateTitle(ctx, c.State(), lb, 30); err != nil || title != "The login test fails one ti..." {
 		t.Fatalf("fallback title %q (%v)", title, err)
 	}
 
@@ -406,7 +406,7 @@ func TestGenerateTitle(t *testing.T) {
 	}
 
 	empty, _ := newConv(t, a, nil)
-	if _, err := empty.GenerateTitle(ctx, nil, 0); !errors.Is(err, conversation.ErrNoUserMessage) {
+	if _, err := empty.GenerateTitle(ctx, 0); !errors.Is(err, conversation.ErrNoUserMessage) {
 		t.Fatalf("no message: %v", err)
 	}
 }

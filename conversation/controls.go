@@ -142,7 +142,15 @@ func (s *forkSeed) events(st *State) error {
 // Run in progress is not waited for: the fork copies what is committed.
 // FromEventID unknown fails with ErrNotFound, an ID already stored with
 // ErrExists.
-func (c *LocalConversation) Fork(ctx context.Context, opts *ForkOptions) (*LocalConversation, error) {
+func (c *LocalConversation) Fork(ctx context.Context, opts *ForkOptions) (Conversation, error) {
+	fork, err := c.fork(ctx, opts)
+	if err != nil {
+		return nil, err // not a nil *LocalConversation in an interface
+	}
+	return fork, nil
+}
+
+func (c *LocalConversation) fork(ctx context.Context, opts *ForkOptions) (*LocalConversation, error) {
 	var fo ForkOptions
 	if opts != nil {
 		fo = *opts
@@ -232,7 +240,7 @@ func (c *LocalConversation) Fork(ctx context.Context, opts *ForkOptions) (*Local
 // of eventID, starting a new branch. The model sees only the branch from
 // the root to the HEAD; other branches stay in the log. It fails with
 // ErrRunning during a Run and ErrNotFound for an unknown event.
-func (c *LocalConversation) NavigateTo(eventID string) error {
+func (c *LocalConversation) NavigateTo(ctx context.Context, eventID string) error {
 	c.runMu.Lock()
 	defer c.runMu.Unlock()
 	switch {

@@ -15,15 +15,20 @@ import (
 
 // Conversation is a running conversation between a user and an agent,
 // wherever the agent runs. [New] returns the local implementation,
-// [*LocalConversation]; a remote one (agent server) implements the same
-// interface.
+// [*LocalConversation]; package conversation/remote's Conversation runs
+// it on an agent server. Both implement the whole interface; what one of
+// them cannot do returns an error matching [ErrUnsupported], and
+// conversation/conversationtest runs the same scenarios on both.
 //
 // All methods are safe for concurrent use. In particular Pause, State,
-// AskAgent, RejectPendingActions and UpdateSecrets may be called while Run
-// is in progress in another goroutine.
+// Status, AskAgent, RejectPendingActions and UpdateSecrets may be called
+// while Run is in progress in another goroutine.
 type Conversation interface {
 	// ID returns the conversation id (a dashed UUID).
 	ID() string
+	// Status returns the conversation's execution status (for a remote
+	// conversation, as last heard from the server).
+	Status() ExecutionStatus
 	// State returns the conversation's state for reading: its fields
 	// (State().Fields()) and its event log (State().Events()). It is never
 	// blocked by a running step. Do not change the state through it.
@@ -61,6 +66,35 @@ type Conversation interface {
 	RejectPendingActions(ctx context.Context, reason string) error
 	// UpdateSecrets adds or replaces named secrets, also mid-run.
 	UpdateSecrets(sources map[string]secret.Source) error
+	// NavigateTo moves the HEAD of the event tree to eventID ("": empty
+	// HEAD), so that the next message starts a branch there. It fails
+	// with ErrRunning during a Run and ErrNotFound for an unknown event.
+	NavigateTo(ctx context.Context, eventID string) error
+	// Fork copies the conversation into a new, independent one (see
+	// ForkOptions) and returns it opened. A LocalConversation's fork is a
+	// *LocalConversation, a remote one's is remote.
+	Fork(ctx context.Context, opts *ForkOptions) (Conversation, error)
+	// SwitchLLM makes the agent use the model cfg configures from the
+	// next step on; ErrCannotSwitch for an agent whose model cannot be
+	// replaced.
+	SwitchLLM(ctx context.Context, cfg llm.Config) error
+	// SwitchProfile switches the model to the named LLM profile.
+	SwitchProfile(ctx context.Context, name string) error
+	// GenerateTitle makes a title of at most maxLength characters
+	// (DefaultTitleLength if 0) from the first user message with the
+	// agent's model, or the message itself shortened when there is no
+	// model or it fails; ErrNoUserMessage without one. It is returned,
+	// not stored.
+	GenerateTitle(ctx context.Context, maxLength int) (string, error)
+	// RunGoal pursues objective over judged runs until the judge finds
+	// it met or opts.MaxIterations is reached (see GoalOptions); it
+	// records the loop's statuses in the log and returns when the loop
+	// is over. A run that ends paused, in error or waiting for
+	// confirmation, or ctx cancelled, stops it with an error.
+	RunGoal(ctx context.Context, objective string, opts *GoalOptions) (*GoalOutcome, error)
+	// ResumeGoal continues the goal loop the log last recorded as
+	// interrupted (ErrNoResumableGoal if none).
+	ResumeGoal(ctx context.Context, opts *GoalOptions) (*GoalOutcome, error)
 	// Subscribe registers fn to be called with every event committed from
 	// now on, in commit order, until the returned function is called.
 	// fn runs apart from the committing goroutine, so a slow fn never
@@ -136,6 +170,11 @@ var (
 	// ErrNoAgent is returned by New for a new conversation without an
 	// agent, or a persisted one whose agent cannot run.
 	ErrNoAgent = errors.New("conversation: no agent")
+	// ErrUnsupported is returned (wrapped) by a method, or by an option
+	// of one, that this kind of conversation cannot carry out, such as a
+	// fork to another agent of a conversation on a server. It matches
+	// errors.ErrUnsupported too.
+	ErrUnsupported = fmt.Errorf("conversation: %w", errors.ErrUnsupported)
 )
 
 // RunError is returned by Run when the run ended with status error or

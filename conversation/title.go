@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"unicode/utf8"
 
@@ -55,13 +56,17 @@ func (c *LocalConversation) SetTitle(title string) error {
 
 // FirstUserMessage returns the text of the conversation's first user
 // message with text, or "".
-func (c *LocalConversation) FirstUserMessage() string {
-	p, err := c.state.Events().Search(Query{Kind: event.KindMessage, Source: event.SourceUser})
+func (c *LocalConversation) FirstUserMessage() string { return FirstUserMessage(c.state) }
+
+// FirstUserMessage returns the text of st's first user message with
+// text, or "".
+func FirstUserMessage(st *State) string {
+	p, err := st.Events().Search(Query{Kind: event.KindMessage, Source: event.SourceUser})
 	if err != nil {
 		return ""
 	}
 	for _, en := range p.Entries {
-		e, err := c.state.Events().Event(en.Index)
+		e, err := st.Events().Event(en.Index)
 		if err != nil {
 			continue
 		}
@@ -74,32 +79,41 @@ func (c *LocalConversation) FirstUserMessage() string {
 	return ""
 }
 
-// GenerateTitle makes a title from the first user message with model (a
-// cheaper one, say), or, if model is nil, the agent's model. When there is
-// no model or the call fails, the message itself, shortened, is the title.
-// The title is at most maxLength characters (DefaultTitleLength if 0). It
-// is returned, not stored: see SetTitle.
-func (c *LocalConversation) GenerateTitle(ctx context.Context, model llm.Model, maxLength int) (string, error) {
+// GenerateTitle implements Conversation with the agent's model. It is
+// returned, not stored: see SetTitle.
+func (c *LocalConversation) GenerateTitle(ctx context.Context, maxLength int) (string, error) {
+	if c.isClosed() {
+		return "", ErrConversationClosed
+	}
+	if FirstUserMessage(c.state) == "" {
+		return "", ErrNoUserMessage // before the agent is started for its model
+	}
+	return generateTitle(ctx, c.state, c.AgentModel(ctx), maxLength, c.log)
+}
+
+// GenerateTitle makes a title for the conversation of st from its first
+// user message with model (a cheaper one than the agent's, say). When
+// model is nil or the call fails, the message itself, shortened, is the
+// title. The title is at most maxLength characters (DefaultTitleLength
+// if 0). It fails with ErrNoUserMessage if st has no user message.
+func GenerateTitle(ctx context.Context, st *State, model llm.Model, maxLength int) (string, error) {
+	return generateTitle(ctx, st, model, maxLength, slog.Default())
+}
+
+func generateTitle(ctx context.Context, st *State, model llm.Model, maxLength int, log *slog.Logger) (string, error) {
 	if maxLength <= 0 {
 		maxLength = DefaultTitleLength
 	}
-	msg := c.FirstUserMessage()
+	msg := FirstUserMessage(st)
 	if msg == "" {
 		return "", ErrNoUserMessage
-	}
-	if model == nil {
-		if r, err := c.start(ctx); err == nil {
-			if p, ok := r.(ModelProvider); ok {
-				model = p.Model()
-			}
-		}
 	}
 	if model != nil {
 		t, err := TitleFromMessage(ctx, model, msg, maxLength)
 		if err == nil {
 			return t, nil
 		}
-		c.log.Warn("title: the model failed; using the message", "err", err)
+		log.Warn("title: the model failed; using the message", "err", err)
 	}
 	return shorten(msg, maxLength), nil
 }

@@ -79,10 +79,11 @@ func (s *Server) handleFork(in *request[includeSkillsQuery, forkRequest]) (any, 
 	if req.Title != nil {
 		fo.Title = *req.Title
 	}
-	fork, err := lc.Fork(in.r.Context(), fo)
+	f, err := lc.Fork(in.r.Context(), fo)
 	if err != nil {
 		return nil, fail(err)
 	}
+	fork := f.(*conversation.LocalConversation) // a local conversation's fork is local
 
 	// The fork keeps the source's request-level settings (meta.json), with
 	// its own identity, as the reference's server does.
@@ -115,7 +116,7 @@ func (s *Server) handleNavigate(in *request[includeSkillsQuery, navigateRequest]
 		return nil, err
 	}
 	eventID := deref(in.body.EventID)
-	if err := lc.NavigateTo(eventID); err != nil {
+	if err := lc.NavigateTo(in.r.Context(), eventID); err != nil {
 		switch {
 		case errors.Is(err, conversation.ErrNotFound):
 			return nil, statusErr(http.StatusNotFound, "Unknown event_id: %s", eventID)
@@ -203,7 +204,7 @@ func (s *Server) handleGenerateTitle(in *request[none, generateTitleRequest]) (a
 	if err != nil {
 		return nil, err
 	}
-	title, err := lc.GenerateTitle(in.r.Context(), model, maxLen)
+	title, err := titleOf(in.r.Context(), lc, model, maxLen)
 	if errors.Is(err, conversation.ErrNoUserMessage) {
 		return nil, statusErr(http.StatusBadRequest, "The conversation has no user message to make a title from")
 	}
@@ -252,7 +253,7 @@ func (c *conv) makeTitle(ctx context.Context, lc *conversation.LocalConversation
 			model = nil
 		}
 	}
-	title, err := lc.GenerateTitle(ctx, model, conversation.DefaultTitleLength)
+	title, err := titleOf(ctx, lc, model, conversation.DefaultTitleLength)
 	if err != nil {
 		c.s.log.Warn("autotitle failed", "conversation", c.id, "err", err)
 		return
@@ -268,4 +269,12 @@ func (c *conv) makeTitle(ctx context.Context, lc *conversation.LocalConversation
 	if err := c.saveMeta(); err != nil {
 		c.s.log.Warn("saving the title", "conversation", c.id, "err", err)
 	}
+}
+
+// titleOf makes lc's title with model, or the agent's model if nil.
+func titleOf(ctx context.Context, lc *conversation.LocalConversation, model llm.Model, maxLength int) (string, error) {
+	if model == nil {
+		return lc.GenerateTitle(ctx, maxLength)
+	}
+	return conversation.GenerateTitle(ctx, lc.State(), model, maxLength)
 }

@@ -147,12 +147,6 @@ type runResult struct {
 	Refused []refusedAction `json:"refused,omitempty"`
 }
 
-// headlessConv is what a run needs of its conversation, local or remote.
-type headlessConv interface {
-	conversation.Conversation
-	Status() conversation.ExecutionStatus
-}
-
 // headlessRun is one `gohands run`: what its steps share.
 type headlessRun struct {
 	a     *app
@@ -170,7 +164,7 @@ type headlessRun struct {
 	ask   *asker
 
 	runCtx      context.Context
-	conv        headlessConv
+	conv        conversation.Conversation
 	sent        bool // the task was stored with the conversation's creation
 	steps0      int  // events before this run
 	unsubscribe func()
@@ -418,11 +412,7 @@ func (r *headlessRun) drive() error {
 }
 
 func (r *headlessRun) runGoal() error {
-	lc, ok := r.conv.(*conversation.LocalConversation)
-	if !ok {
-		return errors.New("--goal needs a conversation on this machine")
-	}
-	out, err := lc.RunGoal(r.runCtx, r.task, &conversation.GoalOptions{MaxIterations: r.f.goal})
+	out, err := r.conv.RunGoal(r.runCtx, r.task, &conversation.GoalOptions{MaxIterations: r.f.goal})
 	if err != nil {
 		return err
 	}

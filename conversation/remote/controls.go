@@ -5,40 +5,50 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"sync"
+	"time"
 
 	"github.com/gohands/gohands/api/protocol"
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/workspace"
 )
 
 // The conversation controls, each through the server's route of the same
 // name, as LocalConversation offers them in-process.
 
-// Fork asks the server to fork the conversation (see
-// conversation.LocalConversation.Fork) and attaches to the fork. The
-// fork's agent is the source's: opts.Agent and opts.Options are not
-// supported remotely (nor by the reference's client).
-func (c *Conversation) Fork(ctx context.Context, opts *conversation.ForkOptions) (*Conversation, error) {
+// Fork implements conversation.Conversation: it asks the server to fork
+// the conversation and attaches to the fork, a *Conversation. The fork's
+// agent is the source's: opts.Agent and opts.Options are not supported
+// remotely (nor by the reference's client).
+func (c *Conversation) Fork(ctx context.Context, opts *conversation.ForkOptions) (conversation.Conversation, error) {
 	var fo conversation.ForkOptions
 	if opts != nil {
 		fo = *opts
 	}
 	if fo.Agent != nil || fo.Options != nil {
-		return nil, errors.New("remote: fork: another agent or options need a local conversation")
+		return nil, fmt.Errorf("remote: fork: another agent or options need a local conversation: %w", conversation.ErrUnsupported)
 	}
 	reset := !fo.KeepMetrics
 	body := protocol.ForkRequest{ResetMetrics: &reset, Tags: fo.Tags, ID: optional(fo.ID), Title: optional(fo.Title), FromEventID: optional(fo.FromEventID)}
 	var info conversationInfo
 	if err := c.post(ctx, "/fork", body, &info); err != nil {
-		return nil, err
+		return nil, sentinel(err, map[int]error{http.StatusNotFound: conversation.ErrNotFound, http.StatusConflict: conversation.ErrExists})
 	}
-	return Attach(ctx, c.ws, info.ID, nil)
+	fork, err := Attach(ctx, c.ws, info.ID, nil)
+	if err != nil {
+		return nil, err // not a nil *Conversation in an interface
+	}
+	return fork, nil
 }
 
 // NavigateTo moves the conversation's HEAD to eventID ("": empty) on the
 // server, so the next message branches from there.
 func (c *Conversation) NavigateTo(ctx context.Context, eventID string) error {
-	return c.post(ctx, "/navigate", protocol.NavigateRequest{EventID: optional(eventID)}, nil)
+	err := c.post(ctx, "/navigate", protocol.NavigateRequest{EventID: optional(eventID)}, nil)
+	return sentinel(err, map[int]error{http.StatusNotFound: conversation.ErrNotFound, http.StatusConflict: conversation.ErrRunning})
 }
 
 // SwitchLLM makes the agent use the model cfg configures from its next
@@ -52,12 +62,14 @@ func (c *Conversation) SwitchLLM(ctx context.Context, cfg llm.Config) error {
 	if err != nil {
 		return fmt.Errorf("remote: switch_llm: %w", err)
 	}
-	return c.post(ctx, "/switch_llm", protocol.SwitchLLMRequest{LLM: b}, nil)
+	err = c.post(ctx, "/switch_llm", protocol.SwitchLLMRequest{LLM: b}, nil)
+	return sentinel(err, map[int]error{http.StatusConflict: conversation.ErrRunning, http.StatusBadRequest: conversation.ErrCannotSwitch})
 }
 
 // SwitchProfile switches to the server's LLM profile name.
 func (c *Conversation) SwitchProfile(ctx context.Context, name string) error {
-	return c.post(ctx, "/switch_profile", protocol.SwitchProfileRequest{ProfileName: name}, nil)
+	err := c.post(ctx, "/switch_profile", protocol.SwitchProfileRequest{ProfileName: name}, nil)
+	return sentinel(err, map[int]error{http.StatusConflict: conversation.ErrRunning, http.StatusBadRequest: conversation.ErrCannotSwitch, http.StatusNotFound: llm.ErrNoProfile})
 }
 
 // GenerateTitle asks the server for a title made from the first user
@@ -69,21 +81,44 @@ func (c *Conversation) GenerateTitle(ctx context.Context, maxLength int) (string
 	}
 	var out protocol.GenerateTitleResponse
 	if err := c.post(ctx, "/generate_title", body, &out); err != nil {
-		return "", err
+		return "", sentinel(err, map[int]error{http.StatusBadRequest: conversation.ErrNoUserMessage})
 	}
 	return out.Title, nil
 }
 
-// StartGoal starts a goal loop on the server (see conversation.RunGoal):
-// it returns at once; the loop's statuses arrive as
-// ConversationStateUpdateEvents with key conversation.GoalKey.
-// maxIterations 0 means the server's default.
-func (c *Conversation) StartGoal(ctx context.Context, objective string, maxIterations int) error {
-	body := protocol.StartGoalRequest{Objective: &objective}
-	if maxIterations > 0 {
-		body.MaxIterations = &maxIterations
+// RunGoal implements conversation.Conversation with the server's goal
+// loop: it starts it and returns its outcome once it has ended, calling
+// opts.OnStatus with each status the server records. The server's agent
+// judges: opts.Judge and opts.Resume are not supported (ResumeGoal
+// resumes). Cancelling ctx stops the loop on the server; the run in
+// progress goes on.
+func (c *Conversation) RunGoal(ctx context.Context, objective string, opts *conversation.GoalOptions) (*conversation.GoalOutcome, error) {
+	var o conversation.GoalOptions
+	if opts != nil {
+		o = *opts
 	}
-	return c.post(ctx, "/goal", body, nil)
+	if o.Judge != nil || o.Resume != nil {
+		return nil, fmt.Errorf("remote: goal: a judge model or a resumed status need a local conversation: %w", conversation.ErrUnsupported)
+	}
+	body := protocol.StartGoalRequest{Objective: &objective}
+	if o.MaxIterations > 0 {
+		body.MaxIterations = &o.MaxIterations
+	}
+	return c.goal(ctx, "/goal", body, o.OnStatus)
+}
+
+// ResumeGoal implements conversation.Conversation with the server's
+// resume of the goal loop last stopped or interrupted, which keeps its
+// recorded bound: opts.MaxIterations and opts.Judge are not supported.
+func (c *Conversation) ResumeGoal(ctx context.Context, opts *conversation.GoalOptions) (*conversation.GoalOutcome, error) {
+	var o conversation.GoalOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Judge != nil || o.MaxIterations != 0 || o.Resume != nil {
+		return nil, fmt.Errorf("remote: goal: resuming with other options needs a local conversation: %w", conversation.ErrUnsupported)
+	}
+	return c.goal(ctx, "/goal/resume", nil, o.OnStatus)
 }
 
 // StopGoal stops the server's goal loop; the run in progress goes on.
@@ -91,9 +126,87 @@ func (c *Conversation) StopGoal(ctx context.Context) error {
 	return c.post(ctx, "/goal/stop", nil, nil)
 }
 
-// ResumeGoal resumes the goal loop last stopped or interrupted.
-func (c *Conversation) ResumeGoal(ctx context.Context) error {
-	return c.post(ctx, "/goal/resume", nil, nil)
+// goal starts the server's goal loop through route and waits for the
+// status that ends it.
+func (c *Conversation) goal(ctx context.Context, route string, body any, onStatus func(conversation.GoalStatus)) (*conversation.GoalOutcome, error) {
+	var (
+		mu       sync.Mutex
+		statuses []conversation.GoalStatus
+		arrived  = make(chan struct{}, 1)
+	)
+	// Subscribed first, so that no status of this loop is missed; the
+	// function only keeps them, so it never falls behind.
+	unsubscribe := c.Subscribe(func(e event.Event) {
+		u, ok := e.(*event.ConversationStateUpdateEvent)
+		if !ok || u.Key != conversation.GoalKey {
+			return
+		}
+		var st conversation.GoalStatus
+		if b, err := json.Marshal(u.Value); err != nil || json.Unmarshal(b, &st) != nil {
+			return
+		}
+		mu.Lock()
+		statuses = append(statuses, st)
+		mu.Unlock()
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+	})
+	defer unsubscribe()
+	if err := c.post(ctx, route, body, nil); err != nil {
+		if route == "/goal/resume" {
+			err = sentinel(err, map[int]error{http.StatusBadRequest: conversation.ErrNoResumableGoal})
+		}
+		return nil, sentinel(err, map[int]error{http.StatusConflict: conversation.ErrRunning})
+	}
+	// The loop's first status is "running"; the one that ends it is not.
+	// A status arriving before this loop's start belongs to an earlier
+	// loop, hence the wait for this one's "running" first.
+	started := false
+	for {
+		mu.Lock()
+		got := statuses
+		statuses = nil
+		mu.Unlock()
+		for _, st := range got {
+			if !started {
+				started = st.Status == conversation.GoalRunning && st.Active
+				if !started {
+					continue
+				}
+			}
+			if onStatus != nil {
+				onStatus(st)
+			}
+			switch st.Status {
+			case conversation.GoalRunning:
+			case conversation.GoalComplete, conversation.GoalCapped:
+				out := &conversation.GoalOutcome{Status: st.Status, Iterations: st.Iteration}
+				if st.Verdict != nil {
+					out.Verdict = *st.Verdict
+				}
+				return out, nil
+			default:
+				return nil, fmt.Errorf("remote: goal: the loop ended %s", st.Status)
+			}
+		}
+		select {
+		case <-arrived:
+		case <-ctx.Done():
+			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if err := c.StopGoal(stopCtx); err != nil {
+				c.log.Warn("goal: stopping the server's loop", "err", err)
+			}
+			return nil, fmt.Errorf("goal: %w", context.Cause(ctx))
+		case <-c.done:
+			if err := c.check(); err != nil {
+				return nil, err
+			}
+			return nil, errors.New("remote: goal: the connection to the server ended")
+		}
+	}
 }
 
 // optional returns a pointer to s, nil for "" (a member left out).
@@ -102,4 +215,17 @@ func optional(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// sentinel makes an error status of the server's answer match the
+// conversation package's error for it (as a local conversation's error
+// would), keeping the server's detail.
+func sentinel(err error, byStatus map[int]error) error {
+	var ae *workspace.APIError
+	if errors.As(err, &ae) {
+		if s := byStatus[ae.Status]; s != nil {
+			return fmt.Errorf("%w: %w", s, err)
+		}
+	}
+	return err
 }

@@ -2,10 +2,11 @@ package remote_test
 
 import (
 	"encoding/json"
+	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/remote"
@@ -38,27 +39,33 @@ func TestControlsOverServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.StartGoal(ctx, "prove it", 3); err != nil {
+	var statuses []string
+	out, err := c.RunGoal(ctx, "prove it", &conversation.GoalOptions{MaxIterations: 3, OnStatus: func(s conversation.GoalStatus) {
+		statuses = append(statuses, s.Status)
+	}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	// The statuses arrive as events.
-	deadline := time.Now().Add(60 * time.Second)
+	if out.Status != conversation.GoalComplete || out.Iterations != 2 || !out.Verdict.Complete {
+		t.Fatalf("goal outcome %+v", out)
+	}
+	if want := []string{"running", "running", "complete"}; !slices.Equal(statuses, want) {
+		t.Fatalf("goal statuses %q, want %q", statuses, want)
+	}
+	// The statuses are in the log too.
 	var last conversation.GoalStatus
-	for last.Status != conversation.GoalComplete {
-		if time.Now().After(deadline) {
-			t.Fatalf("goal status %+v", last)
-		}
-		time.Sleep(20 * time.Millisecond)
-		st := c.State().Events()
-		for i := st.Len() - 1; i >= 0; i-- {
-			if e, err := st.Event(i); err == nil {
-				if u, ok := e.(*event.ConversationStateUpdateEvent); ok && u.Key == conversation.GoalKey {
-					raw, _ := json.Marshal(u.Value)
-					json.Unmarshal(raw, &last)
-					break
-				}
+	log := c.State().Events()
+	for i := log.Len() - 1; i >= 0; i-- {
+		if e, err := log.Event(i); err == nil {
+			if u, ok := e.(*event.ConversationStateUpdateEvent); ok && u.Key == conversation.GoalKey {
+				raw, _ := json.Marshal(u.Value)
+				json.Unmarshal(raw, &last)
+				break
 			}
 		}
+	}
+	if last.Status != conversation.GoalComplete {
+		t.Fatalf("last goal status in the log %+v", last)
 	}
 	if n := judged.Load(); n != 2 {
 		t.Fatalf("judged %d times", n)
@@ -66,13 +73,23 @@ func TestControlsOverServer(t *testing.T) {
 	if err := c.StopGoal(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := c.ResumeGoal(ctx, nil); !errors.Is(err, conversation.ErrNoResumableGoal) {
+		t.Fatalf("resuming a completed goal: %v", err)
+	}
+	cfg := llm.DefaultConfig("openai/gpt-4o-mini")
+	cfg.BaseURL, cfg.APIKey, cfg.NumRetries = model.URL+"/v1", secret.New("other"), 0
+	judge, err := llm.New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RunGoal(ctx, "x", &conversation.GoalOptions{Judge: judge}); !errors.Is(err, conversation.ErrUnsupported) || !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("a goal with a judge model: %v", err)
+	}
 
 	title, err := c.GenerateTitle(ctx, 0)
 	if err != nil || title != "🧪 Goal work" {
 		t.Fatalf("title %q, %v", title, err)
 	}
-	cfg := llm.DefaultConfig("openai/gpt-4o-mini")
-	cfg.BaseURL, cfg.APIKey, cfg.NumRetries = model.URL+"/v1", secret.New("other"), 0
 	if err := c.SwitchLLM(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +115,7 @@ func TestControlsOverServer(t *testing.T) {
 	if err := c.NavigateTo(ctx, first); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.NavigateTo(ctx, "no-such-event"); err == nil {
-		t.Fatal("navigate to an unknown event succeeded")
+	if err := c.NavigateTo(ctx, "no-such-event"); !errors.Is(err, conversation.ErrNotFound) {
+		t.Fatalf("navigate to an unknown event: %v", err)
 	}
 }
