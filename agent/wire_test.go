@@ -34,8 +34,16 @@ func TestRealToolsOverEveryWire(t *testing.T) {
 		// A Bedrock API key (the bearer token) stands for AWS keys here;
 		// llm/bedrock's tests sign.
 		{"bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0", llmtest.WireBedrock},
+		{"vertex_ai/gemini-2.5-pro", llmtest.WireVertexGemini},
+		{"vertex_ai/claude-sonnet-4-5@20250929", llmtest.WireVertexAnthropic},
 	} {
 		t.Run(string(tc.wire), func(t *testing.T) {
+			if strings.HasPrefix(tc.model, "vertex_ai/") {
+				// A service account key whose tokens come from a
+				// scripted token endpoint.
+				tok := llmtest.NewTokenServer(t)
+				llmtest.UseGoogleCredentials(t, tok.ServiceAccount(t, "test-project"))
+			}
 			work := t.TempDir()
 			script := filepath.Join(work, "hello.sh")
 			srv := llmtest.New(t,
@@ -81,7 +89,7 @@ func TestRealToolsOverEveryWire(t *testing.T) {
 			body := string(reqs[1].RawBody)
 			// Gemini has no call ids on the wire: results go by order.
 			first, second := "call_1", "call_2"
-			if tc.wire == llmtest.WireGemini {
+			if tc.wire == llmtest.WireGemini || tc.wire == llmtest.WireVertexGemini {
 				first, second = `"functionResponse":{"name":"file_editor"`, `"functionResponse":{"name":"terminal"`
 			}
 			i1, i2 := strings.LastIndex(body, first), strings.LastIndex(body, second)

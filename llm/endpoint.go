@@ -54,28 +54,30 @@ func openAICompatible(provider, baseURL string) Route {
 var (
 	routesMu sync.RWMutex
 	routes   = map[string]Route{
-		"openai":        {Provider: "openai", API: APIChat, ResponsesCapable: true, BaseURL: "https://api.openai.com/v1", AuthHeader: "Authorization", AuthPrefix: bearer},
-		"azure":         {Provider: "azure", API: APIChat, ResponsesCapable: true, AuthHeader: "api-key"},
-		"litellm_proxy": {Provider: "litellm_proxy", API: APIChat, ResponsesCapable: true, AuthHeader: "Authorization", AuthPrefix: bearer},
-		"openhands":     {Provider: "openhands", API: APIChat, ResponsesCapable: true, BaseURL: "https://llm-proxy.app.all-hands.dev/v1", AuthHeader: "Authorization", AuthPrefix: bearer},
-		"anthropic":     {Provider: "anthropic", API: APIAnthropic, BaseURL: "https://api.anthropic.com", AuthHeader: "x-api-key"},
-		"gemini":        {Provider: "gemini", API: APIGemini, BaseURL: "https://generativelanguage.googleapis.com", AuthHeader: "x-goog-api-key"},
-		"bedrock":       {Provider: "bedrock", API: APIBedrock, Cloud: true},
-		"openrouter":    openAICompatible("openrouter", "https://openrouter.ai/api/v1"),
-		"deepseek":      openAICompatible("deepseek", "https://api.deepseek.com/v1"),
-		"groq":          openAICompatible("groq", "https://api.groq.com/openai/v1"),
-		"mistral":       openAICompatible("mistral", "https://api.mistral.ai/v1"),
-		"together_ai":   openAICompatible("together_ai", "https://api.together.xyz/v1"),
-		"xai":           openAICompatible("xai", "https://api.x.ai/v1"),
-		"ollama":        openAICompatible("ollama", "http://localhost:11434/v1"),
-		"ollama_chat":   openAICompatible("ollama", "http://localhost:11434/v1"),
-		"fireworks_ai":  openAICompatible("fireworks_ai", "https://api.fireworks.ai/inference/v1"),
-		"moonshot":      openAICompatible("moonshot", "https://api.moonshot.ai/v1"),
-		"cerebras":      openAICompatible("cerebras", "https://api.cerebras.ai/v1"),
-		"deepinfra":     openAICompatible("deepinfra", "https://api.deepinfra.com/v1/openai"),
-		"perplexity":    openAICompatible("perplexity", "https://api.perplexity.ai"),
-		"lm_studio":     openAICompatible("lm_studio", "http://localhost:1234/v1"),
-		"hosted_vllm":   openAICompatible("hosted_vllm", ""),
+		"openai":         {Provider: "openai", API: APIChat, ResponsesCapable: true, BaseURL: "https://api.openai.com/v1", AuthHeader: "Authorization", AuthPrefix: bearer},
+		"azure":          {Provider: "azure", API: APIChat, ResponsesCapable: true, AuthHeader: "api-key"},
+		"litellm_proxy":  {Provider: "litellm_proxy", API: APIChat, ResponsesCapable: true, AuthHeader: "Authorization", AuthPrefix: bearer},
+		"openhands":      {Provider: "openhands", API: APIChat, ResponsesCapable: true, BaseURL: "https://llm-proxy.app.all-hands.dev/v1", AuthHeader: "Authorization", AuthPrefix: bearer},
+		"anthropic":      {Provider: "anthropic", API: APIAnthropic, BaseURL: "https://api.anthropic.com", AuthHeader: "x-api-key"},
+		"gemini":         {Provider: "gemini", API: APIGemini, BaseURL: "https://generativelanguage.googleapis.com", AuthHeader: "x-goog-api-key"},
+		"bedrock":        {Provider: "bedrock", API: APIBedrock, Cloud: true},
+		"vertex_ai":      {Provider: "vertex_ai", API: APIGemini, Cloud: true},
+		"vertex_ai_beta": {Provider: "vertex_ai", API: APIGemini, Cloud: true},
+		"openrouter":     openAICompatible("openrouter", "https://openrouter.ai/api/v1"),
+		"deepseek":       openAICompatible("deepseek", "https://api.deepseek.com/v1"),
+		"groq":           openAICompatible("groq", "https://api.groq.com/openai/v1"),
+		"mistral":        openAICompatible("mistral", "https://api.mistral.ai/v1"),
+		"together_ai":    openAICompatible("together_ai", "https://api.together.xyz/v1"),
+		"xai":            openAICompatible("xai", "https://api.x.ai/v1"),
+		"ollama":         openAICompatible("ollama", "http://localhost:11434/v1"),
+		"ollama_chat":    openAICompatible("ollama", "http://localhost:11434/v1"),
+		"fireworks_ai":   openAICompatible("fireworks_ai", "https://api.fireworks.ai/inference/v1"),
+		"moonshot":       openAICompatible("moonshot", "https://api.moonshot.ai/v1"),
+		"cerebras":       openAICompatible("cerebras", "https://api.cerebras.ai/v1"),
+		"deepinfra":      openAICompatible("deepinfra", "https://api.deepinfra.com/v1/openai"),
+		"perplexity":     openAICompatible("perplexity", "https://api.perplexity.ai"),
+		"lm_studio":      openAICompatible("lm_studio", "http://localhost:1234/v1"),
+		"hosted_vllm":    openAICompatible("hosted_vllm", ""),
 	}
 )
 
@@ -190,15 +192,27 @@ func Resolve(c *Config) (Endpoint, error) {
 	if r.KeepPrefix {
 		rest = model
 	}
-	if r.Provider == "bedrock" {
+	api := r.API
+	switch r.Provider {
+	case "bedrock":
 		var err error
 		if rest, err = bedrockModel(model, rest); err != nil {
 			return Endpoint{}, err
 		}
+	case "vertex_ai":
+		// Vertex AI publishes each family with its own API.
+		switch {
+		case matches(rest, "claude"):
+			api = APIAnthropic
+		case matches(rest, "gemini"):
+			api = APIGemini
+		default:
+			return Endpoint{}, fmt.Errorf("llm: model %q: gohands speaks Gemini and Claude models on Vertex AI, not this one", model)
+		}
 	}
 	ep := Endpoint{
 		Provider:   r.Provider,
-		API:        r.API,
+		API:        api,
 		Model:      rest,
 		BaseURL:    r.BaseURL,
 		APIVersion: c.APIVersion,

@@ -15,7 +15,12 @@
 // Only the config is used: no ANTHROPIC_* environment variable and no
 // profile file is read.
 //
-// Not supported yet: Claude on Bedrock or Vertex AI (their auth), the
+// Claude on Vertex AI ("vertex_ai/claude-..." models) is spoken here too:
+// rawPredict and streamRawPredict with anthropic_version vertex-2023-10-16,
+// authorized with Google credentials (package llm/internal/vertex). Claude
+// on Bedrock is llm/bedrock's, through the Converse API.
+//
+// Not supported yet: the
 // is_error flag of tool results (the event model has no such flag),
 // document and PDF blocks, Anthropic's server tools (web search, code
 // execution), citations, pause_turn continuations and the Batches, Files
@@ -36,6 +41,7 @@ import (
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/llm/internal/httpapi"
 	"github.com/gohands/gohands/llm/internal/sse"
+	"github.com/gohands/gohands/llm/internal/vertex"
 )
 
 func init() {
@@ -71,11 +77,71 @@ func (Provider) Complete(ctx context.Context, req *llm.Request) (*llm.Response, 
 		onDelta = func(llm.Delta) error { return nil }
 	}
 	params.Stream = onDelta != nil
-	data, err := encodeBody(params, req.Config.ExtraBody)
+	onVertex := req.Endpoint.Provider == "vertex_ai"
+	extra := req.Config.ExtraBody
+	if onVertex {
+		// Vertex takes the model in the path and the API version in the
+		// body.
+		extra = maps.Clone(extra)
+		if extra == nil {
+			extra = map[string]any{}
+		}
+		extra["anthropic_version"] = vertexVersion
+	}
+	data, err := encodeBody(params, extra)
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: encoding the request: %w", err)
 	}
-	hr, err := newHTTPRequest(ctx, req, header, data, params.Stream)
+	if onVertex {
+		if data, err = dropModel(data); err != nil {
+			return nil, fmt.Errorf("anthropic: encoding the request: %w", err)
+		}
+		verb := "rawPredict"
+		if params.Stream {
+			verb = "streamRawPredict"
+		}
+		call, err := vertex.Prepare(ctx, req, "anthropic", verb)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := send(ctx, req, call.URL, call.Header, header, data, params.Stream, onDelta)
+		return resp, vertex.Redact(err, call.Secrets)
+	}
+	return send(ctx, req, baseURL(req.Endpoint.BaseURL)+"v1/messages", apiKeyHeader(req), header, data, params.Stream, onDelta)
+}
+
+// vertexVersion is the API version of Claude on Vertex AI, which its
+// rawPredict takes in the body as anthropic_version.
+const vertexVersion = "vertex-2023-10-16"
+
+// dropModel removes the model from an encoded body.
+func dropModel(data []byte) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	delete(m, "model")
+	return json.Marshal(m)
+}
+
+// apiKeyHeader is the API key header of a call to Anthropic's API (or a
+// compatible proxy), with the anthropic-version header.
+func apiKeyHeader(req *llm.Request) http.Header {
+	h := http.Header{"Anthropic-Version": {apiVersion}}
+	if key := req.Config.APIKey.Value(); key != "" {
+		name := req.Endpoint.AuthHeader
+		if name == "" {
+			name = "x-api-key"
+		}
+		h.Set(name, req.Endpoint.AuthPrefix+key)
+	}
+	return h
+}
+
+// send posts one call to u with the auth headers and the extra headers
+// of the request, and reads its reply.
+func send(ctx context.Context, req *llm.Request, u string, auth, header http.Header, data []byte, streamed bool, onDelta func(llm.Delta) error) (*llm.Response, error) {
+	hr, err := newHTTPRequest(ctx, u, auth, header, data, streamed)
 	if err != nil {
 		return nil, err
 	}
@@ -117,11 +183,9 @@ func encodeBody(p *messagesRequest, extra map[string]any) ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// newHTTPRequest makes the POST of one call, configured from the request
-// alone.
-func newHTTPRequest(ctx context.Context, req *llm.Request, header http.Header, body []byte, streamed bool) (*http.Request, error) {
-	ep := req.Endpoint
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL(ep.BaseURL)+"v1/messages", bytes.NewReader(body))
+// newHTTPRequest makes the POST of one call to u.
+func newHTTPRequest(ctx context.Context, u string, auth, header http.Header, body []byte, streamed bool) (*http.Request, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}
@@ -131,14 +195,7 @@ func newHTTPRequest(ctx context.Context, req *llm.Request, header http.Header, b
 	if streamed {
 		hr.Header.Set("Accept", "text/event-stream")
 	}
-	hr.Header.Set("anthropic-version", apiVersion)
-	if key := req.Config.APIKey.Value(); key != "" {
-		h := ep.AuthHeader
-		if h == "" {
-			h = "x-api-key"
-		}
-		hr.Header.Set(h, ep.AuthPrefix+key)
-	}
+	maps.Copy(hr.Header, auth)
 	// The config's extra headers come last: they may override ours.
 	maps.Copy(hr.Header, header)
 	return hr, nil

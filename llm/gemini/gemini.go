@@ -10,11 +10,14 @@
 // histories written by either side replay on the other; they are put back
 // on the function call parts on later turns, as Gemini 3 requires.
 //
-// Only the config is used: GEMINI_API_KEY, GOOGLE_API_KEY,
-// GOOGLE_GEMINI_BASE_URL and the Vertex variables are never read, and
-// only the config's key is sent.
+// Only the config is used: GEMINI_API_KEY, GOOGLE_API_KEY and
+// GOOGLE_GEMINI_BASE_URL are never read, and only the config's key is
+// sent. Gemini on Vertex AI ("vertex_ai/gemini-..." models) is spoken here
+// too, at the aiplatform path of a project and location, authorized with
+// Google credentials as package llm/internal/vertex finds them (the
+// VERTEXAI_* variables, a service account key, gcloud's credentials).
 //
-// Not supported yet: the Vertex AI backend, images in tool results
+// Not supported yet: images in tool results
 // (Gemini 3 takes them inside function responses), explicit context
 // caching, safety settings, Google's built-in tools (search grounding,
 // code execution, URL context). Thought signatures on replies without
@@ -31,6 +34,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 
@@ -38,6 +42,7 @@ import (
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/llm/internal/httpapi"
 	"github.com/gohands/gohands/llm/internal/sse"
+	"github.com/gohands/gohands/llm/internal/vertex"
 )
 
 func init() {
@@ -76,10 +81,16 @@ func (Provider) Complete(ctx context.Context, req *llm.Request) (*llm.Response, 
 		return nil, fmt.Errorf("gemini: encoding the request: %w", err)
 	}
 	stream := req.OnDelta != nil
-	hreq, err := newHTTPRequest(ctx, req, stream, data)
+	hreq, secrets, err := newHTTPRequest(ctx, req, stream, data)
 	if err != nil {
 		return nil, err
 	}
+	resp, err := send(req, hreq, stream)
+	return resp, vertex.Redact(err, secrets)
+}
+
+// send sends one call and reads its reply.
+func send(req *llm.Request, hreq *http.Request, stream bool) (*llm.Response, error) {
 	hc := req.HTTPClient
 	if hc == nil {
 		hc = http.DefaultClient
@@ -140,19 +151,47 @@ func mergeMaps(dst, src map[string]any) {
 
 // newHTTPRequest makes the POST of one call, configured from the request
 // alone.
-func newHTTPRequest(ctx context.Context, req *llm.Request, stream bool, body []byte) (*http.Request, error) {
+func newHTTPRequest(ctx context.Context, req *llm.Request, stream bool, body []byte) (*http.Request, []string, error) {
 	ep := req.Endpoint
+	verb := "generateContent"
+	if stream {
+		verb = "streamGenerateContent"
+	}
+	if ep.Provider == "vertex_ai" {
+		call, err := vertex.Prepare(ctx, req, "google", verb)
+		if err != nil {
+			return nil, nil, err
+		}
+		u := call.URL
+		if stream {
+			u += "?alt=sse"
+		}
+		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+		if err != nil {
+			return nil, nil, fmt.Errorf("gemini: %w", err)
+		}
+		hr.Header.Set("User-Agent", "gohands")
+		for k, v := range ep.Headers {
+			hr.Header.Set(k, v)
+		}
+		hr.Header.Set("Content-Type", "application/json")
+		if stream {
+			hr.Header.Set("Accept", "text/event-stream")
+		}
+		maps.Copy(hr.Header, call.Header)
+		return hr, call.Secrets, nil
+	}
 	model := ep.Model
 	if !strings.HasPrefix(model, "models/") && !strings.HasPrefix(model, "tunedModels/") {
 		model = "models/" + model
 	}
-	u := baseURL(ep.BaseURL) + apiVersion + "/" + model + ":generateContent"
+	u := baseURL(ep.BaseURL) + apiVersion + "/" + model + ":" + verb
 	if stream {
-		u = baseURL(ep.BaseURL) + apiVersion + "/" + model + ":streamGenerateContent?alt=sse"
+		u += "?alt=sse"
 	}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("gemini: %w", err)
+		return nil, nil, fmt.Errorf("gemini: %w", err)
 	}
 	hr.Header.Set("User-Agent", "gohands")
 	for k, v := range ep.Headers {
@@ -171,7 +210,7 @@ func newHTTPRequest(ctx context.Context, req *llm.Request, stream bool, body []b
 		}
 		hr.Header.Set(h, ep.AuthPrefix+key)
 	}
-	return hr, nil
+	return hr, nil, nil
 }
 
 // baseURL returns the server root with a trailing slash, accepting base
