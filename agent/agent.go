@@ -36,6 +36,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/gohands/gohands/agent/switchllm"
 	"github.com/gohands/gohands/condenser"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
@@ -247,9 +248,10 @@ func (a *Agent) Validate() error {
 // defaultToolNames maps the built-in tools' class names to their registry
 // names.
 var defaultToolNames = map[string]string{
-	"FinishTool":      "finish",
-	"ThinkTool":       "think",
-	"InvokeSkillTool": "invoke_skill",
+	"FinishTool":       "finish",
+	"ThinkTool":        "think",
+	"InvokeSkillTool":  "invoke_skill",
+	switchllm.KindName: switchllm.Name,
 }
 
 // ToolNames returns the names of the tools the configuration asks for: the

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gohands/gohands/agent/invokeskill"
+	"github.com/gohands/gohands/agent/switchllm"
 	"github.com/gohands/gohands/condenser"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
@@ -218,14 +219,22 @@ func (a *Agent) resolveTools(sess *conversation.Session) ([]tool.Tool, error) {
 		tools = kept
 	}
 	tools = append(tools, a.opts.ExtraTools...)
-	var specs []tool.Spec
+	var (
+		specs    []tool.Spec
+		builtins []tool.Tool
+	)
 	for _, c := range a.IncludeDefaultTools {
 		if c == invokeskill.KindName {
 			continue // it needs the loaded skills: attachInvokeSkill adds it
 		}
+		if c == switchllm.KindName {
+			builtins = append(builtins, switchllm.New(sess.ProfileNames(), sess.SwitchProfile))
+			continue
+		}
 		specs = append(specs, tool.Spec{Name: defaultToolNames[c]})
 	}
-	builtins, err := tool.ResolveAll(tctx, specs)
+	resolved, err := tool.ResolveAll(tctx, specs)
+	builtins = append(builtins, resolved...)
 	if err != nil {
 		tool.CloseAll(tools)
 		return nil, fmt.Errorf("agent: %w", err)

@@ -176,3 +176,21 @@ func applyToPending(p []*event.ActionEvent, e event.Event) []*event.ActionEvent 
 	}
 	return p
 }
+
+// SwitchProfile switches the conversation to its LLM profile name
+// (LocalOptions.Profiles) from the next step on, and returns the profile's
+// model: the switch_llm tool calls it in the middle of a step.
+func (s *Session) SwitchProfile(ctx context.Context, name string) (model string, err error) {
+	cfg, err := s.c.opts.Profiles.Profile(name)
+	if err != nil {
+		return "", err
+	}
+	if err := s.c.SwitchLLM(ctx, cfg); err != nil {
+		return "", err
+	}
+	return cfg.Model, nil
+}
+
+// ProfileNames returns the names of the LLM profiles the conversation can
+// switch to, sorted.
+func (s *Session) ProfileNames() []string { return s.c.opts.Profiles.Names() }

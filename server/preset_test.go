@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/gohands/gohands/llm/llmtest"
-	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tools/preset"
 )
 
@@ -45,11 +44,7 @@ func shapeOf(a map[string]any) agentShape {
 		s.Tools = append(s.Tools, t.(map[string]any)["name"].(string))
 	}
 	for _, b := range a["include_default_tools"].([]any) {
-		// gohands registers no switch_llm tool yet; the reference's
-		// settings add it.
-		if b != "SwitchLLMTool" || slices.Contains(tool.Registered(), "switch_llm") {
-			s.Builtins = append(s.Builtins, b.(string))
-		}
+		s.Builtins = append(s.Builtins, b.(string))
 	}
 	s.PromptFile, _ = a["system_prompt_filename"].(string)
 	if c, ok := a["condenser"].(map[string]any); ok {

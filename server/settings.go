@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/gohands/gohands/agent"
+	"github.com/gohands/gohands/agent/switchllm"
 	"github.com/gohands/gohands/condenser"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
@@ -104,12 +104,10 @@ func agentFromSettings(raw json.RawMessage) (*agent.Agent, error) {
 	if st.Tools != nil {
 		a.Tools = st.Tools
 	}
-	if st.EnableSwitchLLMTool == nil || *st.EnableSwitchLLMTool {
-		// The reference adds its switch_llm built-in; gohands has it only
-		// where a package registered it.
-		if slices.Contains(tool.Registered(), "switch_llm") {
-			a.IncludeDefaultTools = append(a.IncludeDefaultTools, "SwitchLLMTool")
-		}
+	if st.Preset == "" && (st.EnableSwitchLLMTool == nil || *st.EnableSwitchLLMTool) {
+		// The reference's settings offer its switch_llm built-in unless
+		// told not to; its named presets do not.
+		a.IncludeDefaultTools = append(a.IncludeDefaultTools, switchllm.KindName)
 	}
 	if st.ToolConcurrencyLimit != nil {
 		a.ToolConcurrencyLimit = *st.ToolConcurrencyLimit
