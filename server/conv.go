@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -106,8 +107,9 @@ type encCache struct {
 var (
 	errNotFound       = errors.New("conversation not found")
 	errAlreadyRunning = &httpError{status: http.StatusConflict, detail: "Conversation already running. Wait for completion or pause first."}
-	errTooManyRuns    = &httpError{status: http.StatusTooManyRequests, detail: "Too many conversations running; retry later."}
-	errShuttingDown   = &httpError{status: http.StatusServiceUnavailable, detail: "Server is shutting down"}
+	// A run slot frees when any run ends: a second is a fair first wait.
+	errTooManyRuns  = &httpError{status: http.StatusTooManyRequests, detail: "Too many conversations running; retry later.", retryAfter: 1}
+	errShuttingDown = &httpError{status: http.StatusServiceUnavailable, detail: "Server is shutting down"}
 )
 
 // loadStored lists the stored conversations (those with a meta.json);
@@ -643,6 +645,7 @@ func (s *Server) evictLoop() {
 	every := min(max(ttl/4, 10*time.Millisecond), 30*time.Second)
 	t := time.NewTicker(every)
 	defer t.Stop()
+	released := false
 	for {
 		select {
 		case <-s.stop:
@@ -650,13 +653,22 @@ func (s *Server) evictLoop() {
 		case <-t.C:
 		}
 		now := time.Now()
-		s.evictIdle(now.Add(-s.opts.IdleTTL), now.Add(-min(s.opts.IdleTTL, coldTTL)))
+		if s.evictIdle(now.Add(-s.opts.IdleTTL), now.Add(-min(s.opts.IdleTTL, coldTTL))) > 0 {
+			released = true
+		}
+		// What released conversations held goes back to the system once
+		// the server is quiet: the runtime would keep it until its next
+		// collection, which an idle server may not make for minutes.
+		if released && s.runs.Load() == 0 && now.Sub(time.Unix(0, s.active.Load())) >= coldTTL {
+			debug.FreeOSMemory()
+			released = false
+		}
 	}
 }
 
 // evictIdle releases the conversations last used before cutoff, and those
 // that have not run since they were loaded last used before coldCutoff.
-func (s *Server) evictIdle(cutoff, coldCutoff time.Time) {
+func (s *Server) evictIdle(cutoff, coldCutoff time.Time) (released int) {
 	s.mu.RLock()
 	var idle []*conv
 	for _, c := range s.convs {
@@ -676,6 +688,7 @@ func (s *Server) evictIdle(cutoff, coldCutoff time.Time) {
 			s.log.Warn("releasing an idle conversation", "conversation", c.id, "err", err)
 		}
 	}
+	return len(idle)
 }
 
 // subscriber is one socket: the conversation's events through the

@@ -87,6 +87,9 @@ func writeErr(w http.ResponseWriter, err error) {
 	case errors.As(err, &ie):
 		writeInvalid(w, ie.typ, ie.msg, ie.loc...)
 	case errors.As(err, &he):
+		if he.retryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(he.retryAfter))
+		}
 		writeDetail(w, he.status, he.detail)
 	default:
 		writeInternal(w, err)
@@ -97,6 +100,8 @@ func writeErr(w http.ResponseWriter, err error) {
 type httpError struct {
 	status int
 	detail string
+	// retryAfter, in seconds, is sent as Retry-After when set.
+	retryAfter int
 }
 
 func (e *httpError) Error() string { return e.detail }

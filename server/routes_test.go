@@ -251,6 +251,14 @@ func TestRunConflictsAndLimit(t *testing.T) {
 	ts.must(201, "POST", "/api/conversations", ts.startBody(model, nil), &b)
 	ts.must(409, "POST", "/api/conversations/"+a["id"].(string)+"/run", nil, nil)
 	ts.must(429, "POST", "/api/conversations/"+b["id"].(string)+"/run", nil, nil)
+	resp, err := http.Post(ts.http.URL+"/api/conversations/"+b["id"].(string)+"/run", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "1" {
+		t.Errorf("a run beyond MaxConcurrentRuns: %d, Retry-After %q; want 429, 1", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
 
 	// A create with run refused for lack of a slot stores nothing: a
 	// client retrying it gets no duplicates.
