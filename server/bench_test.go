@@ -2,8 +2,12 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -128,5 +132,80 @@ func BenchmarkIdleMemory(b *testing.B) {
 				ts.http.Close()
 			}
 		})
+	}
+}
+
+// BenchmarkSearchStored lists a page of 100 from the middle of a server
+// holding stored conversations (copies of one written by the server, as
+// bench/compare's startup job makes them), after reporting how long New
+// took over them: a page should cost O(page), not O(stored).
+func BenchmarkSearchStored(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			dir := b.TempDir()
+			tmpl := newTestServer(b, &server.Options{ConversationsPath: dir + "/tmpl"})
+			var info struct {
+				ID string `json:"id"`
+			}
+			tmpl.must(201, "POST", "/api/conversations", tmpl.startBody(llmtest.NewChat(b), nil), &info)
+			if err := tmpl.srv.Close(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			cloneStored(b, filepath.Join(dir, "tmpl", strings.ReplaceAll(info.ID, "-", "")), dir+"/convs", n)
+			start := time.Now()
+			ts := newTestServer(b, &server.Options{ConversationsPath: dir + "/convs"})
+			startMS := float64(time.Since(start)) / 1e6
+			var page struct {
+				Items []json.RawMessage `json:"items"`
+				Next  *string           `json:"next_page_id"`
+			}
+			q := "/api/conversations/search?limit=100"
+			for range n / 200 { // to the middle
+				ts.must(200, "GET", q, nil, &page)
+				q = "/api/conversations/search?limit=100&page_id=" + *page.Next
+			}
+			b.ResetTimer()
+			for range b.N {
+				ts.must(200, "GET", q, nil, &page)
+				if len(page.Items) != 100 {
+					b.Fatalf("a page of %d", len(page.Items))
+				}
+			}
+			b.ReportMetric(startMS, "start-ms")
+		})
+	}
+}
+
+// cloneStored writes n copies of the conversation directory tmpl under
+// dir, each with an id of its own.
+func cloneStored(b *testing.B, tmpl, dir string, n int) {
+	hexID := filepath.Base(tmpl)
+	dashed := hexID[:8] + "-" + hexID[8:12] + "-" + hexID[12:16] + "-" + hexID[16:20] + "-" + hexID[20:]
+	files := map[string][]byte{}
+	err := filepath.WalkDir(tmpl, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(tmpl, path)
+		data, err := os.ReadFile(path)
+		files[rel] = data
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		nh := fmt.Sprintf("%08x%s", i, hexID[8:])
+		for rel, data := range files {
+			path := filepath.Join(dir, nh, rel)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			s := strings.ReplaceAll(string(data), filepath.Dir(tmpl), dir)
+			s = strings.ReplaceAll(strings.ReplaceAll(s, dashed, nh[:8]+dashed[8:]), hexID, nh)
+			if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }

@@ -72,6 +72,9 @@ func utcNow() string { return time.Now().UTC().Format("2006-01-02T15:04:05.00000
 type conv struct {
 	s  *Server
 	id string // dashed
+	// created is the record's created_at, which never changes: the
+	// conversation's place in Server.order.
+	created string
 
 	mu       sync.Mutex
 	meta     storedMeta
@@ -126,11 +129,15 @@ func (s *Server) loadStored(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var added []*conv
+	defer func() { s.order.add(added...) }()
 	for id, m := range metas {
 		c := s.convs[id]
 		switch {
 		case c == nil:
-			s.convs[id] = &conv{s: s, id: id, meta: m}
+			c = &conv{s: s, id: id, meta: m, created: m.CreatedAt}
+			s.convs[id] = c
+			added = append(added, c)
 		case s.cat.shared():
 			// Another server may have changed it; what this one holds
 			// loaded is the newest.
@@ -145,6 +152,7 @@ func (s *Server) loadStored(ctx context.Context) error {
 		for id, c := range s.convs {
 			if _, ok := metas[id]; !ok && !c.isLoaded() {
 				delete(s.convs, id)
+				s.order.remove(c)
 			}
 		}
 	}
@@ -183,8 +191,9 @@ func (s *Server) lookupErr(id string) (*conv, error) {
 	if c := s.convs[id]; c != nil {
 		return c, nil
 	}
-	c = &conv{s: s, id: id, meta: m}
+	c = &conv{s: s, id: id, meta: m, created: m.CreatedAt}
 	s.convs[id] = c
+	s.order.add(c)
 	return c, nil
 }
 
@@ -314,6 +323,8 @@ func (c *conv) install(meta storedMeta, lc *conversation.LocalConversation) erro
 		lc.Close()
 		return err
 	}
+	c.created = meta.CreatedAt
+	c.s.order.add(c)
 	for _, h := range c.s.hooks {
 		h.addConversation(c)
 	}

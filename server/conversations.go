@@ -610,13 +610,8 @@ type countQuery struct {
 // matching returns the conversations with the given status (all when nil),
 // sorted.
 func (s *Server) matching(status *string, order string) ([]*conv, error) {
-	if s.cat.shared() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := s.loadStored(ctx)
-		cancel()
-		if err != nil {
-			return nil, err
-		}
+	if err := s.refreshShared(); err != nil {
+		return nil, err
 	}
 	s.mu.RLock()
 	all := make([]*conv, 0, len(s.convs))
@@ -632,17 +627,19 @@ func (s *Server) matching(status *string, order string) ([]*conv, error) {
 			return err != nil || string(f.ExecutionStatus) != *status
 		})
 	}
-	key := func(c *conv) string {
+	// The keys first: one lock per conversation, not two per comparison.
+	keys := make(map[*conv]string, len(all))
+	for _, c := range all {
 		c.mu.Lock()
-		defer c.mu.Unlock()
+		keys[c] = c.meta.CreatedAt
 		if strings.HasPrefix(order, "UPDATED_AT") {
-			return c.meta.UpdatedAt
+			keys[c] = c.meta.UpdatedAt
 		}
-		return c.meta.CreatedAt
+		c.mu.Unlock()
 	}
 	desc := order == "" || strings.HasSuffix(order, "_DESC")
-	slices.SortStableFunc(all, func(a, b *conv) int {
-		r := cmp.Or(cmp.Compare(key(a), key(b)), cmp.Compare(a.id, b.id))
+	slices.SortFunc(all, func(a, b *conv) int {
+		r := cmp.Or(cmp.Compare(keys[a], keys[b]), cmp.Compare(a.id, b.id))
 		if desc {
 			return -r
 		}
@@ -663,22 +660,14 @@ func (s *Server) handleSearch(in *request[searchQuery, none]) (any, error) {
 	default:
 		return nil, &invalidError{loc: []any{"query", "sort_order"}, typ: "enum", msg: "Input should be 'CREATED_AT', 'UPDATED_AT', 'CREATED_AT_DESC' or 'UPDATED_AT_DESC'"}
 	}
-	all, err := s.matching(q.Status, order)
+	page, next, err := s.searchPage(q.Status, order, q.PageID, limit)
 	if err != nil {
 		return nil, err
 	}
-	start := 0
-	if q.PageID != "" {
-		start = slices.IndexFunc(all, func(c *conv) bool { return hexID(c.id) == strings.ReplaceAll(q.PageID, "-", "") })
-		if start < 0 {
-			start = len(all)
-		}
-	}
-	end := min(start+limit, len(all))
 	var buf bytes.Buffer
 	buf.WriteString(`{"items":[`)
 	n := 0
-	for _, c := range all[start:end] {
+	for _, c := range page {
 		info, err := c.info(q.IncludeSkills)
 		if err != nil {
 			s.log.Warn("skipping a conversation in search", "conversation", c.id, "err", err)
@@ -691,15 +680,76 @@ func (s *Server) handleSearch(in *request[searchQuery, none]) (any, error) {
 		buf.Write(info)
 	}
 	buf.WriteString(`],"next_page_id":`)
-	if end < len(all) {
-		fmt.Fprintf(&buf, "%q}", hexID(all[end].id))
+	if next != nil {
+		fmt.Fprintf(&buf, "%q}", hexID(next.id))
 	} else {
 		buf.WriteString("null}")
 	}
 	return buf.Bytes(), nil
 }
 
+// searchPage returns the page of limit conversations from pageID (hex or
+// dashed; "" for the first) with the given status (any when nil) in the
+// given order, and the first of the next page. In creation order without
+// a status, the default, it costs O(log n + page); otherwise every
+// conversation is looked at.
+func (s *Server) searchPage(status *string, order, pageID string, limit int) (page []*conv, next *conv, err error) {
+	if status != nil || strings.HasPrefix(order, "UPDATED_AT") {
+		all, err := s.matching(status, order)
+		if err != nil {
+			return nil, nil, err
+		}
+		start := 0
+		if pageID != "" {
+			start = slices.IndexFunc(all, func(c *conv) bool { return hexID(c.id) == strings.ReplaceAll(pageID, "-", "") })
+			if start < 0 {
+				start = len(all)
+			}
+		}
+		end := min(start+limit, len(all))
+		if end < len(all) {
+			next = all[end]
+		}
+		return all[start:end], next, nil
+	}
+	if err := s.refreshShared(); err != nil {
+		return nil, nil, err
+	}
+	var from *conv
+	if pageID != "" {
+		id, err := parseUUID(pageID)
+		if err != nil {
+			return nil, nil, nil // an unknown page: empty
+		}
+		s.mu.RLock()
+		from = s.convs[id]
+		s.mu.RUnlock()
+		if from == nil {
+			return nil, nil, nil
+		}
+	}
+	page, next = s.order.page(from, limit, order != "CREATED_AT")
+	return page, next, nil
+}
+
+// refreshShared learns, with a shared catalog, of the conversations other
+// servers created or deleted.
+func (s *Server) refreshShared() error {
+	if !s.cat.shared() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return s.loadStored(ctx)
+}
+
 func (s *Server) handleCount(in *request[countQuery, none]) (any, error) {
+	if in.query.Status == nil {
+		if err := s.refreshShared(); err != nil {
+			return nil, err
+		}
+		return s.order.len(), nil
+	}
 	all, err := s.matching(in.query.Status, "")
 	if err != nil {
 		return nil, err
@@ -827,6 +877,7 @@ func (s *Server) handleDelete(in *request[none, none]) (any, error) {
 	s.mu.Lock()
 	delete(s.convs, c.id)
 	s.mu.Unlock()
+	s.order.remove(c)
 	if err := s.cat.remove(in.r.Context(), c.id); err != nil {
 		return nil, err
 	}

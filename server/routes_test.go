@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -596,5 +597,68 @@ func TestIdleColdRelease(t *testing.T) {
 	ts.must(200, "GET", "/api/conversations/"+cold["id"].(string)+"/events/count?kind=MessageEvent", nil, &n)
 	if n != 1 {
 		t.Errorf("the released conversation, run: %d messages, want 1", n)
+	}
+}
+
+// The search's creation order is kept as conversations come and go; its
+// pages (served from that order) list what a filtered search (which looks
+// at every conversation) lists, in the same order, each once.
+func TestSearchPagesInCreationOrder(t *testing.T) {
+	model := llmtest.NewChat(t)
+	ts := newTestServer(t, nil)
+	var made []string
+	for range 7 {
+		var info struct {
+			ID string `json:"id"`
+		}
+		ts.must(201, "POST", "/api/conversations", ts.startBody(model, nil), &info)
+		made = append(made, strings.ReplaceAll(info.ID, "-", ""))
+	}
+	ts.must(200, "DELETE", "/api/conversations/"+made[3], nil, nil)
+	made = slices.Delete(made, 3, 4)
+	list := func(query string) []string {
+		var ids []string
+		q := query
+		for range 10 {
+			var page struct {
+				Items []struct {
+					ID string `json:"id"`
+				} `json:"items"`
+				Next *string `json:"next_page_id"`
+			}
+			ts.must(200, "GET", "/api/conversations/search?limit=4&"+q, nil, &page)
+			for _, it := range page.Items {
+				ids = append(ids, strings.ReplaceAll(it.ID, "-", ""))
+			}
+			if page.Next == nil {
+				return ids
+			}
+			q = query + "&page_id=" + *page.Next
+		}
+		t.Fatalf("%s: more than 10 pages", query)
+		return nil
+	}
+	asc := list("sort_order=CREATED_AT")
+	if !slices.Equal(asc, made) {
+		t.Errorf("creation order: %v, want %v", asc, made)
+	}
+	desc := slices.Clone(made)
+	slices.Reverse(desc)
+	for _, q := range []string{"", "sort_order=CREATED_AT_DESC", "status=idle"} {
+		if got := list(q); !slices.Equal(got, desc) {
+			t.Errorf("%q: %v, want %v", q, got, desc)
+		}
+	}
+	var n int
+	ts.must(200, "GET", "/api/conversations/count", nil, &n)
+	if n != len(made) {
+		t.Errorf("count: %d, want %d", n, len(made))
+	}
+	var page struct {
+		Items []any `json:"items"`
+	}
+	ts.must(200, "GET", "/api/conversations/search?page_id="+strings.Repeat("ab", 16), nil, &page)
+	if len(page.Items) != 0 {
+		t.Errorf("an unknown page: %d items", len(page.Items))
 	}
 }

@@ -178,6 +178,7 @@ type Server struct {
 
 	mu    sync.RWMutex
 	convs map[string]*conv
+	order convOrder // the stored conversations by creation
 
 	runs    atomic.Int64 // conversations running
 	runWG   sync.WaitGroup
