@@ -8,6 +8,7 @@
 #
 #   scripts/compare.sh                      # full size: 200 steps, 3 runs (~30 min)
 #   scripts/compare.sh -steps 20 -runs 1 -replay-steps 50 -conversations 10 -v
+#   scripts/compare.sh -jobs crowd,startup -concurrent 1000 -stored 10000  # the server rows only
 #
 # The reference's figures include its interpreter start-up where the job
 # is a process (it takes seconds to import); replay and resume are timed

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gohands/gohands/internal/testenv"
 )
@@ -31,7 +32,8 @@ func TestCompareSmall(t *testing.T) {
 	if out, err := exec.Command(goTool, "build", "-o", bin, "github.com/gohands/gohands/cmd/gohands").CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/gohands: %v\n%s", err, out)
 	}
-	c := &config{Gohands: bin, Python: py, Steps: 2, Runs: 1, ReplaySteps: 3, Replays: 1, Conversations: 2, Log: testWriter{t}}
+	c := &config{Gohands: bin, Python: py, Steps: 2, Runs: 1, ReplaySteps: 3, Replays: 1, Conversations: 2,
+		Concurrent: 3, CrowdSteps: 2, Latency: 50 * time.Millisecond, Stored: 30, Log: testWriter{t}}
 	tab, err := compare(t.Context(), c)
 	if err != nil {
 		t.Fatal(err)
@@ -46,6 +48,13 @@ func TestCompareSmall(t *testing.T) {
 		"2 terminal steps: wall (s)", "2 terminal steps: CPU (s)", "2 terminal steps: peak RSS (MB)",
 		"full replay of the stored conversation (ms)", "resume of it to the first model request (ms)",
 		"server: create 2 conversations (ms)", "server: idle RSS (MB)", "server: RSS per idle conversation (MB)",
+	}
+	crowd := "server: 3 conversations running at once, 2 steps each, model latency 50ms: "
+	for _, r := range []string{"wall (s)", "steps per second", "agent's time per step p50 (ms)", "agent's time per step p99 (ms)", "peak RSS (MB)", "RSS per running conversation (MB)"} {
+		want = append(want, crowd+r)
+	}
+	for _, r := range []string{"to /health (ms)", "to the first page of 100 listed (ms)", "each of the first pages of 100 (ms)", "RSS (MB)"} {
+		want = append(want, "server: start-up over 30 stored conversations: "+r)
 	}
 	rows := map[string][]string{}
 	for line := range strings.Lines(b.String()) {

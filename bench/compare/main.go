@@ -17,10 +17,19 @@
 // every event decoded) and resume of it to the first model request, both
 // timed inside a fresh process after its start-up on each side (gohands'
 // is a child of this program); and on each agent server, -conversations
-// conversations created one after another and the memory each adds.
+// conversations created one after another and the memory each adds (after
+// one unmeasured first conversation); -concurrent conversations running at
+// once, -crowd-steps think steps each on a model answering in -latency
+// (wall, steps per second, the agent's own time per step from a reply to
+// the next request, p50 and p99, peak RSS and RSS per running
+// conversation; a side that cannot finish them gets a note saying where it
+// stopped instead of figures); and a server started over -stored copies of
+// a conversation (to /health, to its first page of 100 listed, each page
+// after, RSS). -jobs and -sides pick what runs.
 package main
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -55,7 +64,23 @@ type config struct {
 	ReplaySteps   int    // think steps of the conversation replayed (2 events each)
 	Replays       int    // replays and resumes in each run on each side
 	Conversations int    // conversations created on each server
+	Jobs          string // the jobs to run: a comma list of process, replay, server, crowd, startup
+	Sides         string // the sides to run: reference,gohands (default both)
+	Concurrent    int    // conversations running at once in the crowd job
+	CrowdSteps    int    // think steps of each of them
+	Latency       time.Duration
+	Stored        int // conversations stored before the start-up job starts a server
 	Log           io.Writer
+}
+
+// has reports whether the comma list list holds name.
+func has(list, name string) bool {
+	for f := range strings.SplitSeq(list, ",") {
+		if strings.TrimSpace(f) == name {
+			return true
+		}
+	}
+	return false
 }
 
 func main() {
@@ -73,6 +98,12 @@ func main() {
 	flag.IntVar(&c.ReplaySteps, "replay-steps", 500, "think steps of the stored conversation replayed (two events each, ~1,000 events)")
 	flag.IntVar(&c.Replays, "replays", 3, "replays and resumes of the stored conversation in each run on each side (each in a fresh process, on a fresh copy); the median of all is shown")
 	flag.IntVar(&c.Conversations, "conversations", 100, "conversations created on each agent server")
+	flag.StringVar(&c.Jobs, "jobs", "process,replay,server,crowd,startup", "the `jobs` to run, a comma list: process (start-up, think and terminal steps), replay (replay and resume), server (creating conversations, idle memory), crowd (conversations running at once), startup (a server over -stored conversations)")
+	flag.StringVar(&c.Sides, "sides", "reference,gohands", "the `sides` to run")
+	flag.IntVar(&c.Concurrent, "concurrent", 100, "conversations running at once in the crowd job")
+	flag.IntVar(&c.CrowdSteps, "crowd-steps", 5, "think steps of each conversation of the crowd job")
+	flag.DurationVar(&c.Latency, "latency", time.Second, "the scripted model's latency per reply in the crowd job")
+	flag.IntVar(&c.Stored, "stored", 10000, "conversations stored before the startup job starts a server")
 	verbose := flag.Bool("v", false, "log each run on standard error")
 	flag.Parse()
 	if c.Gohands == "" || c.Python == "" || flag.NArg() > 0 {
@@ -98,6 +129,9 @@ var sides = [2]string{"reference", "gohands"}
 // compare runs every job c.Runs times on each side.
 func compare(ctx context.Context, c *config) (*table, error) {
 	c.Replays = max(c.Replays, 1)
+	c.Jobs = cmp.Or(c.Jobs, "process,replay,server,crowd,startup")
+	c.Sides = cmp.Or(c.Sides, "reference,gohands")
+	c.Concurrent, c.CrowdSteps, c.Stored = max(c.Concurrent, 1), max(c.CrowdSteps, 1), max(c.Stored, 1)
 	work, err := os.MkdirTemp("", "gohands-compare-")
 	if err != nil {
 		return nil, err
@@ -118,26 +152,84 @@ func compare(ctx context.Context, c *config) (*table, error) {
 	r := &runner{c: c, work: work, home: home, script: script, model: m, modelURL: srv.URL}
 	t := newTable(c)
 
-	// The stored conversation: written once by the reference.
-	fmt.Fprintf(c.Log, "writing a %d-step conversation with the reference\n", c.ReplaySteps)
-	stored, err := r.writeStored(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("writing the stored conversation: %w", err)
+	var run []string // the sides run, in order
+	for _, side := range sides {
+		if has(c.Sides, side) {
+			run = append(run, side)
+		}
 	}
-	t.note("replay", fmt.Sprintf("%d events, %.1f MB, written by the reference; replay and resume: medians of %d samples (%d per run)",
-		stored.events, float64(stored.bytes)/1e6, c.Runs*c.Replays, c.Replays))
+	if has(c.Jobs, "process") || has(c.Jobs, "replay") {
+		if err := r.processJobs(ctx, t, run); err != nil {
+			return nil, err
+		}
+	}
+	// The servers take long to start (the reference: seconds) and are
+	// measured once each.
+	for _, side := range run {
+		if !has(c.Jobs, "server") {
+			break
+		}
+		s, err := r.server(ctx, side)
+		if err != nil {
+			return nil, fmt.Errorf("%s server: %w", side, err)
+		}
+		t.add(fmt.Sprintf("server: create %d conversations (ms)", c.Conversations), side, s.createMS)
+		t.add("server: idle RSS (MB)", side, s.idleMB)
+		t.add("server: RSS per idle conversation (MB)", side, s.perConvMB)
+	}
+	for _, side := range run {
+		if !has(c.Jobs, "crowd") {
+			break
+		}
+		if err := r.crowd(ctx, t, side); err != nil {
+			// The reference may not reach the size asked: its cells stay
+			// empty and the note says where it stopped.
+			t.note(fmt.Sprintf("server: %d conversations running at once (%s)", c.Concurrent, side), err.Error())
+			fmt.Fprintf(c.Log, "%s crowd: %v\n", side, err)
+		}
+	}
+	for _, side := range run {
+		if !has(c.Jobs, "startup") {
+			break
+		}
+		if err := r.startup(ctx, t, side); err != nil {
+			t.note(fmt.Sprintf("server: start-up over %d stored conversations (%s)", c.Stored, side), err.Error())
+			fmt.Fprintf(c.Log, "%s startup: %v\n", side, err)
+		}
+	}
+	return t, nil
+}
+
+// processJobs runs the jobs that are processes (start-up, steps) and the
+// replay and resume of a stored conversation, c.Runs times on each side.
+func (r *runner) processJobs(ctx context.Context, t *table, run []string) error {
+	c := r.c
+	// The stored conversation: written once by the reference.
+	var stored *stored
+	if has(c.Jobs, "replay") {
+		fmt.Fprintf(c.Log, "writing a %d-step conversation with the reference\n", c.ReplaySteps)
+		var err error
+		if stored, err = r.writeStored(ctx); err != nil {
+			return fmt.Errorf("writing the stored conversation: %w", err)
+		}
+		t.note("replay", fmt.Sprintf("%d events, %.1f MB, written by the reference; replay and resume: medians of %d samples (%d per run)",
+			stored.events, float64(stored.bytes)/1e6, c.Runs*c.Replays, c.Replays))
+	}
 
 	for i := range c.Runs {
-		for _, side := range sides {
+		for _, side := range run {
 			jobs := []struct {
 				row  string
 				kind string
 				n    int
 			}{{"start-up, one model call", "start", 0}, {fmt.Sprintf("%d think steps", c.Steps), "think", c.Steps}, {fmt.Sprintf("%d terminal steps", c.Steps), "terminal", c.Steps}}
 			for _, j := range jobs {
+				if !has(c.Jobs, "process") {
+					break
+				}
 				s, err := r.process(ctx, side, j.kind, j.n)
 				if err != nil {
-					return nil, fmt.Errorf("%s, %s: %w", side, j.row, err)
+					return fmt.Errorf("%s, %s: %w", side, j.row, err)
 				}
 				fmt.Fprintf(c.Log, "run %d %s %s: %+v\n", i, side, j.row, s)
 				t.add(j.row+": wall (s)", side, s.wall.Seconds())
@@ -147,32 +239,24 @@ func compare(ctx context.Context, c *config) (*table, error) {
 			// Replay and resume take milliseconds, where one sample is at
 			// the mercy of the machine's load: each run takes several.
 			for range c.Replays {
+				if stored == nil {
+					break
+				}
 				replayMS, err := r.replay(ctx, side, stored)
 				if err != nil {
-					return nil, fmt.Errorf("%s, replay: %w", side, err)
+					return fmt.Errorf("%s, replay: %w", side, err)
 				}
 				t.add("full replay of the stored conversation (ms)", side, replayMS)
 				resumeMS, err := r.resume(ctx, side, stored)
 				if err != nil {
-					return nil, fmt.Errorf("%s, resume: %w", side, err)
+					return fmt.Errorf("%s, resume: %w", side, err)
 				}
 				t.add("resume of it to the first model request (ms)", side, resumeMS)
 				fmt.Fprintf(c.Log, "run %d %s: replay %.1f ms, resume %.1f ms\n", i, side, replayMS, resumeMS)
 			}
 		}
 	}
-	// The servers take long to start (the reference: seconds) and are
-	// measured once each.
-	for _, side := range sides {
-		s, err := r.server(ctx, side)
-		if err != nil {
-			return nil, fmt.Errorf("%s server: %w", side, err)
-		}
-		t.add(fmt.Sprintf("server: create %d conversations (ms)", c.Conversations), side, s.createMS)
-		t.add("server: idle RSS (MB)", side, s.idleMB)
-		t.add("server: RSS per idle conversation (MB)", side, s.perConvMB)
-	}
-	return t, nil
+	return nil
 }
 
 // model is the scripted model: per task, a number of steps then finish.
@@ -188,6 +272,13 @@ type job struct {
 	calls int
 	first time.Time // when the first request arrived
 	seen  chan struct{}
+	// delay is the model's latency per reply (the crowd job).
+	delay time.Duration
+	// replied is when the last reply went out; overheads are the times
+	// from a reply to the next request: the agent's own time per step.
+	replied   time.Time
+	overheads []time.Duration
+	finished  bool // the finish was sent
 }
 
 func newModel() *model { return &model{jobs: map[string]*job{}} }
@@ -208,25 +299,37 @@ func (m *model) respond(req llmtest.Request) (llmtest.Reply, error) {
 	}
 	task := firstUser(req.Body)
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	j := m.jobs[task]
 	if j == nil {
+		m.mu.Unlock()
 		return llmtest.Reply{}, fmt.Errorf("no job for task %.80q", task)
 	}
 	if j.calls == 0 {
 		j.first = now
 		close(j.seen)
+	} else if !j.replied.IsZero() {
+		j.overheads = append(j.overheads, now.Sub(j.replied))
 	}
 	j.calls++
-	if j.calls > j.steps {
-		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}}, nil
-	}
-	switch j.tool {
-	case "terminal":
-		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "terminal", Arguments: llmtest.Args(map[string]string{"command": fmt.Sprintf("echo step %d", j.calls)})}}}, nil
+	var reply llmtest.Reply
+	switch {
+	case j.calls > j.steps:
+		j.finished = true
+		reply = llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}}
+	case j.tool == "terminal":
+		reply = llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "terminal", Arguments: llmtest.Args(map[string]string{"command": fmt.Sprintf("echo step %d", j.calls)})}}}
 	default:
-		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "think", Arguments: llmtest.Args(map[string]string{"thought": fmt.Sprintf("step %d", j.calls)})}}}, nil
+		reply = llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "think", Arguments: llmtest.Args(map[string]string{"thought": fmt.Sprintf("step %d", j.calls)})}}}
 	}
+	delay := j.delay
+	m.mu.Unlock()
+	if delay > 0 {
+		time.Sleep(delay)
+		m.mu.Lock()
+		j.replied = time.Now()
+		m.mu.Unlock()
+	}
+	return reply, nil
 }
 
 // firstUser returns the text of the first user message of a Chat
@@ -264,6 +367,7 @@ type runner struct {
 	model    *model
 	modelURL string
 	seq      int
+	template string // a stored conversation to copy (the startup job)
 }
 
 // task returns a task no other job has used.

@@ -32,6 +32,53 @@ func (r *runner) server(ctx context.Context, side string) (*serverResult, error)
 	if err != nil {
 		return nil, err
 	}
+	p, err := r.startServer(ctx, side, dir, r.c.Conversations)
+	if err != nil {
+		return nil, err
+	}
+	defer p.stop()
+	// One conversation first, unmeasured: what the first costs once (the
+	// code and data a creation touches, pages of the binary or the
+	// modules imported) is not a cost per conversation.
+	ws, err := r.dir("ws")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := createConversation(ctx, p.url, r.modelURL, ws, ""); err != nil {
+		return nil, fmt.Errorf("%w\n%s", err, p.out.tail())
+	}
+	idle := settledRSS(p.pid)
+	start := time.Now()
+	for range r.c.Conversations {
+		ws, err := r.dir("ws")
+		if err != nil {
+			return nil, err
+		}
+		if _, err := createConversation(ctx, p.url, r.modelURL, ws, ""); err != nil {
+			return nil, fmt.Errorf("%w\n%s", err, p.out.tail())
+		}
+	}
+	createMS := float64(time.Since(start)) / 1e6
+	created := settledRSS(p.pid)
+	return &serverResult{
+		createMS:  createMS,
+		idleMB:    float64(idle) / 1e6,
+		perConvMB: float64(created-idle) / float64(r.c.Conversations) / 1e6,
+	}, nil
+}
+
+// serverProc is a running agent server.
+type serverProc struct {
+	url  string
+	pid  int
+	out  *tailBuffer
+	stop func()
+}
+
+// startServer starts side's agent server in dir (its conversations in
+// dir/workspace/conversations, both sides' default), allowing maxRuns
+// conversations to run at once, and waits until it answers /health.
+func (r *runner) startServer(ctx context.Context, side, dir string, maxRuns int) (*serverProc, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -41,17 +88,17 @@ func (r *runner) server(ctx context.Context, side string) (*serverResult, error)
 		argv = []string{r.c.Python, "-m", "openhands.agent_server", "--host", "127.0.0.1", "--port", strconv.Itoa(port)}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	cmd := commandContext(ctx, argv, dir, r.home)
-	cmd.Env = append(cmd.Env, "OH_SESSION_API_KEYS_0="+sessionKey, fmt.Sprintf("OH_MAX_CONCURRENT_RUNS=%d", r.c.Conversations))
-	var out tailBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Env = append(cmd.Env, "OH_SESSION_API_KEYS_0="+sessionKey, fmt.Sprintf("OH_MAX_CONCURRENT_RUNS=%d", maxRuns))
+	out := new(tailBuffer)
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
+		cancel()
 		return nil, err
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
-	defer func() {
+	stop := func() {
 		unix.Kill(-cmd.Process.Pid, unix.SIGTERM)
 		select {
 		case <-exited:
@@ -59,29 +106,14 @@ func (r *runner) server(ctx context.Context, side string) (*serverResult, error)
 			cancel()
 			<-exited
 		}
-	}()
+		cancel()
+	}
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	if err := waitHealthy(ctx, url, exited); err != nil {
+		stop()
 		return nil, fmt.Errorf("%w\n%s", err, out.tail())
 	}
-	idle := settledRSS(cmd.Process.Pid)
-	start := time.Now()
-	for range r.c.Conversations {
-		ws, err := r.dir("ws")
-		if err != nil {
-			return nil, err
-		}
-		if err := createConversation(ctx, url, r.modelURL, ws); err != nil {
-			return nil, fmt.Errorf("%w\n%s", err, out.tail())
-		}
-	}
-	createMS := float64(time.Since(start)) / 1e6
-	created := settledRSS(cmd.Process.Pid)
-	return &serverResult{
-		createMS:  createMS,
-		idleMB:    float64(idle) / 1e6,
-		perConvMB: float64(created-idle) / float64(r.c.Conversations) / 1e6,
-	}, nil
+	return &serverProc{url: url, pid: cmd.Process.Pid, out: out, stop: stop}, nil
 }
 
 func freePort() (int, error) {
@@ -122,10 +154,11 @@ func settledRSS(pid int) int64 {
 	return proctree.RSS(pid)
 }
 
-// createConversation creates an idle conversation as the reference's
-// client does: the agent with its LLM and tools, the workspace.
-func createConversation(ctx context.Context, url, modelURL, ws string) error {
-	body, err := json.Marshal(map[string]any{
+// createConversation creates a conversation as the reference's client
+// does: the agent with its LLM and tools, the workspace; idle, or running
+// task when it is not "". It returns the conversation's id.
+func createConversation(ctx context.Context, url, modelURL, ws, task string) (string, error) {
+	req := map[string]any{
 		"agent": map[string]any{
 			"kind": "Agent",
 			"llm": map[string]any{
@@ -137,11 +170,30 @@ func createConversation(ctx context.Context, url, modelURL, ws string) error {
 		},
 		"workspace":      map[string]any{"kind": "LocalWorkspace", "working_dir": ws},
 		"max_iterations": 500,
-	})
-	if err != nil {
-		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, "POST", url+"/api/conversations", bytes.NewReader(body))
+	if task != "" {
+		req["initial_message"] = map[string]any{"role": "user", "run": true, "content": []any{map[string]any{"type": "text", "text": task}}}
+		req["stuck_detection"] = false
+	}
+	var info struct {
+		ID string `json:"id"`
+	}
+	err := call(ctx, "POST", url+"/api/conversations", req, &info)
+	return info.ID, err
+}
+
+// call sends a request with the session key and decodes the JSON answer
+// into out (if not nil).
+func call(ctx context.Context, method, url string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
 		return err
 	}
@@ -154,7 +206,10 @@ func createConversation(ctx context.Context, url, modelURL, ws string) error {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode >= 300 {
-		return fmt.Errorf("POST /api/conversations: %d %s", resp.StatusCode, b)
+		return fmt.Errorf("%s %s: %d %s", method, req.URL.Path, resp.StatusCode, b)
+	}
+	if out != nil {
+		return json.Unmarshal(b, out)
 	}
 	return nil
 }

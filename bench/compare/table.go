@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // table collects samples per row and side and prints medians.
@@ -43,13 +44,19 @@ func median(v []float64) float64 {
 }
 
 // write prints the table in Markdown: medians, and the reference's figure
-// divided by gohands' (how many times less gohands takes).
+// divided by gohands' (how many times less gohands takes), or gohands'
+// divided by the reference's for a rate ("per second": how many times more
+// gohands does).
 func (t *table) write(w io.Writer) {
 	fmt.Fprintf(w, "| job (medians of %d runs; servers once) | reference %s | gohands | ratio |\n|---|---:|---:|---:|\n", t.c.Runs, t.c.RefVersion)
 	for _, row := range t.rows {
 		ref, goh := median(t.samples[row]["reference"]), median(t.samples[row]["gohands"])
 		ratio := "-"
-		if goh > 0 && ref > 0 {
+		switch {
+		case goh <= 0 || ref <= 0:
+		case strings.Contains(row, "per second"): // higher is better
+			ratio = fmt.Sprintf("%.1f×", goh/ref)
+		default:
 			ratio = fmt.Sprintf("%.1f×", ref/goh)
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", row, num(ref), num(goh), ratio)
