@@ -48,7 +48,15 @@ func (c *Conversation) Fork(ctx context.Context, opts *conversation.ForkOptions)
 // server, so the next message branches from there.
 func (c *Conversation) NavigateTo(ctx context.Context, eventID string) error {
 	err := c.post(ctx, "/navigate", protocol.NavigateRequest{EventID: optional(eventID)}, nil)
-	return sentinel(err, map[int]error{http.StatusNotFound: conversation.ErrNotFound, http.StatusConflict: conversation.ErrRunning})
+	if err != nil {
+		return sentinel(err, map[int]error{http.StatusNotFound: conversation.ErrNotFound, http.StatusConflict: conversation.ErrRunning})
+	}
+	// The mirror's HEAD follows, as a local conversation's does (the
+	// server's snapshots are not ordered with the REST reads of events).
+	return c.state.Update(func(f *conversation.Fields) error {
+		f.LeafEventID, f.HeadIsEmpty = eventID, eventID == ""
+		return nil
+	})
 }
 
 // SwitchLLM makes the agent use the model cfg configures from its next
