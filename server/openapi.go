@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/gohands/gohands/server/internal/apidocs"
+
 	"net/http"
 	"reflect"
 	"strconv"
@@ -163,18 +165,12 @@ func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, openAPIDoc)
 }
 
-// docsPage renders /openapi.json with Swagger UI when the browser can
-// load it, and links the document otherwise.
-const docsPage = `<!doctype html>
-<html><head><meta charset="utf-8"><title>gohands agent server — API</title>
-<link rel="stylesheet" href="https://unpkg.com/swagger-ui-dist@5/swagger-ui.css"></head>
-<body><noscript><a href="/openapi.json">openapi.json</a></noscript><div id="ui"><p>The API is described in <a href="/openapi.json">/openapi.json</a>.</p></div>
-<script src="https://unpkg.com/swagger-ui-dist@5/swagger-ui-bundle.js"></script>
-<script>if (window.SwaggerUIBundle) SwaggerUIBundle({url: "/openapi.json", dom_id: "#ui"});</script>
-</body></html>`
-
+// handleDocs and handleRedoc show /openapi.json with Swagger UI and Redoc,
+// whose scripts the binary holds (internal/apidocs): they work offline.
 func (s *Server) handleDocs(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(len(docsPage)))
-	w.Write([]byte(docsPage))
+	apidocs.Swagger(w, "gohands agent server — API", "/openapi.json")
+}
+
+func (s *Server) handleRedoc(w http.ResponseWriter, r *http.Request) {
+	apidocs.Redoc(w, "gohands agent server — API", "/openapi.json")
 }

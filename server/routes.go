@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/gohands/gohands/server/internal/apidocs"
+
 	"net/http"
 	"runtime"
 	"strings"
@@ -115,6 +117,8 @@ func (s *Server) buildHandler() http.Handler {
 	mux.HandleFunc("GET /sockets/bash-events", s.handleBashSocket)
 	mux.HandleFunc("GET /openapi.json", s.handleOpenAPI)
 	mux.HandleFunc("GET /docs", s.handleDocs)
+	mux.HandleFunc("GET /redoc", s.handleRedoc)
+	mux.HandleFunc("GET "+apidocs.Prefix, apidocs.ServeAsset)
 	mux.HandleFunc("GET /{$}", s.handleServerInfo)
 	// A known path asked with a method it does not serve answers 405 with
 	// the methods it does (the document's promise), not 404.
@@ -163,7 +167,7 @@ func (s *Server) handleServerInfo(w http.ResponseWriter, r *http.Request) {
 		PythonVersion: runtime.Version(),
 		UsableTools:   tool.Registered(),
 		Capabilities:  []string{},
-		Docs:          "/docs", Redoc: "/docs",
+		Docs:          "/docs", Redoc: "/redoc",
 		MaxForegroundTerminalTimeout: 300,
 		WorkspaceVersion:             s.opts.Version,
 	}

@@ -35,7 +35,7 @@ func TestAuth(t *testing.T) {
 		}
 	}
 	ts.key = ""
-	for _, p := range []string{"/alive", "/health", "/ready", "/server_info", "/openapi.json", "/docs"} {
+	for _, p := range []string{"/alive", "/health", "/ready", "/server_info", "/openapi.json", "/docs", "/redoc", "/docs/assets/swagger-ui.css"} {
 		ts.must(200, "GET", p, nil, nil)
 	}
 }
