@@ -2,7 +2,7 @@
 // model layer and the server open spans through it (a run, a step, a model
 // call, a tool call, a condensation, a sub-agent, a server request), and an
 // application installs what records them: OpenTelemetry traces
-// (telemetry/otel), Prometheus metrics (telemetry/prom), or both (Multi).
+// (telemetry/oteltrace), Prometheus metrics (telemetry/prom), or both (Multi).
 //
 // The package imports nothing beyond the standard library, so the core
 // carries no tracing dependency. With no tracer installed, Start is one

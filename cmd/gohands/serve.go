@@ -250,10 +250,11 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 // server's credentials from its environment, and their values from the
 // environment it started with (which /proc/<pid>/environ shows to the
 // agents' commands, its children): the session keys, the secret key, the
-// webhooks' headers, and the model keys the server never reads (each
-// request brings its agent's).
+// webhooks' headers, the OTLP exporter's headers (a tracing backend's
+// key, read when the command started), and the model keys the server
+// never reads (each request brings its agent's).
 func (a *app) hideServerCredentials() error {
-	names := append([]string{"SESSION_API_KEY", "OH_SECRET_KEY", envAPIKey}, allKeyVars()...)
+	names := append([]string{"SESSION_API_KEY", "OH_SECRET_KEY", envAPIKey, "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"}, allKeyVars()...)
 	for i := 0; a.getenv("OH_SESSION_API_KEYS_"+strconv.Itoa(i)) != ""; i++ {
 		names = append(names, "OH_SESSION_API_KEYS_"+strconv.Itoa(i))
 	}

@@ -1,28 +1,33 @@
 // Package oteltrace records the SDK's telemetry spans as OpenTelemetry
-// traces: exported over OTLP (HTTP or gRPC) as the standard OTEL_*
-// environment variables say, and/or written to a local OTLP JSON file.
+// traces: exported over OTLP (gRPC, HTTP with protobuf or JSON) as the
+// standard OTEL_* environment variables say, and/or written to a local
+// OTLP JSON file.
 //
-// Setup installs the tracer for the process; with no OTLP variable set and
-// no file asked for it installs nothing, and the SDK's spans cost one
-// atomic load each.
+// It is written on the standard library alone: the spans, their batching
+// and the OTLP encodings (protobuf and JSON) are small, and the
+// OpenTelemetry SDK with gRPC grew the gohands binary by 14 MB. Setup
+// installs the tracer for the process; with no OTLP variable set and no
+// file asked for it installs nothing, and the SDK's spans cost one atomic
+// load each.
+//
+// The variables read: OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER (otlp or
+// none), OTEL_EXPORTER_OTLP_[TRACES_]{ENDPOINT, PROTOCOL (grpc,
+// http/protobuf, http/json), HEADERS, TIMEOUT, COMPRESSION (gzip),
+// INSECURE, CERTIFICATE, CLIENT_CERTIFICATE, CLIENT_KEY}, OTEL_SERVICE_NAME,
+// OTEL_RESOURCE_ATTRIBUTES and OTEL_BSP_{SCHEDULE_DELAY, MAX_QUEUE_SIZE,
+// MAX_EXPORT_BATCH_SIZE, EXPORT_TIMEOUT}. Every span is sampled.
 package oteltrace
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"math/rand/v2"
 	"os"
 	"strings"
-
-	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
+	"sync"
+	"time"
 
 	"github.com/gohands/gohands/telemetry"
 )
@@ -37,10 +42,69 @@ type Options struct {
 	// is unset; "gohands" when empty.
 	ServiceName string
 	// Exporters are more exporters (tests use in-memory ones).
-	Exporters []sdktrace.SpanExporter
+	Exporters []Exporter
 	// Sync exports each span as it ends instead of in batches (the file
 	// and tests).
 	Sync bool
+	// Logger receives export failures; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// An Exporter sends ended spans somewhere. Export is not called
+// concurrently.
+type Exporter interface {
+	Export(ctx context.Context, r *Resource, spans []*SpanData) error
+	Shutdown(ctx context.Context) error
+}
+
+// Resource is what produced the spans: the service and its attributes.
+type Resource struct {
+	Attrs []Attr
+	// Scope names the instrumentation (gohands' module path).
+	Scope string
+}
+
+// SpanKind is OTLP's Span.SpanKind.
+type SpanKind uint8
+
+// The span kinds gohands uses.
+const (
+	SpanKindInternal SpanKind = 1
+	SpanKindServer   SpanKind = 2
+	SpanKindClient   SpanKind = 3
+)
+
+// SpanData is one ended span.
+type SpanData struct {
+	TraceID      [16]byte
+	SpanID       [8]byte
+	ParentSpanID [8]byte // zero for a root
+	RemoteParent bool    // the parent is another process's
+	Name         string
+	Kind         SpanKind
+	Start, End   time.Time
+	Attrs        []Attr
+	Failed       bool
+	Message      string // the error of a failed span
+}
+
+// AttrType is the type of an Attr's value.
+type AttrType uint8
+
+// The attribute value types the telemetry hook carries.
+const (
+	AttrString AttrType = iota
+	AttrInt
+	AttrFloat
+)
+
+// Attr is one attribute.
+type Attr struct {
+	Key  string
+	Type AttrType
+	Str  string
+	Int  int64
+	Flt  float64
 }
 
 // Configured reports whether the environment asks for OTLP export:
@@ -62,96 +126,57 @@ func Configured() bool {
 
 // Provider is an installed trace pipeline.
 type Provider struct {
-	tp   *sdktrace.TracerProvider
-	prev telemetry.Tracer
-	file *os.File
+	res   *Resource
+	procs []processor
+	prev  telemetry.Tracer
+	file  *os.File
 }
 
 // Setup builds the exporters the environment and opts ask for and
-// installs them as the process's telemetry tracer and OpenTelemetry's
-// global provider and propagator (W3C trace context and baggage). With
-// nothing asked for it returns nil, nil. Shutdown flushes and removes it.
+// installs them as the process's telemetry tracer. With nothing asked for
+// it returns nil, nil. Shutdown flushes and removes it.
 func Setup(ctx context.Context, opts *Options) (*Provider, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	type exporter struct {
-		e    sdktrace.SpanExporter
-		sync bool
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
 	}
-	var exps []exporter
+	p := &Provider{res: resourceFromEnv(opts.ServiceName)}
+	add := func(e Exporter, sync bool) {
+		if sync {
+			p.procs = append(p.procs, &syncProcessor{e: e, res: p.res, log: log})
+		} else {
+			p.procs = append(p.procs, newBatcher(e, p.res, log))
+		}
+	}
 	if Configured() {
-		e, err := otlpExporter(ctx)
+		e, err := newOTLPExporter()
 		if err != nil {
 			return nil, err
 		}
-		exps = append(exps, exporter{e, opts.Sync})
+		add(e, opts.Sync)
 	}
-	p := &Provider{}
 	if opts.File != "" {
 		f, err := os.OpenFile(opts.File, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
+			p.shutdownProcs(ctx)
 			return nil, fmt.Errorf("oteltrace: trace file: %w", err)
 		}
 		p.file = f
 		// Each span is written as it ends: a killed run keeps its spans.
-		exps = append(exps, exporter{NewJSONExporter(f), true})
+		add(NewJSONExporter(f), true)
 	}
 	for _, e := range opts.Exporters {
-		exps = append(exps, exporter{e, opts.Sync})
+		add(e, opts.Sync)
 	}
-	if len(exps) == 0 {
+	if len(p.procs) == 0 {
 		return nil, nil
 	}
-	name := opts.ServiceName
-	if name == "" {
-		name = "gohands"
-	}
-	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(attribute.String("service.name", name)))
-	if err != nil {
-		return nil, err
-	}
-	if env, err := resource.New(ctx, resource.WithFromEnv()); err == nil {
-		if r, err := resource.Merge(res, env); err == nil {
-			res = r
-		}
-	}
-	popts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
-	for _, e := range exps {
-		if e.sync {
-			popts = append(popts, sdktrace.WithSyncer(e.e))
-		} else {
-			popts = append(popts, sdktrace.WithBatcher(e.e))
-		}
-	}
-	p.tp = sdktrace.NewTracerProvider(popts...)
-	otel.SetTracerProvider(p.tp)
-	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
-	p.prev = telemetry.SetTracer(New(p.tp.Tracer("github.com/gohands/gohands")))
+	p.prev = telemetry.SetTracer(&tracer{p: p})
 	return p, nil
 }
-
-// otlpExporter returns the OTLP exporter of the protocol the environment
-// names (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL;
-// http/protobuf by default, as the specification says). The exporters read
-// endpoint, headers, timeout and TLS settings from the environment
-// themselves.
-func otlpExporter(ctx context.Context) (sdktrace.SpanExporter, error) {
-	proto := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-	if proto == "" {
-		proto = os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
-	}
-	switch proto {
-	case "", "http/protobuf":
-		return otlptracehttp.New(ctx)
-	case "grpc":
-		return otlptracegrpc.New(ctx)
-	}
-	return nil, fmt.Errorf("oteltrace: OTLP protocol %q not supported (grpc or http/protobuf)", proto)
-}
-
-// TracerProvider returns the provider's OpenTelemetry provider.
-func (p *Provider) TracerProvider() trace.TracerProvider { return p.tp }
 
 // Shutdown exports what is left, closes the exporters and restores the
 // tracer installed before Setup. A nil *Provider does nothing.
@@ -160,54 +185,110 @@ func (p *Provider) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	telemetry.SetTracer(p.prev)
-	err := p.tp.Shutdown(ctx)
+	err := p.shutdownProcs(ctx)
 	if p.file != nil {
 		err = errors.Join(err, p.file.Close())
 	}
 	return err
 }
 
-// New returns a telemetry.Tracer that starts OpenTelemetry spans with t.
-func New(t trace.Tracer) telemetry.Tracer { return tracer{t} }
-
-type tracer struct{ t trace.Tracer }
-
-var kinds = [...]trace.SpanKind{
-	telemetry.KindModelCall:    trace.SpanKindClient,
-	telemetry.KindRequest:      trace.SpanKindServer,
-	telemetry.KindSubAgent:     trace.SpanKindInternal,
-	telemetry.KindConversation: trace.SpanKindServer,
+func (p *Provider) shutdownProcs(ctx context.Context) error {
+	var errs []error
+	for _, pr := range p.procs {
+		errs = append(errs, pr.shutdown(ctx))
+	}
+	return errors.Join(errs...)
 }
 
-func (t tracer) Start(ctx context.Context, kind telemetry.Kind, name string) (context.Context, telemetry.Recorder) {
-	sk := trace.SpanKindInternal
-	if int(kind) < len(kinds) && kinds[kind] != trace.SpanKindUnspecified {
-		sk = kinds[kind]
+// tracer starts spans; each ends into every processor.
+type tracer struct{ p *Provider }
+
+var kinds = [...]SpanKind{
+	telemetry.KindModelCall:    SpanKindClient,
+	telemetry.KindRequest:      SpanKindServer,
+	telemetry.KindConversation: SpanKindServer,
+}
+
+type spanKey struct{}
+
+// spanContext is what a context carries of its current span.
+type spanContext struct {
+	trace [16]byte
+	span  [8]byte
+}
+
+func (t *tracer) Start(ctx context.Context, kind telemetry.Kind, name string) (context.Context, telemetry.Recorder) {
+	s := &span{t: t}
+	d := &s.d
+	d.Name, d.Start, d.Kind = name, time.Now(), SpanKindInternal
+	if int(kind) < len(kinds) && kinds[kind] != 0 {
+		d.Kind = kinds[kind]
 	}
-	if !trace.SpanContextFromContext(ctx).IsValid() {
-		if p, ok := telemetry.RemoteParent(ctx); ok {
-			ctx = trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
-				TraceID: p.TraceID, SpanID: p.SpanID, TraceFlags: trace.FlagsSampled, Remote: true,
-			}))
+	if parent, ok := ctx.Value(spanKey{}).(spanContext); ok {
+		d.TraceID, d.ParentSpanID = parent.trace, parent.span
+	} else if rp, ok := telemetry.RemoteParent(ctx); ok {
+		d.TraceID, d.ParentSpanID, d.RemoteParent = rp.TraceID, rp.SpanID, true
+	} else {
+		putUint64(d.TraceID[:8], rand.Uint64())
+		putUint64(d.TraceID[8:], rand.Uint64()|1) // never all zero
+	}
+	putUint64(d.SpanID[:], rand.Uint64()|1)
+	d.Attrs = append(make([]Attr, 0, 8), Attr{Key: "gohands.span.kind", Str: kind.String()})
+	return context.WithValue(ctx, spanKey{}, spanContext{d.TraceID, d.SpanID}), s
+}
+
+func putUint64(b []byte, v uint64) {
+	for i := range 8 {
+		b[i] = byte(v >> (56 - 8*i))
+	}
+}
+
+// span is a started span.
+type span struct {
+	t     *tracer
+	mu    sync.Mutex
+	d     SpanData
+	ended bool
+}
+
+// set sets a, replacing an attribute of the same key, as OpenTelemetry
+// does.
+func (s *span) set(a Attr) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return
+	}
+	for i := range s.d.Attrs {
+		if s.d.Attrs[i].Key == a.Key {
+			s.d.Attrs[i] = a
+			return
 		}
 	}
-	ctx, s := t.t.Start(ctx, name, trace.WithSpanKind(sk), trace.WithAttributes(attribute.String("gohands.span.kind", kind.String())))
-	return ctx, recorder{s}
+	s.d.Attrs = append(s.d.Attrs, a)
 }
 
-type recorder struct{ s trace.Span }
+func (s *span) SetString(k, v string) { s.set(Attr{Key: k, Type: AttrString, Str: v}) }
 
-func (r recorder) SetString(k, v string) { r.s.SetAttributes(attribute.String(k, v)) }
+func (s *span) SetInt(k string, v int64) { s.set(Attr{Key: k, Type: AttrInt, Int: v}) }
 
-func (r recorder) SetInt(k string, v int64) { r.s.SetAttributes(attribute.Int64(k, v)) }
+func (s *span) SetFloat(k string, v float64) { s.set(Attr{Key: k, Type: AttrFloat, Flt: v}) }
 
-func (r recorder) SetFloat(k string, v float64) { r.s.SetAttributes(attribute.Float64(k, v)) }
-
-func (r recorder) End(err error) {
+func (s *span) End(err error) {
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
+	s.ended = true
+	s.d.End = time.Now()
 	if err != nil {
 		// The message only: an error event would add a stack-less copy
 		// of the same text.
-		r.s.SetStatus(codes.Error, err.Error())
+		s.d.Failed, s.d.Message = true, err.Error()
 	}
-	r.s.End()
+	s.mu.Unlock()
+	for _, p := range s.t.p.procs {
+		p.onEnd(&s.d)
+	}
 }

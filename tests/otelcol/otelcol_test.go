@@ -154,7 +154,7 @@ func runJob(t *testing.T) {
 }
 
 func TestSpanTree(t *testing.T) {
-	for _, proto := range []string{"grpc", "http/protobuf"} {
+	for _, proto := range []string{"grpc", "http/protobuf", "http/json"} {
 		t.Run(strings.ReplaceAll(proto, "/", "_"), func(t *testing.T) {
 			sink, grpcAddr, httpAddr := receiver(t)
 			endpoint := "http://" + httpAddr
