@@ -506,10 +506,12 @@ func TestWebhooks(t *testing.T) {
 	var mu sync.Mutex
 	var events []map[string]any
 	var infos int
+	keys := map[string]int{}
 	fails := 1
 	hook := newHookServer(t, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
+		keys[r.Header.Get("X-Session-API-Key")]++
 		if fails > 0 {
 			fails--
 			w.WriteHeader(503)
@@ -527,7 +529,10 @@ func TestWebhooks(t *testing.T) {
 	})
 	zero := 0
 	model := llmtest.NewChat(t, llmtest.Reply{Text: "hi"})
-	ts := newTestServer(t, &server.Options{Webhooks: []server.WebhookSpec{{BaseURL: hook + "/hook", EventBufferSize: 2, FlushDelay: 0.05, RetryDelay: &zero}}})
+	// The receiver (the OpenHands app) tells servers apart by the first
+	// session key, sent with every post.
+	ts := newTestServer(t, &server.Options{SessionAPIKeys: []string{"key-1", "key-2"},
+		Webhooks: []server.WebhookSpec{{BaseURL: hook + "/hook", EventBufferSize: 2, FlushDelay: 0.05, RetryDelay: &zero}}})
 	var info map[string]any
 	ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{
 		"initial_message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "go"}}, "run": true},
@@ -545,6 +550,11 @@ func TestWebhooks(t *testing.T) {
 			t.Fatalf("webhook got %d events, %d infos", n, i)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(keys) != 1 || keys["key-1"] == 0 {
+		t.Errorf("X-Session-API-Key of the posts: %v, want key-1 on each", keys)
 	}
 }
 

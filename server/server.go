@@ -249,6 +249,11 @@ func New(opts *Options) (*Server, error) {
 	s.corsRegex = re
 	s.active.Store(time.Now().UnixNano())
 	for _, spec := range o.Webhooks {
+		// The receiver (the OpenHands app) knows the server by its key,
+		// as the reference sends it: the first session key.
+		if spec.SessionAPIKey == "" && len(o.SessionAPIKeys) > 0 {
+			spec.SessionAPIKey = o.SessionAPIKeys[0]
+		}
 		s.hooks = append(s.hooks, newWebhook(spec, s.log))
 	}
 	s.bash = newBashService(o.BashEventsDir, s.log)
