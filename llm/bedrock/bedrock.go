@@ -15,8 +15,8 @@
 // API key sent as a bearer token; otherwise the request is signed with
 // the keys of the config, of AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY,
 // or of the profile (aws_profile_name, AWS_PROFILE, default) in the shared
-// credentials and config files. Roles (aws_role_name), SSO, credential
-// processes and instance metadata are not supported.
+// credentials and config files, keys or a credential_process. Roles
+// (aws_role_name), SSO profiles and instance metadata are not supported.
 //
 // Thinking blocks come back as event.ThinkingBlock values and are sent
 // back with their signatures, as Claude on Bedrock requires during a tool

@@ -279,6 +279,18 @@ func TestCredentials(t *testing.T) {
 			t.Setenv("AWS_SECRET_ACCESS_KEY", "s")
 			write(t, cred, "[work]\naws_access_key_id = "+profID+"\naws_secret_access_key = s\n")
 		}, func(c *llm.Config) { c.AWSProfileName = "work" }, profID},
+		{"credential_process", func(t *testing.T, _, conf string) {
+			dir := filepath.Join(t.TempDir(), "a dir")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			script := filepath.Join(dir, "creds.sh")
+			write(t, script, `printf '{"Version": 1, "AccessKeyId": "%s", "SecretAccessKey": "s", "SessionToken": "t", "Expiration": "2999-01-01T00:00:00Z"}' "$1"`)
+			write(t, conf, "[profile proc]\ncredential_process = /bin/sh \""+script+"\" AKIDFROMPROCESS\n")
+		}, func(c *llm.Config) { c.AWSProfileName = "proc" }, "AKIDFROMPROCESS"},
+		{"failing credential_process", func(t *testing.T, _, conf string) {
+			write(t, conf, "[profile proc]\ncredential_process = /bin/sh -c 'echo the SSO session has expired >&2; exit 3'\n")
+		}, func(c *llm.Config) { c.AWSProfileName = "proc" }, "the SSO session has expired"},
 		{"api key", nil, func(c *llm.Config) { c.APIKey = secret.New("bedrock-api-key") }, "Bearer bedrock-api-key"},
 		{"AWS_BEARER_TOKEN_BEDROCK", func(t *testing.T, _, _ string) { t.Setenv("AWS_BEARER_TOKEN_BEDROCK", "env-api-key") }, nil, "Bearer env-api-key"},
 		{"none", nil, nil, "no AWS credentials: set aws_access_key_id"},

@@ -3,23 +3,29 @@
 // the AWS_* environment variables, then the shared credentials and config
 // files (~/.aws/credentials, ~/.aws/config) under a profile.
 //
-// It reads static keys only: a profile that gets its keys otherwise (an
-// assumed role, SSO, a credential_process, web identity) and instance or
-// container metadata are reported as not supported, naming the profile.
+// It reads static keys and runs a profile's credential_process; a profile
+// that gets its keys otherwise (an assumed role, SSO, web identity) and
+// instance or container metadata are reported as not supported, naming
+// the profile.
 package awsauth
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -87,7 +93,10 @@ func Find(g Given) (Credentials, error) {
 		if id != "" && key != "" {
 			return Credentials{AccessKeyID: id, SecretAccessKey: key, SessionToken: sec["aws_session_token"], Source: fmt.Sprintf("profile %q in %s", profile, f.path)}, nil
 		}
-		for _, k := range []string{"role_arn", "sso_session", "sso_start_url", "credential_process", "web_identity_token_file"} {
+		if cmd := sec["credential_process"]; cmd != "" {
+			return fromProcess(cmd, fmt.Sprintf("the credential_process of profile %q in %s", profile, f.path))
+		}
+		for _, k := range []string{"role_arn", "sso_session", "sso_start_url", "web_identity_token_file"} {
 			if sec[k] != "" {
 				return Credentials{}, fmt.Errorf("AWS profile %q in %s gets its keys with %s, which gohands does not support: export keys (aws configure export-credentials --profile %s --format env) or set aws_access_key_id and aws_secret_access_key", profile, f.path, k, profile)
 			}
@@ -301,4 +310,106 @@ func hmacSHA256(key []byte, data string) []byte {
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte(data))
 	return m.Sum(nil)
+}
+
+// processTimeout bounds a credential_process (an SSO login helper that
+// waits for a browser must not hang a call for ever).
+const processTimeout = time.Minute
+
+// processCache keeps the keys a credential_process gave until shortly
+// before they expire, by command.
+var processCache struct {
+	sync.Mutex
+	m map[string]processKeys
+}
+
+type processKeys struct {
+	creds  Credentials
+	expiry time.Time // zero: never
+}
+
+// fromProcess runs a profile's credential_process (split into words as
+// the AWS CLI splits it, run without a shell) and reads the keys it
+// prints: {"Version": 1, "AccessKeyId", "SecretAccessKey", "SessionToken",
+// "Expiration"}. Keys with an expiration are reused until five minutes
+// before it.
+func fromProcess(command, source string) (Credentials, error) {
+	processCache.Lock()
+	defer processCache.Unlock()
+	if k, ok := processCache.m[command]; ok && (k.expiry.IsZero() || time.Now().Add(5*time.Minute).Before(k.expiry)) {
+		return k.creds, nil
+	}
+	args := splitCommand(command)
+	if len(args) == 0 {
+		return Credentials{}, fmt.Errorf("%s is empty", source)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), processTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		// Its standard error says why; its output may hold keys.
+		return Credentials{}, fmt.Errorf("%s failed: %w: %s", source, err, strings.TrimSpace(stderr.String()))
+	}
+	var v struct {
+		Version         int
+		AccessKeyID     string `json:"AccessKeyId"`
+		SecretAccessKey string
+		SessionToken    string
+		Expiration      string
+	}
+	if json.Unmarshal(out, &v) != nil || v.Version != 1 || v.AccessKeyID == "" || v.SecretAccessKey == "" {
+		return Credentials{}, fmt.Errorf("%s printed no keys (want JSON with Version 1, AccessKeyId and SecretAccessKey)", source)
+	}
+	k := processKeys{creds: Credentials{AccessKeyID: v.AccessKeyID, SecretAccessKey: v.SecretAccessKey, SessionToken: v.SessionToken, Source: source}}
+	if v.Expiration != "" {
+		if k.expiry, err = time.Parse(time.RFC3339, v.Expiration); err != nil {
+			return Credentials{}, fmt.Errorf("%s: Expiration %q is not an RFC 3339 time", source, v.Expiration)
+		}
+	}
+	if processCache.m == nil {
+		processCache.m = map[string]processKeys{}
+	}
+	processCache.m[command] = k
+	return k.creds, nil
+}
+
+// splitCommand splits a command line into words: blanks separate them,
+// single and double quotes group, a backslash escapes the next character
+// (outside single quotes).
+func splitCommand(s string) []string {
+	var words []string
+	var cur strings.Builder
+	in, quote, escaped := false, byte(0), false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case escaped:
+			cur.WriteByte(c)
+			escaped = false
+		case c == '\\' && quote != '\'':
+			escaped, in = true, true
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+			cur.WriteByte(c)
+		case c == '\'' || c == '"':
+			quote, in = c, true
+		case c == ' ' || c == '\t' || c == '\n':
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteByte(c)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, cur.String())
+	}
+	return words
 }
