@@ -441,20 +441,18 @@ func (s *set) add(skills []Skill, warns []Warning) {
 var ProjectDirs = []string{".agents/skills", ".openhands/skills", ".openhands/microagents"}
 
 // LoadProject loads a workspace's skills, first wins on a name clash:
-// the instruction files of other agents at the top of workDir and then of
-// its git root (AGENTS.md, CLAUDE.md, GEMINI.md, .cursorrules), nested
-// copies of those files below workDir as path rules (server/AGENTS.md is
-// "agents:server" for server/**), then the ProjectDirs of workDir and of
-// the git root.
+// the instruction files of other agents (AGENTS.md, CLAUDE.md, GEMINI.md,
+// .cursorrules) of every directory from the git root down to workDir,
+// merged (see instructionFiles), nested copies of those files below
+// workDir as path rules (server/AGENTS.md is "agents:server" for
+// server/**), then the ProjectDirs of workDir and of the git root.
 func LoadProject(workDir string) ([]Skill, []Warning) {
 	roots := []string{workDir}
 	if git := gitRoot(workDir); git != "" && git != filepath.Clean(workDir) {
 		roots = append(roots, git)
 	}
 	var all set
-	for _, root := range roots {
-		all.add(thirdPartyFiles(root))
-	}
+	all.add(instructionFiles(workDir, roots[len(roots)-1]))
 	all.add(nestedRules(workDir))
 	for _, root := range roots {
 		for _, d := range ProjectDirs {
@@ -504,6 +502,42 @@ func gitRoot(dir string) string {
 		}
 		d = parent
 	}
+}
+
+// instructionFiles loads the other agents' instruction files of each
+// directory from top (the git root, or workDir itself) down to workDir.
+// Files of one name at several levels are one skill, their contents joined
+// from the top down, as Codex reads AGENTS.md: the nearer file comes last
+// and a sub-directory's file adds to the root's instead of hiding it.
+func instructionFiles(workDir, top string) ([]Skill, []Warning) {
+	dirs := []string{filepath.Clean(workDir)}
+	for d := dirs[0]; d != filepath.Clean(top); {
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+		dirs = append(dirs, d)
+	}
+	slices.Reverse(dirs)
+	var out []Skill
+	var warns []Warning
+	at := map[string]int{}
+	for _, d := range dirs {
+		skills, w := thirdPartyFiles(d)
+		warns = append(warns, w...)
+		for _, s := range skills {
+			i, ok := at[s.Name]
+			if !ok {
+				at[s.Name] = len(out)
+				out = append(out, s)
+				continue
+			}
+			out[i].Content = strings.TrimRight(out[i].Content, "\n") + "\n\n" + s.Content
+			out[i].Source = s.Source
+		}
+	}
+	return out, warns
 }
 
 // thirdPartyFiles loads the other agents' instruction files at the top of

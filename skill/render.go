@@ -84,17 +84,16 @@ func (c *AgentContext) SystemSuffix(opts *PromptOptions) string {
 	return strings.Join(sections, "\n\n")
 }
 
-// forModel reports whether a skill is meant for the model: CLAUDE.md and
-// GEMINI.md speak to one vendor's models.
+// forModel reports whether a skill is meant for the model: GEMINI.md
+// speaks to Gemini models. CLAUDE.md is read by every model, unlike the
+// reference (which keeps it for Claude models): it is where many projects
+// keep their only instructions for agents.
 func forModel(s *Skill, model string) bool {
 	if model == "" || !s.AlwaysOn() {
 		return true
 	}
 	m := strings.ToLower(model)
-	switch s.Name {
-	case "claude":
-		return strings.Contains(m, "claude") || strings.Contains(m, "anthropic")
-	case "gemini":
+	if s.Name == "gemini" {
 		return strings.Contains(m, "gemini") || strings.Contains(m, "google")
 	}
 	return true

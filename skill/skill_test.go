@@ -223,7 +223,8 @@ func TestLoadProject(t *testing.T) {
 	work := filepath.Join(repo, "svc")
 	write(t, repo, map[string]string{
 		".git/HEAD":                         "ref: refs/heads/main\n",
-		"AGENTS.md":                         "repo-level agents (loses to svc/AGENTS.md)",
+		"AGENTS.md":                         "Repo-wide: use gofmt.",
+		"svc/lib/AGENTS.md":                 "below the work dir: a path rule",
 		"GEMINI.md":                         "gemini notes",
 		".openhands/skills/shared.md":       "---\ntriggers: [shared]\n---\nfrom the git root",
 		"svc/AGENTS.md":                     "Run make test.",
@@ -241,12 +242,15 @@ func TestLoadProject(t *testing.T) {
 	if len(warns) != 0 {
 		t.Errorf("warnings %v", warns)
 	}
-	want := []string{"cursorrules", "agents", "gemini", "agents:api", "dup", "shared", "old"}
+	want := []string{"agents", "gemini", "cursorrules", "agents:api", "agents:lib", "dup", "shared", "old"}
 	got := names(skills)
 	if !slices.Equal(got, want) {
 		t.Fatalf("loaded %v, want %v", got, want)
 	}
-	if s := byName(t, skills, "agents"); s.Content != "Run make test." || s.Trigger != nil {
+	// The git root's AGENTS.md and the work dir's are one skill, the root's
+	// first (the nearer one has the last word).
+	if s := byName(t, skills, "agents"); s.Content != "Repo-wide: use gofmt.\n\nRun make test." || s.Trigger != nil ||
+		!strings.HasSuffix(s.Source, "svc/AGENTS.md") {
 		t.Errorf("agents: %+v", s)
 	}
 	if s := byName(t, skills, "dup"); s.Content != "from .agents" {
@@ -383,7 +387,8 @@ func TestSystemSuffix(t *testing.T) {
 	c := &AgentContext{
 		Skills: []Skill{
 			{Name: "agents", Content: "Run make test.\n"},
-			{Name: "claude", Content: "Claude-only notes."},
+			{Name: "claude", Content: "Notes from CLAUDE.md."},
+			{Name: "gemini", Content: "Gemini-only notes."},
 			{Name: "git", Content: "# Git\n\nUse rebase.", Trigger: &Trigger{Type: TriggerKeyword, Words: []string{"git"}}},
 			{Name: "hidden", Content: "x", Trigger: &Trigger{Type: TriggerKeyword, Words: []string{"h"}}, DisableModelInvocation: true},
 			{Name: "rule", Content: "y", Trigger: &Trigger{Type: TriggerPath, Paths: []string{"*"}}, DisableModelInvocation: true},
@@ -394,7 +399,7 @@ func TestSystemSuffix(t *testing.T) {
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.Local)
 	out := c.SystemSuffix(&PromptOptions{Now: now, Model: "gpt-5"})
 	for _, want := range []string{
-		"<REPO_CONTEXT>", "Run make test.", "<<< agents >>>",
+		"<REPO_CONTEXT>", "Run make test.", "<<< agents >>>", "Notes from CLAUDE.md.",
 		"<name>git</name><description>Use rebase.</description>",
 		"<description>a &lt; b &amp; c</description>",
 		"Custom suffix.", "2026-03-04T05:06",
@@ -403,7 +408,7 @@ func TestSystemSuffix(t *testing.T) {
 			t.Errorf("missing %q in:\n%s", want, out)
 		}
 	}
-	for _, not := range []string{"Claude-only", "hidden", "<name>rule</name>"} {
+	for _, not := range []string{"Gemini-only", "hidden", "<name>rule</name>"} {
 		if strings.Contains(out, not) {
 			t.Errorf("unexpected %q in:\n%s", not, out)
 		}
@@ -413,8 +418,8 @@ func TestSystemSuffix(t *testing.T) {
 	if !(i1 == 0 && i1 < i2 && i2 < i3 && i3 < i4) || !strings.Contains(out, "</SKILLS>\n\nCustom suffix.\n\n<CURRENT_DATETIME>") {
 		t.Errorf("section order:\n%s", out)
 	}
-	if out := c.SystemSuffix(&PromptOptions{Model: "anthropic/claude-sonnet-4"}); !strings.Contains(out, "Claude-only notes.") {
-		t.Error("CLAUDE.md not shown to a Claude model")
+	if out := c.SystemSuffix(&PromptOptions{Model: "gemini/gemini-2.5-pro"}); !strings.Contains(out, "Gemini-only notes.") || !strings.Contains(out, "Notes from CLAUDE.md.") {
+		t.Error("GEMINI.md or CLAUDE.md not shown to a Gemini model")
 	}
 	c.CurrentDatetime = "2020-01-01T00:00"
 	if out := c.SystemSuffix(nil); !strings.Contains(out, "2020-01-01T00:00") {

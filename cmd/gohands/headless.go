@@ -44,6 +44,9 @@ type transcript struct {
 	remote    bool
 	lineStart bool
 	err       error
+	// runErr is the conversation's error event, held back: the run's end
+	// prints it once, with its hint.
+	runErr *event.ConversationErrorEvent
 
 	// The waiting indicator (see showWaiting).
 	waitW     io.Writer
@@ -75,6 +78,9 @@ func (t *transcript) onEvent(e event.Event) {
 		return
 	case *event.SystemPromptEvent:
 		return // the same every run; gohands show prints it
+	case *event.ConversationErrorEvent:
+		t.runErr = e
+		return
 	case *event.SecurityAnalysisEvent:
 		// A rating at every step, LOW mostly: what it changes (a
 		// question, a refusal) is shown where it happens.
@@ -165,8 +171,9 @@ type headlessRun struct {
 
 	runCtx      context.Context
 	conv        conversation.Conversation
-	sent        bool // the task was stored with the conversation's creation
-	steps0      int  // events before this run
+	sent        bool   // the task was stored with the conversation's creation
+	steps0      int    // events before this run
+	keyFrom     string // where the agent server's session key came from
 	unsubscribe func()
 }
 
@@ -212,9 +219,24 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	return r.finish(runErr)
 }
 
-// checkRunTask refuses a run with nothing to do, before the model's
-// configuration is checked.
+// checkRunTask finds the conversation -c continues, and refuses a run
+// with nothing to do, before the model's configuration is checked.
 func (a *app) checkRunTask(f *runFlags, task string) error {
+	if f.cont {
+		switch {
+		case f.conversationID != "":
+			return usageErr("-c and --conversation-id cannot be used together")
+		case f.server != "":
+			return usageErr("-c continues a conversation stored on this machine; with --server, give --conversation-id")
+		}
+		base, err := a.persistenceDir(f.persistenceDir)
+		if err != nil {
+			return err
+		}
+		if f.conversationID, err = a.latestConversation(f, base, `gohands run "TASK"`); err != nil {
+			return err
+		}
+	}
 	if task == "" && f.conversationID == "" {
 		return usageErr("no task given: gohands run [flags] TASK")
 	}
@@ -296,7 +318,9 @@ func (r *headlessRun) open(ctx context.Context) error {
 		if p.mcp != nil {
 			return usageErr("MCP servers cannot be used with --server: the agent server starts its own")
 		}
-		ws := &workspace.Remote{Host: f.server, APIKey: cmpOr(f.sessionKey, r.a.getenv("SESSION_API_KEY")), WorkingDir: p.workDir}
+		key, from := r.a.sessionKey(f.sessionKey)
+		r.keyFrom = from
+		ws := &workspace.Remote{Host: f.server, APIKey: key, WorkingDir: p.workDir}
 		r.conv, err = remote.New(ctx, p.agent, ws, &remote.Options{
 			ID: p.id, MaxIterations: f.maxIterations, Secrets: p.sources,
 			ConfirmationPolicy: p.policy, SecurityAnalyzer: p.analyzer,
@@ -309,7 +333,11 @@ func (r *headlessRun) open(ctx context.Context) error {
 		if errors.Is(err, conversation.ErrLocked) {
 			return &exitErr{code: exitError, msg: fmt.Sprintf("conversation %s is in use by another process", p.id)}
 		}
-		return &exitErr{code: exitError, msg: err.Error()}
+		msg := err.Error()
+		if h := sessionKeyHint(err, r.keyFrom); h != "" {
+			msg += " — " + h
+		}
+		return &exitErr{code: exitError, msg: msg}
 	}
 	return nil
 }
@@ -500,8 +528,25 @@ func (r *headlessRun) finish(runErr error) error {
 		fmt.Fprintf(a.stderr, "gohands: %s · %d steps · %s tokens · $%.4f · %s · %s\n",
 			res.Status, res.Steps, tui.TokenCount(res.PromptTokens+res.CompletionTokens), res.Cost,
 			time.Duration(res.DurationMS)*time.Millisecond, id)
+		if out == nil && asks(final) {
+			fmt.Fprintf(a.stderr, "gohands: the agent asks you something; answer with: %s \"ANSWER\"\n", r.answerHint())
+		}
 	}
 	return out
+}
+
+// asks reports whether the agent's last message ends with a question.
+func asks(final string) bool {
+	return strings.HasSuffix(strings.TrimRight(final, " \t\r\n*_`"), "?")
+}
+
+// answerHint is the command that sends the conversation a message: -c
+// when the flags given are all it needs.
+func (r *headlessRun) answerHint() string {
+	if r.f.workspace == "" && r.f.persistenceDir == "" && r.f.server == "" {
+		return "gohands run -c"
+	}
+	return r.resumeHint()
 }
 
 // resumeHint is the command that continues the conversation.
@@ -554,7 +599,7 @@ func (r *headlessRun) outcome(status conversation.ExecutionStatus, runErr, close
 		return &exitErr{code: code, msg: msg}
 	case runErr != nil:
 		msg := oneLine(runErr.Error())
-		if h := r.p.hint(runErr); h != "" {
+		if h := cmpOr(r.p.hint(runErr), sessionKeyHint(runErr, r.keyFrom)); h != "" {
 			msg += " — " + h
 		}
 		if c, ok := stoppedStatus(r.runCtx); ok {
@@ -562,7 +607,12 @@ func (r *headlessRun) outcome(status conversation.ExecutionStatus, runErr, close
 		}
 		return &exitErr{code: exitError, msg: msg}
 	}
-	return &exitErr{code: exitError, msg: fmt.Sprintf("the run stopped with status %s; continue with: %s", status, r.resumeHint())}
+	msg := fmt.Sprintf("the run stopped with status %s; continue with: %s", status, r.resumeHint())
+	if r.tr != nil && r.tr.runErr != nil {
+		e := r.tr.runErr
+		msg = fmt.Sprintf("%s: %s: %s", status, e.Code, oneLine(e.Detail))
+	}
+	return &exitErr{code: exitError, msg: msg}
 }
 
 // liveStats is the conversation's stats with the model's own metrics in

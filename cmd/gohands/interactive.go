@@ -32,6 +32,22 @@ type interactiveFlags struct {
 // pickConversation is --resume without an id: choose from a list.
 const pickConversation = "\x00pick"
 
+// optionalID is the value of --resume: an id, or pickConversation when
+// the flag comes without one. pflag shows a string flag's stand-in value
+// in the help (-r ID[="…"]); a flag of a bool-like type whose stand-in is
+// "true" shows as -r ID.
+type optionalID string
+
+func (v *optionalID) String() string { return string(*v) }
+func (v *optionalID) Type() string   { return "boolfunc" }
+func (v *optionalID) Set(s string) error {
+	if s == "true" {
+		s = pickConversation
+	}
+	*v = optionalID(s)
+	return nil
+}
+
 // interactive makes the root command the interactive mode: gohands, or
 // gohands "task", opens the full-screen interface.
 func (a *app) interactive(root *cobra.Command) {
@@ -54,8 +70,8 @@ func (a *app) interactive(root *cobra.Command) {
 	}
 	fl := root.Flags()
 	fl.BoolVarP(&o.cont, "continue", "c", false, "continue the latest conversation of this workspace")
-	fl.StringVarP(&o.resume, "resume", "r", "", "continue the conversation `ID` (a unique prefix will do); without an ID, pick one")
-	fl.Lookup("resume").NoOptDefVal = pickConversation
+	fl.VarP((*optionalID)(&o.resume), "resume", "r", "continue the conversation `ID` (a unique prefix will do); without an ID, pick one")
+	fl.Lookup("resume").NoOptDefVal = "true"
 	fl.BoolVar(&o.noTUI, "no-tui", false, "line mode: a prompt on standard input instead of the full-screen interface")
 	fl.StringVar(&f.model, "model", "", "model, e.g. anthropic/claude-sonnet-4-5 (default $"+envModel+", then the settings)")
 	fl.StringVar(&f.apiKey, "api-key", "", "the model provider's API key (default $"+envAPIKey+")")
@@ -109,22 +125,8 @@ func (a *app) interact(ctx context.Context, f *runFlags, o *interactiveFlags, ar
 		f.conversationID = c.ID
 	}
 	if o.cont {
-		wd, err := a.workspace(f, convInfo{})
-		if err != nil {
+		if f.conversationID, err = a.latestConversation(f, base, "gohands"); err != nil {
 			return err
-		}
-		infos, err := listConversations(base, func(string, error) {})
-		if err != nil {
-			return &exitErr{code: exitError, msg: err.Error()}
-		}
-		for _, c := range infos {
-			if c.Workspace == wd {
-				f.conversationID = c.ID
-				break
-			}
-		}
-		if f.conversationID == "" {
-			return usageErr("no conversation to continue in %s: start one with gohands", wd)
 		}
 	}
 	if f.confirm == "" {
@@ -140,6 +142,38 @@ func (a *app) interact(ctx context.Context, f *runFlags, o *interactiveFlags, ar
 		return a.repl(ctx, f, task)
 	}
 	return a.fullScreen(ctx, f, st, task, pick)
+}
+
+// latestConversation is the id of the conversation of f's workspace
+// updated last (-c); start says how to start one when there is none.
+func (a *app) latestConversation(f *runFlags, base, start string) (string, error) {
+	wd, err := a.workspace(f, convInfo{})
+	if err != nil {
+		return "", err
+	}
+	id, err := latestIn(base, wd)
+	if err != nil {
+		return "", &exitErr{code: exitError, msg: err.Error()}
+	}
+	if id == "" {
+		return "", usageErr("no conversation to continue in %s: start one with %s", wd, start)
+	}
+	return id, nil
+}
+
+// latestIn is the id of the conversation of workspace wd updated last,
+// "" for none.
+func latestIn(base, wd string) (string, error) {
+	infos, err := listConversations(base, func(string, error) {})
+	if err != nil {
+		return "", err
+	}
+	for _, c := range infos {
+		if c.Workspace == wd {
+			return c.ID, nil
+		}
+	}
+	return "", nil
 }
 
 // looksLikeID reports whether s looks like a conversation id or a prefix
@@ -239,7 +273,13 @@ func (a *app) fullScreen(ctx context.Context, f *runFlags, st settings, task str
 		return &exitErr{code: exitError, msg: fmt.Sprintf("closing the conversation: %v", closeErr)}
 	}
 	if id != "" {
-		fmt.Fprintf(logs, "gohands: conversation %s is kept; continue it with: gohands -c (or gohands -r %.8s)\n", id, id)
+		// -c continues the conversation updated last, which after /resume
+		// or /new may be another one.
+		how := fmt.Sprintf("gohands -r %.8s", id)
+		if latest, _ := latestIn(s.p.base, s.p.workDir); latest == id {
+			how = "gohands -c (or " + how + ")"
+		}
+		fmt.Fprintf(logs, "gohands: conversation %s is kept; continue it with: %s\n", id, how)
 	}
 	if code, ok := stoppedStatus(sigCtx); ok {
 		return &exitErr{code: code} // paused and stored by close

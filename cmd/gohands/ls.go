@@ -37,12 +37,14 @@ the reference's) are listed instead, with their titles for tasks.`,
 			var infos []convInfo
 			if server != "" {
 				base = server
-				if key == "" {
-					key = a.getenv("SESSION_API_KEY")
-				}
+				key, from := a.sessionKey(key)
 				list, err := remote.List(cmd.Context(), &gows.Remote{Host: server, APIKey: key})
 				if err != nil {
-					return &exitErr{code: exitError, msg: err.Error()}
+					msg := err.Error()
+					if h := sessionKeyHint(err, from); h != "" {
+						msg += " — " + h
+					}
+					return &exitErr{code: exitError, msg: msg}
 				}
 				for _, c := range list {
 					info := convInfo{ID: c.ID, Status: string(c.ExecutionStatus), CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Workspace: c.Workspace.WorkingDir}
@@ -61,6 +63,11 @@ the reference's) are listed instead, with their titles for tasks.`,
 				})
 				if err != nil {
 					return &exitErr{code: exitError, msg: err.Error()}
+				}
+				for i := range infos {
+					if infos[i].Status == "error" {
+						infos[i].Error = lastError(infos[i].Dir)
+					}
 				}
 			}
 			if workspace != "" {
@@ -85,8 +92,12 @@ the reference's) are listed instead, with their titles for tasks.`,
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSTATUS\tUPDATED\tCOST\tWORKSPACE\tTASK")
 			for _, c := range infos {
+				task := clip(c.FirstMessage, 50)
+				if c.Error != "" {
+					task += " ✗ " + clip(c.Error, 80)
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t$%.4f\t%s\t%s\n", c.ID, c.Status,
-					shortTime(c.UpdatedAt), c.Cost, clip(a.tildePath(c.Workspace), 40), clip(c.FirstMessage, 50))
+					shortTime(c.UpdatedAt), c.Cost, clip(a.tildePath(c.Workspace), 40), task)
 			}
 			return tw.Flush()
 		},
@@ -112,6 +123,20 @@ type convInfo struct {
 	Dir          string  `json:"dir"`
 	Workspace    string  `json:"workspace"`
 	BaseURL      string  `json:"base_url,omitempty"`
+	// Error is what ended a conversation in error (ls only).
+	Error string `json:"error,omitempty"`
+}
+
+// lastError is the code and detail of the last error event stored in
+// dir, "" if none is.
+func lastError(dir string) string {
+	events, _ := filestore.ReadEvents(dir) // what reads is enough
+	for i := len(events) - 1; i >= 0; i-- {
+		if e, ok := events[i].(*event.ConversationErrorEvent); ok {
+			return e.Code + ": " + e.Detail
+		}
+	}
+	return ""
 }
 
 // listConversations lists the conversations under base (see

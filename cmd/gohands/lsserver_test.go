@@ -54,8 +54,18 @@ func TestLsServer(t *testing.T) {
 		t.Errorf("ls --server: exit %d\n%s%s", code, out, errOut)
 	}
 	code, _, errOut = inProcess(t, map[string]string{"HOME": t.TempDir()}, "ls", "--server", hs.URL, "--session-key", "bad")
-	if code != exitError || !strings.Contains(errOut, "401") {
+	if code != exitError || !strings.Contains(errOut, "401") || !strings.Contains(errOut, "refused the session key from --session-key") {
 		t.Errorf("wrong key: exit %d: %s", code, errOut)
+	}
+	// A 401 says which key to give (issue 32 item 9).
+	code, _, errOut = inProcess(t, map[string]string{"HOME": t.TempDir()}, "ls", "--server", hs.URL)
+	if code != exitError || !strings.Contains(errOut, "set $SESSION_API_KEY or pass --session-key") {
+		t.Errorf("no key: exit %d: %s", code, errOut)
+	}
+	code, _, errOut = inProcess(t, map[string]string{"HOME": t.TempDir(), "SESSION_API_KEY": "stale", "LLM_MODEL": "openai/gpt-4o", "LLM_API_KEY": "sk-x"},
+		"run", "--server", hs.URL, "--workspace", dir+"/w", "hello")
+	if code != exitError || !strings.Contains(errOut, "refused the session key from $SESSION_API_KEY") {
+		t.Errorf("run --server with a wrong key: exit %d: %s", code, errOut)
 	}
 	code, _, errOut = inProcess(t, map[string]string{"HOME": t.TempDir()}, "ls", "--server", "http://127.0.0.1:1")
 	if code != exitError || !strings.Contains(errOut, "unreachable") {

@@ -39,6 +39,7 @@ type runFlags struct {
 	workspace              string
 	persistenceDir         string
 	conversationID         string
+	cont                   bool // -c: continue the workspace's latest conversation
 	maxIterations          int
 	maxBudget              float64
 	goal                   int
@@ -67,7 +68,9 @@ func (a *app) runCmd() *cobra.Command {
 
 TASK is the rest of the command line; "-" reads it from standard input. With
 --conversation-id, a stored conversation continues (TASK, if given, is sent to
-it first); a new conversation gets that id.
+it first); a new conversation gets that id. -c continues the conversation of
+the workspace updated last: gohands run -c "yes, go ahead" answers the agent's
+question.
 
 Interrupt (Ctrl-C) pauses the conversation, which can then be continued with
 --conversation-id; a second interrupt quits at once. Events are shown as a
@@ -97,6 +100,7 @@ at once.`,
 		Example: `  gohands run "add a --verbose flag to main.go and test it"
   gohands run --workspace ~/src/app --json "fix the failing test" > events.jsonl
   gohands run --conversation-id 2b1c... "now update the README"
+  gohands run -c "yes, use the second option"
   gohands run --secret GITHUB_TOKEN "open an issue for the bug you found"
   gohands run --confirm risky --mcp-config mcp.json "tidy the repository"
   gohands run --acp "npx -y @zed-industries/claude-agent-acp" "fix the failing test"`,
@@ -116,6 +120,7 @@ at once.`,
 	fl.StringVar(&f.workspace, "workspace", "", "`directory` the agent works in (default: the current directory)")
 	fl.StringVar(&f.persistenceDir, "persistence-dir", "", "`directory` conversations are stored in (default $XDG_DATA_HOME/gohands/conversations)")
 	fl.StringVar(&f.conversationID, "conversation-id", "", "continue the stored conversation with this `id`, or start one with it")
+	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the latest conversation of the workspace (TASK, if given, is sent to it)")
 	fl.IntVar(&f.maxIterations, "max-iterations", 0, "maximum agent steps per run (default: the conversation's, 500 for a new one)")
 	fl.StringVar(&f.profile, "profile", "", "use the LLM profile `name` of the settings' llm_profiles (a full model configuration) instead of --model and the settings' model")
 	fl.IntVar(&f.goal, "goal", 0, "pursue the task as a goal over up to `N` runs: after each, the model judges whether it is met and, if not, the agent is told what is missing (0: one run)")

@@ -23,6 +23,7 @@ import (
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/tools/preset"
+	"github.com/gohands/gohands/workspace"
 
 	"golang.org/x/sys/unix"
 )
@@ -426,6 +427,31 @@ func (a *app) llmConfig(f *runFlags, st settings, stored convInfo) (llm.Config, 
 func worthRetrying(err error) bool {
 	var ae *llm.APIError
 	return !errors.As(err, &ae) || ae.StatusCode != http.StatusNotFound && ae.StatusCode != http.StatusMethodNotAllowed && ae.StatusCode != http.StatusNotImplemented
+}
+
+// sessionKeyHint says, for an agent server's refusal of the session key
+// (HTTP 401 or 403), which key to give; "" for another error. given is
+// where the key came from ("" when none was given).
+func sessionKeyHint(err error, given string) string {
+	if !errors.Is(err, workspace.ErrUnauthorized) {
+		return ""
+	}
+	if given == "" {
+		return "the agent server wants its session key: set $SESSION_API_KEY or pass --session-key (the server's $OH_SESSION_API_KEYS_0)"
+	}
+	return "the agent server refused the session key from " + given + ": give the one it was started with (its $OH_SESSION_API_KEYS_0)"
+}
+
+// sessionKey is the session key for an agent server and where it came
+// from.
+func (a *app) sessionKey(flag string) (key, from string) {
+	switch {
+	case flag != "":
+		return flag, "--session-key"
+	case a.getenv("SESSION_API_KEY") != "":
+		return a.getenv("SESSION_API_KEY"), "$SESSION_API_KEY"
+	}
+	return "", ""
 }
 
 // hint adds to a model error what a newcomer should check.

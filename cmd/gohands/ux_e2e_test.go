@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -92,5 +94,172 @@ func TestTUIMultiLineAndEsc(t *testing.T) {
 	s.typeLine("/exit")
 	if code, stderr := s.exited(); code != "0" {
 		t.Fatalf("exit %s: %s", code, stderr)
+	}
+}
+
+// TestE2ERunContinue: after the agent asks a question, run says how to
+// answer; gohands run -c sends the answer to the workspace's latest
+// conversation (issue 32 item 7).
+func TestE2ERunContinue(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t,
+		llmtest.Reply{Text: "Which file should I fix, **a.py** or b.py?"},
+		llmtest.Reply{Text: "Fixed b.py."},
+	)
+	r := e.start("run", "--llm-config", e.config, "fix the bug").wait(time.Minute)
+	if r.code != 0 || !strings.Contains(r.stderr, `the agent asks you something; answer with: gohands run -c "ANSWER"`) {
+		t.Fatalf("exit %d, no hint on how to answer:\n%s", r.code, r.stderr)
+	}
+	infos, err := listConversations(filepath.Join(e.home, "gohands", "conversations"), nil)
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("stored %v, %v", infos, err)
+	}
+	r = e.start("run", "-c", "--llm-config", e.config, "b.py").wait(time.Minute)
+	if r.code != 0 || !strings.Contains(r.stderr, "continuing conversation "+infos[0].ID) || !strings.Contains(r.stdout, "Fixed b.py.") {
+		t.Fatalf("run -c: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stderr, "asks you something") {
+		t.Errorf("a hint after an answer that asks nothing:\n%s", r.stderr)
+	}
+	if got := lastUserText(t, e.srv); got != "b.py" {
+		t.Errorf("the answer reached the model as %q", got)
+	}
+	var req struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := e.srv.LastRequest().Decode(&req); err != nil || len(req.Messages) < 4 {
+		t.Errorf("the answer's request holds %d messages (%v): not the same conversation", len(req.Messages), err)
+	}
+
+	r = e.start("run", "-c", "--conversation-id", infos[0].ID, "--llm-config", e.config, "x").wait(time.Minute)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "-c and --conversation-id cannot be used together") {
+		t.Errorf("-c with --conversation-id: exit %d: %s", r.code, r.stderr)
+	}
+	e.cwd = t.TempDir()
+	r = e.start("run", "-c", "--llm-config", e.config, "x").wait(time.Minute)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "no conversation to continue in "+e.cwd) {
+		t.Errorf("-c where there is none: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// TestE2EInstructionFiles: the AGENTS.md files from the git root down to
+// the workspace are all read, root first, and CLAUDE.md is read by a
+// model that is not Claude (issue 32 item 9).
+func TestE2EInstructionFiles(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t, llmtest.Reply{Text: "Noted."})
+	repo := e.work
+	for path, text := range map[string]string{
+		".git/HEAD":         "ref: refs/heads/main\n",
+		"AGENTS.md":         "ROOT-RULE: run gofmt.",
+		"svc/AGENTS.md":     "SVC-RULE: run make test.",
+		"svc/api/CLAUDE.md": "CLAUDE-RULE: keep handlers small.",
+	} {
+		p := filepath.Join(repo, filepath.FromSlash(path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.cwd = filepath.Join(repo, "svc", "api")
+	r := e.start("run", "--llm-config", e.config, "--persistence-dir", e.data, "hello").wait(time.Minute)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var req struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := e.srv.LastRequest().Decode(&req); err != nil || len(req.Messages) == 0 {
+		t.Fatalf("request: %v", err)
+	}
+	system := string(req.Messages[0].Content)
+	root, svc := strings.Index(system, "ROOT-RULE"), strings.Index(system, "SVC-RULE")
+	if root < 0 || svc < 0 || root > svc {
+		t.Errorf("the root's and svc's AGENTS.md are not both there, root first (at %d and %d):\n%.3000s", root, svc, system)
+	}
+	if !strings.Contains(system, "CLAUDE-RULE") {
+		t.Errorf("CLAUDE.md not read for openai/gpt-4o:\n%.3000s", system)
+	}
+}
+
+// TestE2EFailedStart: a run whose model call fails prints the error once
+// (with its hint, on standard error), and ls shows the conversation with
+// that error (issue 32 item 9).
+func TestE2EFailedStart(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	for i, kv := range e.env {
+		if strings.HasPrefix(kv, "LLM_BASE_URL=") {
+			e.env[i] = "LLM_BASE_URL=http://127.0.0.1:1/v1" // nothing listens there
+		}
+	}
+	r := e.start(e.args("hello")...).wait(time.Minute)
+	if r.code != exitError {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if n := strings.Count(r.stdout+r.stderr, "connection refused"); n != 1 {
+		t.Errorf("the error is printed %d times:\nstdout:\n%s\nstderr:\n%s", n, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "is the server at --base-url running?") {
+		t.Errorf("no hint:\n%s", r.stderr)
+	}
+	r = e.start("ls", "--persistence-dir", e.data).wait(time.Minute)
+	if r.code != 0 || !strings.Contains(r.stdout, e.id) || !strings.Contains(r.stdout, "error") || !strings.Contains(r.stdout, "✗ OSError: ") {
+		t.Errorf("ls: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = e.start("ls", "--json", "--persistence-dir", e.data).wait(time.Minute)
+	var list []convInfo
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || len(list) != 1 || !strings.Contains(list[0].Error, "connection refused") {
+		t.Errorf("ls --json: %v\n%s", err, r.stdout)
+	}
+}
+
+// TestE2EResumeFlagHelp: --help shows -r's optional id plainly.
+func TestE2EResumeFlagHelp(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	r := e.start("--help").wait(time.Minute)
+	if r.code != 0 || !strings.Contains(r.stdout, "-r, --resume ID ") || strings.Contains(r.stdout, "pick\"]") || strings.ContainsRune(r.stdout, 0) {
+		t.Errorf("exit %d, help:\n%q", r.code, r.stdout)
+	}
+}
+
+// TestTUIResumeExitHint: after /new and then /resume of the first
+// conversation, the exit hint names the resumed one, and not gohands -c,
+// which would continue the newer one (issue 32 item 9).
+func TestTUIResumeExitHint(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t, llmtest.Reply{Text: "Answer one."}, llmtest.Reply{Text: "Answer two."})
+	e.env = append(e.env, "XDG_CONFIG_HOME="+e.home)
+	s := startScreen(t, e, "hint", "--persistence-dir", e.data, "--llm-config", e.config)
+	s.waitFor("Ask gohands")
+	s.typeLine("first task")
+	s.waitFor("Answer one.")
+	infos, err := listConversations(e.data, func(string, error) {})
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("stored %v, %v", infos, err)
+	}
+	first := infos[0].ID
+	s.typeLine("/new")
+	s.waitFor("New conversation.")
+	s.typeLine("second task")
+	s.waitFor("Answer two.")
+	s.typeLine("/resume " + first[:8])
+	s.waitFor("Resumed conversation")
+	s.typeLine("/exit")
+	code, stderr := s.exited()
+	if code != "0" {
+		t.Fatalf("exit %s: %s", code, stderr)
+	}
+	if want := "conversation " + first + " is kept; continue it with: gohands -r " + first[:8]; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	if strings.Contains(stderr, "gohands -c") {
+		t.Errorf("the hint names gohands -c, which continues the second conversation:\n%s", stderr)
 	}
 }

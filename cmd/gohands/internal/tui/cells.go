@@ -185,8 +185,9 @@ func Diff(old, new string) []string {
 		}
 		return out
 	}
-	a := strings.Split(old, "\n")
-	b := strings.Split(new, "\n")
+	// A file's last newline ends its last line: it is no line of its own.
+	a := strings.Split(strings.TrimSuffix(old, "\n"), "\n")
+	b := strings.Split(strings.TrimSuffix(new, "\n"), "\n")
 	pre := 0
 	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
 		pre++
