@@ -18,6 +18,11 @@ import (
 // hooks.go, ask.go and stats.go.
 type runner struct {
 	a *Agent
+	// itemID is the id minted for the reply of the model call in progress,
+	// stamped on its streamed deltas and given to the first event stored
+	// from it; streamAttempt counts the call's restreamed retries.
+	itemID        string
+	streamAttempt int
 	// finishCritique is the critic's verdict on the last finishing event
 	// (criticResult), which refinement reuses.
 	finishCritique *critique

@@ -157,10 +157,12 @@ func (r *runner) Step(ctx context.Context) error {
 		}
 	}
 	opts := &llm.CallOptions{ConversationID: r.sess.ID()}
+	r.itemID = ""
 	if r.a.LLM.Stream {
 		// Token deltas reach live subscribers (a terminal, a WebSocket)
 		// as they arrive; the reply is stored whole when it is complete.
 		opts.OnDelta = r.publishDelta
+		r.itemID, r.streamAttempt = event.NewID(), 1
 	}
 	msgs := r.messages(view)
 	if !slices.ContainsFunc(msgs, func(m event.Message) bool { return m.Role == event.RoleUser }) {
@@ -209,7 +211,7 @@ func (r *runner) Step(ctx context.Context) error {
 	case len(msg.ToolCalls) > 0:
 		return r.toolCalls(ctx, resp)
 	case strings.TrimSpace(event.TextOf(msg.Content)) != "":
-		err := r.sess.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceAgent), LLMMessage: msg, LLMResponseID: resp.ID,
+		err := r.sess.Emit(&event.MessageEvent{Base: r.replyBase(), LLMMessage: msg, LLMResponseID: resp.ID,
 			CriticResult: r.criticResult(ctx, true)})
 		if err != nil {
 			return err
@@ -218,7 +220,7 @@ func (r *runner) Step(ctx context.Context) error {
 	default:
 		// Reasoning only, or nothing: keep what there is and nudge.
 		return r.sess.EmitAll(
-			&event.MessageEvent{Base: event.NewBase(event.SourceAgent), LLMMessage: msg, LLMResponseID: resp.ID},
+			&event.MessageEvent{Base: r.replyBase(), LLMMessage: msg, LLMResponseID: resp.ID},
 			&event.MessageEvent{Base: event.NewBase(event.SourceEnvironment), LLMMessage: event.UserMessage(nudgeText)},
 		)
 	}
@@ -270,8 +272,12 @@ func (r *runner) toolCalls(ctx context.Context, resp *llm.Response) error {
 		errs    = make(map[string]*event.AgentErrorEvent)
 	)
 	for i, tc := range msg.ToolCalls {
+		base := event.NewBase(event.SourceAgent)
+		if i == 0 {
+			base = r.replyBase()
+		}
 		ae := &event.ActionEvent{
-			Base:          event.NewBase(event.SourceAgent),
+			Base:          base,
 			ToolName:      tc.Name,
 			ToolCallID:    tc.ID,
 			ToolCall:      tc,
@@ -445,13 +451,26 @@ func (r *runner) needsConfirmation(ctx context.Context, valid []*event.ActionEve
 	return confirm, rec
 }
 
+// replyBase is the base of the first event stored from a model reply: it
+// takes the id its streamed deltas announced (once).
+func (r *runner) replyBase() event.Base {
+	b := event.NewBase(event.SourceAgent)
+	if r.itemID != "" {
+		b.ID, r.itemID = r.itemID, ""
+	}
+	return b
+}
+
 // publishDelta publishes the text and reasoning of a streamed fragment as
 // a StreamingDeltaEvent; tool call fragments are not published.
 func (r *runner) publishDelta(d llm.Delta) error {
+	if d.Restart {
+		r.streamAttempt++
+	}
 	if d.Text == "" && d.Reasoning == "" {
 		return nil
 	}
-	e := &event.StreamingDeltaEvent{Base: event.NewBase(event.SourceAgent)}
+	e := &event.StreamingDeltaEvent{Base: event.NewBase(event.SourceAgent), ItemID: r.itemID, Attempt: r.streamAttempt}
 	if d.Text != "" {
 		e.Content = &d.Text
 	}

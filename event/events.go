@@ -353,6 +353,13 @@ type StreamingDeltaEvent struct {
 	Base
 	Content          *string `json:"content,omitempty"`
 	ReasoningContent *string `json:"reasoning_content,omitempty"`
+	// ItemID is the id the step's reply will be stored with (its message,
+	// or its first action), and Attempt counts the model call's retries
+	// that streamed again: a live view opens a slot per item and closes it
+	// when the event with that id arrives. Neither is on the wire of this
+	// event.
+	ItemID  string `json:"-"`
+	Attempt int    `json:"-"`
 }
 
 // ServerErrorEvent reports an agent-server error on a socket; never stored.
