@@ -115,6 +115,7 @@ func (s *Server) buildHandler() http.Handler {
 	}
 	mux.HandleFunc("GET /sockets/events/{conversation_id}", s.handleEventSocket)
 	mux.HandleFunc("GET /sockets/bash-events", s.handleBashSocket)
+	mux.HandleFunc("GET /sockets/session/{conversation_id}", s.handleSessionSocket)
 	mux.HandleFunc("GET /openapi.json", s.handleOpenAPI)
 	mux.HandleFunc("GET /docs", s.handleDocs)
 	mux.HandleFunc("GET /redoc", s.handleRedoc)
