@@ -15,8 +15,9 @@
 // API key sent as a bearer token; otherwise the request is signed with
 // the keys of the config, of AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY,
 // or of the profile (aws_profile_name, AWS_PROFILE, default) in the shared
-// credentials and config files, keys or a credential_process. Roles
-// (aws_role_name), SSO profiles and instance metadata are not supported.
+// credentials and config files: keys, a credential_process, or the role of
+// an IAM Identity Center (SSO) profile after "aws sso login". Roles
+// (aws_role_name) and instance metadata are not supported.
 //
 // Thinking blocks come back as event.ThinkingBlock values and are sent
 // back with their signatures, as Claude on Bedrock requires during a tool
@@ -159,7 +160,11 @@ func (p Provider) newHTTPRequest(ctx context.Context, req *llm.Request, body []b
 		hr.Header.Set("Authorization", "Bearer "+key)
 		return hr, []string{key}, nil
 	}
-	creds, err := awsauth.Find(awsauth.Given{
+	hc := req.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	creds, err := awsauth.Find(ctx, hc, awsauth.Given{
 		AccessKeyID:     cfg.AWSAccessKeyID.Value(),
 		SecretAccessKey: cfg.AWSSecretAccessKey.Value(),
 		SessionToken:    cfg.AWSSessionToken.Value(),

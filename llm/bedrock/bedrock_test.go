@@ -3,13 +3,19 @@ package bedrock_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
@@ -296,8 +302,17 @@ func TestCredentials(t *testing.T) {
 		{"none", nil, nil, "no AWS credentials: set aws_access_key_id"},
 		{"missing profile", nil, func(c *llm.Config) { c.AWSProfileName = "nope" }, `AWS profile "nope" is in neither`},
 		{"sso profile", func(t *testing.T, _, conf string) {
+			ssoSetup(t, conf, "111122223333", time.Now().Add(time.Hour))
+		}, func(c *llm.Config) { c.AWSProfileName = "dev" }, "AKIDFROMSSO"},
+		{"sso login expired", func(t *testing.T, _, conf string) {
+			ssoSetup(t, conf, "444455556666", time.Now().Add(-time.Minute))
+		}, func(c *llm.Config) { c.AWSProfileName = "dev" }, "the SSO login has expired: run aws sso login --profile dev"},
+		{"sso session undefined", func(t *testing.T, _, conf string) {
 			write(t, conf, "[profile sso]\nsso_session = corp\nsso_account_id = 1\n")
-		}, func(c *llm.Config) { c.AWSProfileName = "sso" }, "gets its keys with sso_session, which gohands does not support"},
+		}, func(c *llm.Config) { c.AWSProfileName = "sso" }, `names sso_session "corp", which`},
+		{"role profile", func(t *testing.T, _, conf string) {
+			write(t, conf, "[profile r]\nrole_arn = arn:aws:iam::1:role/x\nsource_profile = default\n")
+		}, func(c *llm.Config) { c.AWSProfileName = "r" }, "gets its keys with role_arn, which gohands does not support"},
 		{"role", nil, func(c *llm.Config) {
 			c.AWSAccessKeyID, c.AWSSecretAccessKey, c.AWSRoleName = secret.New(testKeyID), secret.New(testSecret), "arn:aws:iam::1:role/r"
 		}, "aws_role_name (assuming a role with STS) is not supported"},
@@ -548,4 +563,35 @@ func TestStreamIdleAfterText(t *testing.T) {
 	if event.TextOf(r.Message.Content) != "a whole answer" || text.String() != "a whole answer" || restarts != 1 || len(srv.Requests()) != 2 {
 		t.Errorf("reply %q, streamed %q, %d restarts, %d requests", event.TextOf(r.Message.Content), text.String(), restarts, len(srv.Requests()))
 	}
+}
+
+// ssoSetup writes an IAM Identity Center profile "dev" (session "corp")
+// for a role of account (role keys are cached by account and role),
+// the token "aws sso login" caches (expiring at exp) under a fresh HOME,
+// and points AWS_ENDPOINT_URL_SSO at a portal that trades that token
+// for the role's keys.
+func ssoSetup(t *testing.T, conf, account string, exp time.Time) {
+	t.Helper()
+	const token = "sso-access-token-abcdefgh"
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	write(t, conf, "[profile dev]\nsso_session = corp\nsso_account_id = "+account+"\nsso_role_name = Dev\n\n[sso-session corp]\nsso_start_url = https://corp.awsapps.com/start\nsso_region = eu-west-1\n")
+	// The cache file is named by the SHA-1 of the session's name.
+	dir := filepath.Join(home, ".aws", "sso", "cache")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha1.Sum([]byte("corp"))
+	write(t, filepath.Join(dir, hex.EncodeToString(sum[:])+".json"), `{"startUrl":"https://corp.awsapps.com/start","region":"eu-west-1","accessToken":"`+token+`","expiresAt":"`+exp.UTC().Format(time.RFC3339)+`"}`)
+	portal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if r.Method != http.MethodGet || r.URL.Path != "/federation/credentials" || q.Get("account_id") != account || q.Get("role_name") != "Dev" || r.Header.Get("x-amz-sso_bearer_token") != token {
+			w.WriteHeader(http.StatusUnauthorized)
+			w.Write([]byte(`{"message":"Session token not found or invalid"}`))
+			return
+		}
+		fmt.Fprintf(w, `{"roleCredentials":{"accessKeyId":"AKIDFROMSSO","secretAccessKey":"s","sessionToken":"t","expiration":%d}}`, time.Now().Add(time.Hour).UnixMilli())
+	}))
+	t.Cleanup(portal.Close)
+	t.Setenv("AWS_ENDPOINT_URL_SSO", portal.URL)
 }

@@ -244,3 +244,40 @@ func TestEventStreamMatchesBotocore(t *testing.T) {
 		t.Errorf("botocore read\n%s\ngohands read\n%s", theirs, mine)
 	}
 }
+
+// TestSSOMatchesBotocore: botocore's own SSO provider reads the same
+// profile, the same cached login and trades it at the same portal call
+// that ssoSetup's portal accepts, so gohands' file naming and request
+// are the AWS SDK's.
+func TestSSOMatchesBotocore(t *testing.T) {
+	isolate(t)
+	py := testenv.Reference158Python(t)
+	ssoSetup(t, os.Getenv("AWS_CONFIG_FILE"), "777788889999", time.Now().Add(time.Hour))
+	script := filepath.Join(t.TempDir(), "sso.py")
+	if err := os.WriteFile(script, []byte("import botocore.session\nprint(botocore.session.Session(profile='dev').get_credentials().access_key)\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, script)
+	for _, kv := range os.Environ() {
+		if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "AWS_") && v == "" {
+			continue // botocore takes AWS_PROFILE="" for a profile named ""
+		}
+		cmd.Env = append(cmd.Env, kv)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil || strings.TrimSpace(string(out)) != "AKIDFROMSSO" {
+		t.Fatalf("botocore: %q, %v\n%s", out, err, stderr.Bytes())
+	}
+	srv := llmtest.NewBedrock(t, llmtest.Reply{Text: "ok"})
+	l := newLLM(t, srv, claude, func(c *llm.Config) {
+		c.AWSAccessKeyID, c.AWSSecretAccessKey, c.AWSProfileName = secret.String{}, secret.String{}, "dev"
+	})
+	if _, err := l.Completion(context.Background(), []event.Message{event.UserMessage("hi")}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if auth := srv.LastRequest().Header.Get("Authorization"); !strings.Contains(auth, "Credential=AKIDFROMSSO/") {
+		t.Errorf("Authorization %q", auth)
+	}
+}

@@ -3,8 +3,10 @@
 // the AWS_* environment variables, then the shared credentials and config
 // files (~/.aws/credentials, ~/.aws/config) under a profile.
 //
-// It reads static keys and runs a profile's credential_process; a profile
-// that gets its keys otherwise (an assumed role, SSO, web identity) and
+// It reads static keys, runs a profile's credential_process and gets the
+// role keys of an IAM Identity Center (SSO) profile with the token "aws
+// sso login" cached; a profile that gets its keys otherwise (an assumed
+// role, web identity) and
 // instance or container metadata are reported as not supported, naming
 // the profile.
 package awsauth
@@ -53,9 +55,10 @@ type Given struct {
 // Find returns the credentials to use: the given keys, else
 // AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (with AWS_SESSION_TOKEN),
 // else the profile's keys in the shared credentials file, then in the
-// shared config file. The profile is the given one, else AWS_PROFILE, else
+// shared config file (keys, credential_process or SSO; hc fetches SSO
+// role keys). The profile is the given one, else AWS_PROFILE, else
 // "default"; an explicitly named profile that does not exist is an error.
-func Find(g Given) (Credentials, error) {
+func Find(ctx context.Context, hc *http.Client, g Given) (Credentials, error) {
 	switch {
 	case g.AccessKeyID != "" && g.SecretAccessKey != "":
 		return Credentials{AccessKeyID: g.AccessKeyID, SecretAccessKey: g.SecretAccessKey, SessionToken: g.SessionToken, Source: "the config"}, nil
@@ -96,7 +99,10 @@ func Find(g Given) (Credentials, error) {
 		if cmd := sec["credential_process"]; cmd != "" {
 			return fromProcess(cmd, fmt.Sprintf("the credential_process of profile %q in %s", profile, f.path))
 		}
-		for _, k := range []string{"role_arn", "sso_session", "sso_start_url", "web_identity_token_file"} {
+		if f.path == confFile && (sec["sso_session"] != "" || sec["sso_start_url"] != "") {
+			return fromSSO(ctx, hc, profile, sec, confFile)
+		}
+		for _, k := range []string{"role_arn", "web_identity_token_file"} {
 			if sec[k] != "" {
 				return Credentials{}, fmt.Errorf("AWS profile %q in %s gets its keys with %s, which gohands does not support: export keys (aws configure export-credentials --profile %s --format env) or set aws_access_key_id and aws_secret_access_key", profile, f.path, k, profile)
 			}
