@@ -15,8 +15,9 @@ import (
 
 // With a shared catalog (Options.Postgres) several servers answer for the
 // same conversations. A conversation runs on the server holding its lease;
-// a request for it that reaches another server is forwarded to the holder
-// (REST and sockets alike), and a conversation whose holder died is taken
+// a request that changes it, or its socket, reaching another server is
+// forwarded to the holder (reads are not: see reads.go), and a
+// conversation whose holder died is taken
 // over by the first server that needs it, or by the sweeper, once the
 // lease expires: its interrupted action is answered as after any crash,
 // never re-run, and a run that was in progress is resumed.
