@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -241,7 +242,14 @@ func (c *conv) autotitle(lc *conversation.LocalConversation, unsub func()) func(
 func (c *conv) makeTitle(ctx context.Context, lc *conversation.LocalConversation) {
 	c.mu.Lock()
 	profile := c.meta.TitleLLMProfile
+	c.holds++ // the idle evictor leaves the conversation loaded until titled
 	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.holds--
+		c.lastUsed = time.Now()
+		c.mu.Unlock()
+	}()
 	var model llm.Model
 	if profile != nil && *profile != "" {
 		cfg, err := c.s.opts.Profiles.Profile(*profile)

@@ -672,3 +672,53 @@ func TestSearchPagesInCreationOrder(t *testing.T) {
 		t.Errorf("an unknown page: %d items", len(page.Items))
 	}
 }
+
+// A title in the making keeps its conversation loaded: a message sent
+// without a run leaves a conversation that has not run, released a second
+// after its last use, but not while its title is being asked for.
+func TestIdleColdReleaseSparesTitle(t *testing.T) {
+	asked := make(chan struct{}, 1)
+	gate := make(chan struct{})
+	model := llmtest.NewResponder(t, func(r llmtest.Request) (llmtest.Reply, error) {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		<-gate
+		return llmtest.Reply{Text: "Held title"}, nil
+	}, nil)
+	var once sync.Once
+	release := func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(release)
+	ts := newTestServer(t, &server.Options{AutoTitle: true, IdleTTL: time.Hour})
+	var titled, later map[string]any
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{"autotitle": true}), &titled)
+	id := titled["id"].(string)
+	msg := map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "name me"}}}
+	ts.must(200, "POST", "/api/conversations/"+id+"/events", msg, nil)
+	<-asked
+	// A conversation used after it is released no earlier: once it is,
+	// the titled one would have been too.
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, nil), &later)
+	for deadline := time.Now().Add(time.Minute); server.Loaded(ts.srv, later["id"].(string)); {
+		if time.Now().After(deadline) {
+			t.Fatal("a conversation that never ran is still loaded after a minute")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !server.Loaded(ts.srv, id) {
+		t.Fatal("the conversation was released while its title was being made")
+	}
+	release()
+	for deadline := time.Now().Add(time.Minute); ; {
+		var info map[string]any
+		ts.must(200, "GET", "/api/conversations/"+id, nil, &info)
+		if info["title"] == "Held title" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("title %v", info["title"])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
