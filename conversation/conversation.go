@@ -80,6 +80,12 @@ type Conversation interface {
 	SwitchLLM(ctx context.Context, cfg llm.Config) error
 	// SwitchProfile switches the model to the named LLM profile.
 	SwitchProfile(ctx context.Context, name string) error
+	// Condense forces a condensation of the history: the condenser
+	// replaces the older events with a summary in one step (during a Run,
+	// in its next step). It fails with ErrCannotCondense for an agent
+	// without a condenser acting on requests, and with
+	// ErrWaitingForConfirmation while actions wait.
+	Condense(ctx context.Context) error
 	// GenerateTitle makes a title of at most maxLength characters
 	// (DefaultTitleLength if 0) from the first user message with the
 	// agent's model, or the message itself shortened when there is no

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/gohands/gohands/conversation"
-	"github.com/gohands/gohands/conversation/remote"
+	"github.com/gohands/gohands/conversation/open"
 	"github.com/gohands/gohands/workspace"
 	"github.com/gohands/gohands/workspace/docker"
 )
@@ -74,11 +74,13 @@ type dockerEnv struct {
 func (e *dockerEnv) Dir() string { return e.WorkingDir }
 
 func (e *dockerEnv) Start(ctx context.Context, agent conversation.Agent, opts *StartOptions) (conversation.Conversation, error) {
-	o := &remote.Options{}
+	o := &conversation.LocalOptions{}
 	if opts != nil {
 		o.MaxIterations = opts.MaxSteps
 	}
-	return remote.New(ctx, agent, e.AgentServer(), o)
+	// The container's agent server runs it (open.Conversation
+	// opens it there: the workspace has an AgentServer).
+	return open.Conversation(ctx, agent, e.Workspace, o)
 }
 
 // Close gives the store's files, written by the container's user, to this

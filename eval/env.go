@@ -10,6 +10,7 @@ import (
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
+	"github.com/gohands/gohands/conversation/open"
 	"github.com/gohands/gohands/workspace"
 )
 
@@ -73,7 +74,7 @@ func (e *localEnv) Start(ctx context.Context, agent conversation.Agent, opts *St
 	if opts != nil {
 		o.MaxIterations = opts.MaxSteps
 	}
-	return conversation.New(ctx, agent, e.WorkingDir, o)
+	return open.Conversation(ctx, agent, e.Local, o)
 }
 
 func (e *localEnv) Close() error { return removeAll(e.WorkingDir) }

@@ -19,14 +19,13 @@ import (
 	"github.com/gohands/gohands/cmd/gohands/internal/tui"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
-	"github.com/gohands/gohands/conversation/remote"
+	"github.com/gohands/gohands/conversation/open"
 	"github.com/gohands/gohands/conversation/visualizer"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/internal/termtext"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tools/terminal"
-	"github.com/gohands/gohands/workspace"
 )
 
 // transcript writes a run for people: the visualizer's blocks, with the
@@ -313,22 +312,12 @@ func (r *headlessRun) open(ctx context.Context) error {
 		m := event.UserMessage(r.task)
 		opts.FirstMessage, r.sent = &m, true
 	}
-	var err error
-	if f.server != "" {
-		if p.mcp != nil {
-			return usageErr("MCP servers cannot be used with --server: the agent server starts its own")
-		}
-		key, from := r.a.sessionKey(f.sessionKey)
-		r.keyFrom = from
-		ws := &workspace.Remote{Host: f.server, APIKey: key, WorkingDir: p.workDir}
-		r.conv, err = remote.New(ctx, p.agent, ws, &remote.Options{
-			ID: p.id, MaxIterations: f.maxIterations, Secrets: p.sources,
-			ConfirmationPolicy: p.policy, SecurityAnalyzer: p.analyzer,
-			OnEvent: opts.OnEvent, SubscriberBuffer: opts.SubscriberBuffer, Logger: p.logger,
-		})
-	} else {
-		r.conv, err = conversation.New(ctx, p.agent, p.workDir, opts)
+	ws, keyFrom, err := r.a.conversationWorkspace(f, p)
+	if err != nil {
+		return err
 	}
+	r.keyFrom = keyFrom
+	r.conv, err = open.Conversation(ctx, p.agent, ws, opts)
 	if err != nil {
 		if errors.Is(err, conversation.ErrLocked) {
 			return &exitErr{code: exitError, msg: fmt.Sprintf("conversation %s is in use by another process", p.id)}

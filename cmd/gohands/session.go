@@ -13,6 +13,7 @@ import (
 	"github.com/gohands/gohands/cmd/gohands/internal/tui"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
+	"github.com/gohands/gohands/conversation/open"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/secret"
@@ -37,7 +38,7 @@ type session struct {
 	onOutput func(string)
 
 	mu    sync.Mutex
-	conv  *conversation.LocalConversation
+	conv  conversation.Conversation
 	unsub func()
 	// switchTo is a model chosen with /model before the conversation was
 	// opened: it is switched to once it is.
@@ -50,7 +51,7 @@ var _ tui.Backend = (*session)(nil)
 
 // open opens the current conversation if none is: the stored one of
 // p.id, or a new one.
-func (s *session) open() (*conversation.LocalConversation, error) {
+func (s *session) open() (conversation.Conversation, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.conv != nil {
@@ -60,7 +61,11 @@ func (s *session) open() (*conversation.LocalConversation, error) {
 		return nil, errors.New("no model is configured")
 	}
 	p := s.p
-	conv, err := conversation.New(s.ctx, p.agent, p.workDir, &conversation.LocalOptions{
+	ws, _, err := s.a.conversationWorkspace(&s.f, p)
+	if err != nil {
+		return nil, err
+	}
+	conv, err := open.Conversation(s.ctx, p.agent, ws, &conversation.LocalOptions{
 		ID:                 p.id,
 		Backend:            filestore.NewBackend(p.base, nil),
 		MaxIterations:      s.f.maxIterations,
@@ -114,7 +119,7 @@ func (s *session) close() error {
 	return err
 }
 
-func (s *session) current() *conversation.LocalConversation {
+func (s *session) current() conversation.Conversation {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.conv
@@ -140,7 +145,7 @@ func (s *session) Send(ctx context.Context, text string) tui.Outcome {
 }
 
 // run runs the agent until it stops.
-func (s *session) run(ctx context.Context, conv *conversation.LocalConversation) tui.Outcome {
+func (s *session) run(ctx context.Context, conv conversation.Conversation) tui.Outcome {
 	if s.onOutput != nil {
 		ctx = tool.WithOutput(ctx, s.onOutput)
 	}
@@ -156,7 +161,7 @@ func (s *session) run(ctx context.Context, conv *conversation.LocalConversation)
 
 // allowed reports whether the waiting actions are covered by earlier
 // "always" answers.
-func (s *session) allowed(ctx context.Context, conv *conversation.LocalConversation) bool {
+func (s *session) allowed(ctx context.Context, conv conversation.Conversation) bool {
 	actions, err := conv.State().PendingActions()
 	if err != nil {
 		return false
@@ -181,7 +186,7 @@ func (s *session) rate(ctx context.Context, actions []*event.ActionEvent) []even
 // outcome comes after them.
 // The lock is not held while waiting: showing an event may need it
 // (the interface asks for Stats).
-func (s *session) flush(conv *conversation.LocalConversation) {
+func (s *session) flush(conv conversation.Conversation) {
 	s.mu.Lock()
 	unsub := s.unsub
 	if s.conv != conv || unsub == nil {
@@ -198,7 +203,7 @@ func (s *session) flush(conv *conversation.LocalConversation) {
 	}
 }
 
-func (s *session) outcome(ctx context.Context, conv *conversation.LocalConversation, err error) tui.Outcome {
+func (s *session) outcome(ctx context.Context, conv conversation.Conversation, err error) tui.Outcome {
 	o := tui.Outcome{Status: string(conv.Status())}
 	if err != nil {
 		msg := oneLine(err.Error())

@@ -484,3 +484,17 @@ func cmpOr(a, b string) string {
 	}
 	return b
 }
+
+// conversationWorkspace is where the conversation of p runs: on this
+// machine, or, with --server, on that agent server (open.Conversation
+// opens it there); keyFrom says where its session key came from.
+func (a *app) conversationWorkspace(f *runFlags, p *prepared) (ws workspace.Workspace, keyFrom string, err error) {
+	if f.server == "" {
+		return &workspace.Local{WorkingDir: p.workDir}, "", nil
+	}
+	if p.mcp != nil {
+		return nil, "", usageErr("MCP servers cannot be used with --server: the agent server starts its own")
+	}
+	key, from := a.sessionKey(f.sessionKey)
+	return &workspace.Remote{Host: f.server, APIKey: key, WorkingDir: p.workDir}, from, nil
+}

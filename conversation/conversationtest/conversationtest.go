@@ -69,6 +69,7 @@ func Run(t *testing.T, open Open) {
 		{"AskAgent", testAskAgent},
 		{"NavigateAndFork", testNavigateAndFork},
 		{"Title", testTitle},
+		{"CondenseWithoutCondenser", testCondenseWithoutCondenser},
 		{"Goal", testGoal},
 		{"Closed", testClosed},
 	} {
@@ -583,5 +584,18 @@ func testClosed(t *testing.T, open Open) {
 	}
 	if err := c.Close(); err != nil {
 		t.Errorf("a second Close: %v", err)
+	}
+}
+
+// An agent without a condenser acting on requests cannot condense.
+func testCondenseWithoutCondenser(t *testing.T, open Open) {
+	c := start(t, open, newModel(t))
+	turn(t, c, "hello")
+	n := c.State().Events().Len()
+	if err := c.Condense(t.Context()); !errors.Is(err, conversation.ErrCannotCondense) {
+		t.Fatalf("Condense: %v, want ErrCannotCondense", err)
+	}
+	if got := c.State().Events().Len(); got != n {
+		t.Fatalf("the refused condensation added %d events", got-n)
 	}
 }

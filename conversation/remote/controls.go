@@ -94,6 +94,15 @@ func (c *Conversation) GenerateTitle(ctx context.Context, maxLength int) (string
 	return out.Title, nil
 }
 
+// Condense implements conversation.Conversation with the server's
+// condense, and has the condensation delivered before it returns.
+func (c *Conversation) Condense(ctx context.Context) error {
+	if err := c.post(ctx, "/condense", nil, nil); err != nil {
+		return sentinel(err, map[int]error{http.StatusBadRequest: conversation.ErrCannotCondense, http.StatusConflict: conversation.ErrWaitingForConfirmation})
+	}
+	return c.reconcile(ctx)
+}
+
 // RunGoal implements conversation.Conversation with the server's goal
 // loop: it starts it and returns its outcome once it has ended, calling
 // opts.OnStatus with each status the server records. The server's agent

@@ -51,12 +51,14 @@ import (
 	"github.com/gohands/gohands/condenser"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
+	"github.com/gohands/gohands/conversation/open"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/skill"
 	"github.com/gohands/gohands/telemetry"
 	"github.com/gohands/gohands/tool"
+	"github.com/gohands/gohands/workspace"
 )
 
 // Names of the tool set (the spec to ask for) and of its one tool.
@@ -424,7 +426,7 @@ func (m *manager) run(ctx context.Context, caller *agent.Caller, rec *record, de
 	if def.PermissionMode != nil {
 		opts.ConfirmationPolicy = policy(*def.PermissionMode)
 	}
-	child, err := conversation.New(ctx, sub, caller.Session.WorkingDir(), opts)
+	child, err := open.Conversation(ctx, sub, &workspace.Local{WorkingDir: caller.Session.WorkingDir()}, opts)
 	if err != nil {
 		return "", true, err
 	}
@@ -506,7 +508,7 @@ func (m *manager) run(ctx context.Context, caller *agent.Caller, rec *record, de
 
 // runUntilDone runs the sub-conversation, settling confirmations with
 // Options.Confirm, until it stops for another reason.
-func (m *manager) runUntilDone(ctx context.Context, id string, child *conversation.LocalConversation) error {
+func (m *manager) runUntilDone(ctx context.Context, id string, child conversation.Conversation) error {
 	for {
 		if err := child.Run(ctx); err != nil {
 			return err
@@ -617,7 +619,7 @@ func agentContext(workDir, home string, def *Definition) (json.RawMessage, error
 
 // rollUp records the sub-agent's costs in the caller's stats under
 // "task:<id>", replacing the previous figure (it is cumulative).
-func (m *manager) rollUp(caller *agent.Caller, rec *record, child *conversation.LocalConversation, model llm.Model, log *slog.Logger) {
+func (m *manager) rollUp(caller *agent.Caller, rec *record, child conversation.Conversation, model llm.Model, log *slog.Logger) {
 	var total llm.Metrics
 	live, _ := model.(*llm.LLM)
 	for id, mt := range child.State().Fields().Stats.UsageToMetrics {

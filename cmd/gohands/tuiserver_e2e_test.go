@@ -1,0 +1,80 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/remote"
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm/llmtest"
+	"github.com/gohands/gohands/workspace"
+)
+
+// TestTUIServer: the full-screen interface drives a conversation on an
+// agent server (gohands serve's server, in this process) with --server:
+// the streamed answer, a command asked about and run there, a follow-up.
+// The conversation is the server's; nothing is stored here.
+func TestTUIServer(t *testing.T) {
+	t.Parallel()
+	url := startAgentServer(t)
+	e := newE2E(t,
+		llmtest.Reply{Text: "Making it on the server.", ToolCalls: []llmtest.ToolCall{call("call_touch", "terminal", map[string]any{"command": "touch made-on-server; echo touched-it"})}},
+		llmtest.Reply{Text: "Made **the file**."},
+		llmtest.Reply{Text: "Still on the server."},
+	)
+	e.env = append(e.env, "XDG_CONFIG_HOME="+e.home, "SESSION_API_KEY=k")
+	s := startScreen(t, e, "tui-server", "--server", url, "--persistence-dir", e.data, "--llm-config", e.config)
+
+	s.waitFor("Ask gohands", "openai/gpt-4o")
+	s.typeLine("make a file")
+	s.waitFor("› make a file", "Making it on the server.", "The agent wants to run 1 action")
+	s.keys("y")
+	scr := s.waitFor("touched-it", "Made the file.")
+	t.Logf("after the approved command:\n%s", scr)
+	if _, err := os.Stat(filepath.Join(e.work, "made-on-server")); err != nil {
+		t.Errorf("the approved command did not run: %v", err)
+	}
+	s.typeLine("still there?")
+	s.waitFor("Still on the server.")
+	s.typeLine("/exit")
+	if code, stderr := s.exited(); code != "0" {
+		t.Fatalf("exit status %s after /exit; stderr:\n%s", code, stderr)
+	}
+
+	// The server has the conversation, finished, with both messages.
+	ws := &workspace.Remote{Host: url, APIKey: "k", WorkingDir: e.work}
+	infos, err := remote.List(t.Context(), ws)
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("the server's conversations: %+v, %v", infos, err)
+	}
+	if infos[0].ExecutionStatus != conversation.StatusFinished || infos[0].Workspace.WorkingDir != e.work {
+		t.Errorf("the server's conversation %+v", infos[0])
+	}
+	c, err := remote.Attach(t.Context(), ws, infos[0].ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var users []string
+	log := c.State().Events()
+	for i := range log.Len() {
+		e, err := log.Event(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, ok := e.(*event.MessageEvent); ok && m.Source == event.SourceUser {
+			users = append(users, event.TextOf(m.LLMMessage.Content))
+		}
+	}
+	if !slices.Equal(users, []string{"make a file", "still there?"}) {
+		t.Errorf("the server's conversation has the user messages %q", users)
+	}
+	// Nothing stored on this machine.
+	if local, err := listConversations(e.data, func(string, error) {}); err == nil && len(local) != 0 {
+		t.Errorf("stored here too: %+v", local)
+	}
+
+}
