@@ -81,9 +81,7 @@ var sdk = []string{"api/protocol", "event", "tool", "tool/", "llm", "llm/", "con
 // importExceptions are the imports a rule above forbids that exist
 // today, each with the reason it stays.
 var importExceptions = map[string]string{
-	"event -> internal/wire":                   "the codec machinery behind event's API",
-	"agent/acp/acpserver -> tools/tasktracker": "gohands served to an editor over ACP reports the task list it keeps",
-	"agent/acp/acpserver -> tools/fileeditor":  "gohands served to an editor over ACP sends an edit as a diff, read from the file editor's action",
+	"event -> internal/wire": "the codec machinery behind event's API",
 }
 
 // appRoot returns the application a package belongs to ("cmd/gohands"),

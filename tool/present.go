@@ -63,8 +63,8 @@ type ObservationView struct {
 	// Edit, if set, is a file's text before and after the change: shown
 	// as a diff instead of the text.
 	Edit *Edit
-	// Tasks, if any, are a task list: shown as a checklist instead of the
-	// text.
+	// Tasks, if not nil, is a task list (empty when it was emptied):
+	// shown as a checklist instead of the text.
 	Tasks []Task
 }
 
@@ -72,6 +72,21 @@ type ObservationView struct {
 type Edit struct {
 	Path     string
 	Old, New string
+	// Created says the change makes the file (it did not exist).
+	Created bool
+	// Note, if set, qualifies the change: "old_str is not found once in
+	// the file as it is now" (the edit will fail; Old and New are what was
+	// asked).
+	Note string
+}
+
+// An ActionPreviewer is an action that can say, before it runs, what it
+// will change: the question that confirms it shows the change.
+type ActionPreviewer interface {
+	// PreviewAction returns the edit the action would make to the files
+	// as they are now (relative paths are under workDir), or nil when it
+	// changes no file or cannot tell.
+	PreviewAction(workDir string) *Edit
 }
 
 // Task is one entry of a task list.

@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -18,7 +16,7 @@ import (
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/internal/termtext"
 	"github.com/gohands/gohands/security"
-	"github.com/gohands/gohands/tools/fileeditor"
+	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tools/terminal"
 )
 
@@ -286,30 +284,27 @@ func risk(r event.SecurityRisk) string {
 	return string(r)
 }
 
-// maxPreviewRead bounds the file an edit's preview reads.
-const maxPreviewRead = 4 << 20
-
 // actionPreview returns what an action will do, whole, for the question
-// before it runs: an edit's diff against the file as it is now, a long or
-// multi-line command, or long arguments; nil when its one line says it
-// all.
+// before it runs: an edit's diff against the file as it is now
+// (tool.ActionPreviewer), a long or multi-line command, or long
+// arguments; nil when its one line says it all.
 func actionPreview(a *event.ActionEvent, workDir string) []string {
-	var args struct {
-		Command    string  `json:"command"`
-		Path       string  `json:"path"`
-		FileText   *string `json:"file_text"`
-		OldStr     *string `json:"old_str"`
-		NewStr     *string `json:"new_str"`
-		InsertLine *int    `json:"insert_line"`
+	if p, ok := a.Action.(tool.ActionPreviewer); ok {
+		e := p.PreviewAction(workDir)
+		if e == nil {
+			return nil
+		}
+		var out []string
+		if e.Note != "" {
+			out = append(out, "("+termtext.Strip(e.Note)+")")
+		}
+		if e.Created {
+			out = append(out, "new file "+termtext.Strip(e.Path))
+		}
+		return append(out, tui.Diff(e.Old, e.New)...)
 	}
-	if json.Unmarshal([]byte(a.ToolCall.Arguments), &args) != nil {
-		return nil
-	}
-	switch a.ToolName {
-	case fileeditor.Name:
-		return editPreview(args.Command, args.Path, workDir, args.FileText, args.OldStr, args.NewStr, args.InsertLine)
-	case terminal.Name:
-		cmd := termtext.Strip(strings.TrimSpace(args.Command))
+	if v := tool.PresentAction(a); v.Command != nil {
+		cmd := termtext.Strip(strings.TrimSpace(*v.Command))
 		if strings.Contains(cmd, "\n") || len(cmd) > 100 {
 			return strings.Split(cmd, "\n")
 		}
@@ -324,72 +319,6 @@ func actionPreview(a *event.ActionEvent, workDir string) []string {
 	}
 	b, _ := json.MarshalIndent(v, "", "  ")
 	return strings.Split(termtext.Strip(string(b)), "\n")
-}
-
-// editPreview is the diff a file_editor edit would make.
-func editPreview(command, path, workDir string, fileText, oldStr, newStr *string, insertLine *int) []string {
-	if path == "" {
-		return nil
-	}
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(workDir, path)
-	}
-	current, exists := readForPreview(path)
-	switch command {
-	case "create":
-		if fileText == nil {
-			return nil
-		}
-		if !exists {
-			return append([]string{"new file " + termtext.Strip(path)}, tui.Diff("", *fileText)...)
-		}
-		return tui.Diff(current, *fileText)
-	case "str_replace":
-		if oldStr == nil {
-			return nil
-		}
-		n := ""
-		if newStr != nil {
-			n = *newStr
-		}
-		if exists && *oldStr != "" && strings.Count(current, *oldStr) == 1 {
-			return tui.Diff(current, strings.Replace(current, *oldStr, n, 1))
-		}
-		// The edit will fail; show what was asked.
-		return append([]string{"(old_str is not found once in the file as it is now)"}, tui.Diff(*oldStr, n)...)
-	case "insert":
-		if newStr == nil || insertLine == nil || !exists {
-			return nil
-		}
-		lines := strings.SplitAfter(current, "\n")
-		at := min(max(*insertLine, 0), len(lines))
-		ins := *newStr
-		if !strings.HasSuffix(ins, "\n") && at < len(lines) {
-			ins += "\n"
-		}
-		if at > 0 && !strings.HasSuffix(lines[at-1], "\n") {
-			ins = "\n" + ins
-		}
-		return tui.Diff(current, strings.Join(lines[:at], "")+ins+strings.Join(lines[at:], ""))
-	}
-	return nil
-}
-
-// readForPreview reads a regular file, at most maxPreviewRead bytes.
-func readForPreview(path string) (string, bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", false
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return "", false
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxPreviewRead))
-	if err != nil {
-		return "", false
-	}
-	return string(b), true
 }
 
 // subcommandTools are programs whose first operand is a subcommand: an

@@ -13,7 +13,7 @@ func (a Action) PresentAction() tool.ActionView {
 // PresentObservation implements tool.ObservationPresenter: the list as a
 // checklist.
 func (o *Observation) PresentObservation() tool.ObservationView {
-	var v tool.ObservationView
+	v := tool.ObservationView{Tasks: []tool.Task{}}
 	for _, t := range o.TaskList {
 		v.Tasks = append(v.Tasks, tool.Task{Title: t.Title, Status: tool.TaskStatus(t.Status)})
 	}

@@ -17,8 +17,7 @@ import (
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
-	"github.com/gohands/gohands/tools/fileeditor"
-	"github.com/gohands/gohands/tools/tasktracker"
+	"github.com/gohands/gohands/tool"
 )
 
 // maxToolText caps the text of a tool result sent to the client.
@@ -138,17 +137,19 @@ func (ss *session) forward(e event.Event) {
 		ss.update(sdk.StartToolCall(sdk.ToolCallId(e.ToolCallID), title(e),
 			sdk.WithStartKind(kindOf(e.ToolName)), sdk.WithStartStatus("pending"), sdk.WithStartRawInput(input)))
 	case *event.ObservationEvent:
-		switch o := e.Observation.(type) {
+		switch e.Observation.(type) {
 		case *finish.Observation, *think.Observation:
 			return
-		case *tasktracker.Observation:
+		}
+		view := tool.PresentObservation(e.Observation)
+		if view.Tasks != nil { // a task list, maybe emptied
 			var entries []sdk.PlanEntry
-			for _, t := range o.TaskList {
+			for _, t := range view.Tasks {
 				st := sdk.PlanEntryStatus("pending")
 				switch t.Status {
-				case "in_progress":
+				case tool.TaskInProgress:
 					st = "in_progress"
-				case "done":
+				case tool.TaskDone:
 					st = "completed"
 				}
 				entries = append(entries, sdk.PlanEntry{Content: t.Title, Priority: "medium", Status: st})
@@ -161,13 +162,13 @@ func (ss *session) forward(e event.Event) {
 			status = "failed"
 		}
 		// An edit is sent as a diff, which editors show as one.
-		if o, ok := e.Observation.(*fileeditor.Observation); ok && !base.IsError && o.NewContent != nil && o.Path != nil && o.Command != "view" {
+		if ed := view.Edit; ed != nil && !base.IsError && ed.Path != "" {
 			var old []string
-			if o.OldContent != nil && o.PrevExist {
-				old = []string{*o.OldContent}
+			if !ed.Created {
+				old = []string{ed.Old}
 			}
 			ss.update(sdk.UpdateToolCall(sdk.ToolCallId(e.ToolCallID), sdk.WithUpdateStatus(status),
-				sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolDiffContent(*o.Path, *o.NewContent, old...)})))
+				sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolDiffContent(ed.Path, ed.New, old...)})))
 			return
 		}
 		out := event.TextOf(base.Content)
