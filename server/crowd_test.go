@@ -31,7 +31,8 @@ type crowdModel struct {
 	mu       sync.Mutex
 	n        int
 	first    int
-	calls    map[[2]int]int // (conversation, step) -> calls
+	calls    map[[2]int]int    // (conversation, step) -> calls
+	asked    map[int]time.Time // first request of each conversation
 	replied  map[int]time.Time
 	overhead []time.Duration
 }
@@ -55,6 +56,7 @@ func (m *crowdModel) respond(r llmtest.Request) (llmtest.Reply, error) {
 		m.overhead = append(m.overhead, now.Sub(t))
 	}
 	if step == 0 {
+		m.asked[k] = now
 		m.first++
 		if m.first == m.n {
 			close(m.all)
@@ -86,7 +88,7 @@ func TestManyRunsAtOnce(t *testing.T) {
 	if !testenv.Short() {
 		n, latency = 1000, time.Second
 	}
-	m := &crowdModel{steps: steps, latency: latency, n: n, all: make(chan struct{}), calls: map[[2]int]int{}, replied: map[int]time.Time{}}
+	m := &crowdModel{steps: steps, latency: latency, n: n, all: make(chan struct{}), calls: map[[2]int]int{}, asked: map[int]time.Time{}, replied: map[int]time.Time{}}
 	model := llmtest.NewResponder(t, m.respond, &llmtest.ResponderOptions{NoRecord: true})
 	ts := newTestServer(t, &server.Options{MaxConcurrentRuns: n})
 	var base, heap runtime.MemStats
@@ -180,6 +182,14 @@ func TestManyRunsAtOnce(t *testing.T) {
 	if len(m.calls) != n*(steps+1) {
 		t.Errorf("%d steps asked, want %d", len(m.calls), n*(steps+1))
 	}
+	// Fairness: how long each conversation took, from its first request
+	// to its last reply, slowest beside the median (no conversation
+	// starves while others run).
+	var took []time.Duration
+	for k, t0 := range m.asked {
+		took = append(took, m.replied[k].Sub(t0))
+	}
+	slices.Sort(took)
 	slices.Sort(m.overhead)
 	pct := func(q float64) time.Duration {
 		if len(m.overhead) == 0 {
@@ -187,7 +197,8 @@ func TestManyRunsAtOnce(t *testing.T) {
 		}
 		return m.overhead[min(len(m.overhead)-1, int(q*float64(len(m.overhead))))]
 	}
-	t.Logf("%d conversations of %d steps at %s per reply: all finished in %s; the agent's time per step p50 %s, p99 %s (%d samples); live heap and stacks %.0f KB per running conversation",
-		n, steps+1, latency, wall.Round(time.Millisecond), pct(0.5).Round(time.Microsecond), pct(0.99).Round(time.Microsecond), len(m.overhead),
+	t.Logf("%d conversations of %d steps at %s per reply: all finished in %s; each took %s (median), %s (slowest); the agent's time per step p50 %s, p99 %s (%d samples); live heap and stacks %.0f KB per running conversation",
+		n, steps+1, latency, wall.Round(time.Millisecond), took[len(took)/2].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond),
+		pct(0.5).Round(time.Microsecond), pct(0.99).Round(time.Microsecond), len(m.overhead),
 		(float64(heap.HeapAlloc+heap.StackInuse)-float64(base.HeapAlloc+base.StackInuse))/float64(n)/1e3)
 }
