@@ -96,7 +96,7 @@ func (s *Server) routeTable() []*route {
 		{method: "GET", path: "/api/git/diff", summary: "A file before and after its changes", tag: tGit, query: &gitQuery{}, resp: gitDiff{}, errors: []int{400, 422}, h: s.handleGitDiff},
 
 		{method: "GET", path: "/api/tools/", summary: "Registered tool names", tag: "Tools", resp: []string{}, h: s.handleTools},
-	}, append(append(s.controlRoutes(), s.goalRoutes()...), append(s.settingsRoutes(), s.gatewayRoutes()...)...)...)
+	}, append(append(s.controlRoutes(), s.goalRoutes()...), append(append(s.settingsRoutes(), s.gatewayRoutes()...), s.workspaceRoutes()...)...)...)
 }
 
 // buildHandler routes every request.
@@ -111,7 +111,7 @@ func (s *Server) buildHandler() http.Handler {
 		if !rt.public {
 			h = s.requireKey(h)
 		}
-		mux.Handle(rt.method+" "+strings.ReplaceAll(rt.path, "/api/tools/", "/api/tools/{$}"), h)
+		mux.Handle(rt.method+" "+muxPattern(rt.path), h)
 	}
 	mux.HandleFunc("GET /sockets/events/{conversation_id}", s.handleEventSocket)
 	mux.HandleFunc("GET /sockets/bash-events", s.handleBashSocket)
@@ -126,7 +126,7 @@ func (s *Server) buildHandler() http.Handler {
 	methods := http.NewServeMux()
 	allowed := map[string][]string{}
 	for _, rt := range s.routes {
-		p := strings.ReplaceAll(rt.path, "/api/tools/", "/api/tools/{$}")
+		p := muxPattern(rt.path)
 		if _, seen := allowed[p]; !seen {
 			methods.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Allow", strings.Join(allowed[p], ", "))
@@ -191,4 +191,10 @@ func notLiteral(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// muxPattern is the ServeMux pattern of a route's documented path: the
+// tools list is its path alone, and {file_path} takes the rest of the path.
+func muxPattern(path string) string {
+	return strings.NewReplacer("/api/tools/", "/api/tools/{$}", "{file_path}", "{file_path...}").Replace(path)
 }
