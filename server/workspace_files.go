@@ -29,7 +29,7 @@ import (
 // workspace, symbolic links included; a directory serves its index.html.
 
 const (
-	workspaceCookieName = "oh_workspace_session_key"
+	workspaceCookieName  = "oh_workspace_session_key"
 	workspaceCookieScope = "/api/conversations"
 	// workspaceCookieMaxAge is the reference's (browsers clamp it to
 	// about 400 days).
