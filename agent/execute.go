@@ -111,7 +111,7 @@ func (r *runner) run(ctx context.Context, a *event.ActionEvent) (ev event.Event)
 		return r.errorEvent(a, cancelledText, event.AgentActionError)
 	}
 	// Ended after the recovery below has set ev.
-	ctx, span := telemetry.Start(ctx, telemetry.KindToolCall, "execute_tool "+a.ToolName)
+	ctx, span := telemetry.StartOp(ctx, telemetry.KindToolCall, "execute_tool", a.ToolName)
 	if span.Recording() {
 		defer endToolSpan(span, a, &ev)
 	}

@@ -237,7 +237,7 @@ func (l *LLM) completion(ctx context.Context, messages []event.Message, tools []
 		return nil, err
 	}
 
-	ctx, span := telemetry.Start(ctx, telemetry.KindModelCall, "chat "+cfg.Model)
+	ctx, span := telemetry.StartOp(ctx, telemetry.KindModelCall, "chat", cfg.Model)
 	var tr *callTrace
 	if span.Recording() {
 		tr = &callTrace{}

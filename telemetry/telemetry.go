@@ -130,6 +130,18 @@ func Start(ctx context.Context, kind Kind, name string) (context.Context, Span) 
 	return ctx, Span{r}
 }
 
+// StartOp is Start for a span named "op target", as OpenTelemetry names
+// GenAI spans ("chat gpt-4o", "execute_tool terminal"). The name is built
+// only when a tracer is installed: with none, StartOp allocates nothing.
+func StartOp(ctx context.Context, kind Kind, op, target string) (context.Context, Span) {
+	b := global.Load()
+	if b == nil {
+		return ctx, Span{}
+	}
+	ctx, r := b.t.Start(ctx, kind, op+" "+target)
+	return ctx, Span{r}
+}
+
 // Span is a started span, or nothing when tracing is off. Its zero value
 // is valid and does nothing.
 type Span struct{ r Recorder }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gohands/gohands/telemetry"
@@ -33,8 +34,11 @@ func (r rec) End(err error) {
 func TestOffAllocatesNothing(t *testing.T) {
 	telemetry.SetTracer(nil)
 	ctx := context.Background()
+	tool := strings.Repeat("t", 40) // longer than a concatenation's stack buffer
 	allocs := testing.AllocsPerRun(100, func() {
 		c, span := telemetry.Start(ctx, telemetry.KindStep, "agent.step")
+		_, op := telemetry.StartOp(c, telemetry.KindToolCall, "execute_tool", tool)
+		op.End(nil)
 		span.SetString(telemetry.AttrToolName, "x")
 		span.SetInt(telemetry.AttrStep, 1)
 		span.SetFloat(telemetry.AttrCost, 1)

@@ -211,12 +211,6 @@ var kinds = [...]SpanKind{
 
 type spanKey struct{}
 
-// spanContext is what a context carries of its current span.
-type spanContext struct {
-	trace [16]byte
-	span  [8]byte
-}
-
 func (t *tracer) Start(ctx context.Context, kind telemetry.Kind, name string) (context.Context, telemetry.Recorder) {
 	s := &span{t: t}
 	d := &s.d
@@ -224,8 +218,10 @@ func (t *tracer) Start(ctx context.Context, kind telemetry.Kind, name string) (c
 	if int(kind) < len(kinds) && kinds[kind] != 0 {
 		d.Kind = kinds[kind]
 	}
-	if parent, ok := ctx.Value(spanKey{}).(spanContext); ok {
-		d.TraceID, d.ParentSpanID = parent.trace, parent.span
+	if parent, ok := ctx.Value(spanKey{}).(*span); ok {
+		// A span's ids are set here and never change: children read
+		// them without its lock.
+		d.TraceID, d.ParentSpanID = parent.d.TraceID, parent.d.SpanID
 	} else if rp, ok := telemetry.RemoteParent(ctx); ok {
 		d.TraceID, d.ParentSpanID, d.RemoteParent = rp.TraceID, rp.SpanID, true
 	} else {
@@ -233,8 +229,10 @@ func (t *tracer) Start(ctx context.Context, kind telemetry.Kind, name string) (c
 		putUint64(d.TraceID[8:], rand.Uint64()|1) // never all zero
 	}
 	putUint64(d.SpanID[:], rand.Uint64()|1)
-	d.Attrs = append(make([]Attr, 0, 8), Attr{Key: "gohands.span.kind", Str: kind.String()})
-	return context.WithValue(ctx, spanKey{}, spanContext{d.TraceID, d.SpanID}), s
+	// The attributes start in the span's own array: one allocation per
+	// span but for a model call's (14 attributes).
+	d.Attrs = append(s.attrs[:0], Attr{Key: "gohands.span.kind", Str: kind.String()})
+	return context.WithValue(ctx, spanKey{}, s), s
 }
 
 func putUint64(b []byte, v uint64) {
@@ -249,6 +247,7 @@ type span struct {
 	mu    sync.Mutex
 	d     SpanData
 	ended bool
+	attrs [8]Attr
 }
 
 // set sets a, replacing an attribute of the same key, as OpenTelemetry

@@ -473,7 +473,7 @@ func (m *manager) run(ctx context.Context, caller *agent.Caller, rec *record, de
 	if err := child.SendMessage(ctx, event.UserMessage(a.Prompt)); err != nil {
 		return "", true, err
 	}
-	sctx, span := telemetry.Start(ctx, telemetry.KindSubAgent, "invoke_agent "+a.SubagentType)
+	sctx, span := telemetry.StartOp(ctx, telemetry.KindSubAgent, "invoke_agent", a.SubagentType)
 	err = m.runUntilDone(sctx, rec.id, child)
 	if span.Recording() {
 		span.SetString(telemetry.AttrOperation, "invoke_agent")

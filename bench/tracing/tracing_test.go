@@ -1,0 +1,178 @@
+//go:build unix
+
+// Package tracing measures what tracing costs the agent loop: the same
+// 200-step scripted run with no tracer, with spans exported by
+// telemetry/oteltrace, and with /metrics' recorder next to it.
+//
+//	go test -run '^$' -bench Run200 -benchtime 20x -count 5 ./bench/tracing/
+//	go test -run '^$' -bench StepSpans -benchtime 100000x -count 5 ./bench/tracing/
+package tracing
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gohands/gohands/agent"
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/llm/llmtest"
+	"github.com/gohands/gohands/telemetry"
+	"github.com/gohands/gohands/telemetry/oteltrace"
+	"github.com/gohands/gohands/telemetry/prom"
+)
+
+const steps = 200
+
+// BenchmarkRun200 runs a 200-step job (an in-process scripted model
+// asking for the think tool at each step, events persisted to files) per
+// op. Sub-benchmarks: "off" installs no tracer; "trace" exports every
+// span (run, steps, model and tool calls: 601 per run) in batches over
+// OTLP/HTTP protobuf to a loopback receiver in the process; "trace+metrics"
+// adds the Prometheus recorder gohands serve installs. It reports the
+// process's CPU time and the allocations per step; compare "off" with the
+// others for the cost of tracing.
+func BenchmarkRun200(b *testing.B) {
+	for _, mode := range []string{"off", "trace", "trace+metrics"} {
+		b.Run(mode, func(b *testing.B) {
+			if mode != "off" {
+				// An OTLP/HTTP receiver that reads and drops: the
+				// receiver's work is small next to the exporter's
+				// (one request per 512 spans).
+				rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+				defer rcv.Close()
+				b.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", rcv.URL+"/v1/traces")
+				b.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+				p, err := oteltrace.Setup(context.Background(), nil)
+				if err != nil || p == nil {
+					b.Fatal(p, err)
+				}
+				defer p.Shutdown(context.Background())
+				if mode == "trace+metrics" {
+					prev := telemetry.SetTracer(nil)
+					telemetry.SetTracer(telemetry.Multi(prev, prom.New()))
+				}
+			} else if telemetry.Enabled() {
+				b.Fatal("a tracer is installed")
+			}
+			run(b)
+		})
+	}
+}
+
+func run(b *testing.B) {
+	ctx := context.Background()
+	var cpu time.Duration
+	var mallocs uint64
+	var ms runtime.MemStats
+	b.ReportAllocs()
+	for range b.N {
+		b.StopTimer()
+		replies := make([]llmtest.Reply, 0, steps)
+		for i := range steps - 1 {
+			replies = append(replies, llmtest.Reply{ToolCalls: []llmtest.ToolCall{
+				{Name: "think", Arguments: fmt.Sprintf(`{"thought":"step %d: look at the next file"}`, i)},
+			}})
+		}
+		replies = append(replies, llmtest.Reply{Text: "Done."})
+		cfg := llm.DefaultConfig("openai/gpt-4o")
+		l, err := llm.New(cfg, &llm.Options{Provider: llmtest.NewProvider(b, replies...)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		a := agent.New(cfg, nil, &agent.Options{Model: l})
+		c, err := conversation.New(ctx, a, b.TempDir(), &conversation.LocalOptions{
+			MaxIterations: steps + 1, Backend: filestore.NewBackend(b.TempDir(), nil),
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := c.SendMessage(ctx, event.UserMessage("Think it through.")); err != nil {
+			b.Fatal(err)
+		}
+		runtime.ReadMemStats(&ms)
+		m0, c0 := ms.Mallocs, cpuTime()
+		b.StartTimer()
+		if err := c.Run(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		cpu += cpuTime() - c0
+		runtime.ReadMemStats(&ms)
+		mallocs += ms.Mallocs - m0
+		if c.Status() != conversation.StatusFinished {
+			b.Fatalf("status %s", c.Status())
+		}
+		c.Close()
+		b.StartTimer()
+	}
+	n := float64(b.N * steps)
+	b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/step")
+	b.ReportMetric(float64(mallocs)/n, "allocs/step")
+}
+
+// cpuTime is the user and system CPU time of the process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkStepSpans is the tracing work of one step alone, as the agent
+// loop does it with tracing on: a step span, a model call span with its
+// 14 attributes and a tool call span with 5, exported over OTLP/HTTP
+// protobuf as in BenchmarkRun200/trace. Its cpu-ns/op next to
+// BenchmarkRun200/off's cpu-ns/step is tracing's share of a step, measured
+// without the whole run's variance.
+func BenchmarkStepSpans(b *testing.B) {
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	defer rcv.Close()
+	b.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", rcv.URL+"/v1/traces")
+	b.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+	// Spans come faster than in any run: a queue long enough that none
+	// is dropped, so that every one is encoded and sent.
+	b.Setenv("OTEL_BSP_MAX_QUEUE_SIZE", "4000000")
+	p, err := oteltrace.Setup(context.Background(), nil)
+	if err != nil || p == nil {
+		b.Fatal(p, err)
+	}
+	ctx, run := telemetry.Start(context.Background(), telemetry.KindRun, "conversation.run")
+	b.ReportAllocs()
+	c0 := cpuTime()
+	for i := 0; b.Loop(); i++ {
+		sctx, step := telemetry.Start(ctx, telemetry.KindStep, "agent.step")
+		step.SetInt(telemetry.AttrStep, int64(i))
+		_, chat := telemetry.StartOp(sctx, telemetry.KindModelCall, "chat", "gpt-4o")
+		for _, k := range []string{telemetry.AttrOperation, telemetry.AttrSystem, telemetry.AttrRequestModel, telemetry.AttrConversationID, telemetry.AttrResponseModel, telemetry.AttrResponseID} {
+			chat.SetString(k, "0123456789abcdef")
+		}
+		for _, k := range []string{telemetry.AttrInputTokens, telemetry.AttrOutputTokens, telemetry.AttrCacheRead, telemetry.AttrCacheWrite, telemetry.AttrReasoning, telemetry.AttrRetries} {
+			chat.SetInt(k, 1234)
+		}
+		chat.SetFloat(telemetry.AttrCost, 0.0123)
+		chat.End(nil)
+		_, tool := telemetry.StartOp(sctx, telemetry.KindToolCall, "execute_tool", "think")
+		tool.SetString(telemetry.AttrOperation, "execute_tool")
+		tool.SetString(telemetry.AttrToolName, "think")
+		tool.SetString(telemetry.AttrToolCallID, "call_0123456789")
+		tool.SetInt(telemetry.AttrExitCode, 0)
+		tool.End(nil)
+		step.End(nil)
+	}
+	run.End(nil)
+	// The export of what is queued counts too.
+	if err := p.Shutdown(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
