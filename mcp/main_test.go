@@ -144,7 +144,8 @@ func startHTTPServerOn(t testing.TB, mode string, port int) (url string, kill fu
 	}
 	t.Cleanup(kill)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	deadline := time.Now().Add(20 * time.Second)
+	// A hang guard: node takes seconds to start on a loaded machine.
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
@@ -157,6 +158,7 @@ func startHTTPServerOn(t testing.TB, mode string, port int) (url string, kill fu
 		default:
 		}
 		if time.Now().After(deadline) {
+			kill() // the logs are read once their writer has stopped
 			t.Fatalf("server-everything %s did not listen on %s: %s", mode, addr, logs.String())
 		}
 		time.Sleep(50 * time.Millisecond)

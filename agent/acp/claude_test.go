@@ -26,8 +26,10 @@ func claudeAgent(t *testing.T, llm *llmtest.Server) *acp.Agent {
 	for k, v := range claude.Env {
 		a.Env[k] = secret.New(v)
 	}
-	a.StartupTimeout = 60
-	a.PromptTimeout = 60
+	// Hang guards: node starts the adapter in seconds when idle, and in
+	// more than a minute at load 50.
+	a.StartupTimeout = 300
+	a.PromptTimeout = 300
 	return a
 }
 
