@@ -312,7 +312,7 @@ func (r *headlessRun) open(ctx context.Context) error {
 		m := event.UserMessage(r.task)
 		opts.FirstMessage, r.sent = &m, true
 	}
-	ws, keyFrom, err := r.a.conversationWorkspace(f, p)
+	ws, keyFrom, err := r.a.conversationWorkspace(ctx, f, p)
 	if err != nil {
 		return err
 	}

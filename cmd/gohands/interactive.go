@@ -20,6 +20,7 @@ import (
 	"github.com/gohands/gohands/conversation/visualizer"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/tools/preset"
+	"github.com/gohands/gohands/workspace/docker"
 )
 
 // interactiveFlags are the root command's own flags.
@@ -88,6 +89,8 @@ func (a *app) interactive(root *cobra.Command) {
 	fl.BoolVar(&f.browser, "browser", false, "give the agent a web browser (headless Chromium)")
 	fl.StringVar(&f.server, "server", "", "run the agent on the agent server at this `URL` (gohands serve or the reference's); --workspace is then a directory on that server")
 	fl.StringVar(&f.sessionKey, "session-key", "", "the agent server's session `key` (default $SESSION_API_KEY)")
+	fl.StringVar(&f.sandbox, "sandbox", "", "run the agent in a sandbox: `docker` starts the agent server of a fresh container of the gohands image (scripts/image.sh) with the workspace mounted, on this machine's network; the conversation lives in the container")
+	fl.StringVar(&f.sandboxImage, "image", "", "with --sandbox docker: the `image` (default $GOHANDS_IMAGE or "+docker.DefaultImage+")")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log diagnostics")
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -39,6 +40,7 @@ type session struct {
 
 	mu    sync.Mutex
 	conv  conversation.Conversation
+	ws    io.Closer // the conversation's workspace (a sandbox's container), if it needs closing
 	unsub func()
 	// switchTo is a model chosen with /model before the conversation was
 	// opened: it is switched to once it is.
@@ -61,10 +63,17 @@ func (s *session) open() (conversation.Conversation, error) {
 		return nil, errors.New("no model is configured")
 	}
 	p := s.p
-	ws, _, err := s.a.conversationWorkspace(&s.f, p)
+	ws, _, err := s.a.conversationWorkspace(s.ctx, &s.f, p)
 	if err != nil {
 		return nil, err
 	}
+	// A sandbox's container goes with its conversation.
+	wsCloser, _ := ws.(io.Closer)
+	defer func() {
+		if s.conv == nil && wsCloser != nil {
+			wsCloser.Close()
+		}
+	}()
 	conv, err := open.Conversation(s.ctx, p.agent, ws, &conversation.LocalOptions{
 		ID:                 p.id,
 		Backend:            filestore.NewBackend(p.base, nil),
@@ -97,7 +106,7 @@ func (s *session) open() (conversation.Conversation, error) {
 	if s.onEvent != nil {
 		s.unsub = conv.Subscribe(s.onEvent)
 	}
-	s.conv = conv
+	s.conv, s.ws = conv, wsCloser
 	return conv, nil
 }
 
@@ -108,13 +117,16 @@ func (s *session) close() error {
 	if s.conv == nil {
 		return nil
 	}
-	conv, unsub := s.conv, s.unsub
-	s.conv, s.unsub = nil, nil
+	conv, unsub, ws := s.conv, s.unsub, s.ws
+	s.conv, s.unsub, s.ws = nil, nil, nil
 	s.mu.Unlock()
 	if unsub != nil {
 		unsub()
 	}
 	err := conv.Close()
+	if ws != nil {
+		err = errors.Join(err, ws.Close())
+	}
 	s.mu.Lock()
 	return err
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/tools/preset"
 	"github.com/gohands/gohands/workspace"
+	"github.com/gohands/gohands/workspace/docker"
 
 	"golang.org/x/sys/unix"
 )
@@ -486,15 +487,41 @@ func cmpOr(a, b string) string {
 }
 
 // conversationWorkspace is where the conversation of p runs: on this
-// machine, or, with --server, on that agent server (open.Conversation
-// opens it there); keyFrom says where its session key came from.
-func (a *app) conversationWorkspace(f *runFlags, p *prepared) (ws workspace.Workspace, keyFrom string, err error) {
-	if f.server == "" {
+// machine; with --server, on that agent server; with --sandbox docker,
+// on the agent server of a new container of the gohands image, with the
+// workspace mounted at its own path and this machine's network (what
+// --sandbox docker of the interactive mode means). open.Conversation
+// opens the conversation there. keyFrom says where a server's session key
+// came from. Closing ws removes the container.
+func (a *app) conversationWorkspace(ctx context.Context, f *runFlags, p *prepared) (ws workspace.Workspace, keyFrom string, err error) {
+	switch {
+	case f.server != "" && f.sandbox != "":
+		return nil, "", usageErr("--server and --sandbox cannot be used together")
+	case f.server == "" && f.sandbox == "":
 		return &workspace.Local{WorkingDir: p.workDir}, "", nil
+	case p.mcp != nil:
+		return nil, "", usageErr("MCP servers cannot be used with --server or --sandbox: the agent server starts its own")
+	case f.server != "":
+		key, from := a.sessionKey(f.sessionKey)
+		return &workspace.Remote{Host: f.server, APIKey: key, WorkingDir: p.workDir}, from, nil
+	case f.sandbox != "docker":
+		return nil, "", usageErr("--sandbox %q: the only sandbox is docker", f.sandbox)
 	}
-	if p.mcp != nil {
-		return nil, "", usageErr("MCP servers cannot be used with --server: the agent server starts its own")
+	o := &docker.Options{
+		Image:      f.sandboxImage,
+		WorkingDir: p.workDir,
+		Volumes:    []string{p.workDir + ":" + p.workDir},
+		Network:    "host", // a model server on 127.0.0.1 stays reachable as it is
+		// The conversation lives in the container, apart from this
+		// machine's store.
+		Env: map[string]string{"OH_CONVERSATIONS_PATH": "/tmp/gohands/conversations", "OH_BASH_EVENTS_DIR": "/tmp/gohands/bash_events"},
 	}
-	key, from := a.sessionKey(f.sessionKey)
-	return &workspace.Remote{Host: f.server, APIKey: key, WorkingDir: p.workDir}, from, nil
+	if uid := os.Getuid(); uid > 0 {
+		o.User = fmt.Sprintf("%d:%d", uid, os.Getgid()) // files in the workspace stay the user's
+	}
+	dw, err := docker.New(ctx, o)
+	if err != nil {
+		return nil, "", &exitErr{code: exitError, msg: fmt.Sprintf("sandbox: %v", err)}
+	}
+	return dw, "", nil
 }

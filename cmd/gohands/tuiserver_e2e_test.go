@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 
 	"github.com/gohands/gohands/conversation"
@@ -11,6 +12,7 @@ import (
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm/llmtest"
 	"github.com/gohands/gohands/workspace"
+	"github.com/gohands/gohands/workspace/docker/dockertest"
 )
 
 // TestTUIServer: the full-screen interface drives a conversation on an
@@ -77,4 +79,39 @@ func TestTUIServer(t *testing.T) {
 		t.Errorf("stored here too: %+v", local)
 	}
 
+}
+
+// TestTUISandboxDocker: with --sandbox docker the full-screen interface
+// runs the agent on the agent server of a new container of the gohands
+// image, the workspace mounted at its own path: the confirmed command runs
+// there and its file appears here, the user's.
+func TestTUISandboxDocker(t *testing.T) {
+	t.Parallel()
+	o := dockertest.Options(t)
+	e := newE2E(t,
+		llmtest.Reply{Text: "Making it in the sandbox.", ToolCalls: []llmtest.ToolCall{call("call_touch", "terminal", map[string]any{"command": "touch made-in-sandbox; test -f /.dockerenv && echo inside-a-container"})}},
+		llmtest.Reply{Text: "Made it in **the sandbox**."},
+	)
+	e.env = append(e.env, "XDG_CONFIG_HOME="+e.home)
+	s := startScreen(t, e, "tui-sandbox", "--sandbox", "docker", "--image", o.Image, "--persistence-dir", e.data, "--llm-config", e.config)
+	s.waitFor("Ask gohands")
+	s.typeLine("make a file")
+	s.waitFor("› make a file", "Making it in the sandbox.", "The agent wants to run 1 action")
+	s.keys("y")
+	scr := s.waitFor("inside-a-container", "Made it in the sandbox.")
+	t.Logf("after the approved command:\n%s", scr)
+	fi, err := os.Stat(filepath.Join(e.work, "made-in-sandbox"))
+	if err != nil {
+		t.Fatalf("the approved command's file is not in the workspace: %v", err)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		t.Errorf("the file is owned by uid %d, not %d", st.Uid, os.Getuid())
+	}
+	s.typeLine("/exit")
+	if code, stderr := s.exited(); code != "0" {
+		t.Fatalf("exit status %s after /exit; stderr:\n%s", code, stderr)
+	}
+	if local, err := listConversations(e.data, func(string, error) {}); err == nil && len(local) != 0 {
+		t.Errorf("stored here too: %+v", local)
+	}
 }
