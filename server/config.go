@@ -34,6 +34,7 @@ type fileConfig struct {
 	PreviousSecretKeys         []string      `json:"previous_secret_keys"`
 	AllowCORSOrigins           []string      `json:"allow_cors_origins"`
 	AllowCORSOriginRegex       *string       `json:"allow_cors_origin_regex"`
+	DeferredInit               bool          `json:"deferred_init"`
 	ConversationIdleTTLSeconds *float64      `json:"conversation_idle_ttl_seconds"`
 	idleTTLNull                bool
 }
@@ -56,6 +57,7 @@ type fileConfig struct {
 //	OH_ALLOW_CORS_ORIGINS            browser origins allowed (a JSON list,
 //	                                 or _0, _1, ...)
 //	OH_ALLOW_CORS_ORIGIN_REGEX       a pattern of more allowed origins
+//	OH_DEFERRED_INIT                 start dormant until POST /api/init
 //	OH_CONVERSATION_IDLE_TTL_SECONDS idle seconds before release ("null": never)
 //	OH_WEBHOOKS_0_BASE_URL, ...      webhooks (also _HEADERS as JSON,
 //	                                 _EVENT_BUFFER_SIZE, _FLUSH_DELAY,
@@ -110,6 +112,14 @@ func LoadConfig(path string, getenv func(string) string) (*Options, error) {
 		if l != nil {
 			*dst = l
 		}
+	}
+	o.DeferredInit = fc.DeferredInit
+	if v := getenv("OH_DEFERRED_INIT"); v != "" {
+		b, ok := parseBool(v)
+		if !ok {
+			return nil, fmt.Errorf("OH_DEFERRED_INIT=%q: want true or false", v)
+		}
+		o.DeferredInit = b
 	}
 	if v := getenv("OH_ALLOW_CORS_ORIGIN_REGEX"); v != "" {
 		o.AllowCORSOriginRegex = v

@@ -119,6 +119,8 @@ func (s *Server) buildHandler() http.Handler {
 	mux.HandleFunc("GET /openapi.json", s.handleOpenAPI)
 	mux.HandleFunc("GET /docs", s.handleDocs)
 	mux.HandleFunc("GET /redoc", s.handleRedoc)
+	mux.HandleFunc("GET /api/init", s.handleInitNotDeferred)
+	mux.HandleFunc("POST /api/init", s.handleInitNotDeferred)
 	mux.HandleFunc("GET "+apidocs.Prefix, apidocs.ServeAsset)
 	mux.HandleFunc("GET /{$}", s.handleServerInfo)
 	// A known path asked with a method it does not serve answers 405 with

@@ -71,6 +71,9 @@ type Options struct {
 	// more. Loopback origins are allowed too, as in the reference.
 	AllowCORSOrigins     []string
 	AllowCORSOriginRegex string
+	// DeferredInit asks the program to start dormant (NewDeferred) until
+	// POST /api/init brings the rest of the configuration; New ignores it.
+	DeferredInit bool
 	// MaxConcurrentRuns bounds the conversations running at once; a run
 	// beyond it is refused with 429.
 	MaxConcurrentRuns int

@@ -194,7 +194,11 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 	}
 	switch f.runtime {
 	case "local":
-		srv, err = server.New(opts)
+		if opts.DeferredInit {
+			srv = server.NewDeferred(opts)
+		} else {
+			srv, err = server.New(opts)
+		}
 	case "docker":
 		srv, err = newSandboxServer(&f.sandbox, opts)
 	default:
