@@ -69,6 +69,7 @@ func Run(t *testing.T, open Open) {
 		{"AskAgent", testAskAgent},
 		{"NavigateAndFork", testNavigateAndFork},
 		{"Title", testTitle},
+		{"SwitchLLM", testSwitchLLM},
 		{"CondenseWithoutCondenser", testCondenseWithoutCondenser},
 		{"Goal", testGoal},
 		{"Closed", testClosed},
@@ -597,5 +598,31 @@ func testCondenseWithoutCondenser(t *testing.T, open Open) {
 	}
 	if got := c.State().Events().Len(); got != n {
 		t.Fatalf("the refused condensation added %d events", got-n)
+	}
+}
+
+// A model switched to answers from the next run on, its usage counted
+// under its own usage id; an unknown profile is llm.ErrNoProfile.
+func testSwitchLLM(t *testing.T, open Open) {
+	m := newModel(t)
+	s := m.setup(t)
+	c := open(t, s)
+	t.Cleanup(func() { c.Close() })
+	turn(t, c, "before")
+	cfg := s.LLM
+	cfg.UsageID = "switched"
+	if err := c.SwitchLLM(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	turn(t, c, "after")
+	eventually(t, "the switched model's metrics", func() bool {
+		sm := c.State().Fields().Stats.UsageToMetrics["switched"]
+		return sm != nil && sm.AccumulatedTokenUsage != nil && sm.AccumulatedTokenUsage.PromptTokens == usage.PromptTokens
+	})
+	if am := c.State().Fields().Stats.UsageToMetrics["agent"]; am == nil || am.AccumulatedTokenUsage == nil || am.AccumulatedTokenUsage.PromptTokens != usage.PromptTokens {
+		t.Fatalf("the first model's metrics %+v", am)
+	}
+	if err := c.SwitchProfile(t.Context(), "no-such-profile"); !errors.Is(err, llm.ErrNoProfile) {
+		t.Fatalf("SwitchProfile to an unknown profile: %v, want llm.ErrNoProfile", err)
 	}
 }
