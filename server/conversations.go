@@ -117,6 +117,9 @@ func (s *Server) start(ctx context.Context, req *startRequest, obs *observabilit
 	if s.closing.Load() {
 		return nil, errShuttingDown
 	}
+	if err := s.checkUnimplemented(req); err != nil {
+		return nil, err
+	}
 	ag, err := decodeAgent(req)
 	if err != nil {
 		return nil, err
@@ -235,6 +238,7 @@ func (s *Server) start(ctx context.Context, req *startRequest, obs *observabilit
 		HookConfig: opts.HookConfig, Tags: orEmpty(req.Tags), UserID: req.UserID,
 		ObservabilitySpanName: "conversation", ObservabilityMetadata: json.RawMessage("{}"), ObservabilityTags: json.RawMessage("[]"),
 		Autotitle:                         req.Autotitle == nil || *req.Autotitle,
+		TitleLLMProfile:                   req.TitleLLMProfile,
 		RequiredRuntimeCredentialBindings: []string{},
 		ID:                                hexid, CreatedAt: now, UpdatedAt: now,
 	}
@@ -1069,4 +1073,34 @@ func (s *Server) handleCondense(in *request[none, none]) (any, error) {
 		return nil, &internalError{err}
 	}
 	return ok, nil
+}
+
+// checkUnimplemented refuses a start request that sets a field of the
+// reference 1.58.2 this server does not implement to anything but its
+// default (the OpenHands app sends them all, with their defaults).
+func (s *Server) checkUnimplemented(req *startRequest) error {
+	set := func(raw json.RawMessage) bool {
+		t := bytes.TrimSpace(raw)
+		return len(t) > 0 && !bytes.Equal(t, []byte("null")) && !bytes.Equal(t, []byte("[]")) && !bytes.Equal(t, []byte("{}"))
+	}
+	refuse := func(field, why string) error {
+		return &invalidError{loc: []any{"body", field}, typ: "value_error", msg: field + ": " + why}
+	}
+	switch {
+	case req.Worktree != nil && *req.Worktree, set(req.WorktreeOptions):
+		return refuse("worktree", "a git worktree per conversation is not supported by this server; start without it (the agent then works in workspace.working_dir)")
+	case len(req.AgentDefinitions) > 0:
+		return refuse("agent_definitions", "sub-agent definitions on the start request are not supported by this server")
+	case set(req.Plugins):
+		return refuse("plugins", "plugins are not supported by this server")
+	case set(req.AgentLaunchAdditions):
+		return refuse("agent_launch_additions", "not supported by this server")
+	case req.Prompt != nil:
+		return refuse("prompt", "not supported by this server; send initial_message")
+	case set(req.Container):
+		return refuse("container", "per-conversation container options are not supported by this server")
+	case req.ConversationRuntime != nil && *req.ConversationRuntime != "local":
+		return refuse("conversation_runtime", fmt.Sprintf("%q: this server runs each conversation where it runs (\"local\"); gohands serve --runtime docker gives each its own container", *req.ConversationRuntime))
+	}
+	return nil
 }

@@ -32,6 +32,22 @@ type StartRequest struct {
 	ObservabilityTags              json.RawMessage `json:"observability_tags,omitempty"`
 	ObservabilitySpanName          *string         `json:"observability_span_name,omitempty"`
 	ObservabilityParentSpanContext *string         `json:"observability_parent_span_context,omitempty"`
+
+	// TitleLLMProfile names the profile (of the server's llm_profiles)
+	// that titles the conversation.
+	TitleLLMProfile *string `json:"title_llm_profile,omitempty"`
+
+	// The reference 1.58.2's fields this server does not implement yet. A
+	// request that sets one to anything but its default is refused with a
+	// 422 naming it, never silently run without it.
+	Worktree             *bool             `json:"worktree,omitempty"`
+	WorktreeOptions      json.RawMessage   `json:"worktree_options,omitempty"`
+	AgentDefinitions     []json.RawMessage `json:"agent_definitions,omitempty"`
+	Plugins              json.RawMessage   `json:"plugins,omitempty"`
+	AgentLaunchAdditions json.RawMessage   `json:"agent_launch_additions,omitempty"`
+	Prompt               *string           `json:"prompt,omitempty"`
+	ConversationRuntime  *string           `json:"conversation_runtime,omitempty"`
+	Container            json.RawMessage   `json:"container,omitempty"`
 }
 
 // InitialMessage is the first user message of a new conversation.
