@@ -30,6 +30,11 @@ const riskPrompt = `
 
 Rate every action's security_risk: LOW for reading and harmless changes inside the workspace, MEDIUM for changes that are hard to undo or reach outside the workspace, HIGH for destructive or dangerous actions (deleting data, sending secrets or data elsewhere, changing the system).`
 
+// memoryPrompt is added when the agent context sets load_memory.
+const memoryPrompt = `
+
+You keep notes across sessions in two places: .openhands/memory/ in the workspace for this project, and ~/.openhands/memory/ ($OH_PERSISTENCE_DIR/memory/ when that is set) for what holds everywhere. In each, MEMORY.md is a short index of lasting facts that is shown to you at the start of every session, so keep it brief and append to it; dated logs (YYYY-MM-DD.md) hold working notes that you read only when needed. Before you finish a task, note what is worth keeping (create the files if needed). Instructions for every agent still belong in AGENTS.md.`
+
 // dynamicContext is the part of the prompt that depends on where and when
 // the conversation starts; it is computed once, when the conversation is
 // initialised.

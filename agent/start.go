@@ -162,6 +162,14 @@ func (r *runner) initSkills() error {
 	for _, w := range ac.LoadSkills(r.sess.WorkingDir(), home) {
 		r.sess.Logger().Warn("agent: skill not loaded", "path", w.Path, "err", w.Err)
 	}
+	if ac.LoadMemory {
+		// A memory index that cannot be read is left out, as a missing one.
+		text, warns := skill.LoadMemory(r.sess.WorkingDir(), skill.PersistenceDir(home), 0)
+		for _, w := range warns {
+			r.sess.Logger().Warn("agent: memory not loaded", "path", w.Path, "err", w.Err)
+		}
+		ac.MemoryContext = text
+	}
 	r.skills = &ac
 	log := r.sess.State().Events()
 	for i := range log.Len() {
@@ -273,6 +281,9 @@ func (r *runner) initState() error {
 				prompt += riskPrompt
 				break
 			}
+		}
+		if r.skills != nil && r.skills.LoadMemory {
+			prompt += memoryPrompt
 		}
 	}
 	defs := make([]event.ToolDefinition, 0, len(r.tools))

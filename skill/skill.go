@@ -237,6 +237,10 @@ type AgentContext struct {
 	// CurrentDatetime is the date and time shown to the model, as text
 	// ("2026-01-02T03:04"); "" for none.
 	CurrentDatetime string `json:"current_datetime" wire:"nullempty"`
+	// MemoryContext is the memory text read at start when LoadMemory is
+	// set (see LoadMemory); like the reference's memory_context it is
+	// never serialised, since it is re-read from disk.
+	MemoryContext string `json:"-"`
 }
 
 // DefaultMarketplacePath is the reference's default marketplace file.
@@ -253,8 +257,8 @@ func (c AgentContext) MarshalJSON() ([]byte, error) {
 	return event.MarshalJSON(p)
 }
 
-// UnmarshalJSON reads the reference's form. Fields this type does not hold
-// (memory_context) are ignored. Duplicate skill names are an error, as in
+// UnmarshalJSON reads the reference's form. A memory_context in it is
+// ignored: memory is read from disk. Duplicate skill names are an error, as in
 // the reference.
 func (c *AgentContext) UnmarshalJSON(data []byte) error {
 	type plain AgentContext
