@@ -87,12 +87,13 @@ type bashService struct {
 	log *slog.Logger
 	dir string
 
-	mu     sync.Mutex
-	events []*bashEvent
-	subs   []*subscriber
-	wg     sync.WaitGroup
-	ctx    context.Context
-	cancel context.CancelFunc
+	mu      sync.Mutex
+	events  []*bashEvent
+	subs    []*subscriber
+	running map[string]context.CancelCauseFunc // by command id, to stop one
+	wg      sync.WaitGroup
+	ctx     context.Context
+	cancel  context.CancelFunc
 }
 
 func newBashService(dir string, log *slog.Logger) *bashService {
@@ -128,19 +129,34 @@ func (b *bashService) start(req *bashRequest, defaultCwd string) (*bashEvent, <-
 		timeout = *req.Timeout
 	}
 	cmd := &bashEvent{ID: hexUUID(), Timestamp: utcNow(), Command: req.Command, Cwd: req.Cwd, Timeout: timeout, Kind: "BashCommand"}
+	// Registered before the command is announced, so a stop that follows
+	// the answer finds it.
+	ctx, stop := context.WithCancelCause(b.ctx)
+	b.mu.Lock()
+	if b.running == nil {
+		b.running = map[string]context.CancelCauseFunc{}
+	}
+	b.running[cmd.ID] = stop
+	b.mu.Unlock()
 	b.add(cmd)
 	done := make(chan struct{})
 	b.wg.Go(func() {
 		defer close(done)
-		b.execute(cmd, defaultCwd)
+		defer func() {
+			b.mu.Lock()
+			delete(b.running, cmd.ID)
+			b.mu.Unlock()
+			stop(nil)
+		}()
+		b.execute(ctx, cmd, defaultCwd)
 	})
 	return cmd, done
 }
 
 // execute runs cmd with /bin/sh in its own process group, emitting
 // BashOutput chunks and a last one with the exit code (-1 on timeout).
-func (b *bashService) execute(cmd *bashEvent, defaultCwd string) {
-	ctx, cancel := context.WithTimeout(b.ctx, time.Duration(max(cmd.Timeout, 1))*time.Second)
+func (b *bashService) execute(ctx context.Context, cmd *bashEvent, defaultCwd string) {
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(max(cmd.Timeout, 1))*time.Second)
 	defer cancel()
 	c := exec.Command("/bin/sh", "-c", cmd.Command)
 	c.Dir = defaultCwd

@@ -137,14 +137,7 @@ func (s *Server) start(ctx context.Context, req *startRequest, obs *observabilit
 		ws.WorkingDir = s.opts.WorkspacePath
 	}
 	if !filepath.IsAbs(ws.WorkingDir) {
-		// As the reference resolves it: against the server's working
-		// directory (the OpenHands app sends "." and runs its git set-up
-		// there).
-		abs, err := filepath.Abs(ws.WorkingDir)
-		if err != nil {
-			return nil, invalid(err.Error(), "body", "workspace", "working_dir")
-		}
-		ws.WorkingDir = abs
+		ws.WorkingDir = filepath.Join(filepath.Dir(s.opts.WorkspacePath), ws.WorkingDir)
 	}
 	opts := &conversation.LocalOptions{
 		ID:                   id,

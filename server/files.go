@@ -62,13 +62,32 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		if part.FormName() != "file" {
 			continue
 		}
-		if err := writeFileFrom(q.Path, part); err != nil {
+		src := &countingReader{r: part}
+		if err := writeFileFrom(q.Path, src); err != nil {
 			writeUploadErr(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, ok)
+		writeJSON(w, http.StatusOK, uploadResult{Success: true, FileSize: src.n})
 		return
 	}
+}
+
+// uploadResult is the upload's answer: the reference's FileUploadResult.
+type uploadResult struct {
+	Success  bool  `json:"success"`
+	FileSize int64 `json:"file_size"`
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func writeUploadErr(w http.ResponseWriter, err error) {
@@ -231,10 +250,35 @@ func (s *Server) handleGitChanges(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, changes)
 }
 
+// diffQuery are the parameters of the diff route: a ref to compare the
+// file on disk with, or a commit whose change to the file is wanted.
+type diffQuery struct {
+	Path   string  `query:"path" required:"true" minLength:"1" description:"The file path to get diff for."`
+	Ref    string  `query:"ref" description:"Ref to compare with (default HEAD)."`
+	Commit *string `query:"commit" pattern:"^[0-9a-fA-F]{4,64}$" description:"A commit: the diff is the change it made to the file (vs its first parent). Excludes ref."`
+}
+
 func (s *Server) handleGitDiff(w http.ResponseWriter, r *http.Request) {
-	var q gitQuery
+	var q diffQuery
 	if err := decodeQuery(r, &q); err != nil {
 		writeErr(w, err)
+		return
+	}
+	if q.Commit != nil {
+		if !workspace.IsSHA(*q.Commit) {
+			writeErr(w, shaInvalid("query", "commit"))
+			return
+		}
+		if _, given := r.URL.Query()["ref"]; given {
+			writeDetail(w, http.StatusBadRequest, "'ref' and 'commit' are mutually exclusive")
+			return
+		}
+		d, err := workspace.CommitDiff(r.Context(), q.Path, *q.Commit)
+		if err != nil {
+			writeDetail(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		writeJSON(w, http.StatusOK, d)
 		return
 	}
 	d, err := workspace.Diff(r.Context(), q.Path, q.Ref)

@@ -44,7 +44,7 @@ func (s *Server) openAPI() ([]byte, error) {
 		if rt.query != nil {
 			op.AddReqStructure(rt.query)
 		}
-		if p := pathParams(rt.path); p != nil {
+		if p := pathParams(rt.path, declaredPath(rt.query, rt.body)); p != nil {
 			op.AddReqStructure(p)
 		}
 		if rt.body != nil {
@@ -138,16 +138,69 @@ func operationID(rt *route) string {
 
 // pathParams returns the struct documenting a route's path parameters,
 // nil for none.
-func pathParams(path string) any {
+func pathParams(path string, declared map[string]bool) any {
 	switch {
+	case strings.Contains(path, "{runtime_conversation_id}"):
+		return dynamicPathParams(path, declared)
 	case strings.Contains(path, "{conversation_id}") && strings.Contains(path, "{event_id}"):
 		return eventPath{}
 	case strings.Contains(path, "{conversation_id}"):
 		return idPath{}
 	case strings.Contains(path, "{event_id}"):
 		return bashEventPath{}
+	case strings.Contains(path, "{"):
+		return dynamicPathParams(path, declared)
 	}
 	return nil
+}
+
+// declaredPath returns the path parameters the structs vs (a route's
+// query and body) document themselves (fields tagged `path`).
+func declaredPath(vs ...any) map[string]bool {
+	names := map[string]bool{}
+	for _, v := range vs {
+		t := reflect.TypeOf(v)
+		for t != nil && t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t == nil || t.Kind() != reflect.Struct {
+			continue
+		}
+		for f := range t.Fields() {
+			if name := f.Tag.Get("path"); name != "" {
+				names[name] = true
+			}
+		}
+	}
+	return names
+}
+
+// dynamicPathParams documents the parameters of any other path that are
+// not declared elsewhere: a string each, a UUID for the ids that are
+// conversation or command ids. Nil when none is left.
+func dynamicPathParams(path string, declared map[string]bool) any {
+	var fields []reflect.StructField
+	for rest := path; ; {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		name := rest[i+1 : i+j]
+		rest = rest[i+j:]
+		if declared[name] {
+			continue
+		}
+		tag := `path:"` + name + `"`
+		if strings.HasSuffix(name, "conversation_id") || name == "command_id" {
+			tag += ` format:"uuid"`
+		}
+		fields = append(fields, reflect.StructField{Name: "P" + strconv.Itoa(len(fields)), Type: reflect.TypeFor[string](), Tag: reflect.StructTag(tag)})
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	return reflect.New(reflect.StructOf(fields)).Elem().Interface()
 }
 
 var (

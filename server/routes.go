@@ -89,20 +89,30 @@ func (s *Server) routeTable() []*route {
 		{method: "GET", path: "/api/bash/bash_events/{event_id}", summary: "Get a bash event", tag: tBash, resp: bashEvent{}, errors: []int{404}, h: s.handleBashGet},
 		{method: "DELETE", path: "/api/bash/bash_events", summary: "Clear the bash events", tag: tBash, resp: clearedResponse{}, h: s.handleBashClear},
 
-		{method: "POST", path: "/api/file/upload", summary: "Upload a file (multipart field file)", tag: tFiles, query: &pathQuery{}, body: uploadForm{}, resp: successResponse{}, errors: []int{400, 413, 422}, h: s.handleUpload},
+		{method: "POST", path: "/api/file/upload", summary: "Upload a file (multipart field file)", tag: tFiles, query: &pathQuery{}, body: uploadForm{}, resp: uploadResult{}, errors: []int{400, 413, 422}, h: s.handleUpload},
 		{method: "GET", path: "/api/file/download", summary: "Download a file", tag: tFiles, query: &pathQuery{}, resp: []byte{}, errors: []int{400, 404, 422}, h: s.handleDownload},
 
 		{method: "GET", path: "/api/git/changes", summary: "Changed files of a repository", tag: tGit, query: &gitQuery{}, resp: []gitChange{}, errors: []int{400, 422}, h: s.handleGitChanges},
-		{method: "GET", path: "/api/git/diff", summary: "A file before and after its changes", tag: tGit, query: &gitQuery{}, resp: gitDiff{}, errors: []int{400, 422}, h: s.handleGitDiff},
+		{method: "GET", path: "/api/git/diff", summary: "A file before and after its changes", tag: tGit, query: &diffQuery{}, resp: gitDiff{}, errors: []int{400, 422}, h: s.handleGitDiff},
 
 		{method: "GET", path: "/api/tools/", summary: "Registered tool names", tag: "Tools", resp: []string{}, h: s.handleTools},
 	}, append(append(s.controlRoutes(), s.goalRoutes()...), append(append(s.settingsRoutes(), s.gatewayRoutes()...), s.workspaceRoutes()...)...)...)
 }
 
+// allRoutes is the route table with the runtime-scoped twins of its
+// bash, file and git routes.
+func (s *Server) allRoutes() []*route {
+	rs := append(s.routeTable(), s.bashMoreRoutes()...)
+	rs = append(rs, s.fileBrowserRoutes()...)
+	rs = append(rs, s.trajectoryRoute())
+	rs = append(rs, s.gitMoreRoutes()...)
+	return append(rs, s.runtimeRoutes(rs)...)
+}
+
 // buildHandler routes every request.
 func (s *Server) buildHandler() http.Handler {
 	mux := http.NewServeMux()
-	s.routes = s.routeTable()
+	s.routes = s.allRoutes()
 	for _, rt := range s.routes {
 		var h http.Handler = rt.h
 		if rt.path == "/api/conversations/{conversation_id}" {
@@ -198,5 +208,10 @@ func notLiteral(h http.Handler) http.Handler {
 // muxPattern is the ServeMux pattern of a route's documented path: the
 // tools list is its path alone, and {file_path} takes the rest of the path.
 func muxPattern(path string) string {
-	return strings.NewReplacer("/api/tools/", "/api/tools/{$}", "{file_path}", "{file_path...}").Replace(path)
+	path = strings.NewReplacer("{file_path}", "{file_path...}").Replace(path)
+	// A path ending in "/" names that path only, not the tree below it.
+	if strings.HasSuffix(path, "/") {
+		path += "{$}"
+	}
+	return path
 }

@@ -76,6 +76,21 @@ func Changes(ctx context.Context, dir, ref string) ([]GitChange, error) {
 	if err != nil {
 		return nil, err
 	}
+	changes = append(changes, parseNameStatus(out)...)
+	if untracked, err := git(ctx, root, "ls-files", "--others", "--exclude-standard", "-z"); err == nil {
+		for p := range strings.SplitSeq(untracked, "\x00") {
+			if p != "" {
+				changes = append(changes, GitChange{"ADDED", p})
+			}
+		}
+	}
+	return changes, nil
+}
+
+// parseNameStatus reads the output of git diff --name-status -z: a rename
+// is a deletion and an addition, a copy an addition.
+func parseNameStatus(out string) []GitChange {
+	changes := []GitChange{}
 	f := strings.Split(strings.TrimSuffix(out, "\x00"), "\x00")
 	for i := 0; i < len(f) && f[i] != ""; {
 		st := f[i]
@@ -102,14 +117,7 @@ func Changes(ctx context.Context, dir, ref string) ([]GitChange, error) {
 		changes = append(changes, GitChange{status, f[i+1]})
 		i += 2
 	}
-	if untracked, err := git(ctx, root, "ls-files", "--others", "--exclude-standard", "-z"); err == nil {
-		for p := range strings.SplitSeq(untracked, "\x00") {
-			if p != "" {
-				changes = append(changes, GitChange{"ADDED", p})
-			}
-		}
-	}
-	return changes, nil
+	return changes
 }
 
 // Diff returns the local file as at ref (HEAD if empty) and as on disk,

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"mime"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -151,8 +152,10 @@ type probe struct {
 }
 
 // probes returns the requests sent for op: without the key, with invalid
-// parameters or body (when op has any to get wrong), and plain.
-func (op operation) probes() []probe {
+// parameters or body (when op has any to get wrong), and plain. Paths
+// given to it lie in work, the probed conversation's workspace (the
+// requests create directories there).
+func (op operation) probes(work string) []probe {
 	fill := func(invalid bool) (string, bool) {
 		path, bad := op.Path, false
 		for _, name := range pathParams(op.Path) {
@@ -182,7 +185,7 @@ func (op operation) probes() []probe {
 			case invalid && p.schema["type"] == "integer":
 				q, bad = append(q, p.name+"=abc"), true
 			case p.required && !invalid:
-				q = append(q, p.name+"="+sampleValue(p))
+				q = append(q, p.name+"="+url.QueryEscape(sampleValue(p, work)))
 			case p.required:
 				bad = true // left out
 			}
@@ -237,8 +240,9 @@ func pathParams(path string) []string {
 	}
 }
 
-// sampleValue is a value of a required query parameter's type.
-func sampleValue(p param) string {
+// sampleValue is a value of a required query parameter's type; a path
+// names a missing entry of work.
+func sampleValue(p param, work string) string {
 	if enum, ok := p.schema["enum"].([]any); ok && len(enum) > 0 {
 		return fmt.Sprint(enum[0])
 	}
@@ -248,8 +252,8 @@ func sampleValue(p param) string {
 	case "boolean":
 		return "true"
 	}
-	if strings.Contains(p.name, "path") || p.name == "repo_path" {
-		return "/nonexistent"
+	if strings.Contains(p.name, "path") || p.name == "workspace_dir" {
+		return filepath.Join(work, "missing")
 	}
 	return "x"
 }
@@ -439,14 +443,14 @@ func TestRouteConformance158(t *testing.T) {
 	for _, op := range ops {
 		var d difference
 		d.op = op
-		for _, p := range op.probes() {
+		for _, p := range op.probes(work) {
 			var a, b answer
 			var wg sync.WaitGroup
 			wg.Go(func() { a = probeServer(ctx, ref.URL, op, p) })
 			wg.Go(func() { b = probeServer(ctx, goh.URL, op, p) })
 			wg.Wait()
 			if !a.matches(b) {
-				d.lines = append(d.lines, fmt.Sprintf("%s %s: reference %v, gohands %v", p.name, p.path, a, b))
+				d.lines = append(d.lines, fmt.Sprintf("%s %s: reference %v, gohands %v", p.name, strings.ReplaceAll(p.path, url.QueryEscape(work), "$WORK"), a, b))
 			}
 		}
 		if len(d.lines) == 0 {
