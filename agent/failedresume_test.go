@@ -33,7 +33,7 @@ func TestFailedResumeWritesNothing(t *testing.T) {
 		for try := range 3 {
 			c := resume(t, dir, work, id)
 			// What opening wrote (none here) is in its files.
-			if err := c.State().Events().(interface{ Sync() error }).Sync(); err != nil {
+			if err := c.State().Events().Store().(interface{ Sync() error }).Sync(); err != nil {
 				t.Fatal(err)
 			}
 			before := eventFiles(dir, id)

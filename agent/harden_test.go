@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -194,11 +195,11 @@ type failingStore struct {
 	fail *atomic.Bool
 }
 
-func (s failingStore) Append(e event.Event) (conversation.Entry, error) {
+func (s failingStore) Append(ctx context.Context, ent conversation.Entry, e event.Event) (conversation.Entry, error) {
 	if _, ok := e.(*event.ObservationEvent); ok && s.fail.Load() {
 		return conversation.Entry{}, fmt.Errorf("writing the event: %w", unix.ENOSPC)
 	}
-	return s.Store.Append(e)
+	return s.Store.Append(ctx, ent, e)
 }
 
 type failingBackend struct {
@@ -206,8 +207,8 @@ type failingBackend struct {
 	fail *atomic.Bool
 }
 
-func (b failingBackend) Open(id string) (conversation.Store, error) {
-	s, err := b.Backend.Open(id)
+func (b failingBackend) Open(ctx context.Context, id string) (conversation.Store, error) {
+	s, err := b.Backend.Open(ctx, id)
 	return failingStore{s, b.fail}, err
 }
 
@@ -262,18 +263,18 @@ type fullStore struct {
 	full *atomic.Bool
 }
 
-func (s fullStore) Append(e event.Event) (conversation.Entry, error) {
+func (s fullStore) Append(ctx context.Context, ent conversation.Entry, e event.Event) (conversation.Entry, error) {
 	if s.full.Load() {
 		return conversation.Entry{}, fmt.Errorf("writing the event: %w", unix.ENOSPC)
 	}
-	return s.Store.Append(e)
+	return s.Store.Append(ctx, ent, e)
 }
 
-func (s fullStore) WriteBase(data []byte) error {
+func (s fullStore) WriteBase(ctx context.Context, data []byte) error {
 	if s.full.Load() {
 		return fmt.Errorf("writing the base state: %w", unix.ENOSPC)
 	}
-	return s.Store.WriteBase(data)
+	return s.Store.WriteBase(ctx, data)
 }
 
 // TestDiskFullMidRun: a disk that fills up while an action runs ends the
@@ -410,22 +411,22 @@ type orderStore struct {
 	baseFirst     bool // a base state was written before the message
 }
 
-func (s *orderStore) Append(e event.Event) (conversation.Entry, error) {
-	ent, err := s.Store.Append(e)
+func (s *orderStore) Append(ctx context.Context, ent conversation.Entry, e event.Event) (conversation.Entry, error) {
+	ent, err := s.Store.Append(ctx, ent, e)
 	if err == nil && ent.Kind == event.KindMessage && ent.Source == event.SourceUser {
 		s.messageStored = true
 	}
 	return ent, err
 }
 
-func (s *orderStore) WriteBase(b []byte) error {
+func (s *orderStore) WriteBase(ctx context.Context, b []byte) error {
 	if !s.messageStored {
 		s.baseFirst = true
 	}
 	if s.failBase {
 		return errors.New("killed")
 	}
-	return s.Store.WriteBase(b)
+	return s.Store.WriteBase(ctx, b)
 }
 
 // TestFirstMessageStoredWithCreation: a new conversation's base state is
@@ -638,11 +639,15 @@ func TestLargeArgumentsStoredOnce(t *testing.T) {
 	}
 	// Reopened, the event reads back the same.
 	c.Close()
-	st, err := filestore.Open(dir, nil)
+	fs, err := filestore.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	defer fs.Close()
+	st, err := conversation.LoadLog(ctx, fs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range st.Len() {
 		e, err := st.Event(i)
 		if err != nil {

@@ -206,11 +206,11 @@ func (c *LocalConversation) fork(ctx context.Context, opts *ForkOptions) (*Local
 	}
 	if lo.Backend != nil {
 		// New would resume a stored conversation: refuse instead.
-		store, err := lo.Backend.Open(lo.ID)
+		store, err := lo.Backend.Open(ctx, lo.ID)
 		if err != nil {
 			return nil, fmt.Errorf("conversation: fork: %w", err)
 		}
-		base, err := store.ReadBase()
+		base, err := store.ReadBase(ctx)
 		if err == nil && base != nil {
 			err = fmt.Errorf("conversation: fork: %s: %w", lo.ID, ErrExists)
 		}

@@ -1,19 +1,25 @@
 package conversation
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 )
 
 // Copy copies a conversation — its base state and every event, in order —
-// from src into dst, which must be empty: to move a conversation between
-// stores (a file store and a shared database, say).
-func Copy(dst, src Store) error {
-	if dst.Len() > 0 {
-		return fmt.Errorf("conversation: copy: the destination already holds %d events", dst.Len())
+// from the log src into dst, a store just opened, which must be empty: to
+// move a conversation between stores (a file store and a shared database,
+// say).
+func Copy(ctx context.Context, dst Store, src *Log) error {
+	to, err := LoadLog(ctx, dst)
+	if err != nil {
+		return fmt.Errorf("conversation: copy: %w", err)
 	}
-	base, err := src.ReadBase()
+	if to.Len() > 0 {
+		return fmt.Errorf("conversation: copy: the destination already holds %d events", to.Len())
+	}
+	base, err := src.Store().ReadBase(ctx)
 	if err != nil {
 		return fmt.Errorf("conversation: copy: %w", err)
 	}
@@ -22,12 +28,12 @@ func Copy(dst, src Store) error {
 		if err != nil {
 			return fmt.Errorf("conversation: copy: event %d: %w", i, err)
 		}
-		if _, err := dst.Append(e); err != nil {
+		if _, err := to.Append(ctx, e); err != nil {
 			return fmt.Errorf("conversation: copy: event %d: %w", i, err)
 		}
 	}
 	if base != nil {
-		if err := dst.WriteBase(base); err != nil {
+		if err := dst.WriteBase(ctx, base); err != nil {
 			return fmt.Errorf("conversation: copy: %w", err)
 		}
 	}
@@ -35,8 +41,8 @@ func Copy(dst, src Store) error {
 }
 
 // StoredID returns the conversation id recorded in a store's base state.
-func StoredID(s Store) (string, error) {
-	base, err := s.ReadBase()
+func StoredID(ctx context.Context, s Store) (string, error) {
+	base, err := s.ReadBase(ctx)
 	if err != nil {
 		return "", err
 	}

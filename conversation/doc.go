@@ -3,11 +3,12 @@
 //
 // A [State] is the one mutable thing in a conversation. It holds the
 // persisted fields of the reference's ConversationState ([Fields], written
-// as base_state.json) and an append-only event log kept by a [Store].
+// as base_state.json) and an append-only event [Log] kept in a [Store].
 //
-// Stores are pluggable: the core knows only the [Store] interface (and the
-// [Index] and [ScanEntry] helpers stores share), so it builds on every
-// platform and a new backend needs no change here. [NewMemoryStore] keeps
+// Stores are pluggable: the core knows only the [Store] interface, which is
+// I/O (base state, load, append, raw read), while the [Log] over it keeps
+// the index and checks appends the same way for every store; so the core
+// builds on every platform and a new backend needs no change here. [NewMemoryStore] keeps
 // a conversation in memory and is the default. Package
 // conversation/filestore keeps the reference's on-disk layout, so that
 // gohands and the Python SDK read each other's conversations; its Backend

@@ -32,9 +32,9 @@ type Entry struct {
 	Size int
 }
 
-// EntryOf builds the entry of event e, of the given kind and encoded in
-// size bytes, about to be appended at index i. Stores call it on Append.
-func EntryOf(i int, e event.Event, kind string, size int) Entry {
+// entryOf builds the entry of event e, of the given kind and encoded in
+// size bytes, about to be appended at index i.
+func entryOf(i int, e event.Event, kind string, size int) Entry {
 	b := e.EventBase()
 	ent := Entry{
 		Index: i, ID: b.ID, Kind: internKind(kind), Source: internSource(b.Source),
@@ -54,9 +54,10 @@ func EntryOf(i int, e event.Event, kind string, size int) Entry {
 }
 
 // ScanEntry builds the entry of the event JSON data found at index i,
-// reading only the top-level fields it needs. It fails if data is not one
-// complete JSON object with an id and a kind, which is how a store reading
-// its log detects a torn write.
+// reading only the top-level fields it needs: how a store that keeps the
+// events' JSON builds the entries its Load yields. It fails if data is not
+// one complete JSON object with an id and a kind, which is how a store
+// reading its log detects a torn write.
 func ScanEntry(i int, data []byte) (Entry, error) {
 	return scanEntry(i, data, wire.ScanObject, &Entry{})
 }
@@ -68,7 +69,7 @@ func ScanEntry(i int, data []byte) (Entry, error) {
 func ScanDecodedEntry(i int, data []byte, e event.Event) (Entry, error) {
 	var known Entry
 	if kind, ok := event.KindOf(e); ok {
-		known = EntryOf(i, e, kind, len(data))
+		known = entryOf(i, e, kind, len(data))
 	}
 	return scanEntry(i, data, wire.ScanValidObject, &known)
 }
@@ -172,10 +173,10 @@ var knownKinds = func() map[string]string {
 	return m
 }()
 
-// Intern makes e's Kind and Source share the one copy of the names every
-// event repeats, as the entries EntryOf and ScanEntry build do. A store
-// that builds entries itself (from a cache) calls it to keep them small.
-func (e *Entry) Intern() {
+// intern makes e's Kind and Source share the one copy of the names every
+// event repeats, as the entries entryOf and ScanEntry build do: LoadLog
+// interns what a store loads (from a cache of its own, say).
+func (e *Entry) intern() {
 	e.Kind, e.Source = internKind(e.Kind), internSource(e.Source)
 }
 

@@ -1,6 +1,7 @@
 package conversation_test
 
 import (
+	"context"
 	"fmt"
 	"github.com/gohands/gohands/conversation/internal/convtest"
 
@@ -15,7 +16,7 @@ import (
 func ExampleState() {
 	store := conversation.NewMemoryStore() // or filestore.Open(dir, nil)
 	f := conversation.NewFields("6a0f4e2c-1b3d-4c5e-8f70-9a1b2c3d4e5f", convtest.NewAgent(), &workspace.Local{WorkingDir: "/src"})
-	st, err := conversation.Create(store, f, nil)
+	st, err := conversation.Create(context.Background(), store, f, nil)
 	if err != nil {
 		panic(err)
 	}

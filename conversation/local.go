@@ -118,7 +118,7 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 		}
 		return nil, err
 	}
-	id, err := conversationID(o.ID, store)
+	id, err := conversationID(ctx, o.ID, store)
 	if err != nil {
 		return fail(err)
 	}
@@ -134,7 +134,7 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 	switch {
 	case store != nil:
 	case o.Backend != nil:
-		if store, err = o.Backend.Open(id); err != nil {
+		if store, err = o.Backend.Open(ctx, id); err != nil {
 			return nil, fmt.Errorf("conversation: %w", err)
 		}
 	default:
@@ -144,14 +144,14 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 		c.dir = ds.Dir()
 	}
 	sopts := &Options{Cipher: o.Cipher, OnEvent: c.onEvent, RecordChanges: o.RecordStateChanges}
-	base, err := store.ReadBase()
+	base, err := store.ReadBase(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("conversation: %w", err))
 	}
 	if base != nil {
-		agent, err = c.resumeState(store, agent, sopts)
+		agent, err = c.resumeState(ctx, store, agent, sopts)
 	} else {
-		err = c.createState(store, agent, sopts)
+		err = c.createState(ctx, store, agent, sopts)
 	}
 	if err != nil {
 		return fail(err)
@@ -171,10 +171,10 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 
 // conversationID is the conversation's id in canonical form: the one
 // given, or the store's, or a new one.
-func conversationID(id string, store Store) (string, error) {
+func conversationID(ctx context.Context, id string, store Store) (string, error) {
 	if id == "" && store != nil {
 		var err error
-		if id, err = storedID(store); err != nil {
+		if id, err = storedID(ctx, store); err != nil {
 			return "", fmt.Errorf("conversation: %w", err)
 		}
 	}
@@ -206,10 +206,10 @@ func makeWorkDir(workDir string) (string, error) {
 // resumeState opens the stored state, recovers what an interrupted run
 // left, and applies the options; it returns the agent that runs (the
 // persisted one when agent is nil).
-func (c *LocalConversation) resumeState(store Store, agent Agent, sopts *Options) (Agent, error) {
+func (c *LocalConversation) resumeState(ctx context.Context, store Store, agent Agent, sopts *Options) (Agent, error) {
 	o, id := &c.opts, c.id
 	var err error
-	if c.state, err = OpenID(store, id, sopts); err != nil {
+	if c.state, err = OpenID(ctx, store, id, sopts); err != nil {
 		return nil, fmt.Errorf("conversation: %w", err)
 	}
 	persisted := c.state.Fields().Agent
@@ -274,7 +274,7 @@ func (c *LocalConversation) resumeState(store Store, agent Agent, sopts *Options
 
 // createState creates the state of a new conversation (a fork's copy when
 // seeded).
-func (c *LocalConversation) createState(store Store, agent Agent, sopts *Options) error {
+func (c *LocalConversation) createState(ctx context.Context, store Store, agent Agent, sopts *Options) error {
 	o := &c.opts
 	if agent == nil {
 		return ErrNoAgent
@@ -294,7 +294,7 @@ func (c *LocalConversation) createState(store Store, agent Agent, sopts *Options
 		sopts.RecordChanges = false
 	}
 	var err error
-	if c.state, err = create(store, f, sopts, o.FirstMessage != nil); err != nil {
+	if c.state, err = create(ctx, store, f, sopts, o.FirstMessage != nil); err != nil {
 		return fmt.Errorf("conversation: %w", err)
 	}
 	if o.seed != nil {
@@ -354,8 +354,8 @@ func (c *LocalConversation) HasUserMessage() bool {
 
 // storedID returns the id of the conversation in store, or "" if it is
 // empty.
-func storedID(store Store) (string, error) {
-	base, err := store.ReadBase()
+func storedID(ctx context.Context, store Store) (string, error) {
+	base, err := store.ReadBase(ctx)
 	if err != nil || base == nil {
 		return "", err
 	}

@@ -2,7 +2,10 @@ package conversation
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"iter"
+	"slices"
 	"sync"
 
 	"github.com/gohands/gohands/event"
@@ -12,20 +15,18 @@ import (
 // conversations that are not persisted. The zero value is not usable; call
 // NewMemoryStore.
 type MemoryStore struct {
-	idx     *Index
-	writeMu sync.Mutex // serialises appends and base writes
-
-	mu     sync.RWMutex // guards data, base and closed
+	mu     sync.RWMutex // guards everything below
+	ents   []Entry
 	data   [][]byte
 	base   []byte
 	closed bool
 }
 
 // NewMemoryStore returns an empty in-memory store.
-func NewMemoryStore() *MemoryStore { return &MemoryStore{idx: NewIndex(64)} }
+func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
 
 // ReadBase implements Store.
-func (s *MemoryStore) ReadBase() ([]byte, error) {
+func (s *MemoryStore) ReadBase(context.Context) ([]byte, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -35,7 +36,7 @@ func (s *MemoryStore) ReadBase() ([]byte, error) {
 }
 
 // WriteBase implements Store.
-func (s *MemoryStore) WriteBase(data []byte) error {
+func (s *MemoryStore) WriteBase(_ context.Context, data []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -45,74 +46,55 @@ func (s *MemoryStore) WriteBase(data []byte) error {
 	return nil
 }
 
+// Load implements Store. It may be called again: it yields the events
+// stored at the time of the call.
+func (s *MemoryStore) Load(context.Context) iter.Seq2[[]Entry, error] {
+	return func(yield func([]Entry, error) bool) {
+		s.mu.RLock()
+		ents, closed := slices.Clone(s.ents), s.closed
+		s.mu.RUnlock()
+		if closed {
+			yield(nil, ErrClosed)
+			return
+		}
+		if len(ents) > 0 {
+			yield(ents, nil)
+		}
+	}
+}
+
 // Append implements Store.
-func (s *MemoryStore) Append(e event.Event) (Entry, error) {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	if s.isClosed() {
-		return Entry{}, ErrClosed
-	}
-	b := e.EventBase()
-	if err := s.idx.CheckAppend(b.ID, b.ParentID); err != nil {
-		return Entry{}, err
-	}
-	kind, ok := event.KindOf(e)
-	if !ok {
-		return Entry{}, fmt.Errorf("conversation: %T has no registered kind", e)
-	}
+func (s *MemoryStore) Append(_ context.Context, ent Entry, e event.Event) (Entry, error) {
+	// Encoded before the lock: readers do not wait for it.
 	data, err := event.Marshal(event.CompactArguments(e)) // large tool-call arguments kept once
 	if err != nil {
-		return Entry{}, fmt.Errorf("conversation: encoding event %s: %w", b.ID, err)
+		return Entry{}, fmt.Errorf("conversation: encoding event %s: %w", ent.ID, err)
 	}
-	ent := EntryOf(s.idx.Len(), e, kind, len(data))
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return Entry{}, ErrClosed
+	}
+	if ent.Index != len(s.data) {
+		return Entry{}, fmt.Errorf("conversation: append at index %d of a log of %d events", ent.Index, len(s.data))
+	}
+	ent.Size = len(data)
 	s.data = append(s.data, data)
-	s.mu.Unlock()
-	s.idx.Add(ent)
+	s.ents = append(s.ents, ent)
 	return ent, nil
 }
 
-func (s *MemoryStore) isClosed() bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.closed
-}
-
-// Len implements Store.
-func (s *MemoryStore) Len() int { return s.idx.Len() }
-
-// Entry implements Store.
-func (s *MemoryStore) Entry(i int) (Entry, error) { return s.idx.Entry(i) }
-
-// Lookup implements Store.
-func (s *MemoryStore) Lookup(id string) (int, bool) { return s.idx.Lookup(id) }
-
-// Entries implements Store.
-func (s *MemoryStore) Entries() []Entry { return s.idx.Entries() }
-
-// Search implements Store.
-func (s *MemoryStore) Search(q Query) (Page, error) { return s.idx.Search(q) }
-
 // Raw implements Store.
-func (s *MemoryStore) Raw(i int) ([]byte, error) {
-	if _, err := s.idx.Entry(i); err != nil {
-		return nil, err
-	}
+func (s *MemoryStore) Raw(_ context.Context, ent Entry) ([]byte, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return nil, ErrClosed
 	}
-	return s.data[i], nil
-}
-
-// Event implements Store.
-func (s *MemoryStore) Event(i int) (event.Event, error) {
-	raw, err := s.Raw(i)
-	if err != nil {
-		return nil, err
+	if ent.Index < 0 || ent.Index >= len(s.data) {
+		return nil, fmt.Errorf("%w: %d of %d", ErrIndexOutOfRange, ent.Index, len(s.data))
 	}
-	return event.Unmarshal(raw)
+	return s.data[ent.Index], nil
 }
 
 // Close implements Store.

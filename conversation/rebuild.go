@@ -16,7 +16,7 @@ import (
 // outcome is not stored instead of running it again (see New), and HEAD is
 // the last event. What the log did not record is lost: without a recorded
 // agent and workspace, the ones given on resume are used unchecked.
-func RebuildBase(store Store, id string) ([]byte, error) {
+func RebuildBase(store *Log, id string) ([]byte, error) {
 	obj := map[string]json.RawMessage{}
 	for i := range store.Len() {
 		ent, err := store.Entry(i)

@@ -1,6 +1,7 @@
 package conversation_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -15,7 +16,7 @@ import (
 func TestRecordChanges(t *testing.T) {
 	s := conversation.NewMemoryStore()
 	var seen []event.Event
-	st, err := conversation.Create(s, convtest.NewFields(), &conversation.Options{
+	st, err := conversation.Create(context.Background(), s, convtest.NewFields(), &conversation.Options{
 		RecordChanges: true, OnEvent: func(e event.Event) { seen = append(seen, e) },
 	})
 	if err != nil {
@@ -31,8 +32,8 @@ func TestRecordChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	var keys []string
-	for i := range s.Len() {
-		e, err := s.Event(i)
+	for i := range st.Events().Len() {
+		e, err := st.Events().Event(i)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,8 +47,8 @@ func TestRecordChanges(t *testing.T) {
 	if len(keys) != 2 || keys[0] != "execution_status" || keys[1] != "last_user_message_id" {
 		t.Errorf("recorded keys %v, want [execution_status last_user_message_id]", keys)
 	}
-	if len(seen) != s.Len() {
-		t.Errorf("OnEvent saw %d events, the log has %d", len(seen), s.Len())
+	if len(seen) != st.Events().Len() {
+		t.Errorf("OnEvent saw %d events, the log has %d", len(seen), st.Events().Len())
 	}
 	if got := st.Fields().LeafEventID; got != msg.ID {
 		t.Errorf("HEAD %s, want the message %s (state updates are not tree nodes)", got, msg.ID)

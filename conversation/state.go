@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,7 +49,13 @@ type Options struct {
 // run when the call that made it returns. A callback may read the State but
 // must not change it, which would deadlock.
 type State struct {
-	store  Store
+	log *Log
+	// ctx is what the store's writes get: the context of Create or Open
+	// without its cancellation. A write runs to its end whatever happens
+	// to the caller that asked for it: an append cancelled half way would
+	// leave the log in doubt (pgstore gives a conversation up after a
+	// failed write). Stores bound their own I/O (pgstore.Options.Timeout).
+	ctx    context.Context
 	cipher *secret.Cipher
 	opts   Options
 
@@ -83,15 +90,15 @@ var (
 // state. Events already in store (the log of a creation interrupted before
 // its base state was written, or the reference's bare log) are taken up:
 // HEAD is their last event.
-func Create(store Store, f *Fields, opts *Options) (*State, error) {
-	return create(store, f, opts, false)
+func Create(ctx context.Context, store Store, f *Fields, opts *Options) (*State, error) {
+	return create(ctx, store, f, opts, false)
 }
 
 // create is Create; with deferBase set the base state is first written
 // by finishCreate, so that the events stored meanwhile (the first message)
 // are on disk before the conversation is.
-func create(store Store, f *Fields, opts *Options, deferBase bool) (*State, error) {
-	base, err := store.ReadBase()
+func create(ctx context.Context, store Store, f *Fields, opts *Options, deferBase bool) (*State, error) {
+	base, err := store.ReadBase(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -101,15 +108,19 @@ func create(store Store, f *Fields, opts *Options, deferBase bool) (*State, erro
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
-	s := newState(store, opts)
+	s, err := newState(ctx, store, opts)
+	if err != nil {
+		return nil, err
+	}
+	log := s.log
 	f = f.clone()
 	if ds, ok := store.(DirStore); ok && f.PersistenceDir == "" {
 		f.PersistenceDir = ds.Dir()
 	}
-	if store.Len() > 0 {
-		f.LeafEventID, f.HeadIsEmpty = resolveLeaf(store, &Fields{}), false
-		for i := store.Len() - 1; i >= 0; i-- {
-			if e, err := store.Entry(i); err == nil && e.Kind == event.KindMessage && e.Source == event.SourceUser {
+	if log.Len() > 0 {
+		f.LeafEventID, f.HeadIsEmpty = resolveLeaf(log, &Fields{}), false
+		for i := log.Len() - 1; i >= 0; i-- {
+			if e, err := log.Entry(i); err == nil && e.Kind == event.KindMessage && e.Source == event.SourceUser {
 				f.LastUserMessageID = e.ID
 				break
 			}
@@ -142,15 +153,18 @@ func (s *State) finishCreate() error {
 // brought up to date with events appended after the base state was last
 // written (gohands defers writing HEAD moves; see Append). It does not
 // recover a conversation left running: call RecoverRunning for that.
-func Open(store Store, opts *Options) (*State, error) {
-	base, err := store.ReadBase()
+func Open(ctx context.Context, store Store, opts *Options) (*State, error) {
+	base, err := store.ReadBase(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if len(bytes.TrimSpace(base)) == 0 {
 		return nil, ErrNoState
 	}
-	s := newState(store, opts)
+	s, err := newState(ctx, store, opts)
+	if err != nil {
+		return nil, err
+	}
 	f, err := DecodeFields(base, s.cipher)
 	if err != nil {
 		return nil, err
@@ -159,7 +173,7 @@ func Open(store Store, opts *Options) (*State, error) {
 		s.saved = ms
 	}
 	if f.LeafEventID != "" {
-		if _, ok := store.Lookup(f.LeafEventID); !ok {
+		if _, ok := s.log.Lookup(f.LeafEventID); !ok {
 			// The events after the HEAD's were lost or set aside
 			// (filestore.Repair): continue from the last one there is.
 			slog.Warn("conversation: the HEAD event is not in the log; continuing from the last event", "id", f.ID, "head", f.LeafEventID)
@@ -167,7 +181,7 @@ func Open(store Store, opts *Options) (*State, error) {
 			s.headDirty = true
 		}
 	}
-	if leaf := fastForward(store, f.LeafEventID); leaf != f.LeafEventID {
+	if leaf := fastForward(s.log, f.LeafEventID); leaf != f.LeafEventID {
 		f.LeafEventID = leaf
 		s.headDirty = true
 	}
@@ -176,8 +190,8 @@ func Open(store Store, opts *Options) (*State, error) {
 }
 
 // OpenID is Open that also checks the conversation's id.
-func OpenID(store Store, id string, opts *Options) (*State, error) {
-	s, err := Open(store, opts)
+func OpenID(ctx context.Context, store Store, id string, opts *Options) (*State, error) {
+	s, err := Open(ctx, store, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -187,21 +201,27 @@ func OpenID(store Store, id string, opts *Options) (*State, error) {
 	return s, nil
 }
 
-func newState(store Store, opts *Options) *State {
-	s := &State{store: store, mu: newFIFOMutex()}
+// newState loads the log of store into a new State.
+func newState(ctx context.Context, store Store, opts *Options) (*State, error) {
+	log, err := LoadLog(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	s := &State{log: log, ctx: context.WithoutCancel(ctx), mu: newFIFOMutex()}
 	if opts != nil {
 		s.opts = *opts
 		s.cipher = opts.Cipher
 	}
-	return s
+	return s, nil
 }
 
 // Fields returns the current fields. The value is an immutable snapshot:
 // do not modify it.
 func (s *State) Fields() *Fields { return s.fields.Load() }
 
-// Events returns the event log.
-func (s *State) Events() Store { return s.store }
+// Events returns the event log. Append events through the State (Append,
+// Do), which keeps HEAD.
+func (s *State) Events() *Log { return s.log }
 
 // Tx is one batch of changes made under the state's lock; see State.Do.
 type Tx struct {
@@ -240,13 +260,13 @@ func (tx *Tx) Append(e event.Event) (event.Event, error) {
 	b := e.EventBase()
 	stamped := false
 	if b.ParentID == "" {
-		parent := resolveLeaf(tx.s.store, tx.f)
-		if parent == "" && tx.s.store.Len() > 0 {
+		parent := resolveLeaf(tx.s.log, tx.f)
+		if parent == "" && tx.s.log.Len() > 0 {
 			parent = event.RootParentID
 		}
 		b.ParentID, stamped = parent, true
 	}
-	ent, err := tx.s.store.Append(e)
+	ent, err := tx.s.log.Append(tx.s.ctx, e)
 	if err != nil {
 		if stamped {
 			b.ParentID = ""
@@ -317,7 +337,7 @@ func (s *State) Flush() error {
 // Close flushes the state and closes its store.
 func (s *State) Close() error {
 	ferr := s.Flush()
-	if err := s.store.Close(); err != nil {
+	if err := s.log.store.Close(); err != nil {
 		return err
 	}
 	return ferr
@@ -399,11 +419,11 @@ func (s *State) recordChange(f *Fields, m member) (notice, error) {
 	e := &event.ConversationStateUpdateEvent{
 		Base: event.NewBase(event.SourceEnvironment), Key: m.key, Value: json.RawMessage(m.val),
 	}
-	e.ParentID = resolveLeaf(s.store, f)
-	if e.ParentID == "" && s.store.Len() > 0 {
+	e.ParentID = resolveLeaf(s.log, f)
+	if e.ParentID == "" && s.log.Len() > 0 {
 		e.ParentID = event.RootParentID
 	}
-	if _, err := s.store.Append(e); err != nil {
+	if _, err := s.log.Append(s.ctx, e); err != nil {
 		return notice{}, fmt.Errorf("conversation: recording the change of %s: %w", m.key, err)
 	}
 	return notice{ev: e}, nil
@@ -431,7 +451,7 @@ func (s *State) write(f *Fields, ms []member) error {
 			return err
 		}
 	}
-	if err := s.store.WriteBase(joinMembers(ms)); err != nil {
+	if err := s.log.store.WriteBase(s.ctx, joinMembers(ms)); err != nil {
 		return err
 	}
 	s.headDirty = false

@@ -1,6 +1,7 @@
 package conversation_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"github.com/gohands/gohands/conversation/filestore"
@@ -23,11 +24,11 @@ func TestBaseStateJSON(t *testing.T) {
 	s := conversation.NewMemoryStore()
 	f := convtest.NewFields()
 	f.ID = "8b1f0c2d-9e3a-4b5c-6d7e-8f9012345678"
-	st, err := conversation.Create(s, f, nil)
+	st, err := conversation.Create(context.Background(), s, f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := s.ReadBase()
+	b, _ := s.ReadBase(context.Background())
 	const want = `{"id":"8b1f0c2d-9e3a-4b5c-6d7e-8f9012345678",` +
 		`"agent":{"llm":{"model":"gpt-4o","usage_id":"agent"},"tools":[],"kind":"Agent"},` +
 		`"workspace":{"working_dir":"/tmp/work","kind":"LocalWorkspace"},` +
@@ -42,7 +43,7 @@ func TestBaseStateJSON(t *testing.T) {
 	if st.Fields().ExecutionStatus != conversation.StatusIdle {
 		t.Error("status not idle")
 	}
-	if _, err := conversation.Create(s, f, nil); !errors.Is(err, conversation.ErrExists) {
+	if _, err := conversation.Create(context.Background(), s, f, nil); !errors.Is(err, conversation.ErrExists) {
 		t.Errorf("second Create: err = %v", err)
 	}
 }
@@ -82,7 +83,7 @@ func TestBaseStateSlotsAndDefaults(t *testing.T) {
 		t.Errorf("MarsWorkspace decoded as %#v", f.Workspace)
 	}
 	// A set policy and tags round-trip.
-	st, err := conversation.Create(conversation.NewMemoryStore(), convtest.NewFields(), nil)
+	st, err := conversation.Create(context.Background(), conversation.NewMemoryStore(), convtest.NewFields(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestBaseStateSlotsAndDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := st.Events().ReadBase()
+	b, _ := st.Events().Store().ReadBase(context.Background())
 	if !strings.Contains(string(b), `"confirmation_policy":{"threshold":"MEDIUM","confirm_unknown":false,"kind":"ConfirmRisky"}`) {
 		t.Errorf("policy not written: %s", b)
 	}
@@ -116,7 +117,7 @@ func TestSecretsInBaseState(t *testing.T) {
 		f := convtest.NewFields()
 		f.Agent.(*convtest.Agent).APIKey = secret.New("sk-live-123")
 		f.SecretRegistry.SetValue("GITHUB_TOKEN", "ghp_abc")
-		st, err := conversation.Create(store, f, &conversation.Options{Cipher: c})
+		st, err := conversation.Create(context.Background(), store, f, &conversation.Options{Cipher: c})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +132,7 @@ func TestSecretsInBaseState(t *testing.T) {
 		if got := strings.Count(string(raw), secret.Redacted); !withCipher && got != 2 {
 			t.Errorf("want 2 redacted secrets on disk, got %d: %s", got, raw)
 		}
-		st, err = conversation.Open(openFile(t, dir), &conversation.Options{Cipher: c})
+		st, err = conversation.Open(context.Background(), openFile(t, dir), &conversation.Options{Cipher: c})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +147,7 @@ func TestSecretsInBaseState(t *testing.T) {
 		// A wrong key loses the secrets but not the conversation.
 		if withCipher {
 			st.Close()
-			st, err = conversation.Open(openFile(t, dir), &conversation.Options{Cipher: secret.NewCipher("other")})
+			st, err = conversation.Open(context.Background(), openFile(t, dir), &conversation.Options{Cipher: secret.NewCipher("other")})
 			if err != nil {
 				t.Fatalf("wrong key: %v", err)
 			}
@@ -159,7 +160,7 @@ func TestSecretsInBaseState(t *testing.T) {
 }
 
 func TestEventTree(t *testing.T) {
-	st, err := conversation.Create(conversation.NewMemoryStore(), convtest.NewFields(), nil)
+	st, err := conversation.Create(context.Background(), conversation.NewMemoryStore(), convtest.NewFields(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +211,7 @@ func TestEventTree(t *testing.T) {
 
 func TestHeadFastForwardOnOpen(t *testing.T) {
 	dir := t.TempDir()
-	st, err := conversation.Create(openFile(t, dir), convtest.NewFields(), nil)
+	st, err := conversation.Create(context.Background(), openFile(t, dir), convtest.NewFields(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,12 +223,12 @@ func TestHeadFastForwardOnOpen(t *testing.T) {
 		last = o
 	}
 	// No Flush: base_state.json still has no HEAD, as after a crash.
-	st.Events().Close()
+	st.Events().Store().Close()
 	b, _ := os.ReadFile(filepath.Join(dir, filestore.BaseStateFile))
 	if strings.Contains(string(b), "leaf_event_id") {
 		t.Fatal("HEAD was written on append; this test needs it deferred")
 	}
-	st2, err := conversation.Open(openFile(t, dir), nil)
+	st2, err := conversation.Open(context.Background(), openFile(t, dir), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,8 +236,8 @@ func TestHeadFastForwardOnOpen(t *testing.T) {
 	// The legacy rule finds the same leaf; now with a stale explicit leaf.
 	first, _ := st2.Events().Entry(0)
 	st2.Update(func(f *conversation.Fields) error { f.LeafEventID = first.ID; return nil })
-	st2.Events().Close()
-	st3, err := conversation.Open(openFile(t, dir), nil)
+	st2.Events().Store().Close()
+	st3, err := conversation.Open(context.Background(), openFile(t, dir), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +259,7 @@ func TestCallbacksInCommitOrder(t *testing.T) {
 			mu.Unlock()
 		},
 	}
-	st, err := conversation.Create(conversation.NewMemoryStore(), convtest.NewFields(), opts)
+	st, err := conversation.Create(context.Background(), conversation.NewMemoryStore(), convtest.NewFields(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +296,7 @@ func TestCallbacksInCommitOrder(t *testing.T) {
 }
 
 func TestUpdateValidation(t *testing.T) {
-	st, err := conversation.Create(conversation.NewMemoryStore(), convtest.NewFields(), nil)
+	st, err := conversation.Create(context.Background(), conversation.NewMemoryStore(), convtest.NewFields(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func (s Stats) Tokens() (prompt, completion int) {
 
 // AgentSteps counts the agent's replies in log from index from on: each
 // message, and each model response however many actions it holds.
-func AgentSteps(log Store, from int) int {
+func AgentSteps(log *Log, from int) int {
 	n, last := 0, ""
 	for i := from; i < log.Len(); i++ {
 		en, err := log.Entry(i)

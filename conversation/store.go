@@ -1,45 +1,51 @@
 package conversation
 
 import (
+	"context"
 	"errors"
+	"iter"
 
 	"github.com/gohands/gohands/event"
 )
 
-// Store keeps one conversation's base state and its append-only event log.
-// Every store keeps the same in-memory index, so lookups by index and by id
-// are O(1) and a search costs O(page), whatever the store.
+// Store keeps one conversation's base state and its append-only event log,
+// as bytes: it is the I/O under a conversation's [Log], which keeps the
+// log's index in memory, checks appends and answers lookups and searches
+// the same way whatever the store. A store checks only what is its own:
+// that an append comes at the index it expects.
 //
-// Stores are safe for concurrent use. Appends are serialised; reads never
-// wait for an append's I/O.
+// Stores are safe for concurrent use. Appends are serialised by the Log;
+// reads never wait for an append's I/O.
 type Store interface {
 	// ReadBase returns the saved base state, or nil if there is none.
-	ReadBase() ([]byte, error)
+	ReadBase(ctx context.Context) ([]byte, error)
 	// WriteBase replaces the saved base state atomically.
-	WriteBase(data []byte) error
+	WriteBase(ctx context.Context, data []byte) error
 
-	// Append encodes e and adds it at index Len(). It fails with
-	// ErrDuplicateID or ErrUnknownParent, and leaves the log unchanged on
-	// any error. It does not stamp parent ids: State does.
-	Append(e event.Event) (Entry, error)
-	// Len returns the number of events.
-	Len() int
-	// Entry returns the entry at index i.
-	Entry(i int) (Entry, error)
-	// Lookup returns the index of the event with the given id.
-	Lookup(id string) (int, bool)
-	// Entries returns all entries in log order. The slice is shared: do not
-	// modify it.
-	Entries() []Entry
-	// Raw returns the event JSON at index i, as stored.
-	Raw(i int) ([]byte, error)
-	// Event decodes the event at index i.
-	Event(i int) (event.Event, error)
-	// Search returns one page of the entries matching q.
-	Search(q Query) (Page, error)
+	// Load yields the entries of the events stored when the store was
+	// opened, in log order from index 0, in one batch or more (see
+	// ScanEntry). The Log takes each batch over: a store does not use it
+	// again. Load is called once, before the first Append; a store may
+	// refuse a second call.
+	Load(ctx context.Context) iter.Seq2[[]Entry, error]
+	// Append stores e, the event of entry ent, at index ent.Index, which
+	// is the number of events stored, and returns ent with its Size: the
+	// length of the JSON stored. It leaves the log unchanged on any
+	// error. The Log has checked e's id and parent and stamped its parent
+	// id.
+	Append(ctx context.Context, ent Entry, e event.Event) (Entry, error)
+	// Raw returns the JSON of the event of ent, as stored.
+	Raw(ctx context.Context, ent Entry) ([]byte, error)
 
 	// Close releases the store (and, for a file store, its lock).
 	Close() error
+}
+
+// An EventReader is a Store that can return an event already decoded, as
+// filestore.Store does for the events its open read and decoded anyway;
+// Log.Event uses it instead of decoding Raw's bytes.
+type EventReader interface {
+	ReadEvent(ctx context.Context, ent Entry) (event.Event, error)
 }
 
 // A DirStore is a Store kept in a directory of its own, as
@@ -58,7 +64,7 @@ type DirStore interface {
 type Backend interface {
 	// Open returns the store of conversation id (a dashed UUID), empty if
 	// the conversation is new. The caller closes it.
-	Open(id string) (Store, error)
+	Open(ctx context.Context, id string) (Store, error)
 }
 
 // DefaultPageSize is the page size of a Query without a Limit.

@@ -38,35 +38,45 @@ type keptStore struct {
 func (s keptStore) Close() error {
 	sv := &saved{}
 	var err error
-	if sv.base, err = s.ReadBase(); err != nil {
+	ctx := context.Background()
+	if sv.base, err = s.ReadBase(ctx); err != nil {
 		return err
 	}
-	for i := range s.Len() {
-		raw, err := s.Raw(i)
+	for batch, err := range s.Load(ctx) { // a memory store loads again
 		if err != nil {
 			return err
 		}
-		sv.events = append(sv.events, raw)
+		for _, ent := range batch {
+			raw, err := s.Raw(ctx, ent)
+			if err != nil {
+				return err
+			}
+			sv.events = append(sv.events, raw)
+		}
 	}
 	s.b.saved[s.id] = sv
 	return s.MemoryStore.Close()
 }
 
-func (b *memoryBackend) Open(id string) (conversation.Store, error) {
+func (b *memoryBackend) Open(ctx context.Context, id string) (conversation.Store, error) {
 	b.opened++
 	s := keptStore{conversation.NewMemoryStore(), b, id}
 	if sv, ok := b.saved[id]; ok {
 		if sv.base != nil {
-			if err := s.WriteBase(sv.base); err != nil {
+			if err := s.WriteBase(ctx, sv.base); err != nil {
 				return nil, err
 			}
+		}
+		log, err := conversation.LoadLog(ctx, s)
+		if err != nil {
+			return nil, err
 		}
 		for _, raw := range sv.events {
 			e, err := event.Unmarshal(raw)
 			if err != nil {
 				return nil, err
 			}
-			if _, err := s.Append(e); err != nil {
+			if _, err := log.Append(ctx, e); err != nil {
 				return nil, err
 			}
 		}
@@ -77,7 +87,7 @@ func (b *memoryBackend) Open(id string) (conversation.Store, error) {
 func TestCustomBackend(t *testing.T) {
 	storetest.Run(t, storetest.Factory{
 		New: func(*testing.T) conversation.Store {
-			s, _ := (&memoryBackend{saved: map[string]*saved{}}).Open("x")
+			s, _ := (&memoryBackend{saved: map[string]*saved{}}).Open(context.Background(), "x")
 			return s
 		},
 		Reopen: func(t *testing.T, s conversation.Store) conversation.Store {
@@ -85,7 +95,7 @@ func TestCustomBackend(t *testing.T) {
 			if err := k.Close(); err != nil {
 				t.Fatal(err)
 			}
-			s2, err := k.b.Open(k.id)
+			s2, err := k.b.Open(context.Background(), k.id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,7 +131,7 @@ func TestCustomBackend(t *testing.T) {
 		t.Errorf("resumed with %d events, want %d", got, n)
 	}
 	c2.Close()
-	s, err := b.Open(id)
+	s, err := b.Open(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}

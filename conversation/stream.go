@@ -11,7 +11,7 @@ import (
 // EventsFrom returns the events of s from index from on, decoded, in log
 // order. Events appended while the iteration runs are included. A decoding
 // error is yielded once and ends the iteration.
-func EventsFrom(s Store, from int) iter.Seq2[event.Event, error] {
+func EventsFrom(s *Log, from int) iter.Seq2[event.Event, error] {
 	return func(yield func(event.Event, error) bool) {
 		for i := max(from, 0); i < s.Len(); i++ {
 			e, err := s.Event(i)
@@ -29,7 +29,7 @@ func EventsFrom(s Store, from int) iter.Seq2[event.Event, error] {
 // SearchAll returns every entry matching q, fetching the pages as the
 // iteration needs them; q.PageID, if set, is where it starts and q.Limit
 // the page size. A search error is yielded once and ends the iteration.
-func SearchAll(s Store, q Query) iter.Seq2[Entry, error] {
+func SearchAll(s *Log, q Query) iter.Seq2[Entry, error] {
 	return func(yield func(Entry, error) bool) {
 		for {
 			p, err := s.Search(q)

@@ -190,11 +190,13 @@ func TestRunStreamBreakPauses(t *testing.T) {
 }
 
 func TestEventsFromAndSearchAll(t *testing.T) {
-	s := conversation.NewMemoryStore()
-	defer s.Close()
+	s, err := conversation.LoadLog(context.Background(), conversation.NewMemoryStore())
+	if err != nil {
+		t.Fatal(err)
+	}
 	evs := storetest.Events(40)
 	for _, e := range evs {
-		if _, err := s.Append(e); err != nil {
+		if _, err := s.Append(context.Background(), e); err != nil {
 			t.Fatal(err)
 		}
 	}

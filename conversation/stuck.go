@@ -150,15 +150,15 @@ func StuckWindowEvents(s *State) ([]event.Event, error) {
 // previous window: cache, if not nil, maps event ids to decoded events and
 // is left holding this window's.
 func stuckWindowEvents(s *State, cache map[string]event.Event) ([]event.Event, error) {
-	entries := s.store.Entries()
+	entries := s.log.Entries()
 	var rev []event.Event
 	seen := make(map[string]bool, StuckWindow)
-	for id := resolveLeaf(s.store, s.Fields()); id != "" && len(rev) < StuckWindow; {
+	for id := resolveLeaf(s.log, s.Fields()); id != "" && len(rev) < StuckWindow; {
 		if seen[id] {
 			return nil, fmt.Errorf("conversation: cycle in event tree at %s", id)
 		}
 		seen[id] = true
-		i, ok := s.store.Lookup(id)
+		i, ok := s.log.Lookup(id)
 		if !ok || i >= len(entries) {
 			return nil, fmt.Errorf("%w: %s on the active branch", ErrNotFound, id)
 		}
@@ -170,7 +170,7 @@ func stuckWindowEvents(s *State, cache map[string]event.Event) ([]event.Event, e
 		e, ok := cache[id]
 		if !ok {
 			var err error
-			if e, err = s.store.Event(i); err != nil {
+			if e, err = s.log.Event(i); err != nil {
 				return nil, err
 			}
 		}

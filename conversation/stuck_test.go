@@ -1,6 +1,7 @@
 package conversation_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"github.com/gohands/gohands/conversation/internal/convtest"
@@ -224,7 +225,7 @@ func TestStuckErrorNudge(t *testing.T) {
 }
 
 func TestStuckWindowEvents(t *testing.T) {
-	st, err := conversation.Create(conversation.NewMemoryStore(), convtest.NewFields(), nil)
+	st, err := conversation.Create(context.Background(), conversation.NewMemoryStore(), convtest.NewFields(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func isTreeNode(kind string) bool { return kind != event.KindConversationStateUp
 // resolveLeaf returns the active leaf: LeafEventID if set; none if the HEAD
 // was deliberately emptied; else (a legacy log) the last event that is not
 // a state update or conversation error.
-func resolveLeaf(store Store, f *Fields) string {
+func resolveLeaf(store *Log, f *Fields) string {
 	if f.LeafEventID != "" {
 		return f.LeafEventID
 	}
@@ -46,7 +46,7 @@ func resolveLeaf(store Store, f *Fields) string {
 // fastForward returns the HEAD after replaying, from leaf onwards, the
 // tree nodes appended as children of the HEAD of their time. It is how
 // Open recovers HEAD moves that were not yet written to the base state.
-func fastForward(store Store, leaf string) string {
+func fastForward(store *Log, leaf string) string {
 	if leaf == "" {
 		return leaf
 	}
@@ -66,7 +66,7 @@ func fastForward(store Store, leaf string) string {
 // ActiveBranch returns the entries of the active branch, root first: the
 // path from the HEAD to the root. Abandoned branches are left out.
 func (s *State) ActiveBranch() ([]Entry, error) {
-	return s.pathToRoot(resolveLeaf(s.store, s.Fields()))
+	return s.pathToRoot(resolveLeaf(s.log, s.Fields()))
 }
 
 // CondensationPending reports whether the active branch's last
@@ -91,7 +91,7 @@ func (s *State) CondensationPending() (bool, error) {
 // pathToRoot returns the entries from the root of the event tree to leaf,
 // root first.
 func (s *State) pathToRoot(leaf string) ([]Entry, error) {
-	entries := s.store.Entries()
+	entries := s.log.Entries()
 	var rev []Entry
 	for id := leaf; id != ""; {
 		// A path longer than the log visits some event twice. (No set of
@@ -99,7 +99,7 @@ func (s *State) pathToRoot(leaf string) ([]Entry, error) {
 		if len(rev) == len(entries) {
 			return nil, fmt.Errorf("conversation: cycle in event tree at %s", id)
 		}
-		i, ok := s.store.Lookup(id)
+		i, ok := s.log.Lookup(id)
 		if !ok || i >= len(entries) {
 			return nil, fmt.Errorf("%w: %s on the active branch", ErrNotFound, id)
 		}
@@ -149,7 +149,7 @@ func (s *State) PendingActions() ([]*event.ActionEvent, error) {
 	}
 	var out []*event.ActionEvent
 	for _, en := range UnmatchedActions(branch) {
-		e, err := s.store.Event(en.Index)
+		e, err := s.log.Event(en.Index)
 		if err != nil {
 			return nil, err
 		}
@@ -176,7 +176,7 @@ const RestartError = "A restart occurred while this tool was in progress. " +
 func (s *State) AnswerUnanswered() ([]*event.AgentErrorEvent, error) {
 	var out []*event.AgentErrorEvent
 	err := s.Do(func(tx *Tx) error {
-		entries := s.store.Entries()
+		entries := s.log.Entries()
 		answered := make(map[string]bool)
 		for i := range entries {
 			switch entries[i].Kind {
@@ -213,7 +213,7 @@ func (s *State) AnswerUnanswered() ([]*event.AgentErrorEvent, error) {
 // restartAnswer returns the AgentErrorEvent that answers action a after a
 // crash.
 func (s *State) restartAnswer(a Entry) (*event.AgentErrorEvent, error) {
-	raw, err := s.store.Raw(a.Index)
+	raw, err := s.log.Raw(a.Index)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +248,7 @@ func (s *State) RecoverRunning() (*event.AgentErrorEvent, error) {
 		// does not read back (a damaged store) fails the call with the
 		// status unchanged.
 		var ev *event.AgentErrorEvent
-		entries := s.store.Entries()
+		entries := s.log.Entries()
 		if unmatched := UnmatchedActions(entries); len(unmatched) > 0 {
 			first := unmatched[0]
 			answered := false

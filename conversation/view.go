@@ -42,7 +42,7 @@ func buildView(s *State) ([]event.Event, error) {
 // stand-in with its id holds its place (summary offsets count it) until
 // that condensation removes it. A long conversation with a condenser is
 // mostly such events, and resuming it decodes only what the model sees.
-func viewOf(log Store, branch []Entry) ([]event.Event, error) {
+func viewOf(log *Log, branch []Entry) ([]event.Event, error) {
 	var conds []int
 	for _, en := range branch {
 		if en.Kind == event.KindCondensation {
@@ -163,8 +163,8 @@ func pairCalls(view []event.Event, pending map[string]bool) []event.Event {
 // decodeEvents returns the events at indexes idx of s, decoded on a few
 // goroutines when there are many: resuming a long conversation decodes
 // its whole view, and reading and decoding a thousand events is most of a
-// resume. Stores are safe for concurrent use.
-func decodeEvents(s Store, idx []int) ([]event.Event, error) {
+// resume. A Log is safe for concurrent use.
+func decodeEvents(s *Log, idx []int) ([]event.Event, error) {
 	out := make([]event.Event, len(idx))
 	workers := min(runtime.GOMAXPROCS(0), 4, len(idx)/128+1)
 	errs := make([]error, workers)

@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -70,15 +71,15 @@ func TestCondense(t *testing.T) {
 	}
 }
 
-// countingStore counts the events decoded.
+// countingStore counts the events read.
 type countingStore struct {
 	Store
 	decoded int
 }
 
-func (s *countingStore) Event(i int) (event.Event, error) {
+func (s *countingStore) Raw(ctx context.Context, ent Entry) ([]byte, error) {
 	s.decoded++ // decodeEvents runs one goroutine below 128 events
-	return s.Store.Event(i)
+	return s.Store.Raw(ctx, ent)
 }
 
 // TestViewOfSkipsForgotten checks that the view of a log with
@@ -102,9 +103,13 @@ func TestViewOfSkipsForgotten(t *testing.T) {
 		msg("m6"),
 		cond("k3", nil, nil, "m0"), // forgets what is already gone
 	}
-	store := NewMemoryStore()
+	cs := &countingStore{Store: NewMemoryStore()}
+	store, err := LoadLog(context.Background(), cs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, e := range log {
-		if _, err := store.Append(e); err != nil {
+		if _, err := store.Append(context.Background(), e); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -116,8 +121,8 @@ func TestViewOfSkipsForgotten(t *testing.T) {
 		}
 		want = applyToView(want, e)
 	}
-	cs := &countingStore{Store: store}
-	got, err := viewOf(cs, store.Entries())
+	cs.decoded = 0
+	got, err := viewOf(store, store.Entries())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,11 +35,11 @@ func TestManagerThroughState(t *testing.T) {
 		store := conversation.NewMemoryStore()
 		f := conversation.NewFields("0b5f3c1e-6a2d-4f8b-9c7e-1d2a3b4c5d6e", &stubAgent{Name: "a"}, &workspace.Local{WorkingDir: "/w"})
 		f.SecretRegistry = m.Registry()
-		st, err := conversation.Create(store, f, &conversation.Options{Cipher: c})
+		st, err := conversation.Create(context.Background(), store, f, &conversation.Options{Cipher: c})
 		if err != nil {
 			t.Fatal(err)
 		}
-		base, err := store.ReadBase()
+		base, err := store.ReadBase(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func TestManagerThroughState(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		back, err := conversation.Open(store, &conversation.Options{Cipher: c})
+		back, err := conversation.Open(context.Background(), store, &conversation.Options{Cipher: c})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -21,18 +22,18 @@ type fullStore struct {
 	full *atomic.Bool
 }
 
-func (s fullStore) Append(e event.Event) (conversation.Entry, error) {
+func (s fullStore) Append(ctx context.Context, ent conversation.Entry, e event.Event) (conversation.Entry, error) {
 	if s.full.Load() {
 		return conversation.Entry{}, fmt.Errorf("writing event %s: %w", e.EventBase().ID, syscall.ENOSPC)
 	}
-	return s.Store.Append(e)
+	return s.Store.Append(ctx, ent, e)
 }
 
-func (s fullStore) WriteBase(data []byte) error {
+func (s fullStore) WriteBase(ctx context.Context, data []byte) error {
 	if s.full.Load() {
 		return fmt.Errorf("writing the base state: %w", syscall.ENOSPC)
 	}
-	return s.Store.WriteBase(data)
+	return s.Store.WriteBase(ctx, data)
 }
 
 type fullBackend struct {
@@ -40,8 +41,8 @@ type fullBackend struct {
 	full *atomic.Bool
 }
 
-func (b fullBackend) Open(id string) (conversation.Store, error) {
-	s, err := b.Backend.Open(id)
+func (b fullBackend) Open(ctx context.Context, id string) (conversation.Store, error) {
+	s, err := b.Backend.Open(ctx, id)
 	if err != nil {
 		return nil, err
 	}

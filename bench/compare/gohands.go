@@ -87,9 +87,13 @@ func replayGohands(dir string) (time.Duration, int, error) {
 		return 0, 0, err
 	}
 	defer s.Close()
-	n := s.Len()
+	log, err := conversation.LoadLog(context.Background(), s)
+	if err != nil {
+		return 0, 0, err
+	}
+	n := log.Len()
 	for i := range n {
-		if _, err := s.Event(i); err != nil {
+		if _, err := log.Event(i); err != nil {
 			return 0, 0, err
 		}
 	}

@@ -59,13 +59,18 @@ persistence directory, or the reference's.`,
 				return err
 			}
 			defer closeB()
-			src, err := b.Open(args[0])
+			ctx := cmd.Context()
+			src, err := b.Open(ctx, args[0])
 			if err != nil {
 				return &exitErr{code: exitError, msg: err.Error()}
 			}
 			defer src.Close()
-			if src.Len() == 0 {
-				if base, _ := src.ReadBase(); base == nil {
+			log, err := conversation.LoadLog(ctx, src)
+			if err != nil {
+				return &exitErr{code: exitError, msg: err.Error()}
+			}
+			if log.Len() == 0 {
+				if base, _ := src.ReadBase(ctx); base == nil {
 					return &exitErr{code: exitError, msg: fmt.Sprintf("no conversation %s in the store", args[0])}
 				}
 			}
@@ -74,10 +79,10 @@ persistence directory, or the reference's.`,
 				return &exitErr{code: exitError, msg: err.Error()}
 			}
 			defer dst.Close()
-			if err := conversation.Copy(dst, src); err != nil {
+			if err := conversation.Copy(ctx, dst, log); err != nil {
 				return &exitErr{code: exitError, msg: err.Error()}
 			}
-			fmt.Fprintf(a.stdout, "exported %s (%d events) to %s\n", args[0], src.Len(), dst.Dir())
+			fmt.Fprintf(a.stdout, "exported %s (%d events) to %s\n", args[0], log.Len(), dst.Dir())
 			return nil
 		},
 	}
@@ -95,12 +100,13 @@ events/, as gohands, the reference or gohands export write it) into the store
 (the persistence directory, or --store), under its own id.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
 			src, err := filestore.Open(args[0], nil)
 			if err != nil {
 				return &exitErr{code: exitError, msg: err.Error()}
 			}
 			defer src.Close()
-			id, err := conversation.StoredID(src)
+			id, err := conversation.StoredID(ctx, src)
 			if err != nil {
 				return &exitErr{code: exitError, msg: fmt.Sprintf("%s is not a conversation directory: %v", args[0], err)}
 			}
@@ -109,15 +115,19 @@ events/, as gohands, the reference or gohands export write it) into the store
 				return err
 			}
 			defer closeB()
-			dst, err := b.Open(id)
+			log, err := conversation.LoadLog(ctx, src)
+			if err != nil {
+				return &exitErr{code: exitError, msg: err.Error()}
+			}
+			dst, err := b.Open(ctx, id)
 			if err != nil {
 				return &exitErr{code: exitError, msg: err.Error()}
 			}
 			defer dst.Close()
-			if err := conversation.Copy(dst, src); err != nil {
+			if err := conversation.Copy(ctx, dst, log); err != nil {
 				return &exitErr{code: exitError, msg: err.Error()}
 			}
-			fmt.Fprintf(a.stdout, "imported %s (%d events)\n", id, src.Len())
+			fmt.Fprintf(a.stdout, "imported %s (%d events)\n", id, log.Len())
 			return nil
 		},
 	}

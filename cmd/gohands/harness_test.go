@@ -3,9 +3,11 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gohands/gohands/conversation"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -246,14 +248,18 @@ func (e *e2e) events() ([]event.Event, [][]byte) {
 		e.t.Fatal(err)
 	}
 	defer store.Close()
+	log, err := conversation.LoadLog(context.Background(), store)
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	var evs []event.Event
 	var raws [][]byte
-	for i := range store.Len() {
-		ev, err := store.Event(i)
+	for i := range log.Len() {
+		ev, err := log.Event(i)
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		raw, err := store.Raw(i)
+		raw, err := log.Raw(i)
 		if err != nil {
 			e.t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -218,9 +219,14 @@ func hasTask(dir string) (bool, error) {
 		return false, err
 	}
 	defer s.Close()
-	for _, e := range s.Entries() {
-		if e.Kind == event.KindMessage && e.Source == event.SourceUser {
-			return true, nil
+	for batch, err := range s.Load(context.Background()) {
+		if err != nil {
+			return false, err
+		}
+		for _, e := range batch {
+			if e.Kind == event.KindMessage && e.Source == event.SourceUser {
+				return true, nil
+			}
 		}
 	}
 	return false, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -80,8 +81,12 @@ func readStored(dir string) ([]event.Event, *conversation.Fields, error) {
 	st, err := filestore.Open(dir, &filestore.Options{LockTimeout: 200 * time.Millisecond})
 	if err == nil {
 		defer st.Close()
+		log, err := conversation.LoadLog(context.Background(), st)
+		if err != nil {
+			return nil, fields, err
+		}
 		var out []event.Event
-		for e, err := range conversation.EventsFrom(st, 0) {
+		for e, err := range conversation.EventsFrom(log, 0) {
 			if err != nil {
 				return out, fields, err
 			}

@@ -1,6 +1,7 @@
 package filestore_test
 
 import (
+	"context"
 	"fmt"
 	"github.com/gohands/gohands/conversation/internal/convtest"
 	"os"
@@ -99,7 +100,7 @@ func newBenchState(b *testing.B, opts *filestore.Options) *conversation.State {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := conversation.Create(s, convtest.NewFields(), nil)
+	st, err := conversation.Create(context.Background(), s, convtest.NewFields(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -123,7 +124,7 @@ var persistModes = []struct {
 }
 
 func settle(b *testing.B, cpu *cpuClock, st *conversation.State) {
-	if fs, ok := st.Events().(*filestore.Store); ok {
+	if fs, ok := st.Events().Store().(*filestore.Store); ok {
 		cpu.stop(b)
 		if err := fs.Sync(); err != nil {
 			b.Fatal(err)
@@ -221,7 +222,7 @@ func BenchmarkFileCreateFloor(b *testing.B) {
 func writeBenchLog(b *testing.B, n int, running bool) string {
 	b.Helper()
 	dir := benchDir(b)
-	st, err := conversation.Create(openFile(b, dir), convtest.NewFields(), nil)
+	st, err := conversation.Create(context.Background(), openFile(b, dir), convtest.NewFields(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -247,7 +248,7 @@ func openState(b *testing.B, dir string) *conversation.State {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := conversation.Open(s, nil)
+	st, err := conversation.Open(context.Background(), s, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package filestore_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -34,7 +35,7 @@ func TestReadsPython158Conversation(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "events", "event-00007-0000000f-1111-4222-8333-444455556666.json"), []byte(futureEvent), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := conversation.OpenID(openFile(t, dir), "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", &conversation.Options{Cipher: secret.NewCipher("fixture secret key")})
+	st, err := conversation.OpenID(context.Background(), openFile(t, dir), "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", &conversation.Options{Cipher: secret.NewCipher("fixture secret key")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestTruncated158Files(t *testing.T) {
 	if err := os.WriteFile(mid, data[:len(data)/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := filestore.Open(dir, nil)
+	_, err := openLog(dir, nil)
 	var d *filestore.DamageError
 	if !errors.As(err, &d) || d.File != filepath.Base(mid) {
 		t.Fatalf("open: %v, want a DamageError naming %s", err, filepath.Base(mid))
@@ -113,7 +114,7 @@ func TestTruncated158Files(t *testing.T) {
 	last := names[len(names)-1]
 	data, _ = os.ReadFile(last)
 	os.WriteFile(last, data[:len(data)/3], 0o644)
-	s := openFile(t, dir)
+	s := openLogT(t, dir)
 	defer s.Close()
 	if s.Len() != len(names)-1 {
 		t.Fatalf("Len = %d", s.Len())
@@ -133,7 +134,7 @@ func TestReference158ReadsGohands(t *testing.T) {
 	f := conversation.NewFields(id, &convtest.Agent{LLM: []byte(`{"model":"gpt-4o","usage_id":"agent"}`), Tools: []any{}}, &workspace.Local{WorkingDir: "/workspace/project"})
 	f.ConfirmationPolicy = security.NewConfirmRisky()
 	f.SecurityAnalyzer = &security.RuleAnalyzer{WorkDir: "/workspace/project"}
-	st, err := conversation.Create(openFile(t, dir), f, nil)
+	st, err := conversation.Create(context.Background(), openFile(t, dir), f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package filestore_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"github.com/gohands/gohands/conversation/internal/convtest"
 	"io/fs"
@@ -53,7 +54,7 @@ func copyDir(t *testing.T, from string) string {
 
 func TestReadsPythonConversation(t *testing.T) {
 	dir := copyDir(t, pythonFixture)
-	st, err := conversation.OpenID(openFile(t, dir), "5d3f2c1b-0a9e-4d8c-b7a6-1f2e3d4c5b6a", &conversation.Options{Cipher: secret.NewCipher("fixture secret key")})
+	st, err := conversation.OpenID(context.Background(), openFile(t, dir), "5d3f2c1b-0a9e-4d8c-b7a6-1f2e3d4c5b6a", &conversation.Options{Cipher: secret.NewCipher("fixture secret key")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestGoldenGoConversation(t *testing.T) {
 	f.ConfirmationPolicy = security.NewConfirmRisky()
 	f.SecretRegistry.SetValue("GITHUB_TOKEN", "ghp_golden")
 	f.Tags = map[string]string{"origin": "gohands"}
-	st, err := conversation.Create(openFile(t, dir), f, nil)
+	st, err := conversation.Create(context.Background(), openFile(t, dir), f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

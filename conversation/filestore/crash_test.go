@@ -2,6 +2,7 @@ package filestore_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -24,13 +25,13 @@ func TestLockExcludesSecondProcess(t *testing.T) {
 	dir := t.TempDir()
 	_, sc, send := startChild(t, "locker", dir)
 	expectLine(t, sc, "locked")
-	_, err := filestore.Open(dir, &filestore.Options{LockTimeout: 50 * time.Millisecond})
+	_, err := openLog(dir, &filestore.Options{LockTimeout: 50 * time.Millisecond})
 	if !errors.Is(err, conversation.ErrLocked) {
 		t.Fatalf("open while another process holds the lock: err = %v", err)
 	}
 	send("release")
 	expectLine(t, sc, "released")
-	s, err := filestore.Open(dir, nil)
+	s, err := openLog(dir, nil)
 	if err != nil {
 		t.Fatalf("open after release: %v", err)
 	}
@@ -60,14 +61,15 @@ func testKilledWriter(t *testing.T, mode string) {
 		cmd.Process.Signal(unix.SIGKILL)
 		cmd.Wait()
 
-		s, err := filestore.Open(dir, nil)
+		fs, err := filestore.Open(dir, nil)
 		if err != nil {
 			t.Fatalf("round %d: open after kill: %v", round, err)
 		}
-		st, err := conversation.Open(s, nil)
+		st, err := conversation.Open(context.Background(), fs, nil)
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
+		s := st.Events()
 		n := s.Len()
 		if n < len(committed)+1 { // +1 for the user message
 			t.Fatalf("round %d: %d events on disk, %d were committed", round, n, len(committed)+1)
@@ -118,7 +120,7 @@ func testKilledWriter(t *testing.T, mode string) {
 		}
 		st.Close()
 		// Recovery is done once: reopening finds nothing to do.
-		st, err = conversation.Open(openFile(t, dir), nil)
+		st, err = conversation.Open(context.Background(), openFile(t, dir), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +143,7 @@ func writeLog(t *testing.T, n int) (string, []event.Event) {
 	t.Helper()
 	f := convtest.NewFields()
 	dir := filestore.Dir(t.TempDir(), f.ID) // named by the id, as a Backend names it
-	st, err := conversation.Create(openFile(t, dir), f, nil)
+	st, err := conversation.Create(context.Background(), openFile(t, dir), f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +184,7 @@ func TestTornLastEventSetAside(t *testing.T) {
 				t.Fatal(err)
 			}
 			os.WriteFile(last, tear.cut(b), 0o644)
-			s, err := filestore.Open(dir, nil)
+			s, err := openLog(dir, nil)
 			if err != nil {
 				t.Fatalf("open: %v", err)
 			}
@@ -208,7 +210,7 @@ func TestCorruptMiddleEventIsAnError(t *testing.T) {
 	os.Remove(filepath.Join(dir, filestore.IndexFile))
 	p := eventPath(dir, 2, evs[2].EventBase().ID)
 	os.WriteFile(p, []byte(`{"id":`), 0o644)
-	_, err := filestore.Open(dir, nil)
+	_, err := openLog(dir, nil)
 	if err == nil || !strings.Contains(err.Error(), "event 2") {
 		t.Fatalf("err = %v, want one naming event 2", err)
 	}
@@ -223,7 +225,7 @@ func TestReaderRules(t *testing.T) {
 	// Stray files are ignored.
 	os.WriteFile(filepath.Join(dir, filestore.EventsDir, "notes.txt"), []byte("x"), 0o644)
 	os.WriteFile(filepath.Join(dir, filestore.EventsDir, "event-1-abcdefab.json"), []byte("{}"), 0o644)
-	s, err := filestore.Open(dir, nil)
+	s, err := openLog(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +236,7 @@ func TestReaderRules(t *testing.T) {
 	// A gap is damage: the reference's reader would drop what follows it
 	// silently, and an append would interleave new events with those files.
 	os.Remove(eventPath(dir, 3, evs[3].EventBase().ID))
-	_, err = filestore.Open(dir, nil)
+	_, err = openLog(dir, nil)
 	var de *filestore.DamageError
 	if !errors.Is(err, filestore.ErrDamaged) || !errors.As(err, &de) || de.Index != 3 ||
 		!strings.Contains(err.Error(), "event file 3 is missing and 2 later event files follow it") {
@@ -248,7 +250,7 @@ func TestDuplicateIDKeepsFirst(t *testing.T) {
 	b, _ := os.ReadFile(eventPath(dir, 0, evs[0].EventBase().ID))
 	dupPath := eventPath(dir, 3, evs[0].EventBase().ID)
 	os.WriteFile(dupPath, b, 0o644)
-	s, err := filestore.Open(dir, nil)
+	s, err := openLog(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,11 +265,11 @@ func TestDuplicateIDKeepsFirst(t *testing.T) {
 
 func TestIndexCacheMatchesScan(t *testing.T) {
 	dir, _ := writeLog(t, 30)
-	s := openFile(t, dir)
+	s := openLogT(t, dir)
 	withCache := s.Entries()
 	s.Close()
 	os.Remove(filepath.Join(dir, filestore.IndexFile))
-	s = openFile(t, dir)
+	s = openLogT(t, dir)
 	scanned := s.Entries()
 	s.Close()
 	if len(withCache) != len(scanned) {
@@ -285,7 +287,7 @@ func TestIndexCacheMatchesScan(t *testing.T) {
 	f, _ := os.OpenFile(filepath.Join(dir, filestore.IndexFile), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("0\tnot-the-id\tX\tuser\tt\t\t\t\t0\t1\n5\ttorn")
 	f.Close()
-	s = openFile(t, dir)
+	s = openLogT(t, dir)
 	defer s.Close()
 	if got := s.Entries(); len(got) != 30 || got[0] != scanned[0] {
 		t.Errorf("stale cache lines were used: %+v", got[0])
@@ -303,7 +305,7 @@ func TestExternalAppendBeyondCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(eventPath(dir, 4, m.ID), data, 0o644)
-	s := openFile(t, dir)
+	s := openLogT(t, dir)
 	if s.Len() != 5 {
 		t.Fatalf("Len = %d, want 5", s.Len())
 	}
@@ -314,7 +316,7 @@ func TestExternalAppendBeyondCache(t *testing.T) {
 	// The cache now covers it, with its size and checksum: garbage in the
 	// last file is still found, and set aside as torn.
 	os.WriteFile(eventPath(dir, 4, m.ID), []byte("garbage"), 0o644)
-	s = openFile(t, dir)
+	s = openLogT(t, dir)
 	defer s.Close()
 	if s.Len() != 4 {
 		t.Fatalf("Len = %d after reopen with a damaged last file, want 4", s.Len())
@@ -343,7 +345,7 @@ func TestIndexCacheChecked(t *testing.T) {
 			p := eventPath(dir, 2, evs[2].EventBase().ID)
 			b, _ := os.ReadFile(p)
 			os.WriteFile(p, c.damage(b), 0o644)
-			s := openFile(t, dir)
+			s := openLogT(t, dir)
 			defer s.Close()
 			_, err := s.Raw(2)
 			var de *filestore.DamageError
@@ -359,7 +361,7 @@ func TestIndexCacheChecked(t *testing.T) {
 
 func TestOldIndexLinesIgnored(t *testing.T) {
 	dir, evs := writeLog(t, 3)
-	s := openFile(t, dir)
+	s := openLogT(t, dir)
 	e, _ := s.Entry(1)
 	s.Close()
 	// A line without the checksum, as gohands wrote before, with a wrong
@@ -371,7 +373,7 @@ func TestOldIndexLinesIgnored(t *testing.T) {
 	line += fmt.Sprintf("1\t%s\tBogusKind\tuser\t%s\t%s\t\t\t0\t%d\t%08x\n", e.ID, e.Timestamp, e.ParentID, e.Size,
 		crc32.Checksum(raw, crc32.MakeTable(crc32.Castagnoli)))
 	os.WriteFile(filepath.Join(dir, filestore.IndexFile), []byte(line), 0o644)
-	s = openFile(t, dir)
+	s = openLogT(t, dir)
 	defer s.Close()
 	if got, _ := s.Entry(1); got.Kind == "BogusKind" || got.ID != evs[1].EventBase().ID {
 		t.Errorf("entry 1 = %+v", got)
@@ -384,7 +386,7 @@ func TestOldIndexLinesIgnored(t *testing.T) {
 // flipped bit in a line's file checksum doing that).
 func TestDamagedIndexLineIgnored(t *testing.T) {
 	dir, _ := writeLog(t, 4)
-	s := openFile(t, dir)
+	s := openLogT(t, dir)
 	want := s.Entries()
 	s.Close()
 	cache := filepath.Join(dir, filestore.IndexFile)
@@ -397,7 +399,7 @@ func TestDamagedIndexLineIgnored(t *testing.T) {
 			b := bytes.Clone(good)
 			b[i] ^= bit
 			os.WriteFile(cache, b, 0o644)
-			s := openFile(t, dir)
+			s := openLogT(t, dir)
 			for k := range s.Len() {
 				if _, err := s.Raw(k); err != nil {
 					t.Fatalf("byte %d ^ %#x of the cache: event %d: %v", i, bit, k, err)
@@ -416,7 +418,7 @@ func TestTwoFilesForOneIndex(t *testing.T) {
 	m := convtest.UserMessage("stray")
 	data, _ := event.Marshal(m)
 	os.WriteFile(eventPath(dir, 2, m.ID), data, 0o644)
-	_, err := filestore.Open(dir, nil)
+	_, err := openLog(dir, nil)
 	if !errors.Is(err, filestore.ErrDamaged) || !strings.Contains(err.Error(), "2 event files for one index") {
 		t.Fatalf("err = %v", err)
 	}
@@ -438,7 +440,7 @@ func TestCachelessOpenReadsEachFileOnce(t *testing.T) {
 		}
 		want[i] = b
 	}
-	s := openFile(t, dir)
+	s := openLogT(t, dir)
 	defer s.Close()
 	for i, e := range evs {
 		os.Remove(eventPath(dir, i, e.EventBase().ID))
@@ -483,13 +485,13 @@ func TestCachelessOpenDecodesEachFileOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := openFile(t, dir)
+	s := openLogT(t, dir)
 	defer s.Close()
 	for i, e := range evs {
 		os.Remove(eventPath(dir, i, e.EventBase().ID))
 	}
 	for i := range evs {
-		if decoded := filestore.KeptDecoded(s, i); decoded != (i != bad) {
+		if decoded := filestore.KeptDecoded(s.Store, i); decoded != (i != bad) {
 			t.Errorf("event %d held decoded by the open: %v, want %v", i, decoded, i != bad)
 		}
 		got, err := s.Event(i)

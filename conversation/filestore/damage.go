@@ -3,6 +3,7 @@
 package filestore
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -160,15 +161,22 @@ func Check(dir string) (*Report, error) {
 		return nil, err
 	}
 	defer s.Close()
-	for i := range s.Len() {
-		raw, err := s.Raw(i)
+	ctx := context.Background()
+	var ents []conversation.Entry
+	for batch, err := range s.Load(ctx) {
+		if err != nil {
+			return nil, err
+		}
+		ents = append(ents, batch...)
+	}
+	for i, ent := range ents {
+		raw, err := s.Raw(ctx, ent)
 		if err == nil {
 			_, err = event.Unmarshal(raw)
 		}
 		if err != nil {
 			if !errors.As(err, &de) {
-				e, _ := s.Entry(i)
-				de = &DamageError{Dir: dir, Index: i, File: eventFileName(i, e.ID), Err: err}
+				de = &DamageError{Dir: dir, Index: i, File: eventFileName(i, ent.ID), Err: err}
 			}
 			r.Damage = de
 			break
@@ -279,7 +287,11 @@ func rebuildBase(dir string) ([]byte, error) {
 		return nil, err
 	}
 	defer s.Close()
-	return conversation.RebuildBase(s, id.String())
+	log, err := conversation.LoadLog(context.Background(), s)
+	if err != nil {
+		return nil, err
+	}
+	return conversation.RebuildBase(log, id.String())
 }
 
 // setAsideFrom moves the event files numbered from on out of the log, and

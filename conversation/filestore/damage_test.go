@@ -3,6 +3,7 @@
 package filestore_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -49,7 +50,7 @@ func TestRepair(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir, evs := writeLog(t, 6)
-			s := openFile(t, dir)
+			s := openLogT(t, dir)
 			b, _ := s.ReadBase()
 			s.WriteBase(b) // a second write keeps the first as the previous state
 			s.Close()
@@ -63,7 +64,7 @@ func TestRepair(t *testing.T) {
 				t.Fatalf("Check: %+v", r)
 			}
 			if !c.base {
-				s, err := filestore.Open(dir, nil)
+				s, err := openLog(dir, nil)
 				if err == nil {
 					_, err = s.Raw(r.Damage.Index)
 					s.Close()
@@ -84,7 +85,7 @@ func TestRepair(t *testing.T) {
 					t.Errorf("moved file: %v", err)
 				}
 			}
-			st, err := conversation.Open(openFile(t, dir), nil)
+			st, err := conversation.Open(context.Background(), openFile(t, dir), nil)
 			if err != nil {
 				t.Fatalf("open after repair: %v", err)
 			}
@@ -111,7 +112,7 @@ func TestRepair(t *testing.T) {
 func TestRepairRebuildsBaseState(t *testing.T) {
 	f := convtest.NewFields()
 	dir := filestore.Dir(t.TempDir(), f.ID)
-	st, err := conversation.Create(openFile(t, dir), f, &conversation.Options{RecordChanges: true})
+	st, err := conversation.Create(context.Background(), openFile(t, dir), f, &conversation.Options{RecordChanges: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestRepairRebuildsBaseState(t *testing.T) {
 	if err != nil || !r.Rebuilt || r.Restored {
 		t.Fatalf("Repair: %v, %+v", err, r)
 	}
-	st, err = conversation.Open(openFile(t, dir), nil)
+	st, err = conversation.Open(context.Background(), openFile(t, dir), nil)
 	if err != nil {
 		t.Fatalf("open after the rebuild: %v", err)
 	}

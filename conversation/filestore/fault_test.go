@@ -49,7 +49,7 @@ func TestDiskFullRecovers(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			dir := t.TempDir()
 			full := diskFull(t, dir)
-			s, err := filestore.Open(dir, m.opts)
+			s, err := openLog(dir, m.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +125,7 @@ func testWriteFaults(t *testing.T, opts *filestore.Options, seed uint64, ops int
 	})
 	defer filestore.SetWriteFault(nil)
 
-	s, err := filestore.Open(dir, opts)
+	s, err := openLog(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func testWriteFaults(t *testing.T, opts *filestore.Options, seed uint64, ops int
 			// Opening replays the journal, which may fail while the disk
 			// is full; it leaves the journal for the next try.
 			for try := 0; ; try++ {
-				if s, err = filestore.Open(dir, opts); err == nil {
+				if s, err = openLog(dir, opts); err == nil {
 					break
 				}
 				if !errors.Is(err, unix.ENOSPC) || try > 100 {
@@ -200,7 +200,7 @@ func testWriteFaults(t *testing.T, opts *filestore.Options, seed uint64, ops int
 // checkLog opens dir and checks that its log is exactly ids.
 func checkLog(t *testing.T, dir string, opts *filestore.Options, ids []string) {
 	t.Helper()
-	s, err := filestore.Open(dir, opts)
+	s, err := openLog(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@
 package filestore_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -79,7 +80,7 @@ func checkDamaged(t *testing.T, ops []byte) {
 	}
 	low := damageDir(dir, evs, ops)
 
-	s, err := filestore.Open(dir, nil)
+	s, err := openLog(dir, nil)
 	switch {
 	case errors.Is(err, filestore.ErrDamaged):
 	case err != nil:
@@ -109,7 +110,7 @@ func checkDamaged(t *testing.T, ops []byte) {
 	if r.Events < low {
 		t.Fatalf("ops %x: repair kept %d events, %d were intact", ops, r.Events, low)
 	}
-	st, err := conversation.Open(openFile(t, dir), nil)
+	st, err := conversation.Open(context.Background(), openFile(t, dir), nil)
 	if err != nil {
 		t.Fatalf("ops %x: open after repair: %v", ops, err)
 	}

@@ -239,9 +239,10 @@ func (s *Store) startJournal() error {
 	return nil
 }
 
-// journalAppend encodes e as event i into the journal with one pwrite and
-// queues its event file. Called with writeMu held.
-func (s *Store) journalAppend(i int, e event.Event, kind string) (conversation.Entry, error) {
+// journalAppend encodes e, the event of ent, into the journal with one
+// pwrite and queues its event file. Called with writeMu held.
+func (s *Store) journalAppend(ent conversation.Entry, e event.Event) (conversation.Entry, error) {
+	i := ent.Index
 	w := s.wb
 	w.mu.Lock()
 	if w.err != nil {
@@ -296,7 +297,7 @@ func (s *Store) journalAppend(i int, e event.Event, kind string) (conversation.E
 		}
 	}
 	w.buf = b
-	ent := conversation.EntryOf(i, e, kind, len(data))
+	ent.Size = len(data)
 	w.mu.Lock()
 	w.pending[i] = pendingEvent{ent, data}
 	w.mu.Unlock()

@@ -4,12 +4,14 @@ package filestore
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 )
 
@@ -247,18 +249,35 @@ func FuzzParseJournal(f *testing.F) {
 
 // openTestStore opens dir, closing the store when the test ends (Close is
 // idempotent, so tests may close it earlier).
-func openTestStore(t *testing.T, dir string, opts *Options) *Store {
+// testStore is a Store with the log a conversation keeps over it: the
+// tests append and read through the log, as a State does.
+type testStore struct {
+	*Store
+	*conversation.Log
+}
+
+func (s testStore) Append(e event.Event) (conversation.Entry, error) {
+	return s.Log.Append(context.Background(), e)
+}
+
+func (s testStore) Raw(i int) ([]byte, error) { return s.Log.Raw(i) }
+
+func openTestStore(t *testing.T, dir string, opts *Options) testStore {
 	t.Helper()
 	s, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return s
+	log, err := conversation.LoadLog(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testStore{s, log}
 }
 
 // appendTestEvents appends journalTestEvent(0) to journalTestEvent(n-1).
-func appendTestEvents(t *testing.T, s *Store, n int) {
+func appendTestEvents(t *testing.T, s testStore, n int) {
 	t.Helper()
 	for i := range n {
 		if _, err := s.Append(journalTestEvent(i)); err != nil {
@@ -273,11 +292,7 @@ func appendTestEvents(t *testing.T, s *Store, n int) {
 // appended first) goes on as if it were (issue 17 item 7).
 func TestWriteBehindFailureSurfaces(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTestStore(t, dir, nil)
 	e0 := journalTestEvent(0)
 	// A directory where the event's file goes: its write fails, even as root.
 	if err := os.Mkdir(filepath.Join(dir, EventsDir, eventFileName(0, e0.EventBase().ID)), 0o755); err != nil {

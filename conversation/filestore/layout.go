@@ -1,6 +1,7 @@
 package filestore
 
 import (
+	"context"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -82,7 +83,7 @@ func (b *Backend) Base() string { return b.base }
 
 // Open opens (creating if needed) the store of conversation id. Off Unix
 // it fails with errors.ErrUnsupported.
-func (b *Backend) Open(id string) (conversation.Store, error) {
+func (b *Backend) Open(_ context.Context, id string) (conversation.Store, error) {
 	return openStore(Dir(b.base, id), b.opts)
 }
 

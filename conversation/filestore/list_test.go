@@ -14,8 +14,8 @@ import (
 // ReadEvents reads its events.
 func TestList(t *testing.T) {
 	base := t.TempDir()
-	write := func(id, model, ts string, msgs ...string) *filestore.Store {
-		s, err := filestore.Open(filestore.Dir(base, id), &filestore.Options{WriteThrough: true})
+	write := func(id, model, ts string, msgs ...string) logStore {
+		s, err := openLog(filestore.Dir(base, id), &filestore.Options{WriteThrough: true})
 		if err != nil {
 			t.Fatal(err)
 		}

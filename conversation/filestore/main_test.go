@@ -2,6 +2,7 @@ package filestore_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"github.com/gohands/gohands/conversation/internal/convtest"
 	"os"
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 }
 
 func childLocker(dir string) {
-	s, err := filestore.Open(dir, nil)
+	s, err := openLog(dir, nil)
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
@@ -47,7 +48,7 @@ func childLocker(dir string) {
 
 // childReader opens the store in dir and decodes every event.
 func childReader(dir string) {
-	s, err := filestore.Open(dir, nil)
+	s, err := openLog(dir, nil)
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
@@ -70,7 +71,7 @@ func childWriter(dir string) {
 		fmt.Println("error:", err)
 		os.Exit(1)
 	}
-	st, err := conversation.Create(s, convtest.NewFields(), nil)
+	st, err := conversation.Create(context.Background(), s, convtest.NewFields(), nil)
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)

@@ -39,7 +39,7 @@ func TestLengthMarker(t *testing.T) {
 	if err := os.WriteFile(stale, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := openFile(t, dir)
+	s := openLogT(t, dir)
 	if m := markers(t, dir); len(m) != 0 {
 		t.Fatalf("markers while open: %v", m)
 	}
@@ -54,7 +54,7 @@ func TestLengthMarker(t *testing.T) {
 	if m := markers(t, dir); len(m) != 1 || m[0] != ".eventlog-len-3.marker" {
 		t.Fatalf("markers after close: %v", m)
 	}
-	s = openFile(t, dir) // the marker is not an event file: no warning, no damage
+	s = openLogT(t, dir) // the marker is not an event file: no warning, no damage
 	if s.Len() != 3 {
 		t.Fatalf("Len = %d", s.Len())
 	}
@@ -103,7 +103,7 @@ func TestReference158WriterBeside(t *testing.T) {
 		t.Fatalf("the reference left markers %v", m)
 	}
 
-	s := openFile(t, dir)
+	s := openLogT(t, dir)
 	for _, text := range []string{"from gohands, 1", "from gohands, 2"} {
 		if _, err := s.Append(convtest.UserMessage(text)); err != nil {
 			t.Fatal(err)
@@ -130,7 +130,7 @@ func TestReference158WriterBeside(t *testing.T) {
 		}
 		seen[idx] = n.Name()
 	}
-	s = openFile(t, dir)
+	s = openLogT(t, dir)
 	defer s.Close()
 	if s.Len() != 4 {
 		t.Fatalf("gohands reads %d events, want 4", s.Len())

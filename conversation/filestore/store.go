@@ -3,12 +3,15 @@
 package filestore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"iter"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,7 +35,12 @@ const maxEventFileBytes = 256 << 20
 type Store struct {
 	dir, eventsDir string
 	opts           Options
-	idx            *conversation.Index
+	// n is the number of events stored.
+	n atomic.Int64
+	// loaded holds the entries the open found, until Load hands them
+	// over to the conversation's Log.
+	loaded   []conversation.Entry
+	loadedMu sync.Mutex
 
 	writeMu sync.Mutex // serialises appends
 	baseMu  sync.Mutex // serialises base writes
@@ -211,17 +219,20 @@ func (s *Store) load() error {
 			return &DamageError{Dir: s.dir, Index: i, File: eventFileName(i, ids[i]), Err: err}
 		}
 	}
-	s.idx = conversation.NewIndex(0)
-	s.idx.Adopt(entries)
+	s.loaded = entries[:n]
+	s.n.Store(int64(n))
 	s.keep(kept[:min(len(kept), n)])
 	if cached != n {
 		// The cache is rewritten in the background (a third of a
 		// cache-less open's serial part). Only appends and Close use it:
-		// they take writeMu, held until it is written and open.
+		// they take writeMu, held until it is written and open. It
+		// writes from a copy of the entries: Load hands them over to the
+		// conversation's Log.
+		own := slices.Clone(entries[:n])
 		s.writeMu.Lock()
 		go func() {
 			defer s.writeMu.Unlock()
-			if err := s.rewriteIndexFile(entries[:n:n]); err != nil {
+			if err := s.rewriteIndexFile(own); err != nil {
 				slog.Warn("filestore: cannot write event index cache", "err", err)
 			}
 			s.openIndexFile()
@@ -352,7 +363,6 @@ func (s *Store) readIndexFile(ids []string, entries []conversation.Entry, have [
 			Index: i, ID: f[1], Kind: f[2], Source: event.Source(f[3]),
 			Timestamp: f[4], ParentID: f[5], ToolCallID: f[6], ActionID: f[7], HasAction: f[8] == "1", Size: size,
 		}
-		entries[i].Intern()
 		s.sums[i] = fileSum{uint32(crc), true}
 		have[i] = true
 		filled++
@@ -368,8 +378,26 @@ func (s *Store) rewriteIndexFile(entries []conversation.Entry) error {
 	return writeAtomic(filepath.Join(s.dir, IndexFile), b, s.opts.Durable)
 }
 
-// ReadBase implements Store.
-func (s *Store) ReadBase() ([]byte, error) {
+// Load implements conversation.Store: it yields what Open found, in one
+// batch. It can be called once.
+func (s *Store) Load(context.Context) iter.Seq2[[]conversation.Entry, error] {
+	return func(yield func([]conversation.Entry, error) bool) {
+		s.loadedMu.Lock()
+		ents := s.loaded
+		s.loaded = nil
+		s.loadedMu.Unlock()
+		if ents == nil && s.n.Load() > 0 {
+			yield(nil, errors.New("filestore: the store was loaded already"))
+			return
+		}
+		if len(ents) > 0 {
+			yield(ents, nil)
+		}
+	}
+}
+
+// ReadBase implements conversation.Store.
+func (s *Store) ReadBase(context.Context) ([]byte, error) {
 	if s.closed.Load() {
 		return nil, conversation.ErrClosed
 	}
@@ -385,7 +413,7 @@ func (s *Store) ReadBase() ([]byte, error) {
 
 // WriteBase implements Store: the state is written to a temporary file that
 // is then renamed over base_state.json, so a reader never sees half of it.
-func (s *Store) WriteBase(data []byte) error {
+func (s *Store) WriteBase(_ context.Context, data []byte) error {
 	if s.closed.Load() {
 		return conversation.ErrClosed
 	}
@@ -495,52 +523,48 @@ func syncDir(dir string) error {
 	return f.Sync()
 }
 
-// Append implements Store. It writes the event's file with one write call
-// (plus an fsync when Durable) and then one line of the index cache.
-func (s *Store) Append(e event.Event) (conversation.Entry, error) {
+// Append implements conversation.Store. It writes the event's file with
+// one write call (plus an fsync when Durable) and then one line of the
+// index cache.
+func (s *Store) Append(_ context.Context, ent conversation.Entry, e event.Event) (conversation.Entry, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if s.closed.Load() {
 		return conversation.Entry{}, conversation.ErrClosed
 	}
-	b := e.EventBase()
-	if err := s.idx.CheckAppend(b.ID, b.ParentID); err != nil {
-		return conversation.Entry{}, err
+	i := ent.Index
+	if n := int(s.n.Load()); i != n {
+		return conversation.Entry{}, fmt.Errorf("filestore: append at index %d of a log of %d events", i, n)
 	}
-	kind, ok := event.KindOf(e)
-	if !ok {
-		return conversation.Entry{}, fmt.Errorf("filestore: %T has no registered kind", e)
-	}
-	i := s.idx.Len()
 	e = event.CompactArguments(e) // large tool-call arguments kept once
 	if s.wb != nil {
-		ent, err := s.journalAppend(i, e, kind)
+		ent, err := s.journalAppend(ent, e)
 		if err != nil {
 			return conversation.Entry{}, fmt.Errorf("filestore: appending event %d: %w", i, err)
 		}
-		s.idx.Add(ent)
+		s.n.Add(1)
 		return ent, nil
 	}
 	data, err := event.Append(s.buf[:0], e)
 	if err != nil {
-		return conversation.Entry{}, fmt.Errorf("filestore: encoding event %s: %w", b.ID, err)
+		return conversation.Entry{}, fmt.Errorf("filestore: encoding event %s: %w", ent.ID, err)
 	}
 	if cap(data) <= maxReusedBuf {
 		s.buf = data
 	}
-	if err := writeNew(filepath.Join(s.eventsDir, eventFileName(i, b.ID)), data, s.opts.Durable, false); err != nil {
+	if err := writeNew(filepath.Join(s.eventsDir, eventFileName(i, ent.ID)), data, s.opts.Durable, false); err != nil {
 		return conversation.Entry{}, fmt.Errorf("filestore: appending event %d: %w", i, err)
 	}
 	if s.opts.Durable {
 		if err := syncDir(s.eventsDir); err != nil {
 			// The log stays unchanged, so the next append takes index i.
-			unix.Unlink(filepath.Join(s.eventsDir, eventFileName(i, b.ID)))
+			unix.Unlink(filepath.Join(s.eventsDir, eventFileName(i, ent.ID)))
 			return conversation.Entry{}, fmt.Errorf("filestore: appending event %d: %w", i, err)
 		}
 	}
-	ent := conversation.EntryOf(i, e, kind, len(data))
+	ent.Size = len(data)
 	s.writeIndexLine(&s.line, &ent, data)
-	s.idx.Add(ent)
+	s.n.Add(1)
 	return ent, nil
 }
 
@@ -586,26 +610,12 @@ func (s *Store) flushIndex(buf *[]byte) {
 	*buf = (*buf)[:0]
 }
 
-// Len implements Store.
-func (s *Store) Len() int { return s.idx.Len() }
-
-// conversation.Entry implements Store.
-func (s *Store) Entry(i int) (conversation.Entry, error) { return s.idx.Entry(i) }
-
-// Lookup implements Store.
-func (s *Store) Lookup(id string) (int, bool) { return s.idx.Lookup(id) }
-
-// Entries implements Store.
-func (s *Store) Entries() []conversation.Entry { return s.idx.Entries() }
-
-// Search implements Store.
-func (s *Store) Search(q conversation.Query) (conversation.Page, error) { return s.idx.Search(q) }
-
-// Raw implements Store. It reads the event's file with one read call.
-func (s *Store) Raw(i int) ([]byte, error) {
-	ent, err := s.idx.Entry(i)
-	if err != nil {
-		return nil, err
+// Raw implements conversation.Store. It reads the event's file with one
+// read call.
+func (s *Store) Raw(_ context.Context, ent conversation.Entry) ([]byte, error) {
+	i := ent.Index
+	if n := int(s.n.Load()); i < 0 || i >= n {
+		return nil, fmt.Errorf("%w: %d of %d", conversation.ErrIndexOutOfRange, i, n)
 	}
 	if s.closed.Load() {
 		return nil, conversation.ErrClosed
@@ -639,12 +649,14 @@ func (s *Store) Raw(i int) ([]byte, error) {
 	return buf[:n:n], nil
 }
 
-// Event implements Store.
-func (s *Store) Event(i int) (event.Event, error) {
+// ReadEvent implements conversation.EventReader: the events a cache-less
+// open decoded are handed out once without decoding them again.
+func (s *Store) ReadEvent(ctx context.Context, ent conversation.Entry) (event.Event, error) {
+	i := ent.Index
 	if ev := s.takeKeptEvent(i); ev != nil {
 		return ev, nil // decoded by the open
 	}
-	raw, err := s.Raw(i)
+	raw, err := s.Raw(ctx, ent)
 	if err != nil {
 		return nil, err
 	}
@@ -669,7 +681,7 @@ func (s *Store) Close() error {
 	defer s.writeMu.Unlock()
 	if s.wb == nil || s.wb.err == nil {
 		// Every event has its file: the marker may say how many.
-		s.writeLengthMarker(s.idx.Len())
+		s.writeLengthMarker(int(s.n.Load()))
 	}
 	s.flushIndex(&s.line)
 	if s.indexFD >= 0 {
@@ -683,7 +695,10 @@ func (s *Store) Close() error {
 	return s.lock.Close()
 }
 
-var _ conversation.DirStore = (*Store)(nil)
+var (
+	_ conversation.DirStore    = (*Store)(nil)
+	_ conversation.EventReader = (*Store)(nil)
+)
 
 // openStore is Backend.Open's Open.
 func openStore(dir string, opts *Options) (conversation.Store, error) { return Open(dir, opts) }

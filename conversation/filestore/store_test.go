@@ -50,7 +50,7 @@ func TestFileStoreDurable(t *testing.T) {
 
 func testDurable(t *testing.T, opts *filestore.Options) {
 	dir := t.TempDir()
-	s, err := filestore.Open(dir, opts)
+	s, err := openLog(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func testDurable(t *testing.T, opts *filestore.Options) {
 		t.Fatal(err)
 	}
 	s.Close()
-	s, err = filestore.Open(dir, nil)
+	s, err = openLog(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

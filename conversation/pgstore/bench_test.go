@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"github.com/gohands/gohands/conversation"
 	"slices"
 	"testing"
 	"time"
@@ -22,17 +23,21 @@ func BenchmarkAppend(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer pb.Close()
-	st, err := pb.Open(uuid.NewString())
+	s, err := pb.Open(context.Background(), uuid.NewString())
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer st.Close()
+	defer s.Close()
+	st, err := conversation.LoadLog(context.Background(), s)
+	if err != nil {
+		b.Fatal(err)
+	}
 	evs := storetest.Events(b.N)
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
 		t := time.Now()
-		if _, err := st.Append(evs[i]); err != nil {
+		if _, err := st.Append(context.Background(), evs[i]); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(t))

@@ -119,12 +119,7 @@ func (b *Backend) Close() { b.pool.Close() }
 // Open implements conversation.Backend: it takes the lease of conversation
 // id (creating the conversation if it is new) and loads its events. It
 // fails with conversation.ErrLocked while another process holds the lease.
-func (b *Backend) Open(id string) (conversation.Store, error) {
-	return b.OpenContext(context.Background(), id)
-}
-
-// OpenContext is Open with a context.
-func (b *Backend) OpenContext(ctx context.Context, id string) (*Store, error) {
+func (b *Backend) Open(ctx context.Context, id string) (conversation.Store, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
 	defer cancel()
 	var epoch int64
@@ -144,7 +139,7 @@ func (b *Backend) OpenContext(ctx context.Context, id string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: open %s: %w", id, err)
 	}
-	s := &Store{b: b, id: id, epoch: epoch, idx: conversation.NewIndex(64), stop: make(chan struct{}), lost: make(chan struct{})}
+	s := &Store{b: b, id: id, epoch: epoch, stop: make(chan struct{}), lost: make(chan struct{})}
 	if err := s.load(ctx); err != nil {
 		s.release()
 		return nil, err
@@ -157,20 +152,52 @@ func (b *Backend) OpenContext(ctx context.Context, id string) (*Store, error) {
 // ErrReadOnly is returned by writes of a Snapshot.
 var ErrReadOnly = errors.New("pgstore: a snapshot is read-only")
 
-// Snapshot returns conversation id's base state and events as stored now,
-// without its lease: whichever process holds the conversation, or none,
-// any process can serve its reads from the database, and a holder's death
-// costs them nothing. Its writes fail with ErrReadOnly; Refresh adds the
-// events stored since. A conversation that does not exist reads as empty.
-func (b *Backend) Snapshot(ctx context.Context, id string) (*Store, error) {
+// Snapshot is a conversation's log as stored at one moment, read without
+// its lease: whichever process holds the conversation, or none, any
+// process can serve its reads from the database, and a holder's death
+// costs them nothing. Appends to it, and writes to its store, fail with
+// ErrReadOnly. A snapshot does not change: Refresh returns a newer one.
+type Snapshot struct {
+	*conversation.Log
+	s *Store
+}
+
+// Snapshot returns conversation id's events as stored now. A conversation
+// that does not exist reads as empty.
+func (b *Backend) Snapshot(ctx context.Context, id string) (*Snapshot, error) {
+	return b.snapshot(ctx, id, nil)
+}
+
+// snapshot reads the events of conversation id after those of prev (nil:
+// from the start) and returns a snapshot of them all.
+func (b *Backend) snapshot(ctx context.Context, id string, prev *Snapshot) (*Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
 	defer cancel()
-	s := &Store{b: b, id: id, readOnly: true, idx: conversation.NewIndex(0), stop: make(chan struct{}), lost: make(chan struct{})}
+	s := &Store{b: b, id: id, readOnly: true, stop: make(chan struct{}), lost: make(chan struct{})}
+	if prev != nil {
+		// What prev read is not read again: its JSON is shared, its
+		// entries copied.
+		s.data = prev.s.data[:len(prev.s.data):len(prev.s.data)]
+		s.loaded = append([]conversation.Entry(nil), prev.Entries()...)
+	}
 	if err := s.load(ctx); err != nil {
 		return nil, err
 	}
-	return s, nil
+	log, err := conversation.LoadLog(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return &Snapshot{log, s}, nil
 }
+
+// Refresh returns a snapshot that adds to sn the events stored since it
+// was taken.
+func (sn *Snapshot) Refresh(ctx context.Context) (*Snapshot, error) {
+	return sn.s.b.snapshot(ctx, sn.s.id, sn)
+}
+
+// Close releases the snapshot; it holds no lease.
+func (sn *Snapshot) Close() error { return sn.s.Close() }
 
 // Info describes a stored conversation.
 type Info struct {

@@ -29,12 +29,22 @@ func backend(t *testing.T, dsn string, opts *pgstore.Options) *pgstore.Backend {
 	return b
 }
 
+// load returns the log of s, failing the test on an error.
+func load(t *testing.T, s conversation.Store) *conversation.Log {
+	t.Helper()
+	log, err := conversation.LoadLog(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return log
+}
+
 func TestStoreConformance(t *testing.T) {
 	pgtest.Require(t, pg)
 	b := backend(t, pg.NewDatabase(t), nil)
 	storetest.Run(t, storetest.Factory{
 		New: func(t *testing.T) conversation.Store {
-			s, err := b.Open(uuid.NewString())
+			s, err := b.Open(context.Background(), uuid.NewString())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +55,7 @@ func TestStoreConformance(t *testing.T) {
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
-			s2, err := b.Open(id)
+			s2, err := b.Open(context.Background(), id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,32 +68,33 @@ func TestStoreConformance(t *testing.T) {
 // can once the first closes it.
 func TestLeaseExcludes(t *testing.T) {
 	pgtest.Require(t, pg)
+	ctx := context.Background()
 	dsn := pg.NewDatabase(t)
 	a := backend(t, dsn, &pgstore.Options{Node: "a"})
 	b := backend(t, dsn, &pgstore.Options{Node: "b"})
 	id := uuid.NewString()
-	sa, err := a.Open(id)
+	sa, err := a.Open(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Open(id); !errors.Is(err, conversation.ErrLocked) {
+	if _, err := b.Open(ctx, id); !errors.Is(err, conversation.ErrLocked) {
 		t.Fatalf("second open: %v, want ErrLocked", err)
 	}
 	if err := b.Delete(context.Background(), id); !errors.Is(err, conversation.ErrLocked) {
 		t.Fatalf("delete of a held conversation: %v, want ErrLocked", err)
 	}
-	if _, err := sa.Append(storetest.Events(1)[0]); err != nil {
+	if _, err := load(t, sa).Append(ctx, storetest.Events(1)[0]); err != nil {
 		t.Fatal(err)
 	}
 	if err := sa.Close(); err != nil {
 		t.Fatal(err)
 	}
-	sb, err := b.Open(id)
+	sb, err := b.Open(ctx, id)
 	if err != nil {
 		t.Fatalf("open after the first node closed: %v", err)
 	}
-	if sb.Len() != 1 {
-		t.Errorf("the second node sees %d events, want 1", sb.Len())
+	if n := load(t, sb).Len(); n != 1 {
+		t.Errorf("the second node sees %d events, want 1", n)
 	}
 	sb.Close()
 	infos, err := a.List(context.Background())
@@ -103,24 +114,26 @@ func TestLeaseExcludes(t *testing.T) {
 // never write again, even when it comes back.
 func TestLeaseTakeoverFences(t *testing.T) {
 	pgtest.Require(t, pg)
+	ctx := context.Background()
 	dsn := pg.NewDatabase(t)
 	a := backend(t, dsn, &pgstore.Options{Node: "a", Lease: 600 * time.Millisecond})
 	b := backend(t, dsn, &pgstore.Options{Node: "b", Lease: 600 * time.Millisecond})
 	id := uuid.NewString()
-	st, err := a.Open(id)
+	st, err := a.Open(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sa := st.(*pgstore.Store)
+	la := load(t, sa)
 	evs := storetest.Events(3)
-	if _, err := sa.Append(evs[0]); err != nil {
+	if _, err := la.Append(ctx, evs[0]); err != nil {
 		t.Fatal(err)
 	}
 	pgstore.StopHeartbeat(sa) // the node hangs
 	var sb *pgstore.Store
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		s, err := b.Open(id)
+		s, err := b.Open(ctx, id)
 		if err == nil {
 			sb = s.(*pgstore.Store)
 			break
@@ -131,10 +144,11 @@ func TestLeaseTakeoverFences(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	defer sb.Close()
-	if _, err := sa.Append(evs[1]); !errors.Is(err, pgstore.ErrLeaseLost) {
+	lb := load(t, sb)
+	if _, err := la.Append(ctx, evs[1]); !errors.Is(err, pgstore.ErrLeaseLost) {
 		t.Fatalf("append by the old owner: %v, want ErrLeaseLost", err)
 	}
-	if err := sa.WriteBase([]byte(`{}`)); !errors.Is(err, pgstore.ErrLeaseLost) {
+	if err := sa.WriteBase(ctx, []byte(`{}`)); !errors.Is(err, pgstore.ErrLeaseLost) {
 		t.Fatalf("base write by the old owner: %v, want ErrLeaseLost", err)
 	}
 	select {
@@ -142,14 +156,14 @@ func TestLeaseTakeoverFences(t *testing.T) {
 	default:
 		t.Error("Lost not closed")
 	}
-	if _, err := sb.Append(evs[1]); err != nil {
+	if _, err := lb.Append(ctx, evs[1]); err != nil {
 		t.Fatalf("append by the new owner: %v", err)
 	}
-	if sb.Len() != 2 {
-		t.Errorf("new owner has %d events, want 2", sb.Len())
+	if lb.Len() != 2 {
+		t.Errorf("new owner has %d events, want 2", lb.Len())
 	}
 	sa.Close() // gives up nothing: the lease is b's
-	if _, err := sb.Append(evs[2]); err != nil {
+	if _, err := lb.Append(ctx, evs[2]); err != nil {
 		t.Fatalf("the old owner's Close released the new owner's lease: %v", err)
 	}
 }
@@ -162,6 +176,7 @@ func TestLeaseTakeoverFences(t *testing.T) {
 // the database, where the log carries on.
 func TestDatabaseRestart(t *testing.T) {
 	pgtest.Require(t, pg)
+	ctx := context.Background()
 	srv, err := pgtest.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -169,27 +184,28 @@ func TestDatabaseRestart(t *testing.T) {
 	defer srv.Stop()
 	b := backend(t, srv.DSN(), &pgstore.Options{Timeout: 3 * time.Second, Lease: time.Second})
 	id := uuid.NewString()
-	st, err := b.Open(id)
+	st, err := b.Open(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
+	log := load(t, st)
 	evs := storetest.Events(3)
-	if _, err := st.Append(evs[0]); err != nil {
+	if _, err := log.Append(ctx, evs[0]); err != nil {
 		t.Fatal(err)
 	}
 	srv.StopProcess()
-	if _, err := st.Append(evs[1]); err == nil {
+	if _, err := log.Append(ctx, evs[1]); err == nil {
 		t.Fatal("append with the database down succeeded")
 	} else {
 		t.Logf("append with the database down: %v", err)
 	}
-	if st.Len() != 1 {
-		t.Fatalf("a failed append changed the log: %d events", st.Len())
+	if log.Len() != 1 {
+		t.Fatalf("a failed append changed the log: %d events", log.Len())
 	}
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Append(evs[1]); !errors.Is(err, pgstore.ErrAbandoned) {
+	if _, err := log.Append(ctx, evs[1]); !errors.Is(err, pgstore.ErrAbandoned) {
 		t.Fatalf("append after a failed one: %v, want ErrAbandoned", err)
 	}
 	if err := st.Close(); err != nil {
@@ -200,7 +216,7 @@ func TestDatabaseRestart(t *testing.T) {
 	for {
 		// Locked until the abandoned lease expires; the pool reconnects
 		// on the next use.
-		if st2, err = b.Open(id); err == nil || time.Now().After(deadline) {
+		if st2, err = b.Open(ctx, id); err == nil || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -209,10 +225,11 @@ func TestDatabaseRestart(t *testing.T) {
 		t.Fatalf("reopening after the restart: %v", err)
 	}
 	defer st2.Close()
-	if st2.Len() != 1 {
-		t.Errorf("after reopen: %d events, want 1", st2.Len())
+	log2 := load(t, st2)
+	if log2.Len() != 1 {
+		t.Errorf("after reopen: %d events, want 1", log2.Len())
 	}
-	if _, err := st2.Append(evs[1]); err != nil {
+	if _, err := log2.Append(ctx, evs[1]); err != nil {
 		t.Fatalf("append after reopening: %v", err)
 	}
 }
@@ -238,11 +255,11 @@ func TestMetaOwnerOrphans(t *testing.T) {
 	if ms, err := a.Metas(ctx); err != nil || len(ms) != 1 || string(ms[id]) != `{"title":"x"}` {
 		t.Fatalf("metas: %v, %v", ms, err)
 	}
-	st, err := a.Open(id)
+	st, err := a.Open(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.WriteBase([]byte(`{"id":"` + id + `"}`)); err != nil {
+	if err := st.WriteBase(ctx, []byte(`{"id":"`+id+`"}`)); err != nil {
 		t.Fatal(err)
 	}
 	if base, err := b.ReadBase(ctx, id); err != nil || string(base) != `{"id":"`+id+`"}` {
@@ -269,7 +286,7 @@ func TestMetaOwnerOrphans(t *testing.T) {
 	if owner, _, _ := b.Owner(ctx, id); owner != "" {
 		t.Errorf("an expired lease still has an owner: %q", owner)
 	}
-	sb, err := b.Open(id)
+	sb, err := b.Open(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,14 +305,16 @@ func TestSnapshotReadsWithoutLease(t *testing.T) {
 	a := backend(t, dsn, &pgstore.Options{Node: "a"})
 	b := backend(t, dsn, &pgstore.Options{Node: "b"})
 	id := uuid.NewString()
-	sa, err := a.Open(id)
+	ctx := t.Context()
+	sa, err := a.Open(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sa.Close()
+	la := load(t, sa)
 	evs := storetest.Events(6)
 	for _, e := range evs[:3] {
-		if _, err := sa.Append(e); err != nil {
+		if _, err := la.Append(ctx, e); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -308,7 +327,7 @@ func TestSnapshotReadsWithoutLease(t *testing.T) {
 		t.Fatalf("the snapshot holds %d events, want 3", snap.Len())
 	}
 	for i := range 3 {
-		want, _ := sa.Raw(i)
+		want, _ := la.Raw(i)
 		got, err := snap.Raw(i)
 		if err != nil || string(got) != string(want) {
 			t.Errorf("event %d: %s, %v; want %s", i, got, err, want)
@@ -318,24 +337,35 @@ func TestSnapshotReadsWithoutLease(t *testing.T) {
 		t.Errorf("owner after the snapshot: %q, %v; want a", owner, err)
 	}
 	for _, e := range evs[3:5] {
-		if _, err := sa.Append(e); err != nil {
+		if _, err := la.Append(ctx, e); err != nil {
 			t.Fatalf("the holder's append after a snapshot: %v", err)
 		}
 	}
-	if err := snap.Refresh(t.Context()); err != nil {
+	old := snap
+	if snap, err = snap.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if snap.Len() != 5 {
-		t.Fatalf("the refreshed snapshot holds %d events, want 5", snap.Len())
+	defer snap.Close()
+	if snap.Len() != 5 || old.Len() != 3 {
+		t.Fatalf("the refreshed snapshot holds %d events, the first %d; want 5 and 3", snap.Len(), old.Len())
+	}
+	for i := range 5 {
+		want, _ := la.Raw(i)
+		if got, err := snap.Raw(i); err != nil || string(got) != string(want) {
+			t.Errorf("refreshed, event %d: %s, %v; want %s", i, got, err, want)
+		}
 	}
 	if i, ok := snap.Lookup(evs[4].EventBase().ID); !ok || i != 4 {
 		t.Errorf("lookup of the last event: %d, %v", i, ok)
 	}
-	if _, err := snap.Append(evs[5]); !errors.Is(err, pgstore.ErrReadOnly) {
+	if _, err := snap.Append(ctx, evs[5]); !errors.Is(err, pgstore.ErrReadOnly) {
 		t.Errorf("a snapshot's append: %v, want ErrReadOnly", err)
 	}
-	if err := snap.WriteBase([]byte(`{}`)); !errors.Is(err, pgstore.ErrReadOnly) {
+	if err := snap.Store().WriteBase(ctx, []byte(`{}`)); !errors.Is(err, pgstore.ErrReadOnly) {
 		t.Errorf("a snapshot's base write: %v, want ErrReadOnly", err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
 	}
 	if err := snap.Close(); err != nil {
 		t.Fatal(err)
@@ -343,7 +373,7 @@ func TestSnapshotReadsWithoutLease(t *testing.T) {
 	if owner, _, _ := b.Owner(t.Context(), id); owner != "a" {
 		t.Errorf("owner after the snapshot's close: %q, want a", owner)
 	}
-	if _, err := sa.Append(evs[5]); err != nil {
+	if _, err := la.Append(ctx, evs[5]); err != nil {
 		t.Errorf("the holder's append after the snapshot closed: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"sync"
 	"time"
 
@@ -13,23 +14,25 @@ import (
 	"github.com/gohands/gohands/event"
 )
 
-// Store is one conversation kept in PostgreSQL, held under a lease. Like
-// every conversation.Store it keeps the log's index in memory, so reads
-// cost no round trip; the events' JSON is kept too, as the file store's
-// page cache would.
+// Store is one conversation kept in PostgreSQL, held under a lease. It
+// keeps the events' JSON in memory, as the file store's page cache would,
+// so that reads cost no round trip.
 type Store struct {
 	b     *Backend
 	id    string
 	epoch int64
-	idx   *conversation.Index
-	// readOnly is a Snapshot: no lease, writes fail.
+	// readOnly is a Snapshot's: no lease, writes fail.
 	readOnly bool
 
 	writeMu sync.Mutex // serialises appends and base writes
 
-	mu     sync.RWMutex // guards data and closed
+	mu     sync.RWMutex // guards data, loaded and closed
 	data   [][]byte
 	closed bool
+	// loaded holds the entries of the events read at open until Load
+	// hands them over; loadedOnce is set when it has.
+	loaded     []conversation.Entry
+	loadedOnce bool
 
 	stop      chan struct{}
 	lost      chan struct{}
@@ -52,9 +55,9 @@ func (s *Store) ctx() (context.Context, context.CancelFunc) {
 }
 
 // load reads the conversation's events into memory, those after the ones
-// it holds.
+// it holds, and adds their entries to what Load yields.
 func (s *Store) load(ctx context.Context) error {
-	from := s.idx.Len()
+	from := len(s.data)
 	rows, err := s.b.pool.Query(ctx, `SELECT idx, body FROM gohands_events WHERE conversation_id = $1 AND idx >= $2 ORDER BY idx`, s.id, from)
 	if err != nil {
 		return fmt.Errorf("pgstore: load %s: %w", s.id, err)
@@ -75,38 +78,35 @@ func (s *Store) load(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("pgstore: conversation %s: event %d: %w", s.id, i, err)
 		}
-		ent.Intern()
 		entries = append(entries, ent)
 		data = append(data, []byte(body))
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("pgstore: load %s: %w", s.id, err)
 	}
-	// The data first: a reader finds an entry's JSON once it sees it.
 	s.mu.Lock()
 	s.data = append(s.data, data...)
+	s.loaded = append(s.loaded, entries...)
 	s.mu.Unlock()
-	if from == 0 {
-		s.idx.Adopt(entries)
-		return nil
-	}
-	for _, ent := range entries {
-		s.idx.Add(ent)
-	}
 	return nil
 }
 
-// Refresh adds to a Snapshot the events stored since it was taken (or
-// last refreshed).
-func (s *Store) Refresh(ctx context.Context) error {
-	if !s.readOnly {
-		return errors.New("pgstore: Refresh is for snapshots; a store holding the lease is the log's writer")
+// Load implements conversation.Store: it yields the events read at open,
+// in one batch. It can be called once.
+func (s *Store) Load(context.Context) iter.Seq2[[]conversation.Entry, error] {
+	return func(yield func([]conversation.Entry, error) bool) {
+		s.mu.Lock()
+		ents, again := s.loaded, s.loadedOnce
+		s.loaded, s.loadedOnce = nil, true
+		s.mu.Unlock()
+		if again {
+			yield(nil, fmt.Errorf("pgstore: conversation %s was loaded already", s.id))
+			return
+		}
+		if len(ents) > 0 {
+			yield(ents, nil)
+		}
 	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, s.b.opts.Timeout)
-	defer cancel()
-	return s.load(ctx)
 }
 
 // heartbeat renews the lease until the store is closed or the lease is
@@ -190,11 +190,11 @@ func (s *Store) isClosed() bool {
 }
 
 // ReadBase implements conversation.Store.
-func (s *Store) ReadBase() ([]byte, error) {
+func (s *Store) ReadBase(ctx context.Context) ([]byte, error) {
 	if s.isClosed() {
 		return nil, conversation.ErrClosed
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := context.WithTimeout(ctx, s.b.opts.Timeout)
 	defer cancel()
 	var base *string
 	if err := s.b.pool.QueryRow(ctx, `SELECT base FROM gohands_conversations WHERE id = $1`, s.id).Scan(&base); err != nil {
@@ -207,13 +207,13 @@ func (s *Store) ReadBase() ([]byte, error) {
 }
 
 // WriteBase implements conversation.Store.
-func (s *Store) WriteBase(data []byte) error {
+func (s *Store) WriteBase(ctx context.Context, data []byte) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if err := s.writable(); err != nil {
 		return err
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := context.WithTimeout(ctx, s.b.opts.Timeout)
 	defer cancel()
 	tag, err := s.b.pool.Exec(ctx, `UPDATE gohands_conversations SET base = $4, updated_at = now()
 		WHERE id = $1 AND owner = $2 AND epoch = $3`, s.id, s.b.opts.Node, s.epoch, string(data))
@@ -232,26 +232,21 @@ func (s *Store) WriteBase(data []byte) error {
 // Append implements conversation.Store. The event is stored in one
 // statement that also checks the lease, so a process that lost its lease
 // cannot add to the log.
-func (s *Store) Append(e event.Event) (conversation.Entry, error) {
+func (s *Store) Append(ctx context.Context, ent conversation.Entry, e event.Event) (conversation.Entry, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if err := s.writable(); err != nil {
 		return conversation.Entry{}, err
 	}
-	b := e.EventBase()
-	if err := s.idx.CheckAppend(b.ID, b.ParentID); err != nil {
-		return conversation.Entry{}, err
-	}
-	kind, ok := event.KindOf(e)
-	if !ok {
-		return conversation.Entry{}, fmt.Errorf("pgstore: %T has no registered kind", e)
+	i := ent.Index
+	if n := s.len(); i != n {
+		return conversation.Entry{}, fmt.Errorf("pgstore: append at index %d of a log of %d events", i, n)
 	}
 	data, err := event.Marshal(event.CompactArguments(e)) // large tool-call arguments kept once
 	if err != nil {
-		return conversation.Entry{}, fmt.Errorf("pgstore: encoding event %s: %w", b.ID, err)
+		return conversation.Entry{}, fmt.Errorf("pgstore: encoding event %s: %w", ent.ID, err)
 	}
-	i := s.idx.Len()
-	ctx, cancel := s.ctx()
+	ctx, cancel := context.WithTimeout(ctx, s.b.opts.Timeout)
 	defer cancel()
 	// One round trip: the lease check, the activity time and the event.
 	tag, err := s.b.pool.Exec(ctx, `
@@ -259,7 +254,7 @@ func (s *Store) Append(e event.Event) (conversation.Entry, error) {
 			WHERE id = $1 AND owner = $2 AND epoch = $3 RETURNING 1)
 		INSERT INTO gohands_events (conversation_id, idx, id, kind, source, ts, body)
 		SELECT $1, $4, $5, $6, $7, $8, $9 WHERE EXISTS (SELECT 1 FROM held)`,
-		s.id, s.b.opts.Node, s.epoch, i, b.ID, kind, string(b.Source), b.Timestamp, string(data))
+		s.id, s.b.opts.Node, s.epoch, i, ent.ID, ent.Kind, string(ent.Source), ent.Timestamp, string(data))
 	if err != nil {
 		err = fmt.Errorf("pgstore: append event %d to %s: %w", i, s.id, err)
 		s.abandon(err)
@@ -269,49 +264,30 @@ func (s *Store) Append(e event.Event) (conversation.Entry, error) {
 		s.markLost()
 		return conversation.Entry{}, ErrLeaseLost
 	}
-	ent := conversation.EntryOf(i, e, kind, len(data))
+	ent.Size = len(data)
 	s.mu.Lock()
 	s.data = append(s.data, data)
 	s.mu.Unlock()
-	s.idx.Add(ent)
 	return ent, nil
 }
 
-// Len implements conversation.Store.
-func (s *Store) Len() int { return s.idx.Len() }
-
-// Entry implements conversation.Store.
-func (s *Store) Entry(i int) (conversation.Entry, error) { return s.idx.Entry(i) }
-
-// Lookup implements conversation.Store.
-func (s *Store) Lookup(id string) (int, bool) { return s.idx.Lookup(id) }
-
-// Entries implements conversation.Store.
-func (s *Store) Entries() []conversation.Entry { return s.idx.Entries() }
-
-// Search implements conversation.Store.
-func (s *Store) Search(q conversation.Query) (conversation.Page, error) { return s.idx.Search(q) }
+func (s *Store) len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.data)
+}
 
 // Raw implements conversation.Store.
-func (s *Store) Raw(i int) ([]byte, error) {
-	if _, err := s.idx.Entry(i); err != nil {
-		return nil, err
-	}
+func (s *Store) Raw(_ context.Context, ent conversation.Entry) ([]byte, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return nil, conversation.ErrClosed
 	}
-	return s.data[i], nil
-}
-
-// Event implements conversation.Store.
-func (s *Store) Event(i int) (event.Event, error) {
-	raw, err := s.Raw(i)
-	if err != nil {
-		return nil, err
+	if ent.Index < 0 || ent.Index >= len(s.data) {
+		return nil, fmt.Errorf("%w: %d of %d", conversation.ErrIndexOutOfRange, ent.Index, len(s.data))
 	}
-	return event.Unmarshal(raw)
+	return s.data[ent.Index], nil
 }
 
 // Close implements conversation.Store: it stops the heartbeat and gives

@@ -283,7 +283,7 @@ func open(ctx context.Context, ws *workspace.Remote, info json.RawMessage, agent
 	if ci.Stats != nil {
 		f.Stats = *ci.Stats
 	}
-	st, err := conversation.Create(conversation.NewMemoryStore(), f, nil)
+	st, err := conversation.Create(ctx, conversation.NewMemoryStore(), f, nil)
 	if err != nil {
 		return nil, fmt.Errorf("remote: %w", err)
 	}

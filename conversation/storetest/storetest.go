@@ -1,12 +1,16 @@
 // Package storetest is the conformance suite every conversation.Store
-// implementation must pass.
+// implementation must pass. It checks what is each store's own: the bytes
+// it keeps, what it loads back, its base state, its behaviour when closed
+// and under concurrent reads. What a conversation.Log does over any store
+// (lookups, search, the checks of an append) is tested once, in package
+// conversation.
 package storetest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -29,9 +33,8 @@ type Factory struct {
 func Run(t *testing.T, f Factory) {
 	t.Run("Empty", func(t *testing.T) { testEmpty(t, f) })
 	t.Run("AppendAndRead", func(t *testing.T) { testAppendAndRead(t, f) })
-	t.Run("RejectsBadAppends", func(t *testing.T) { testRejects(t, f) })
+	t.Run("AppendAtItsIndex", func(t *testing.T) { testAppendIndex(t, f) })
 	t.Run("BaseState", func(t *testing.T) { testBase(t, f) })
-	t.Run("Search", func(t *testing.T) { testSearch(t, f) })
 	t.Run("ConcurrentReadsDuringAppends", func(t *testing.T) { testConcurrent(t, f) })
 	t.Run("Closed", func(t *testing.T) { testClosed(t, f) })
 	t.Run("LargeArgumentsOnce", func(t *testing.T) { testLargeArguments(t, f) })
@@ -73,10 +76,20 @@ func Events(n int) []event.Event {
 	return out
 }
 
-func mustAppend(t *testing.T, s conversation.Store, evs ...event.Event) {
+// load returns the log of s, failing the test on an error.
+func load(t *testing.T, s conversation.Store) *conversation.Log {
+	t.Helper()
+	log, err := conversation.LoadLog(context.Background(), s)
+	if err != nil {
+		t.Fatalf("LoadLog: %v", err)
+	}
+	return log
+}
+
+func mustAppend(t *testing.T, log *conversation.Log, evs ...event.Event) {
 	t.Helper()
 	for _, e := range evs {
-		if _, err := s.Append(e); err != nil {
+		if _, err := log.Append(context.Background(), e); err != nil {
 			t.Fatalf("Append(%s): %v", e.EventBase().ID, err)
 		}
 	}
@@ -85,34 +98,34 @@ func mustAppend(t *testing.T, s conversation.Store, evs ...event.Event) {
 func testEmpty(t *testing.T, f Factory) {
 	s := f.New(t)
 	defer s.Close()
-	if n := s.Len(); n != 0 {
-		t.Errorf("Len = %d", n)
-	}
-	if b, err := s.ReadBase(); err != nil || b != nil {
+	ctx := context.Background()
+	if b, err := s.ReadBase(ctx); err != nil || b != nil {
 		t.Errorf("ReadBase = %q, %v; want nil, nil", b, err)
 	}
-	if _, err := s.Entry(0); !errors.Is(err, conversation.ErrIndexOutOfRange) {
-		t.Errorf("Entry(0): err = %v", err)
+	for batch, err := range s.Load(ctx) {
+		if err != nil || len(batch) > 0 {
+			t.Errorf("Load of an empty store yielded %+v, %v", batch, err)
+		}
 	}
-	if _, err := s.Raw(0); err == nil {
-		t.Error("Raw(0) on an empty store succeeded")
-	}
-	if p, err := s.Search(conversation.Query{}); err != nil || len(p.Entries) != 0 || p.NextPageID != "" {
-		t.Errorf("Search = %+v, %v", p, err)
+	if _, err := s.Raw(ctx, conversation.Entry{Index: 0, ID: Events(1)[0].EventBase().ID}); err == nil {
+		t.Error("Raw of event 0 of an empty store succeeded")
 	}
 }
 
-func checkEntries(t *testing.T, s conversation.Store, evs []event.Event) {
+// checkEntries checks that log holds evs: each entry as the event
+// describes it, the stored bytes as the reference encodes it, and the
+// event read back.
+func checkEntries(t *testing.T, log *conversation.Log, evs []event.Event) {
 	t.Helper()
-	if s.Len() != len(evs) {
-		t.Fatalf("Len = %d, want %d", s.Len(), len(evs))
+	if log.Len() != len(evs) {
+		t.Fatalf("Len = %d, want %d", log.Len(), len(evs))
 	}
 	for i, e := range evs {
 		want, err := event.Marshal(e)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ent, err := s.Entry(i)
+		ent, err := log.Entry(i)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,14 +150,11 @@ func checkEntries(t *testing.T, s conversation.Store, evs []event.Event) {
 		if ent.ToolCallID != call || ent.ActionID != action || ent.HasAction != hasAction {
 			t.Errorf("Entry(%d) tool fields = %q %q %v; want %q %q %v", i, ent.ToolCallID, ent.ActionID, ent.HasAction, call, action, hasAction)
 		}
-		if j, ok := s.Lookup(b.ID); !ok || j != i {
-			t.Errorf("Lookup(%s) = %d, %v; want %d", b.ID, j, ok, i)
-		}
-		raw, err := s.Raw(i)
+		raw, err := log.Raw(i)
 		if err != nil || !bytes.Equal(raw, want) {
 			t.Errorf("Raw(%d) = %s, %v\nwant %s", i, raw, err, want)
 		}
-		got, err := s.Event(i)
+		got, err := log.Event(i)
 		if err != nil {
 			t.Fatalf("Event(%d): %v", i, err)
 		}
@@ -152,130 +162,54 @@ func checkEntries(t *testing.T, s conversation.Store, evs []event.Event) {
 			t.Errorf("Event(%d) re-encodes as %s", i, gb)
 		}
 	}
-	if len(s.Entries()) != len(evs) {
-		t.Errorf("Entries has %d entries", len(s.Entries()))
-	}
 }
 
 func testAppendAndRead(t *testing.T, f Factory) {
 	s := f.New(t)
 	defer s.Close()
+	log := load(t, s)
 	evs := Events(12)
-	mustAppend(t, s, evs...)
-	checkEntries(t, s, evs)
-	if _, ok := s.Lookup("ffffffff-0000-4000-8000-000000000000"); ok {
-		t.Error("Lookup found an id never appended")
-	}
+	mustAppend(t, log, evs...)
+	checkEntries(t, log, evs)
 }
 
-func testRejects(t *testing.T, f Factory) {
+// testAppendIndex: a store takes an event only at the index that follows
+// its log, and an append it refuses leaves the log unchanged.
+func testAppendIndex(t *testing.T, f Factory) {
 	s := f.New(t)
 	defer s.Close()
+	ctx := context.Background()
+	log := load(t, s)
 	evs := Events(3)
-	mustAppend(t, s, evs...)
-	dup := Events(1)[0]
-	if _, err := s.Append(dup); !errors.Is(err, conversation.ErrDuplicateID) {
-		t.Errorf("duplicate id: err = %v", err)
+	mustAppend(t, log, evs[:2]...)
+	for _, i := range []int{0, 1, 3} {
+		if _, err := s.Append(ctx, conversation.Entry{Index: i, ID: evs[2].EventBase().ID, Kind: event.KindUserRejectObservation}, evs[2]); err == nil {
+			t.Errorf("Append at index %d of a log of 2 succeeded", i)
+		}
 	}
-	orphan := &event.PauseEvent{Base: event.NewBase(event.SourceUser)}
-	orphan.ParentID = "99999999-0000-4000-8000-000000000000"
-	if _, err := s.Append(orphan); !errors.Is(err, conversation.ErrUnknownParent) {
-		t.Errorf("unknown parent: err = %v", err)
-	}
-	root := &event.PauseEvent{Base: event.NewBase(event.SourceUser)}
-	root.ParentID = event.RootParentID
-	if _, err := s.Append(root); err != nil {
-		t.Errorf("__root__ parent: %v", err)
-	}
-	checkEntries(t, s, append(evs, root))
+	mustAppend(t, log, evs[2])
+	checkEntries(t, log, evs)
 }
 
 func testBase(t *testing.T, f Factory) {
 	s := f.New(t)
 	defer s.Close()
+	ctx := context.Background()
 	for _, want := range []string{`{"id":"a"}`, `{"id":"b","more":true}`} {
-		if err := s.WriteBase([]byte(want)); err != nil {
+		if err := s.WriteBase(ctx, []byte(want)); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.ReadBase()
+		got, err := s.ReadBase(ctx)
 		if err != nil || string(got) != want {
 			t.Errorf("ReadBase = %s, %v; want %s", got, err, want)
 		}
 	}
 }
 
-// collect pages through q and returns the ids found.
-func collect(t *testing.T, s conversation.Store, q conversation.Query) []string {
-	t.Helper()
-	var ids []string
-	for pages := 0; ; pages++ {
-		p, err := s.Search(q)
-		if err != nil {
-			t.Fatalf("Search(%+v): %v", q, err)
-		}
-		if len(p.Entries) > max(q.Limit, 1) && q.Limit > 0 {
-			t.Fatalf("page of %d entries for limit %d", len(p.Entries), q.Limit)
-		}
-		for _, e := range p.Entries {
-			ids = append(ids, e.ID)
-		}
-		if p.NextPageID == "" {
-			return ids
-		}
-		if pages > 1000 {
-			t.Fatal("search does not end")
-		}
-		q.PageID = p.NextPageID
-	}
-}
-
-func testSearch(t *testing.T, f Factory) {
-	s := f.New(t)
-	defer s.Close()
-	evs := Events(40)
-	mustAppend(t, s, evs...)
-	ts := func(i int) string { return evs[i].EventBase().Timestamp }
-	for _, q := range []conversation.Query{
-		{},
-		{Limit: 7},
-		{Kind: event.KindAction, Limit: 3},
-		{Source: event.SourceAgent, Limit: 4},
-		{Kind: event.KindAgentError, Source: event.SourceAgent, Limit: 2},
-		{Kind: event.KindAgentError, Source: event.SourceUser},
-		{TimestampGTE: ts(5), TimestampLT: ts(17), Limit: 5},
-		{Kind: event.KindMessage, TimestampGTE: ts(9), Limit: 2},
-		{Descending: true, Limit: 6},
-		{Kind: event.KindUserRejectObservation, Descending: true, TimestampLT: ts(30), Limit: 3},
-		{Kind: "NoSuchEvent"},
-	} {
-		var want []string
-		for _, e := range evs {
-			b := e.EventBase()
-			kind, _ := event.KindOf(e)
-			if (q.Kind == "" || kind == q.Kind) && (q.Source == "" || b.Source == q.Source) &&
-				(q.TimestampGTE == "" || b.Timestamp >= q.TimestampGTE) && (q.TimestampLT == "" || b.Timestamp < q.TimestampLT) {
-				want = append(want, b.ID)
-			}
-		}
-		if q.Descending {
-			slices.Reverse(want)
-		}
-		if got := collect(t, s, q); !slices.Equal(got, want) {
-			t.Errorf("Search(%+v)\n got %v\nwant %v", q, got, want)
-		}
-	}
-	p, err := s.Search(conversation.Query{})
-	if err != nil || len(p.Entries) != 40 || p.NextPageID != "" {
-		t.Errorf("default page: %d entries, next %q, %v", len(p.Entries), p.NextPageID, err)
-	}
-	if _, err := s.Search(conversation.Query{PageID: "nope"}); !errors.Is(err, conversation.ErrNotFound) {
-		t.Errorf("unknown page id: err = %v", err)
-	}
-}
-
 func testConcurrent(t *testing.T, f Factory) {
 	s := f.New(t)
 	defer s.Close()
+	log := load(t, s)
 	evs := Events(200)
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -288,17 +222,21 @@ func testConcurrent(t *testing.T, f Factory) {
 					return
 				default:
 				}
-				n := s.Len()
+				n := log.Len()
 				if n == 0 {
 					continue
 				}
 				i := n - 1
-				ent, err := s.Entry(i)
+				ent, err := log.Entry(i)
+				var raw []byte
 				if err == nil {
-					_, err = s.Raw(i)
+					raw, err = log.Raw(i)
+				}
+				if err == nil && len(raw) != ent.Size {
+					err = fmt.Errorf("Raw(%d) has %d bytes, its entry says %d", i, len(raw), ent.Size)
 				}
 				if err == nil {
-					_, err = s.Search(conversation.Query{Kind: ent.Kind, Limit: 5, Descending: true})
+					_, err = log.Event(i)
 				}
 				if err != nil {
 					errs <- err
@@ -307,51 +245,63 @@ func testConcurrent(t *testing.T, f Factory) {
 			}
 		})
 	}
-	for _, e := range evs {
-		if _, err := s.Append(e); err != nil {
-			t.Fatal(err)
-		}
-	}
+	mustAppend(t, log, evs...)
 	close(stop)
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		t.Error(err)
 	}
-	checkEntries(t, s, evs)
+	checkEntries(t, log, evs)
 }
 
 func testClosed(t *testing.T, f Factory) {
 	s := f.New(t)
-	mustAppend(t, s, Events(1)...)
+	ctx := context.Background()
+	log := load(t, s)
+	mustAppend(t, log, Events(1)...)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(Events(2)[1]); !errors.Is(err, conversation.ErrClosed) {
+	if _, err := log.Append(ctx, Events(2)[1]); !errors.Is(err, conversation.ErrClosed) {
 		t.Errorf("Append after Close: err = %v", err)
 	}
-	if err := s.WriteBase([]byte(`{}`)); !errors.Is(err, conversation.ErrClosed) {
+	if log.Len() != 1 {
+		t.Errorf("Len = %d after a refused append", log.Len())
+	}
+	if err := s.WriteBase(ctx, []byte(`{}`)); !errors.Is(err, conversation.ErrClosed) {
 		t.Errorf("WriteBase after Close: err = %v", err)
 	}
-	if _, err := s.Raw(0); !errors.Is(err, conversation.ErrClosed) {
+	if _, err := log.Raw(0); !errors.Is(err, conversation.ErrClosed) {
 		t.Errorf("Raw after Close: err = %v", err)
 	}
 }
 
+// testReopen: what a store loads back is what was appended, entries and
+// bytes, and appends continue after it.
 func testReopen(t *testing.T, f Factory) {
 	s := f.New(t)
+	ctx := context.Background()
+	log := load(t, s)
 	evs := Events(25)
-	mustAppend(t, s, evs[:20]...)
-	if err := s.WriteBase([]byte(`{"id":"x"}`)); err != nil {
+	mustAppend(t, log, evs[:20]...)
+	before := log.Entries()
+	if err := s.WriteBase(ctx, []byte(`{"id":"x"}`)); err != nil {
 		t.Fatal(err)
 	}
 	s = f.Reopen(t, s)
-	checkEntries(t, s, evs[:20])
-	mustAppend(t, s, evs[20:]...)
+	log = load(t, s)
+	for i, ent := range log.Entries() {
+		if ent != before[i] {
+			t.Errorf("entry %d loaded as %+v, appended as %+v", i, ent, before[i])
+		}
+	}
+	checkEntries(t, log, evs[:20])
+	mustAppend(t, log, evs[20:]...)
 	s = f.Reopen(t, s)
 	defer s.Close()
-	checkEntries(t, s, evs)
-	if b, _ := s.ReadBase(); string(b) != `{"id":"x"}` {
+	checkEntries(t, load(t, s), evs)
+	if b, _ := s.ReadBase(ctx); string(b) != `{"id":"x"}` {
 		t.Errorf("base after reopen: %s", b)
 	}
 }
@@ -378,16 +328,17 @@ func testLargeArguments(t *testing.T, f Factory) {
 		t.Fatal(err)
 	}
 	a.ToolCall = event.ToolCall{ID: "c1", Name: "large", Arguments: args}
-	mustAppend(t, s, a)
+	log := load(t, s)
+	mustAppend(t, log, a)
 	check := func(when string) {
-		raw, err := s.Raw(0)
+		raw, err := log.Raw(0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n := bytes.Count(raw, []byte(big)); n != 1 {
 			t.Errorf("%s: the stored event holds the argument %d times", when, n)
 		}
-		e, err := s.Event(0)
+		e, err := log.Event(0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -398,6 +349,7 @@ func testLargeArguments(t *testing.T, f Factory) {
 	check("appended")
 	if f.Reopen != nil {
 		s = f.Reopen(t, s)
+		log = load(t, s)
 		check("reopened")
 	}
 	s.Close()

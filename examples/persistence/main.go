@@ -9,6 +9,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -74,14 +75,14 @@ func run(base string) error {
 	if err != nil {
 		return err
 	}
-	st, err := conversation.OpenID(store, id, nil)
+	st, err := conversation.OpenID(context.Background(), store, id, nil)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	f := st.Fields()
-	fmt.Printf("conversation %s in %s\nstatus %s, %d events:\n", f.ID, dir, f.ExecutionStatus, store.Len())
-	if err := printEvents(os.Stdout, store); err != nil {
+	fmt.Printf("conversation %s in %s\nstatus %s, %d events:\n", f.ID, dir, f.ExecutionStatus, st.Events().Len())
+	if err := printEvents(os.Stdout, st.Events()); err != nil {
 		return err
 	}
 	names, _ := filepath.Glob(filepath.Join(dir, filestore.EventsDir, "event-*.json"))
@@ -90,9 +91,9 @@ func run(base string) error {
 }
 
 // printEvents prints one line per event of the log.
-func printEvents(w io.Writer, store conversation.Store) error {
-	for i := range store.Len() {
-		ev, err := store.Event(i)
+func printEvents(w io.Writer, log *conversation.Log) error {
+	for i := range log.Len() {
+		ev, err := log.Event(i)
 		if err != nil {
 			return err
 		}
@@ -107,7 +108,7 @@ func write(dir, id string) error {
 		return err
 	}
 	f := conversation.NewFields(id, &agentConfig{Model: "gpt-4o"}, &workspace.Local{WorkingDir: "."})
-	st, err := conversation.Create(store, f, nil)
+	st, err := conversation.Create(context.Background(), store, f, nil)
 	if err != nil {
 		return err
 	}

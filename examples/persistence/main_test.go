@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"github.com/gohands/gohands/conversation"
 	"os"
 
 	"github.com/gohands/gohands/conversation/filestore"
@@ -23,7 +25,11 @@ func Example() {
 		panic(err)
 	}
 	defer store.Close()
-	if err := printEvents(os.Stdout, store); err != nil {
+	log, err := conversation.LoadLog(context.Background(), store)
+	if err != nil {
+		panic(err)
+	}
+	if err := printEvents(os.Stdout, log); err != nil {
 		panic(err)
 	}
 	// Output:
