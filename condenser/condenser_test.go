@@ -149,12 +149,18 @@ func TestEventCountTrigger(t *testing.T) {
 	if *cond.SummaryOffset != 2 || *cond.Summary != "SUMMARY" || cond.LLMResponseID != "resp-sum" {
 		t.Fatalf("condensation %+v", cond)
 	}
-	prompt := lastPrompt(t, p)
-	if strings.Count(prompt, "<EVENT>") != 8 || !strings.Contains(prompt, "TASK_TRACKING") {
-		t.Fatalf("summary prompt:\n%s", prompt)
-	}
-	if req := p.Requests()[0]; len(req.Tools) != 0 || len(req.Messages) != 1 || req.Messages[0].Role != event.RoleUser {
+	// The reference's shape: the instructions as the system message, the
+	// events as the one user message.
+	req := p.Requests()[0]
+	if len(req.Tools) != 0 || len(req.Messages) != 2 || req.Messages[0].Role != event.RoleSystem || req.Messages[1].Role != event.RoleUser {
 		t.Fatalf("summary request: %d tools, %d messages", len(req.Tools), len(req.Messages))
+	}
+	sys, events := event.TextOf(req.Messages[0].Content), event.TextOf(req.Messages[1].Content)
+	if !strings.Contains(sys, "TASK_TRACKING") || strings.Contains(sys, "<EVENT>") {
+		t.Fatalf("summary system message:\n%s", sys)
+	}
+	if strings.Count(events, "<EVENT>") != 8 || strings.Contains(events, "TASK_TRACKING") {
+		t.Fatalf("summary events message:\n%s", events)
 	}
 	after := NewView(append(slices.Clone(b.events), cond))
 	if after.Len() != 4 {
@@ -265,7 +271,7 @@ func TestHardResetRetries(t *testing.T) {
 	reqs := p.Requests()
 	lens := make([]int, len(reqs))
 	for i, r := range reqs {
-		lens[i] = len(event.TextOf(r.Messages[0].Content))
+		lens[i] = len(event.TextOf(r.Messages[len(r.Messages)-1].Content))
 	}
 	if !(lens[2] > lens[3]) || !(lens[1] > lens[2]) {
 		t.Fatalf("prompt lengths %v: retries did not shorten the events", lens)

@@ -2,7 +2,6 @@ package condenser
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/gohands/gohands/event"
@@ -105,18 +104,4 @@ func checkWellFormed(t *testing.T, msgs []event.Message) {
 	if len(open) > 0 {
 		t.Fatalf("calls %v left unanswered at the end", open)
 	}
-}
-
-// lastPrompt returns the text of the last request the provider received.
-func lastPrompt(t *testing.T, p *llmtest.Provider) string {
-	t.Helper()
-	reqs := p.Requests()
-	if len(reqs) == 0 {
-		t.Fatal("no LLM request")
-	}
-	var b strings.Builder
-	for _, m := range reqs[len(reqs)-1].Messages {
-		b.WriteString(event.TextOf(m.Content))
-	}
-	return b.String()
 }

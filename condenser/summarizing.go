@@ -310,7 +310,15 @@ func (c *LLMSummarizing) summarize(ctx context.Context, forgotten []event.Event,
 	if len(forgotten) == 0 {
 		return nil, fmt.Errorf("%w: no events to summarise", ErrNoCondensation)
 	}
-	resp, err := c.Model.Completion(ctx, []event.Message{event.UserMessage(summaryPrompt(forgotten, limit))}, nil, &llm.CallOptions{NoStream: true})
+	// As in the reference, the instructions go in the system message and the
+	// events in the user message, so that the Responses API gets them as
+	// instructions and input. (Responses calls are always store=false here,
+	// which the reference asks for explicitly.)
+	msgs := []event.Message{
+		{Role: event.RoleSystem, Content: event.List[event.Content]{event.Text(summaryInstructions)}},
+		event.UserMessage(summaryEvents(forgotten, limit)),
+	}
+	resp, err := c.Model.Completion(ctx, msgs, nil, &llm.CallOptions{NoStream: true})
 	if err != nil {
 		return nil, fmt.Errorf("%w: summary LLM call failed: %w", ErrNoCondensation, err)
 	}
@@ -350,15 +358,12 @@ CHANGES: edits made
 DEPS: dependencies
 VERSION_CONTROL_STATUS: branch, commits, pull request
 
-Be precise and brief: names, paths, ids and numbers matter more than prose.
+Be precise and brief: names, paths, ids and numbers matter more than prose.`
 
-Events:
-`
-
-// summaryPrompt renders the instructions and the events.
-func summaryPrompt(events []event.Event, limit int) string {
+// summaryEvents renders the events to summarise, each in an <EVENT> block,
+// and a closing request.
+func summaryEvents(events []event.Event, limit int) string {
 	var b strings.Builder
-	b.WriteString(summaryInstructions)
 	for _, e := range events {
 		s := describe(e)
 		if limit > 0 && len(s) > limit {
@@ -368,6 +373,7 @@ func summaryPrompt(events []event.Event, limit int) string {
 		b.WriteString(s)
 		b.WriteString("\n</EVENT>\n")
 	}
+	b.WriteString("\nSummarise these events as the instructions say.")
 	return b.String()
 }
 
