@@ -271,7 +271,7 @@ func (a *Agent) ToolNames() []string {
 	return names
 }
 
-// Verify implements conversation.Verifier: a resumed conversation may
+// Verify implements conversation.Agent: a resumed conversation may
 // only be taken over by an Agent whose tools include every tool the
 // persisted agent had. Everything else (model,
 // condenser, prompt) may change.
@@ -310,7 +310,7 @@ func init() {
 	event.RegisterKind[Agent]("Agent")
 }
 
-// ForkAgent implements conversation.AgentForker: the copy runs a fork of
+// ForkAgent implements conversation.Agent: the copy runs a fork of
 // the conversation, so a model given in Options is derived to keep metrics
 // of its own (the fork's costs start apart from the source's).
 func (a *Agent) ForkAgent() (conversation.Agent, error) {

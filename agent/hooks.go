@@ -11,7 +11,7 @@ import (
 	"github.com/gohands/gohands/hook"
 )
 
-// PrepareMessage implements conversation.MessagePreparer. The
+// PrepareMessage implements conversation.Runner. The
 // UserPromptSubmit hooks run first: one that blocks keeps the message out
 // of the conversation (the error gives its reason), and the context they
 // add goes into the message's extended content. Then the keyword skills

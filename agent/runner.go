@@ -72,5 +72,7 @@ type runner struct {
 	hooks *hook.Manager
 }
 
-var _ conversation.Agent = (*Agent)(nil)
-var _ conversation.Verifier = (*Agent)(nil)
+var (
+	_ conversation.Agent  = (*Agent)(nil)
+	_ conversation.Runner = (*runner)(nil)
+)

@@ -26,7 +26,17 @@ import (
 
 // Start implements conversation.Agent: it resolves the tools, makes the
 // LLM and, unless the log already has one, emits the SystemPromptEvent.
-func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversation.Runner, error) {
+// Its runner condenses on request when its condenser acts on
+// CondensationRequests.
+func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversation.Started, error) {
+	r, err := a.start(ctx, sess)
+	if err != nil {
+		return conversation.Started{}, err
+	}
+	return conversation.Started{Runner: r, CondensesOnRequest: r.condRequests}, nil
+}
+
+func (a *Agent) start(ctx context.Context, sess *conversation.Session) (*runner, error) {
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}

@@ -41,14 +41,14 @@ func (r *runner) saveStats() error {
 	})
 }
 
-// SaveStats implements conversation.StatsSaver.
+// SaveStats implements conversation.Runner.
 func (r *runner) SaveStats() error { return r.saveStats() }
 
-// Model implements conversation.ModelProvider: side calls (a title, say)
+// Model implements conversation.Runner: side calls (a title, say)
 // use the agent's model.
 func (r *runner) Model() llm.Model { return r.model }
 
-// SwitchLLM implements conversation.LLMSwitcher. A model given in Options
+// SwitchLLM implements conversation.Runner. A model given in Options
 // lends its provider and HTTP client to the new one (llm.LLM.Derive); the
 // new model's metrics continue those the conversation has for its usage
 // id.

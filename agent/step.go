@@ -480,6 +480,3 @@ func (r *runner) publishDelta(d llm.Delta) error {
 	r.sess.Publish(e)
 	return nil
 }
-
-// HandlesCondensationRequests implements conversation.CondensationHandler.
-func (r *runner) HandlesCondensationRequests() bool { return r.condRequests }

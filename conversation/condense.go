@@ -7,12 +7,6 @@ import (
 	"github.com/gohands/gohands/event"
 )
 
-// CondensationHandler is implemented by Runners whose condenser acts on
-// CondensationRequests (the reference's handles_condensation_requests).
-type CondensationHandler interface {
-	HandlesCondensationRequests() bool
-}
-
 // ErrCannotCondense is returned by Condense when the agent has no
 // condenser acting on requests.
 var ErrCannotCondense = errors.New("conversation: cannot condense: no condenser that acts on condensation requests (configure an LLMSummarizingCondenser)")
@@ -24,13 +18,14 @@ var ErrCannotCondense = errors.New("conversation: cannot condense: no condenser 
 // run's end. It fails while actions wait for confirmation, since a step
 // would execute them.
 func (c *LocalConversation) Condense(ctx context.Context) error {
-	runner, err := c.start(ctx)
+	started, err := c.startAgent(ctx)
 	if err != nil {
 		return err
 	}
-	if h, ok := runner.(CondensationHandler); !ok || !h.HandlesCondensationRequests() {
+	if !started.CondensesOnRequest {
 		return ErrCannotCondense
 	}
+	runner := started.Runner
 	requested := false
 	for {
 		c.runMu.Lock()

@@ -13,21 +13,6 @@ import (
 	"github.com/gohands/gohands/llm"
 )
 
-// StatsSaver is implemented by Runners that keep their models' metrics
-// apart from the state and copy them into Fields.Stats now and then.
-// The run loop calls SaveStats before it checks the budget, so the check
-// sees every call made so far.
-type StatsSaver interface {
-	SaveStats() error
-}
-
-// AgentForker is implemented by agents with runtime parts a fork must not
-// share with its source (a model accumulating metrics, say): Fork runs
-// the fork with ForkAgent's copy.
-type AgentForker interface {
-	ForkAgent() (Agent, error)
-}
-
 // Interrupt implements Conversation.
 func (c *LocalConversation) Interrupt() error { return c.pause(true, true) }
 
@@ -37,10 +22,8 @@ func (c *LocalConversation) overBudget(r Runner) string {
 	if c.budget <= 0 {
 		return ""
 	}
-	if s, ok := r.(StatsSaver); ok {
-		if err := s.SaveStats(); err != nil {
-			c.log.Warn("budget: cannot save the model metrics", "err", err)
-		}
+	if err := r.SaveStats(); err != nil {
+		c.log.Warn("budget: cannot save the model metrics", "err", err)
 	}
 	spent := c.state.Fields().Stats.TotalCost()
 	if spent < c.budget {
@@ -222,14 +205,11 @@ func (c *LocalConversation) fork(ctx context.Context, opts *ForkOptions) (*Local
 	}
 	agent := fo.Agent
 	if agent == nil {
-		agent = c.agent
-		if f, ok := agent.(AgentForker); ok {
-			if agent, err = f.ForkAgent(); err != nil {
-				if lo.Store != nil {
-					lo.Store.Close()
-				}
-				return nil, fmt.Errorf("conversation: fork: %w", err)
+		if agent, err = c.agent.ForkAgent(); err != nil {
+			if lo.Store != nil {
+				lo.Store.Close()
 			}
+			return nil, fmt.Errorf("conversation: fork: %w", err)
 		}
 	}
 	return New(ctx, agent, c.workDir, &lo)
@@ -268,15 +248,8 @@ func (c *LocalConversation) NavigateTo(ctx context.Context, eventID string) erro
 	return nil
 }
 
-// LLMSwitcher is implemented by Runners whose model can be replaced
-// between runs. SwitchLLM starts using a model made from cfg and returns
-// the agent configuration to persist (the old one with cfg as its LLM).
-type LLMSwitcher interface {
-	SwitchLLM(cfg llm.Config) (Agent, error)
-}
-
 // ErrCannotSwitch is returned by SwitchLLM for an agent whose model cannot
-// be replaced.
+// be replaced (Runner.SwitchLLM).
 var ErrCannotSwitch = errors.New("the agent's model cannot be switched")
 
 // SwitchLLM makes the agent use the model cfg configures from the next
@@ -289,10 +262,6 @@ func (c *LocalConversation) SwitchLLM(ctx context.Context, cfg llm.Config) error
 	if err != nil {
 		return err
 	}
-	s, ok := r.(LLMSwitcher)
-	if !ok {
-		return ErrCannotSwitch
-	}
 	c.runMu.Lock()
 	defer c.runMu.Unlock()
 	switch {
@@ -302,7 +271,7 @@ func (c *LocalConversation) SwitchLLM(ctx context.Context, cfg llm.Config) error
 		c.switchReq = &cfg // applied by the run loop before its next step
 		return nil
 	}
-	return c.switchNow(s, cfg)
+	return c.switchNow(r, cfg)
 }
 
 // applySwitch makes the switch SwitchLLM asked for during the run, if any.
@@ -314,11 +283,14 @@ func (c *LocalConversation) applySwitch(r Runner) error {
 	if cfg == nil {
 		return nil
 	}
-	return c.switchNow(r.(LLMSwitcher), *cfg)
+	return c.switchNow(r, *cfg)
 }
 
-func (c *LocalConversation) switchNow(s LLMSwitcher, cfg llm.Config) error {
-	a, err := s.SwitchLLM(cfg)
+func (c *LocalConversation) switchNow(r Runner, cfg llm.Config) error {
+	a, err := r.SwitchLLM(cfg)
+	if errors.Is(err, ErrCannotSwitch) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("conversation: switch llm: %w", err)
 	}

@@ -114,33 +114,40 @@ type Conversation interface {
 }
 
 // Agent is what a conversation drives. The default implementation is
-// agent.Agent; conversation never imports it.
+// agent.Agent, the other agent/acp's; conversation imports neither.
+// agent/agenttest is the suite both pass.
 //
 // An Agent is an immutable configuration value of a registered kind (it is
 // persisted in base_state.json as Fields.Agent). Start binds it to one
-// conversation and returns the Runner that does the work.
+// conversation and returns the Runner that does the work. Every method is
+// part of the contract: an agent without an ability says so through the
+// method's answer (nil, ErrCannotSwitch, Started.CondensesOnRequest), so a
+// missing ability is a compile error, not a run-time surprise.
 type Agent interface {
 	// Start prepares the agent for the conversation behind sess: it
 	// materialises the tools and, unless the log already has it (a resumed
 	// conversation), emits the SystemPromptEvent. It is called once per
 	// opened conversation, before the first step.
-	Start(ctx context.Context, sess *Session) (Runner, error)
-}
-
-// Verifier is implemented by agents that check whether they may take over a
-// conversation persisted with another agent configuration (the reference's
-// rule: same kind, and the tool set may only grow). persisted is the
-// agent decoded from base_state.json.
-type Verifier interface {
+	Start(ctx context.Context, sess *Session) (Started, error)
+	// Verify reports whether the agent may take over a conversation
+	// persisted with persisted, the agent decoded from base_state.json
+	// (the reference's rule: same kind, and the tool set may only grow).
 	Verify(persisted any) error
+	// ForkAgent returns the agent a fork of the conversation runs with: a
+	// copy that shares no runtime part with this one (a model accumulating
+	// metrics), or the agent itself when it has none.
+	ForkAgent() (Agent, error)
 }
 
-// MessagePreparer is implemented by Runners that add to a user message
-// before it is logged, such as the skills its words trigger (in its
-// extended content and activated skills). SendMessage calls it; an error
-// means the message is not sent.
-type MessagePreparer interface {
-	PrepareMessage(ctx context.Context, m *event.MessageEvent) error
+// Started is what Agent.Start returns: the runner, and what the
+// conversation needs to know of it besides its methods.
+type Started struct {
+	Runner Runner
+	// CondensesOnRequest is set when the agent's condenser acts on
+	// CondensationRequests (the reference's
+	// handles_condensation_requests); Condense fails with
+	// ErrCannotCondense without it.
+	CondensesOnRequest bool
 }
 
 // Runner is an Agent bound to one conversation.
@@ -162,6 +169,22 @@ type Runner interface {
 	// Ask answers question from view (the model's view of the history,
 	// see Session.View) without emitting anything.
 	Ask(ctx context.Context, view []event.Event, question string) (string, error)
+	// PrepareMessage adds to a user message before it is logged, such as
+	// the skills its words trigger (in its extended content and activated
+	// skills); a runner with nothing to add returns nil. SendMessage calls
+	// it; an error means the message is not sent.
+	PrepareMessage(ctx context.Context, m *event.MessageEvent) error
+	// Model returns the model the runner lends for side calls (a title, a
+	// goal's judge), or nil if it has none to lend.
+	Model() llm.Model
+	// SaveStats copies the metrics the runner keeps apart from the state
+	// into Fields.Stats (nil if it keeps none). The run loop calls it
+	// before it checks the budget, so the check sees every call so far.
+	SaveStats() error
+	// SwitchLLM starts using a model made from cfg and returns the agent
+	// configuration to persist (the old one with cfg as its LLM), or
+	// ErrCannotSwitch for a runner whose model cannot be replaced.
+	SwitchLLM(cfg llm.Config) (Agent, error)
 	// Close releases the tools.
 	Close() error
 }

@@ -354,9 +354,7 @@ func historyOf(st *State) ([]event.Event, error) {
 // can lend (the default judge of RunGoal).
 func (c *LocalConversation) AgentModel(ctx context.Context) llm.Model {
 	if r, err := c.start(ctx); err == nil {
-		if p, ok := r.(ModelProvider); ok {
-			return p.Model()
-		}
+		return r.Model()
 	}
 	return nil
 }

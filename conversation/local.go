@@ -44,7 +44,7 @@ type LocalConversation struct {
 	events   *pubsub.Broker[event.Event] // Subscribe's subscribers, off it
 
 	startMu sync.Mutex
-	runner  Runner
+	started *Started // once the agent is started
 
 	// viewMu guards the model's view and the pending actions, both kept
 	// up to date by onEvent once built (lazily, on first use).
@@ -90,7 +90,7 @@ var errPaused = errors.New("conversation paused")
 // opens for its id, or in memory. When that store already holds a
 // conversation, it is resumed: its id
 // must match, a non-nil agent must accept the persisted one (see
-// Verifier) and runs the conversation, the stored agent staying as it was
+// Agent.Verify) and runs the conversation, the stored agent staying as it was
 // unless opts.ReplaceAgent is set, and a nil agent means the persisted
 // one. A
 // conversation left running by a process that died is settled first
@@ -219,8 +219,8 @@ func (c *LocalConversation) resumeState(ctx context.Context, store Store, agent 
 			return nil, fmt.Errorf("%w: persisted agent %T cannot run here", ErrNoAgent, persisted)
 		}
 		agent = a
-	} else if v, ok := agent.(Verifier); ok && persisted != nil { // nil: rebuilt without one (RebuildBase)
-		if err := v.Verify(persisted); err != nil {
+	} else if persisted != nil { // nil: rebuilt without one (RebuildBase)
+		if err := agent.Verify(persisted); err != nil {
 			return nil, fmt.Errorf("conversation: resume %s: %w", id, err)
 		}
 	}
@@ -422,19 +422,28 @@ func (c *LocalConversation) onEvent(e event.Event) {
 	c.events.Publish(e)
 }
 
-// start materialises the agent once.
-func (c *LocalConversation) start(ctx context.Context) (Runner, error) {
+// startAgent materialises the agent once.
+func (c *LocalConversation) startAgent(ctx context.Context) (Started, error) {
 	c.startMu.Lock()
 	defer c.startMu.Unlock()
-	if c.runner != nil {
-		return c.runner, nil
+	if c.started != nil {
+		return *c.started, nil
 	}
-	r, err := c.agent.Start(ctx, c.sess)
+	s, err := c.agent.Start(ctx, c.sess)
 	if err != nil {
-		return nil, fmt.Errorf("conversation: start agent: %w", err)
+		return Started{}, fmt.Errorf("conversation: start agent: %w", err)
 	}
-	c.runner = r
-	return r, nil
+	if s.Runner == nil {
+		return Started{}, fmt.Errorf("conversation: start agent: %T started no runner", c.agent)
+	}
+	c.started = &s
+	return s, nil
+}
+
+// start materialises the agent once and returns its runner.
+func (c *LocalConversation) start(ctx context.Context) (Runner, error) {
+	s, err := c.startAgent(ctx)
+	return s.Runner, err
 }
 
 func (c *LocalConversation) isClosed() bool {
@@ -462,10 +471,8 @@ func (c *LocalConversation) SendMessage(ctx context.Context, msg event.Message) 
 		return err
 	}
 	ev := &event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: msg}
-	if p, ok := runner.(MessagePreparer); ok {
-		if err := p.PrepareMessage(ctx, ev); err != nil {
-			return fmt.Errorf("conversation: prepare message: %w", err)
-		}
+	if err := runner.PrepareMessage(ctx, ev); err != nil {
+		return fmt.Errorf("conversation: prepare message: %w", err)
 	}
 	return c.state.Do(func(tx *Tx) error {
 		f := tx.Fields()
@@ -964,8 +971,8 @@ func (c *LocalConversation) Close() error {
 	}
 	var errs []error
 	c.startMu.Lock()
-	if c.runner != nil {
-		errs = append(errs, c.runner.Close())
+	if c.started != nil {
+		errs = append(errs, c.started.Runner.Close())
 	}
 	c.startMu.Unlock()
 	errs = append(errs, c.state.Close())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gohands/gohands/llm"
 	"os"
 	"strings"
 	"testing"
@@ -23,9 +24,18 @@ type echoAgent struct {
 
 func init() { event.RegisterKind[echoAgent]("EchoTestAgent") }
 
-func (a *echoAgent) Start(ctx context.Context, s *conversation.Session) (conversation.Runner, error) {
-	return &echoRunner{a: a, s: s}, nil
+func (a *echoAgent) Start(ctx context.Context, s *conversation.Session) (conversation.Started, error) {
+	return conversation.Started{Runner: &echoRunner{a: a, s: s}}, nil
 }
+
+func (a *echoAgent) Verify(persisted any) error {
+	if _, ok := persisted.(*echoAgent); !ok {
+		return fmt.Errorf("persisted agent %T is not an echoAgent", persisted)
+	}
+	return nil
+}
+
+func (a *echoAgent) ForkAgent() (conversation.Agent, error) { return a, nil }
 
 type echoRunner struct {
 	a *echoAgent
@@ -56,7 +66,14 @@ func (r *echoRunner) Ask(ctx context.Context, view []event.Event, q string) (str
 	return fmt.Sprintf("%d events so far", len(view)), nil
 }
 
-func (r *echoRunner) Close() error { return nil }
+func (r *echoRunner) PrepareMessage(context.Context, *event.MessageEvent) error { return nil }
+func (r *echoRunner) Model() llm.Model                                          { return nil }
+func (r *echoRunner) SaveStats() error                                          { return nil }
+func (r *echoRunner) Close() error                                              { return nil }
+
+func (r *echoRunner) SwitchLLM(llm.Config) (conversation.Agent, error) {
+	return nil, conversation.ErrCannotSwitch
+}
 
 // A conversation drives any Agent; this one echoes.
 func ExampleNew() {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gohands/gohands/llm"
 	"log/slog"
 	"slices"
 	"sync/atomic"
@@ -27,9 +28,12 @@ type chattyAgent struct {
 
 func init() { event.RegisterKind[chattyAgent]("ChattyTestAgent") }
 
-func (a *chattyAgent) Start(ctx context.Context, s *conversation.Session) (conversation.Runner, error) {
-	return &chattyRunner{a: a, s: s}, nil
+func (a *chattyAgent) Start(ctx context.Context, s *conversation.Session) (conversation.Started, error) {
+	return conversation.Started{Runner: &chattyRunner{a: a, s: s}}, nil
 }
+
+func (a *chattyAgent) Verify(any) error                       { return nil }
+func (a *chattyAgent) ForkAgent() (conversation.Agent, error) { return a, nil }
 
 type chattyRunner struct {
 	a *chattyAgent
@@ -53,6 +57,13 @@ func (r *chattyRunner) Step(ctx context.Context) error {
 
 func (r *chattyRunner) Ask(context.Context, []event.Event, string) (string, error) { return "", nil }
 func (r *chattyRunner) Close() error                                               { return nil }
+func (r *chattyRunner) PrepareMessage(context.Context, *event.MessageEvent) error  { return nil }
+func (r *chattyRunner) Model() llm.Model                                           { return nil }
+func (r *chattyRunner) SaveStats() error                                           { return nil }
+
+func (r *chattyRunner) SwitchLLM(llm.Config) (conversation.Agent, error) {
+	return nil, conversation.ErrCannotSwitch
+}
 
 // A subscriber that stops reading does not slow the agent: the run
 // commits all its events while the subscriber is stalled (in a synctest

@@ -20,12 +20,6 @@ const DefaultTitleLength = 50
 // a user message to make a title from.
 var ErrNoUserMessage = errors.New("conversation has no user message")
 
-// ModelProvider is implemented by Runners that can lend their model for
-// side calls such as titles.
-type ModelProvider interface {
-	Model() llm.Model
-}
-
 // titlePrompt asks for a title. Ours, short: the reference's wording is
 // not copied.
 const titlePrompt = "Write a short title for a conversation with a software engineering agent that starts with the user message below. " +

@@ -37,6 +37,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/secret"
@@ -204,7 +205,7 @@ func isSet(raw json.RawMessage) bool {
 	return len(raw) > 0 && string(raw) != "null"
 }
 
-// Verify implements conversation.Verifier: a conversation persisted with
+// Verify implements conversation.Agent: a conversation persisted with
 // an ACPAgent may be resumed by any ACPAgent.
 func (a *Agent) Verify(persisted any) error {
 	if _, ok := persisted.(*Agent); !ok {
@@ -213,6 +214,12 @@ func (a *Agent) Verify(persisted any) error {
 	}
 	return nil
 }
+
+var _ conversation.Agent = (*Agent)(nil)
+
+// ForkAgent implements conversation.Agent: the agent is configuration
+// only, so a fork runs with it as it is.
+func (a *Agent) ForkAgent() (conversation.Agent, error) { return a, nil }
 
 // argv returns the program and its arguments.
 func (a *Agent) argv() []string {

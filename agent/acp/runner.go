@@ -46,9 +46,9 @@ const systemPrompt = "This conversation is run by an ACP server, which owns its 
 // emits the SystemPromptEvent of a new conversation; the server itself is
 // started by the first Step, so that a failure to start is recorded as a
 // ConversationErrorEvent of the run and a message sent before is kept.
-func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversation.Runner, error) {
+func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversation.Started, error) {
 	if err := a.Validate(); err != nil {
-		return nil, err
+		return conversation.Started{}, err
 	}
 	ac, _ := parseContext(a.AgentContext)
 	r := &runner{a: a, sess: sess, log: sess.Logger().With("agent", Kind), skills: ac, terms: newTerminals(sess.WorkingDir())}
@@ -67,9 +67,26 @@ func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversa
 		r.suffix += s
 	}
 	if err := r.initState(); err != nil {
-		return nil, err
+		return conversation.Started{}, err
 	}
-	return r, nil
+	// The server condenses its own context; a CondensationRequest is
+	// nothing it acts on.
+	return conversation.Started{Runner: r}, nil
+}
+
+var _ conversation.Runner = (*runner)(nil)
+
+// Model implements conversation.Runner: the model is the server's, not
+// one gohands can call.
+func (r *runner) Model() llm.Model { return nil }
+
+// SaveStats implements conversation.Runner: the runner keeps no metrics
+// apart from the state.
+func (r *runner) SaveStats() error { return nil }
+
+// SwitchLLM implements conversation.Runner: the server chooses its model.
+func (r *runner) SwitchLLM(llm.Config) (conversation.Agent, error) {
+	return nil, conversation.ErrCannotSwitch
 }
 
 func (a *Agent) modelName() string {
@@ -170,7 +187,7 @@ func (r *runner) initState() error {
 	return r.sess.Emit(e)
 }
 
-// PrepareMessage implements conversation.MessagePreparer: keyword skills
+// PrepareMessage implements conversation.Runner: keyword skills
 // the message triggers and the user message suffix go into its extended
 // content, which the prompt carries.
 func (r *runner) PrepareMessage(_ context.Context, m *event.MessageEvent) error {
