@@ -86,6 +86,7 @@ func (r *runner) initHooks() error {
 		WorkDir:   r.sess.WorkingDir(),
 		SessionID: r.sess.ID(),
 		Model:     r.model,
+		SubAgent:  r.hookAgent,
 		Logger:    r.sess.Logger(),
 		// A hook is a command like the agent's: it gets no credential or
 		// secret through the environment it inherits.

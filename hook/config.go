@@ -8,8 +8,9 @@
 // decision), exit 2 blocks the operation, any other exit status is a
 // failure that does not block. A hook that runs past its timeout is killed
 // with its whole process group and reported as a failure; hooks never hang
-// their caller. Prompt hooks ask an LLM for a JSON decision and allow when
-// the answer is unusable ("fall open").
+// their caller. Prompt hooks ask an LLM, agent hooks a sub-agent (that the
+// caller runs: Runner.SubAgent), for a JSON decision and allow when the
+// answer is unusable ("fall open").
 package hook
 
 import (
@@ -44,7 +45,7 @@ type Type string
 const (
 	TypeCommand Type = "command" // a shell command
 	TypePrompt  Type = "prompt"  // one LLM completion
-	TypeAgent   Type = "agent"   // a sub-agent (not supported yet)
+	TypeAgent   Type = "agent"   // a sub-agent (Runner.SubAgent)
 )
 
 // Defaults of Definition (the reference's).

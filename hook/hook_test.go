@@ -3,6 +3,7 @@ package hook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -331,9 +332,42 @@ func TestPromptHook(t *testing.T) {
 	if res := (&Runner{}).Run(t.Context(), &d, preTool("terminal")); !res.Continue() || res.Error == "" {
 		t.Fatalf("no model: %+v", res)
 	}
-	a := Definition{Type: TypeAgent, SystemPrompt: "check", Timeout: 10}
-	if res := r.Run(t.Context(), &a, preTool("terminal")); !res.Continue() || !strings.Contains(res.Error, "not supported") {
-		t.Fatalf("agent: %+v", res)
+}
+
+// An agent hook hands the event to SubAgent and reads the decision in its
+// answer; no SubAgent, a failure, no answer or no decision allow.
+func TestAgentHook(t *testing.T) {
+	d := Definition{Type: TypeAgent, Name: "guard", SystemPrompt: "check", Timeout: 10, MaxIterations: 2}
+	var gotTask string
+	answer := func(s string, err error) *Runner {
+		return &Runner{SubAgent: func(_ context.Context, got *Definition, task string) (string, error) {
+			if got != &d {
+				t.Errorf("SubAgent got another definition")
+			}
+			gotTask = task
+			return s, err
+		}}
+	}
+	res := answer(`Checked. {"decision": "deny", "reason": "destructive"}`, nil).Run(t.Context(), &d, preTool("terminal"))
+	if !res.Blocked || res.Decision != Deny || res.Reason != "destructive" || !res.Success {
+		t.Fatalf("deny: %+v", res)
+	}
+	if !strings.Contains(gotTask, "PreToolUse") || !strings.Contains(gotTask, "rm -rf /") || !strings.Contains(gotTask, "untrusted") {
+		t.Fatalf("task: %q", gotTask)
+	}
+	if res := answer(`{"decision":"allow"}`, nil).Run(t.Context(), &d, preTool("terminal")); res.Blocked || !res.Success || res.Decision != Allow {
+		t.Fatalf("allow: %+v", res)
+	}
+	for what, r := range map[string]*Runner{
+		"no sub-agent": {},
+		"failure":      answer("", errors.New("boom")),
+		"no answer":    answer(" ", nil),
+		"no decision":  answer(`{"decision":"maybe"}`, nil),
+		"no JSON":      answer("fine by me", nil),
+	} {
+		if res := r.Run(t.Context(), &d, preTool("terminal")); res.Blocked || res.Success || res.Decision != Allow || res.Error == "" {
+			t.Fatalf("%s: %+v", what, res)
+		}
 	}
 }
 
