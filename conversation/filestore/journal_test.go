@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
@@ -159,12 +160,19 @@ func TestWriteBehindLargeEvent(t *testing.T) {
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	// The background writer rewinds buf under wb.mu.
-	s.wb.mu.Lock()
-	remapped := s.wb.mapped == nil || s.wb.inMap(s.wb.buf)
-	s.wb.mu.Unlock()
-	if !remapped {
-		t.Error("after a rewind the journal buffer is not the mapping again")
+	// The background writer rewinds buf under wb.mu once it has drained,
+	// which may be after Sync returns: wait for it (a hang guard, not a
+	// deadline).
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		s.wb.mu.Lock()
+		remapped := s.wb.mapped == nil || s.wb.inMap(s.wb.buf)
+		s.wb.mu.Unlock()
+		if remapped {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("after a rewind the journal buffer is not the mapping again")
+		}
 	}
 	if _, err := s.Append(journalTestEvent(3)); err != nil {
 		t.Fatal(err)
