@@ -32,6 +32,7 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -240,6 +241,13 @@ func (a *Agent) Validate() error {
 	for _, c := range a.IncludeDefaultTools {
 		if _, ok := defaultToolNames[c]; !ok {
 			return fmt.Errorf("agent: include_default_tools: unknown tool %q", c)
+		}
+	}
+	// The condenser is decoded when the agent starts; a bad one is the
+	// request's fault, said before anything is stored.
+	if raw := bytes.TrimSpace(a.Condenser); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		if _, err := condenser.Decode(raw); err != nil {
+			return fmt.Errorf("agent: condenser: %w", err)
 		}
 	}
 	return nil

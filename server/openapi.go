@@ -58,7 +58,9 @@ func (s *Server) openAPI() ([]byte, error) {
 		if status == 0 {
 			status = http.StatusOK
 		}
-		if _, raw := rt.resp.([]byte); raw {
+		if _, raw := rt.resp.([]byte); raw && status == http.StatusNoContent {
+			op.AddRespStructure(nil, openapi.WithHTTPStatus(status))
+		} else if raw {
 			op.AddRespStructure(nil, openapi.WithHTTPStatus(status), openapi.WithContentType("application/octet-stream"))
 		} else {
 			op.AddRespStructure(rt.resp, openapi.WithHTTPStatus(status))
@@ -90,6 +92,7 @@ func (s *Server) openAPI() ([]byte, error) {
 			}
 		}
 	}
+	stringDetail(r.Spec)
 	return r.Spec.MarshalJSON()
 }
 
@@ -226,4 +229,21 @@ func (s *Server) handleDocs(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleRedoc(w http.ResponseWriter, r *http.Request) {
 	apidocs.Redoc(w, "gohands agent server — API", "/openapi.json")
+}
+
+// stringDetail lets a 422's detail be a string too: some routes answer
+// {"detail": "Invalid secret name ..."} as the reference's do, though the
+// reference's own document promises a list there.
+func stringDetail(spec *openapi3.Spec) {
+	sc, ok := spec.Components.Schemas.MapOfSchemaOrRefValues["ServerValidationErrors"]
+	if !ok || sc.Schema == nil {
+		return
+	}
+	d, ok := sc.Schema.Properties["detail"]
+	if !ok || d.Schema == nil {
+		return
+	}
+	str := openapi3.SchemaTypeString
+	list := *d.Schema
+	sc.Schema.Properties["detail"] = openapi3.SchemaOrRef{Schema: &openapi3.Schema{AnyOf: []openapi3.SchemaOrRef{{Schema: &list}, {Schema: &openapi3.Schema{Type: &str}}}}}
 }

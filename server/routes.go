@@ -126,6 +126,13 @@ func (s *Server) buildHandler() http.Handler {
 	mux.HandleFunc("GET /sockets/events/{conversation_id}", s.handleEventSocket)
 	mux.HandleFunc("GET /sockets/bash-events", s.handleBashSocket)
 	mux.HandleFunc("GET /sockets/session/{conversation_id}", s.handleSessionSocket)
+	// Without it the mux redirects a GET of /api/bash/bash_events (DELETE
+	// only) to the batch route /api/bash/bash_events/, which then wants a
+	// body: a method the path does not have is a 405.
+	mux.HandleFunc("GET /api/bash/bash_events", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", "DELETE")
+		writeJSON(w, http.StatusMethodNotAllowed, errorDetail{Detail: "Method Not Allowed"})
+	})
 	mux.HandleFunc("GET /openapi.json", s.handleOpenAPI)
 	mux.HandleFunc("GET /docs", s.handleDocs)
 	mux.HandleFunc("GET /redoc", s.handleRedoc)
