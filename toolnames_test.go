@@ -27,15 +27,15 @@ var neutral = []string{"tool", "conversation/visualizer", "cmd/gohands/internal/
 func TestNeutralPackagesNameNoTool(t *testing.T) {
 	names := map[string]string{}
 	for _, n := range tool.Registered() {
-		camel := ""
+		var camel strings.Builder
 		for w := range strings.SplitSeq(n, "_") {
 			if w != "" {
-				camel += strings.ToUpper(w[:1]) + w[1:]
+				camel.WriteString(strings.ToUpper(w[:1]) + w[1:])
 			}
 		}
 		names[n] = n
 		for _, suffix := range []string{"Action", "Observation", "Tool"} {
-			names[camel+suffix] = n
+			names[camel.String()+suffix] = n
 		}
 	}
 	if len(names) < 4*8 {

@@ -19,8 +19,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"golang.org/x/sys/unix"
 )
 
 // Dir returns the persistence directory: $OH_PERSISTENCE_DIR, else
@@ -58,10 +56,11 @@ func (f file) locked(fn func() error) error {
 		return fmt.Errorf("userstore: %w", err)
 	}
 	defer lf.Close()
-	if err := unix.Flock(int(lf.Fd()), unix.LOCK_EX); err != nil {
+	unlock, err := lockFile(lf)
+	if err != nil {
 		return fmt.Errorf("userstore: lock %s: %w", f.name, err)
 	}
-	defer unix.Flock(int(lf.Fd()), unix.LOCK_UN)
+	defer unlock()
 	return fn()
 }
 

@@ -298,7 +298,7 @@ func shapesMatch(a, b string) bool {
 
 func members(shape string) map[string]string {
 	m := map[string]string{}
-	for _, kv := range strings.Split(strings.Trim(shape, "{}"), ",") {
+	for kv := range strings.SplitSeq(strings.Trim(shape, "{}"), ",") {
 		if k, v, ok := strings.Cut(kv, ":"); ok {
 			m[k] = v
 		}
