@@ -307,7 +307,7 @@ func (s *Server) writeSessionSocket(w *sessionWriter, sub *subscriber, after *in
 			// channels at random, and a client that saw "finished" before
 			// the reply's last deltas and its event lost them (as
 			// writeSocket does for /sockets/events).
-			if err := w.drainEvents(sub); err != nil {
+			if err := sub.drain(w.event); err != nil {
 				return err
 			}
 			if err := w.send(transientFrame{Type: "transient", Event: b}); err != nil {
@@ -322,24 +322,6 @@ func (s *Server) writeSessionSocket(w *sessionWriter, sub *subscriber, after *in
 			if sub.dropped.Load() > 0 {
 				return errDropped
 			}
-			return nil
-		}
-	}
-}
-
-// drainEvents sends the events already queued for sub, without waiting
-// for more.
-func (w *sessionWriter) drainEvents(sub *subscriber) error {
-	for {
-		select {
-		case e, ok := <-sub.events.C():
-			if !ok {
-				return nil // the main loop sees the closed channel
-			}
-			if err := w.event(e); err != nil {
-				return err
-			}
-		default:
 			return nil
 		}
 	}

@@ -188,23 +188,6 @@ func (s *Server) writeSocket(ctx context.Context, conn *websocket.Conn, c *conv,
 		}
 		return conn.Write(ctx, websocket.MessageText, b)
 	}
-	// drain writes the events already queued, so that a snapshot taken
-	// after them is sent after them.
-	drain := func() error {
-		for {
-			select {
-			case e, ok := <-sub.events.C():
-				if !ok {
-					return nil
-				}
-				if err := write(e); err != nil {
-					return err
-				}
-			default:
-				return nil
-			}
-		}
-	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -220,7 +203,7 @@ func (s *Server) writeSocket(ctx context.Context, conn *websocket.Conn, c *conv,
 				return err
 			}
 		case b := <-sub.ch:
-			if err := drain(); err != nil {
+			if err := sub.drain(write); err != nil {
 				return err
 			}
 			if err := conn.Write(ctx, websocket.MessageText, b); err != nil {
@@ -267,6 +250,26 @@ func (s *Server) readSocket(ctx context.Context, conn *websocket.Conn, c *conv, 
 			}
 			b, _ := event.Marshal(&event.ServerErrorEvent{Base: event.NewBase(event.SourceEnvironment), Code: code, Detail: err.Error()})
 			sub.send(b)
+		}
+	}
+}
+
+// drain writes the events already queued for sub, without waiting for
+// more, so that a snapshot taken after them is sent after them (select
+// picks among ready channels at random). A closed channel is left to the
+// caller's loop.
+func (sub *subscriber) drain(write func(event.Event) error) error {
+	for {
+		select {
+		case e, ok := <-sub.events.C():
+			if !ok {
+				return nil
+			}
+			if err := write(e); err != nil {
+				return err
+			}
+		default:
+			return nil
 		}
 	}
 }
