@@ -33,14 +33,16 @@ func reverse(s string) string {
 
 // TestE2ECredentialsNotReadable: the agent's commands run under gohands
 // and can read its /proc files. The model's key (from the environment or
-// --api-key) and the secrets given on the command line are not in them,
-// not even reversed (which masking would not catch).
+// --api-key), a tracing backend's key (OTEL_EXPORTER_OTLP_HEADERS) and the
+// secrets given on the command line are not in them, not even reversed
+// (which masking would not catch).
 func TestE2ECredentialsNotReadable(t *testing.T) {
 	t.Parallel()
 	const envKey = "sk-envkey-0a1b2c3d4e5f6071"
 	const flagKey = "sk-flagkey-9z8y7x6w5v4u"
 	const flagSecret = "pw-cmdline-5e6f7a8b9c"
 	const envSecret = "tok-environ-1f2e3d4c5b"
+	const otelKey = "otlp-hdrkey-7c6b5a4d3e"
 	cmd := `{ cat /proc/$PPID/environ; echo; cat /proc/$PPID/cmdline; echo; for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do cat "$f"; echo; done; } 2>/dev/null | tr '\0' '\n' | rev | grep -c . ; ` +
 		`{ cat /proc/$PPID/environ /proc/$PPID/cmdline; for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do cat "$f"; done; } 2>/dev/null | tr '\0' '\n' | rev > ` + "dump.txt"
 	for _, viaFlag := range []bool{false, true} {
@@ -56,7 +58,7 @@ func TestE2ECredentialsNotReadable(t *testing.T) {
 					env = append(env, kv)
 				}
 			}
-			e.env = append(env, "LLM_API_KEY="+envKey, "DEPLOY_TOKEN="+envSecret)
+			e.env = append(env, "LLM_API_KEY="+envKey, "DEPLOY_TOKEN="+envSecret, "OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer "+otelKey)
 			extra := []string{"--secret", "API_PASSWORD=" + flagSecret, "--secret", "DEPLOY_TOKEN"}
 			key := envKey
 			if viaFlag {
@@ -84,7 +86,7 @@ func TestE2ECredentialsNotReadable(t *testing.T) {
 				return nil
 			})
 			for i, s := range texts {
-				for _, v := range []string{key, envKey, flagSecret, envSecret} {
+				for _, v := range []string{key, envKey, flagSecret, envSecret, otelKey} {
 					if strings.Contains(s, v) || strings.Contains(s, reverse(v)) {
 						t.Errorf("text %d holds %q (or reversed):\n%.3000s", i, v, s)
 					}

@@ -18,6 +18,7 @@ import (
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/server"
 	"github.com/gohands/gohands/telemetry"
+	"github.com/gohands/gohands/telemetry/oteltrace"
 	"github.com/gohands/gohands/telemetry/prom"
 	_ "github.com/gohands/gohands/tools/preset" // every tool and provider, for agents sent by clients
 )
@@ -258,7 +259,8 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 // key, read when the command started), and the model keys the server
 // never reads (each request brings its agent's).
 func (a *app) hideServerCredentials() error {
-	names := append([]string{"SESSION_API_KEY", "OH_SECRET_KEY", envAPIKey, "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"}, allKeyVars()...)
+	names := append([]string{"SESSION_API_KEY", "OH_SECRET_KEY", envAPIKey}, allKeyVars()...)
+	names = append(names, oteltrace.CredentialVars()...)
 	for i := 0; a.getenv("OH_SESSION_API_KEYS_"+strconv.Itoa(i)) != ""; i++ {
 		names = append(names, "OH_SESSION_API_KEYS_"+strconv.Itoa(i))
 	}

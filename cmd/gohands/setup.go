@@ -22,6 +22,7 @@ import (
 	"github.com/gohands/gohands/mcp"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
+	"github.com/gohands/gohands/telemetry/oteltrace"
 	"github.com/gohands/gohands/tools/preset"
 	"github.com/gohands/gohands/workspace"
 	"github.com/gohands/gohands/workspace/docker"
@@ -201,6 +202,8 @@ func (a *app) hideKeys(f *runFlags, st settings, p *prepared) (event.Map[string,
 			p.keyEnv[name] = secret.New(v)
 		}
 	}
+	// The tracing exporter read its headers (a backend's key) at start.
+	hide = append(hide, oteltrace.CredentialVars()...)
 	var secretNames []string
 	for name := range p.sources {
 		hide = append(hide, name)

@@ -124,6 +124,13 @@ func Configured() bool {
 	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }
 
+// CredentialVars returns the variables that may hold a tracing backend's
+// credentials (the exporter's headers). Setup reads them once; a program
+// whose children must not see them unsets them after Setup.
+func CredentialVars() []string {
+	return []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"}
+}
+
 // Provider is an installed trace pipeline.
 type Provider struct {
 	res   *Resource
