@@ -282,7 +282,7 @@ func TestPauseInterruptsLongCommand(t *testing.T) {
 	<-started
 	time.Sleep(200 * time.Millisecond) // let the command start
 	t0 := time.Now()
-	if err := c.Pause(); err != nil {
+	if err := c.Pause(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -49,7 +49,7 @@ func TestInterruptLongCommand(t *testing.T) {
 	<-started
 	time.Sleep(200 * time.Millisecond) // let the command start
 	t0 := time.Now()
-	if err := c.Interrupt(); err != nil {
+	if err := c.Interrupt(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -91,7 +91,7 @@ func TestInterruptLongCommand(t *testing.T) {
 func TestInterruptIdle(t *testing.T) {
 	a, _ := newAgent(t)
 	c, _ := newConv(t, a, nil)
-	if err := c.Interrupt(); err != nil {
+	if err := c.Interrupt(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	log := logEvents(t, c)

@@ -94,7 +94,7 @@ func TestRiskyCommandWaitsAndRejectedNeverRuns(t *testing.T) {
 
 	// The policy changes mid-conversation: with NeverConfirm the same
 	// command runs at once (it is harmless here: nothing listens on port 9).
-	if err := c.SetConfirmationPolicy(security.NeverConfirm{}); err != nil {
+	if err := c.SetConfirmationPolicy(t.Context(), security.NeverConfirm{}); err != nil {
 		t.Fatal(err)
 	}
 	p.Add(call(risky), llmtest.Reply{Text: "Ran it."})

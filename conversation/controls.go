@@ -14,7 +14,7 @@ import (
 )
 
 // Interrupt implements Conversation.
-func (c *LocalConversation) Interrupt() error { return c.pause(true, true) }
+func (c *LocalConversation) Interrupt(ctx context.Context) error { return c.pause(true, true) }
 
 // overBudget returns why the run must stop for its budget, or "" if it
 // has none or has not spent it.

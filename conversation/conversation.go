@@ -47,25 +47,26 @@ type Conversation interface {
 	// PauseEvent is written and the status becomes paused. It returns at
 	// once; Run returns when the pause has taken effect. Pausing an idle
 	// conversation pauses it at once; in any other status Pause does
-	// nothing.
-	Pause() error
+	// nothing. ctx bounds the request only (a remote conversation's call to
+	// its server), so a cancelled one does not undo a pause.
+	Pause(ctx context.Context) error
 	// Interrupt is Pause recorded as the reference records an interrupt:
 	// the in-flight model call and running tools are cancelled at once,
 	// their actions answered, and an InterruptEvent written. With no Run
 	// in progress it is Pause.
-	Interrupt() error
+	Interrupt(ctx context.Context) error
 	// AskAgent answers a side question from the conversation's history
 	// without appending or persisting anything. It is safe during Run.
 	AskAgent(ctx context.Context, question string) (string, error)
 	// SetConfirmationPolicy sets the policy deciding which actions wait
 	// for confirmation.
-	SetConfirmationPolicy(p security.ConfirmationPolicy) error
+	SetConfirmationPolicy(ctx context.Context, p security.ConfirmationPolicy) error
 	// RejectPendingActions answers every pending action with a
 	// UserRejectObservation giving reason (a default reason if empty). A
 	// conversation waiting for confirmation becomes idle.
 	RejectPendingActions(ctx context.Context, reason string) error
 	// UpdateSecrets adds or replaces named secrets, also mid-run.
-	UpdateSecrets(sources map[string]secret.Source) error
+	UpdateSecrets(ctx context.Context, sources map[string]secret.Source) error
 	// NavigateTo moves the HEAD of the event tree to eventID ("": empty
 	// HEAD), so that the next message starts a branch there. It fails
 	// with ErrRunning during a Run and ErrNotFound for an unknown event.

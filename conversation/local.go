@@ -157,7 +157,7 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 		return fail(err)
 	}
 	c.agent = agent
-	if err := c.setUp(); err != nil {
+	if err := c.setUp(ctx); err != nil {
 		return fail(err)
 	}
 	if m := o.FirstMessage; m != nil {
@@ -308,7 +308,7 @@ func (c *LocalConversation) createState(ctx context.Context, store Store, agent 
 
 // setUp sets the run limits, the stuck detector and the secrets from the
 // state and the options.
-func (c *LocalConversation) setUp() error {
+func (c *LocalConversation) setUp(ctx context.Context) error {
 	o := &c.opts
 	f := c.state.Fields()
 	c.maxIter = f.MaxIterations
@@ -321,7 +321,7 @@ func (c *LocalConversation) setUp() error {
 	}
 	c.secrets = secret.NewManager(f.SecretRegistry, &secret.ManagerOptions{Logger: c.log})
 	if len(o.Secrets) > 0 {
-		return c.UpdateSecrets(o.Secrets)
+		return c.UpdateSecrets(ctx, o.Secrets)
 	}
 	return nil
 }
@@ -839,12 +839,14 @@ func errorCode(err error) string {
 }
 
 // Pause implements Conversation.
-func (c *LocalConversation) Pause() error { return c.pause(true, false) }
+func (c *LocalConversation) Pause(ctx context.Context) error { return c.pause(true, false) }
 
 // PauseAfterStep is Pause that lets the step in progress finish (its LLM
 // call and tools) before the run stops: the reference's pause, which the
 // agent server's pause route offers. Pause is its interrupt.
-func (c *LocalConversation) PauseAfterStep() error { return c.pause(false, false) }
+func (c *LocalConversation) PauseAfterStep(ctx context.Context) error {
+	return c.pause(false, false)
+}
 
 // pause asks the run to stop; cancelStep cancels the step in progress,
 // and interrupt records the stop as an InterruptEvent.
@@ -886,7 +888,7 @@ func (c *LocalConversation) AskAgent(ctx context.Context, question string) (stri
 }
 
 // SetConfirmationPolicy implements Conversation. nil means NeverConfirm.
-func (c *LocalConversation) SetConfirmationPolicy(p security.ConfirmationPolicy) error {
+func (c *LocalConversation) SetConfirmationPolicy(ctx context.Context, p security.ConfirmationPolicy) error {
 	return c.state.Update(func(f *Fields) error {
 		f.ConfirmationPolicy = p
 		return nil
@@ -939,7 +941,7 @@ func (c *LocalConversation) RejectPendingActions(ctx context.Context, reason str
 
 // UpdateSecrets implements Conversation. The registry is persisted
 // (redacted unless the conversation has a cipher).
-func (c *LocalConversation) UpdateSecrets(sources map[string]secret.Source) error {
+func (c *LocalConversation) UpdateSecrets(ctx context.Context, sources map[string]secret.Source) error {
 	if err := c.secrets.Update(sources); err != nil {
 		return fmt.Errorf("conversation: secrets: %w", err)
 	}

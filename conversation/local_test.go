@@ -153,7 +153,7 @@ func TestPauseIdleConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.Pause(); err != nil {
+	if err := c.Pause(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if c.Status() != conversation.StatusPaused {
@@ -164,7 +164,7 @@ func TestPauseIdleConversation(t *testing.T) {
 		t.Fatalf("event %T", e)
 	}
 	// Pausing again changes nothing.
-	c.Pause()
+	c.Pause(t.Context())
 	if n := c.State().Events().Len(); n != 1 {
 		t.Fatalf("%d events", n)
 	}

@@ -266,7 +266,7 @@ func TestPauseAndTimeoutInBubble(t *testing.T) {
 		if st := c.Status(); st != conversation.StatusRunning {
 			t.Fatalf("status while the step blocks = %s", st)
 		}
-		if err := c.Pause(); err != nil {
+		if err := c.Pause(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		if err := <-done; err != nil {

@@ -588,7 +588,7 @@ func (c *conv) pauseForShutdown() {
 		goal.cancel() // it records itself interrupted, resumable later
 	}
 	if lc != nil && running {
-		if err := lc.Pause(); err != nil {
+		if err := lc.Pause(context.Background()); err != nil {
 			c.s.log.Warn("pausing for shutdown", "conversation", c.id, "err", err)
 		}
 	}

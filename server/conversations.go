@@ -910,12 +910,12 @@ func (s *Server) handleInterrupt(in *request[none, none]) (any, error) {
 	return pause(in, (*conversation.LocalConversation).Interrupt)
 }
 
-func pause(in *request[none, none], pause func(*conversation.LocalConversation) error) (any, error) {
+func pause(in *request[none, none], pause func(*conversation.LocalConversation, context.Context) error) (any, error) {
 	c, lc, err := in.load()
 	if err != nil {
 		return nil, err
 	}
-	if err := pause(lc); err != nil {
+	if err := pause(lc, in.r.Context()); err != nil {
 		return nil, err
 	}
 	if !c.isRunning() {
@@ -936,7 +936,7 @@ func (s *Server) handleSecrets(in *request[none, secretsRequest]) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lc.UpdateSecrets(sources); err != nil {
+	if err := lc.UpdateSecrets(in.r.Context(), sources); err != nil {
 		return nil, invalid(err.Error(), "body", "secrets")
 	}
 	return ok, nil
@@ -954,7 +954,7 @@ func (s *Server) handlePolicy(in *request[none, policyRequest]) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lc.SetConfirmationPolicy(p); err != nil {
+	if err := lc.SetConfirmationPolicy(in.r.Context(), p); err != nil {
 		return nil, invalid(err.Error(), "body", "policy")
 	}
 	c.mu.Lock()

@@ -285,7 +285,7 @@ func (s *Server) runGateway(ctx context.Context, model, system string, content [
 		return nil, statusErr(http.StatusGatewayTimeout, "Agent run timed out")
 	case <-ctx.Done():
 		// The client left: the run is not wanted any more.
-		lc.Pause()
+		_ = lc.Pause(context.WithoutCancel(ctx))
 		return nil, ctx.Err()
 	}
 	switch st := lc.Status(); st {

@@ -328,7 +328,7 @@ func TestPauseStopsHungServer(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if err := c.Pause(); err != nil {
+	if err := c.Pause(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {

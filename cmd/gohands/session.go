@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gohands/gohands/cmd/gohands/internal/tui"
 	"github.com/gohands/gohands/conversation"
@@ -263,7 +264,7 @@ func (s *session) Answer(ctx context.Context, ans tui.Answer) tui.Outcome {
 		}
 	case tui.AnswerAuto:
 		p := security.NewConfirmRisky()
-		if err = conv.SetConfirmationPolicy(p); err == nil {
+		if err = conv.SetConfirmationPolicy(ctx, p); err == nil {
 			s.setConfirm("risky", p)
 		}
 	}
@@ -279,10 +280,13 @@ func (s *session) setConfirm(mode string, p security.ConfirmationPolicy) {
 	s.p.confirm, s.p.policy = mode, p
 }
 
-// Pause implements tui.Backend.
+// Pause implements tui.Backend. It is called on its own, off any request,
+// so it bounds a remote conversation's call itself.
 func (s *session) Pause() {
 	if conv := s.current(); conv != nil {
-		_ = conv.Pause() // a conversation that is not running has nothing to pause
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = conv.Pause(ctx) // a conversation that is not running has nothing to pause
 	}
 }
 
@@ -425,7 +429,7 @@ func (s *session) Command(ctx context.Context, name, arg string) (string, error)
 	case "model":
 		return s.modelCommand(ctx, arg)
 	case "confirm":
-		return s.confirmCommand(arg)
+		return s.confirmCommand(ctx, arg)
 	case "condense":
 		conv := s.current()
 		if conv == nil {
@@ -537,7 +541,7 @@ func modelFamily(name string) string {
 }
 
 // confirmCommand shows or sets when actions are confirmed.
-func (s *session) confirmCommand(arg string) (string, error) {
+func (s *session) confirmCommand(ctx context.Context, arg string) (string, error) {
 	if arg == "" {
 		return "Confirmation: " + s.p.confirm + " (/confirm always|risky|never)", nil
 	}
@@ -546,7 +550,7 @@ func (s *session) confirmCommand(arg string) (string, error) {
 		return "", errors.New("/confirm: want always, risky or never")
 	}
 	if conv := s.current(); conv != nil {
-		if err := conv.SetConfirmationPolicy(policy); err != nil {
+		if err := conv.SetConfirmationPolicy(ctx, policy); err != nil {
 			return "", err
 		}
 	}
@@ -799,7 +803,7 @@ func (s *session) settingsCommand(ctx context.Context, arg string) (string, erro
 			return "", err
 		}
 		if conv := s.current(); conv != nil {
-			if err := conv.SetConfirmationPolicy(policy); err != nil {
+			if err := conv.SetConfirmationPolicy(ctx, policy); err != nil {
 				return "", err
 			}
 		}

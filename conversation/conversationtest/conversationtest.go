@@ -302,7 +302,7 @@ func testPauseIdle(t *testing.T, open Open) {
 	if err := c.SendMessage(t.Context(), event.UserMessage("wait")); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Pause(); err != nil {
+	if err := c.Pause(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	wantStatus(t, c, conversation.StatusPaused)
@@ -333,7 +333,7 @@ func testInterruptRun(t *testing.T, open Open) {
 	if err := c.NavigateTo(t.Context(), ""); !errors.Is(err, conversation.ErrRunning) {
 		t.Fatalf("NavigateTo during a run: %v, want ErrRunning", err)
 	}
-	if err := c.Interrupt(); err != nil {
+	if err := c.Interrupt(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -361,7 +361,7 @@ var echo = llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "terminal", Argume
 // and returns the action.
 func waitForConfirmation(t *testing.T, c conversation.Conversation) *event.ActionEvent {
 	t.Helper()
-	if err := c.SetConfirmationPolicy(&security.AlwaysConfirm{}); err != nil {
+	if err := c.SetConfirmationPolicy(t.Context(), &security.AlwaysConfirm{}); err != nil {
 		t.Fatal(err)
 	}
 	turn(t, c, "run it")
@@ -408,7 +408,7 @@ func testReject(t *testing.T, open Open) {
 func testConfirm(t *testing.T, open Open) {
 	c := start(t, open, newModel(t, echo))
 	action := waitForConfirmation(t, c)
-	if err := c.SetConfirmationPolicy(&security.NeverConfirm{}); err != nil {
+	if err := c.SetConfirmationPolicy(t.Context(), &security.NeverConfirm{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Run(t.Context()); err != nil {

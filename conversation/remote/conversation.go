@@ -373,18 +373,14 @@ func (c *Conversation) SendMessage(ctx context.Context, msg event.Message) error
 
 // Pause implements conversation.Conversation with the server's pause: the
 // step in progress finishes first.
-func (c *Conversation) Pause() error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+func (c *Conversation) Pause(ctx context.Context) error {
 	return c.post(ctx, "/pause", nil, nil)
 }
 
 // Interrupt implements conversation.Conversation with the server's
 // interrupt: the model call in progress is cancelled; the status becomes
 // paused.
-func (c *Conversation) Interrupt() error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+func (c *Conversation) Interrupt(ctx context.Context) error {
 	return c.post(ctx, "/interrupt", nil, nil)
 }
 
@@ -404,7 +400,7 @@ func (c *Conversation) AskAgent(ctx context.Context, question string) (string, e
 
 // SetConfirmationPolicy implements conversation.Conversation. nil means
 // NeverConfirm.
-func (c *Conversation) SetConfirmationPolicy(p security.ConfirmationPolicy) error {
+func (c *Conversation) SetConfirmationPolicy(ctx context.Context, p security.ConfirmationPolicy) error {
 	if p == nil {
 		p = &security.NeverConfirm{}
 	}
@@ -412,8 +408,6 @@ func (c *Conversation) SetConfirmationPolicy(p security.ConfirmationPolicy) erro
 	if err != nil {
 		return fmt.Errorf("remote: confirmation policy: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	return c.post(ctx, "/confirmation_policy", protocol.PolicyRequest{Policy: b}, nil)
 }
 
@@ -431,13 +425,11 @@ func (c *Conversation) RejectPendingActions(ctx context.Context, reason string) 
 }
 
 // UpdateSecrets implements conversation.Conversation.
-func (c *Conversation) UpdateSecrets(sources map[string]secret.Source) error {
+func (c *Conversation) UpdateSecrets(ctx context.Context, sources map[string]secret.Source) error {
 	s, err := secretsJSON(sources)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	return c.post(ctx, "/secrets", protocol.SecretsRequest{Secrets: s}, nil)
 }
 

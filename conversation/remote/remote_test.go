@@ -511,7 +511,7 @@ func TestInterrupt(t *testing.T) {
 	for c.Status() != conversation.StatusRunning {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if err := c.Interrupt(); err != nil {
+	if err := c.Interrupt(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {

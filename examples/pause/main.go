@@ -85,7 +85,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 	time.Sleep(500 * time.Millisecond) // let the command get going
 	t0 := time.Now()
-	if err := conv.Pause(); err != nil {
+	if err := conv.Pause(ctx); err != nil {
 		return err
 	}
 	if err := <-runErr; err != nil {

@@ -97,7 +97,7 @@ func run(ctx context.Context, cfg config) error {
 	defer conv.Close()
 	// A late-bound secret, added to the running conversation: the
 	// function is called when the value is needed.
-	err = conv.UpdateSecrets(map[string]secret.Source{
+	err = conv.UpdateSecrets(ctx, map[string]secret.Source{
 		"DB_PASSWORD": &secret.Callback{Description: "the database password", Func: func(context.Context) (string, error) {
 			return dbPassword, nil
 		}},

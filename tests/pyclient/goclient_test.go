@@ -422,7 +422,7 @@ func (r *goRun) pause(entry map[string]any) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	if err := c.Pause(); err != nil {
+	if err := c.Pause(ctx); err != nil {
 		return err
 	}
 	st, err := r.waitStatus(c, conversation.StatusPaused)
@@ -466,7 +466,7 @@ func (r *goRun) interrupt(entry map[string]any) error {
 		return err
 	}
 	time.Sleep(500 * time.Millisecond) // the model's answer is on its way (a minute late)
-	if err := c.Interrupt(); err != nil {
+	if err := c.Interrupt(ctx); err != nil {
 		return err
 	}
 	st, err := r.waitStatus(c, conversation.StatusPaused)
@@ -495,7 +495,7 @@ func (r *goRun) confirm(entry map[string]any) error {
 		return err
 	}
 	defer c.Close()
-	if err := c.SetConfirmationPolicy(&security.AlwaysConfirm{}); err != nil {
+	if err := c.SetConfirmationPolicy(ctx, &security.AlwaysConfirm{}); err != nil {
 		return err
 	}
 	if err := c.SendMessage(ctx, event.UserMessage("#confirm Ask before each command.")); err != nil {
@@ -532,7 +532,7 @@ func (r *goRun) secret(entry map[string]any) error {
 		return err
 	}
 	defer c.Close()
-	if err := c.UpdateSecrets(map[string]secret.Source{"MY_TOKEN": &secret.StaticSecret{Value: secret.New("tok-5f3a9c")}}); err != nil {
+	if err := c.UpdateSecrets(ctx, map[string]secret.Source{"MY_TOKEN": &secret.StaticSecret{Value: secret.New("tok-5f3a9c")}}); err != nil {
 		return err
 	}
 	if err := c.SendMessage(ctx, event.UserMessage("#secret Show the token.")); err != nil {

@@ -437,7 +437,7 @@ func (m *manager) run(ctx context.Context, caller *agent.Caller, rec *record, de
 	}()
 	if opts.ConfirmationPolicy == nil {
 		// A resumed sub-conversation keeps its persisted policy otherwise.
-		if err := child.SetConfirmationPolicy(security.NeverConfirm{}); err != nil {
+		if err := child.SetConfirmationPolicy(ctx, security.NeverConfirm{}); err != nil {
 			return "", true, err
 		}
 	}
@@ -462,7 +462,7 @@ func (m *manager) run(ctx context.Context, caller *agent.Caller, rec *record, de
 				if spent := l.Metrics().AccumulatedCost - start; spent >= limit {
 					once.Do(func() {
 						overBudget = fmt.Sprintf("Agent reached maximum budget limit ($%.4f); accumulated cost $%.4f.", limit, spent)
-						go child.Pause() // not from the committing goroutine
+						go child.Pause(ctx) // not from the committing goroutine
 					})
 				}
 			})

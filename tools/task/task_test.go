@@ -363,7 +363,7 @@ func TestPauseReachesChild(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- parent.Run(ctx) }()
 	<-r.blockSeen
-	if err := parent.Pause(); err != nil {
+	if err := parent.Pause(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {

@@ -252,7 +252,7 @@ func (s *server) session(id sdk.SessionId) (*session, error) {
 	return ss, nil
 }
 
-func (s *server) SetSessionMode(_ context.Context, req sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+func (s *server) SetSessionMode(ctx context.Context, req sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
 	ss, err := s.session(req.SessionId)
 	if err != nil {
 		return sdk.SetSessionModeResponse{}, err
@@ -261,7 +261,7 @@ func (s *server) SetSessionMode(_ context.Context, req sdk.SetSessionModeRequest
 	if p == nil {
 		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown mode %q", req.ModeId)})
 	}
-	if err := ss.conv.SetConfirmationPolicy(p); err != nil {
+	if err := ss.conv.SetConfirmationPolicy(ctx, p); err != nil {
 		return sdk.SetSessionModeResponse{}, err
 	}
 	ss.mu.Lock()
@@ -270,12 +270,12 @@ func (s *server) SetSessionMode(_ context.Context, req sdk.SetSessionModeRequest
 	return sdk.SetSessionModeResponse{}, nil
 }
 
-func (s *server) Cancel(_ context.Context, req sdk.CancelNotification) error {
+func (s *server) Cancel(ctx context.Context, req sdk.CancelNotification) error {
 	ss, err := s.session(req.SessionId)
 	if err != nil {
 		return nil // nothing to cancel
 	}
-	return ss.conv.Pause()
+	return ss.conv.Pause(ctx)
 }
 
 func (s *server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptResponse, error) {
