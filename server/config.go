@@ -28,6 +28,7 @@ type fileConfig struct {
 	ConversationsPath          string        `json:"conversations_path"`
 	WorkspacePath              string        `json:"workspace_path"`
 	BashEventsDir              string        `json:"bash_events_dir"`
+	ConversationWorktreeRoot   string        `json:"conversation_worktree_root"`
 	Webhooks                   []WebhookSpec `json:"webhooks"`
 	MaxConcurrentRuns          *int          `json:"max_concurrent_runs"`
 	SecretKey                  *string       `json:"secret_key"`
@@ -48,6 +49,7 @@ type fileConfig struct {
 //	OH_CONVERSATIONS_PATH            conversations directory
 //	OH_WORKSPACE_PATH                default workspace directory
 //	OH_BASH_EVENTS_DIR               bash events directory
+//	OH_CONVERSATION_WORKTREE_ROOT    root of conversations' git worktrees
 //	OH_MAX_CONCURRENT_RUNS           conversations running at once
 //	OH_SECRET_KEY                    key encrypting secrets at rest
 //	OH_PREVIOUS_SECRET_KEYS          earlier keys, only to decrypt (a JSON
@@ -96,7 +98,9 @@ func LoadConfig(path string, getenv func(string) string) (*Options, error) {
 		ConversationsPath: fc.ConversationsPath,
 		WorkspacePath:     fc.WorkspacePath,
 		BashEventsDir:     fc.BashEventsDir,
-		Webhooks:          fc.Webhooks,
+
+		ConversationWorktreeRoot: fc.ConversationWorktreeRoot,
+		Webhooks:                 fc.Webhooks,
 
 		PreviousSecretKeys: fc.PreviousSecretKeys,
 		AllowCORSOrigins:   fc.AllowCORSOrigins,
@@ -156,10 +160,11 @@ func LoadConfig(path string, getenv func(string) string) (*Options, error) {
 		}
 	}
 	for env, dst := range map[string]*string{
-		"OH_CONVERSATIONS_PATH": &o.ConversationsPath,
-		"OH_WORKSPACE_PATH":     &o.WorkspacePath,
-		"OH_BASH_EVENTS_DIR":    &o.BashEventsDir,
-		"OH_SECRET_KEY":         &o.SecretKey,
+		"OH_CONVERSATIONS_PATH":         &o.ConversationsPath,
+		"OH_WORKSPACE_PATH":             &o.WorkspacePath,
+		"OH_BASH_EVENTS_DIR":            &o.BashEventsDir,
+		"OH_CONVERSATION_WORKTREE_ROOT": &o.ConversationWorktreeRoot,
+		"OH_SECRET_KEY":                 &o.SecretKey,
 	} {
 		if v := getenv(env); v != "" {
 			*dst = v

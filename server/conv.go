@@ -29,6 +29,7 @@ const MetaFile = "meta.json"
 type storedMeta struct {
 	Workspace                         json.RawMessage            `json:"workspace"`
 	Worktree                          bool                       `json:"worktree"`
+	WorktreeOptions                   json.RawMessage            `json:"worktree_options"`
 	ConversationID                    *string                    `json:"conversation_id"`
 	ParentConversationID              *string                    `json:"parent_conversation_id"`
 	ConfirmationPolicy                json.RawMessage            `json:"confirmation_policy"`
@@ -61,6 +62,15 @@ type storedMeta struct {
 	ForkedFromConversationID          *string                    `json:"forked_from_conversation_id"`
 	ForkedFromEventID                 *string                    `json:"forked_from_event_id"`
 	LaunchedAgentProfile              json.RawMessage            `json:"launched_agent_profile"`
+}
+
+// workingDir is the stored workspace's directory, "" if none.
+func (m *storedMeta) workingDir() string {
+	var ws struct {
+		WorkingDir string `json:"working_dir"`
+	}
+	_ = json.Unmarshal(m.Workspace, &ws)
+	return ws.WorkingDir
 }
 
 // utcNow is the reference's meta.json time: UTC with a Z.
@@ -218,14 +228,11 @@ func (c *conv) load(ctx context.Context) (*conversation.LocalConversation, error
 	// resumes here once loaded (the crash-recovery rules answer the action
 	// that was interrupted).
 	resume := c.s.cat.shared() && c.savedStatus() == conversation.StatusRunning
-	var ws struct {
-		WorkingDir string `json:"working_dir"`
+	workDir := c.meta.workingDir()
+	if workDir == "" {
+		workDir = c.s.opts.WorkspacePath
 	}
-	_ = json.Unmarshal(c.meta.Workspace, &ws)
-	if ws.WorkingDir == "" {
-		ws.WorkingDir = c.s.opts.WorkspacePath
-	}
-	lc, err := conversation.New(ctx, nil, ws.WorkingDir, &conversation.LocalOptions{
+	lc, err := conversation.New(ctx, nil, workDir, &conversation.LocalOptions{
 		ID:                   c.id,
 		Backend:              c.s.cat.backend(),
 		Cipher:               c.s.cipher,

@@ -139,6 +139,15 @@ func (s *Server) start(ctx context.Context, req *startRequest, obs *observabilit
 	if !filepath.IsAbs(ws.WorkingDir) {
 		ws.WorkingDir = filepath.Join(filepath.Dir(s.opts.WorkspacePath), ws.WorkingDir)
 	}
+	// The options are checked even when unused, as the reference's model
+	// checks them.
+	wtOpts, err := decodeWorktreeOptions(req.WorktreeOptions)
+	if err != nil {
+		return nil, err
+	}
+	if req.Worktree == nil || !*req.Worktree {
+		wtOpts = nil
+	}
 	opts := &conversation.LocalOptions{
 		ID:                   id,
 		Backend:              s.cat.backend(),
@@ -202,6 +211,25 @@ func (s *Server) start(ctx context.Context, req *startRequest, obs *observabilit
 		return nil, err
 	}
 
+	var wt *worktreePlan
+	if wtOpts != nil {
+		wt = planWorktree(ctx, s.opts.ConversationWorktreeRoot, id, ws.WorkingDir, wtOpts)
+	}
+	if wt != nil {
+		if err := wt.create(ctx); err != nil {
+			removeConversationWorktrees(context.WithoutCancel(ctx), filepath.Dir(wt.root))
+			return fail(statusErr(http.StatusUnprocessableEntity, "Could not create the conversation's worktree: %v", err))
+		}
+		ag = withSystemSuffix(ag, wt.guidance())
+		ws.WorkingDir = wt.workspace
+		fail = func(err error) (*created, error) {
+			removeConversationWorktrees(context.WithoutCancel(ctx), filepath.Dir(wt.root))
+			s.mu.Lock()
+			delete(s.convs, id)
+			s.mu.Unlock()
+			return nil, err
+		}
+	}
 	lc, err := conversation.New(ctx, ag, ws.WorkingDir, opts)
 	if err != nil {
 		return fail(statusErr(http.StatusUnprocessableEntity, "Could not start the conversation: %v", err))
@@ -222,7 +250,8 @@ func (s *Server) start(ctx context.Context, req *startRequest, obs *observabilit
 	}
 	hexid := hexID(id)
 	meta := storedMeta{
-		Workspace: wsJSON, ConversationID: &hexid,
+		Workspace: wsJSON, Worktree: req.Worktree != nil && *req.Worktree, WorktreeOptions: wtOpts.stored(),
+		ConversationID:       &hexid,
 		ParentConversationID: req.ParentConversationID,
 		ConfirmationPolicy:   policy, SecurityAnalyzer: analyzer,
 		MaxIterations: f.MaxIterations, StuckDetection: f.StuckDetection,
@@ -885,7 +914,36 @@ func (s *Server) handleDelete(in *request[none, none]) (any, error) {
 	if err := s.cat.remove(in.r.Context(), c.id); err != nil {
 		return nil, err
 	}
+	s.removeWorktree(in.r.Context(), c)
 	return ok, nil
+}
+
+// removeWorktree removes the worktree a deleted conversation worked in,
+// unless another conversation (a fork) works in it too.
+func (s *Server) removeWorktree(ctx context.Context, c *conv) {
+	c.mu.Lock()
+	dir := conversationWorktreeDir(s.opts.ConversationWorktreeRoot, c.meta.workingDir())
+	c.mu.Unlock()
+	if dir == "" {
+		return
+	}
+	s.mu.RLock()
+	others := make([]*conv, 0, len(s.convs))
+	for _, o := range s.convs {
+		others = append(others, o)
+	}
+	s.mu.RUnlock()
+	for _, o := range others {
+		o.mu.Lock()
+		shared := !o.gone && conversationWorktreeDir(s.opts.ConversationWorktreeRoot, o.meta.workingDir()) == dir
+		o.mu.Unlock()
+		if shared {
+			return
+		}
+	}
+	if err := removeConversationWorktrees(context.WithoutCancel(ctx), dir); err != nil {
+		s.log.Warn("removing a deleted conversation's worktree", "conversation", c.id, "dir", dir, "err", err)
+	}
 }
 
 func (s *Server) handleRun(in *request[none, none]) (any, error) {
@@ -1080,8 +1138,6 @@ func (s *Server) checkUnimplemented(req *startRequest) error {
 		return &invalidError{loc: []any{"body", field}, typ: "value_error", msg: field + ": " + why}
 	}
 	switch {
-	case req.Worktree != nil && *req.Worktree, set(req.WorktreeOptions):
-		return refuse("worktree", "a git worktree per conversation is not supported by this server; start without it (the agent then works in workspace.working_dir)")
 	case len(req.AgentDefinitions) > 0:
 		return refuse("agent_definitions", "sub-agent definitions on the start request are not supported by this server")
 	case set(req.Plugins):

@@ -23,8 +23,8 @@ import (
 // one). A server started normally answers /api/init with the reference's
 // 404.
 //
-// Of the reference's InitRequest, conversation_worktree_root, web_url and
-// telemetry are accepted and have no effect here.
+// Of the reference's InitRequest, web_url and telemetry are accepted and
+// have no effect here.
 
 // Deferred is a dormant server, waiting for POST /api/init.
 type Deferred struct {
@@ -183,6 +183,9 @@ func (d *Deferred) initialize(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.BashEventsDir != nil {
 		o.BashEventsDir = *req.BashEventsDir
+	}
+	if req.ConversationWorktreeRoot != nil {
+		o.ConversationWorktreeRoot = *req.ConversationWorktreeRoot
 	}
 	if req.Webhooks != nil {
 		o.Webhooks = req.Webhooks

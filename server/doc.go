@@ -33,6 +33,29 @@
 // that name builds. The reference ignores the key, so a client may send it
 // to either server.
 //
+// The start request (POST /api/conversations) takes every field of the
+// reference 1.58.2's StartConversationRequest. Their status here:
+//
+//   - implemented: agent, agent_settings, workspace, conversation_id,
+//     parent_conversation_id, confirmation_policy, security_analyzer,
+//     initial_message, max_iterations, stuck_detection, secrets,
+//     secrets_encrypted, hook_config, tags, user_id, the observability_*
+//     fields (stored, returned, and continuing the caller's trace),
+//     title_llm_profile, autotitle;
+//   - worktree and worktree_options: the conversation gets its own git
+//     worktree of the workspace's repository under
+//     Options.ConversationWorktreeRoot (<root>/<id>/<repository>, branch
+//     <branch_prefix><id>), the agent works and is told to work there, and
+//     DELETE removes it (its branch stays); a workspace outside any
+//     repository runs where it is, as in the reference;
+//   - tool_module_qualnames: stored and returned (Python modules; tools
+//     are resolved by name from gohands' registry);
+//   - client_tools: stored and returned;
+//   - accepted at their defaults only, refused with a 422 naming the field
+//     otherwise: plugins, agent_launch_additions, prompt, container,
+//     conversation_runtime (other than "local"), agent_profile_id,
+//     agent_definitions.
+//
 // Where the reference has a quirk that is a bug, this server does better:
 //
 //   - an unknown event id answers 404, not 500 (a KeyError there);

@@ -107,6 +107,10 @@ type Options struct {
 	// a conversation's title_llm_profile (the user's settings'
 	// llm_profiles).
 	Profiles llm.Profiles
+	// ConversationWorktreeRoot holds the git worktrees of conversations
+	// started with worktree set (DefaultConversationWorktreeRoot by
+	// default), one directory per conversation.
+	ConversationWorktreeRoot string
 	// AutoTitle titles each conversation whose autotitle is set (the
 	// reference's default) from its first user message, as the
 	// reference's server does; off, titles are only set by PATCH.
@@ -136,6 +140,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.BashEventsDir == "" {
 		c.BashEventsDir = DefaultBashEventsDir
+	}
+	if c.ConversationWorktreeRoot == "" {
+		c.ConversationWorktreeRoot = DefaultConversationWorktreeRoot
 	}
 	if c.MaxConcurrentRuns <= 0 {
 		c.MaxConcurrentRuns = DefaultMaxConcurrentRuns

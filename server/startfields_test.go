@@ -29,8 +29,6 @@ func TestStartRequestFields(t *testing.T) {
 		t.Errorf("meta.json does not keep title_llm_profile (%v): %s", err, meta)
 	}
 	for field, v := range map[string]any{
-		"worktree":               true,
-		"worktree_options":       map[string]any{"base_ref": "main"},
 		"agent_definitions":      []any{map[string]any{"name": "helper"}},
 		"plugins":                []any{map[string]any{"source": "github:o/r"}},
 		"agent_launch_additions": map[string]any{"x": 1},
@@ -47,9 +45,6 @@ func TestStartRequestFields(t *testing.T) {
 		}
 		json.Unmarshal(body, &e)
 		loc := field
-		if field == "worktree_options" {
-			loc = "worktree"
-		}
 		if code != 422 || len(e.Detail) != 1 || len(e.Detail[0].Loc) != 2 || e.Detail[0].Loc[1] != loc || !strings.Contains(e.Detail[0].Msg, loc) {
 			t.Errorf("%s=%v: %d %s, want 422 naming %s", field, v, code, body, loc)
 		}
