@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/internal/refenv"
 	"github.com/gohands/gohands/internal/testenv"
 )
 
@@ -133,7 +134,13 @@ func TestGoalStatusMatchesReference(t *testing.T) {
 // The recorded fixture is what the installed reference says today.
 func TestControlsReferenceFixture(t *testing.T) {
 	py := testenv.ReferencePython(t)
-	out, err := exec.Command(py, "testdata/gen_controls.py").Output()
+	cmd := exec.Command(py, "testdata/gen_controls.py")
+	// refenv's quiet environment: without it LiteLLM's import tries to
+	// download its model prices, seconds of retries offline.
+	home := t.TempDir()
+	t.Cleanup(func() { refenv.Cleanup(home) })
+	cmd.Env = refenv.Env(home)
+	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("gen_controls.py: %v", err)
 	}

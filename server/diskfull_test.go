@@ -69,6 +69,13 @@ func TestDiskFullRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sock.CloseNow()
+	// The server subscribes a socket, then sends it the state snapshot: with
+	// the snapshot here, the live-only error event (the store cannot take
+	// it) reaches this socket. Without the wait, a run on a loaded machine
+	// could fail before the subscription, and the event went to nobody.
+	if first, err := readFrame(t, sock); err != nil || first.Kind != "ConversationStateUpdateEvent" || first.Key != event.FullStateKey {
+		t.Fatalf("first frame %+v (%v), want the state snapshot", first, err)
+	}
 
 	full.Store(true)
 	ts.must(200, "POST", "/api/conversations/"+id+"/run", nil, nil)

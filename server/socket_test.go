@@ -53,7 +53,7 @@ func dial(t *testing.T, ts *testServer, path string) (*websocket.Conn, error) {
 
 func readFrame(t *testing.T, c *websocket.Conn) (frame, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, data, err := c.Read(ctx)
 	if err != nil {

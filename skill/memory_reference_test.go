@@ -1,6 +1,7 @@
 package skill
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os/exec"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gohands/gohands/internal/refenv"
 	"github.com/gohands/gohands/internal/testenv"
 )
 
@@ -32,38 +34,59 @@ func TestLoadMemoryMatchesReference(t *testing.T) {
 		{"blank", "\n \n", "\t\n"},
 	}
 	budgets := []int{6000, 1000, 300, 120, 40}
+	// One reference process for every case: importing openhands takes
+	// seconds of CPU (a process per case made this the suite's slowest
+	// test at load). load_memory reads HOME at each call, so the script sets
+	// each case's before its calls.
+	type dirs struct {
+		Home string `json:"home"`
+		Work string `json:"work"`
+	}
+	var all []dirs
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			home, work := t.TempDir(), t.TempDir()
-			t.Setenv("HOME", home)
-			t.Setenv("OH_PERSISTENCE_DIR", "")
-			if c.user != "" {
-				writeFile(t, filepath.Join(home, ".openhands", "memory", "MEMORY.md"), c.user)
-			}
-			if c.project != "" {
-				writeFile(t, filepath.Join(work, MemoryIndex), c.project)
-			}
-			// One line of JSON per budget: the reference's text, or null.
-			script := `import json, sys
+		d := dirs{Home: t.TempDir(), Work: t.TempDir()}
+		if c.user != "" {
+			writeFile(t, filepath.Join(d.Home, ".openhands", "memory", "MEMORY.md"), c.user)
+		}
+		if c.project != "" {
+			writeFile(t, filepath.Join(d.Work, MemoryIndex), c.project)
+		}
+		all = append(all, d)
+	}
+	arg, err := json.Marshal(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One line of JSON per case and budget: the reference's text, or null.
+	script := `import json, os, sys
 from openhands.sdk.context.memory import load_memory
-for b in sys.argv[2:]:
-    print(json.dumps(load_memory(sys.argv[1], int(b))))`
-			args := []string{"-c", script, work}
-			for _, b := range budgets {
-				args = append(args, fmt.Sprint(b))
-			}
-			cmd := exec.CommandContext(t.Context(), py, args...)
-			cmd.Env = append(cmd.Environ(), "HOME="+home)
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("reference: %v", err)
-			}
-			got := strings.Split(strings.TrimSpace(string(out)), "\n")
-			if len(got) != len(budgets) {
-				t.Fatalf("reference printed %d lines", len(got))
-			}
+os.environ.pop("OH_PERSISTENCE_DIR", None)
+for d in json.loads(sys.argv[1]):
+    os.environ["HOME"] = d["home"]
+    for b in sys.argv[2:]:
+        print(json.dumps(load_memory(d["work"], int(b))))`
+	args := []string{"-c", script, string(arg)}
+	for _, b := range budgets {
+		args = append(args, fmt.Sprint(b))
+	}
+	cmd := exec.CommandContext(t.Context(), py, args...)
+	home := t.TempDir()
+	t.Cleanup(func() { refenv.Cleanup(home) })
+	cmd.Env = refenv.Env(home, "OH_PERSISTENCE_DIR=")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("reference: %v", err)
+	}
+	outLines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(outLines) != len(cases)*len(budgets) {
+		t.Fatalf("reference printed %d lines, want %d", len(outLines), len(cases)*len(budgets))
+	}
+	for ci, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := all[ci]
+			got := outLines[ci*len(budgets) : (ci+1)*len(budgets)]
 			for i, b := range budgets {
-				ours, warns := LoadMemory(work, filepath.Join(home, ".openhands"), b)
+				ours, warns := LoadMemory(d.Work, filepath.Join(d.Home, ".openhands"), b)
 				if len(warns) != 0 {
 					t.Fatal(warns)
 				}

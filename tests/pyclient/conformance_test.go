@@ -417,6 +417,7 @@ type difference struct {
 }
 
 func TestRouteConformance158(t *testing.T) {
+	t.Parallel()
 	py := testenv.Reference158Python(t)
 	ops := referenceOperations(t)
 	known := readKnown(t)

@@ -18,6 +18,7 @@ import (
 // reference 1.58.2 agent server: the same outcomes as the reference's own
 // client on its server (the transcript golden).
 func TestGoClientReference158(t *testing.T) {
+	t.Parallel()
 	want := readGolden(t)
 	py := testenv.Reference158Python(t)
 	srv := model(t)
@@ -44,6 +45,7 @@ func TestGoClientReference158(t *testing.T) {
 // accepts the conversation (no 422), and the run ends with the model's
 // finish.
 func TestRunServerConfirmRisky158(t *testing.T) {
+	t.Parallel()
 	py := testenv.Reference158Python(t)
 	bin := gohandsBinary(t)
 	// Every call gets the finish: the reference server may make another
@@ -72,6 +74,7 @@ var refused422 = regexp.MustCompile(`(?i)(http|status)[ :]*422|422 unprocessable
 // TestReferenceServer158 runs the reference 1.58.2's own client program on
 // its own server: its transcript is the golden one (the same as 1.43.1's).
 func TestReferenceServer158(t *testing.T) {
+	t.Parallel()
 	py := testenv.Reference158Python(t)
 	srv := model(t)
 	ref := startReferenceServer(t, py)
@@ -93,6 +96,7 @@ func TestReferenceServer158(t *testing.T) {
 // TestGohandsServer158 runs the reference 1.58.2's client program against
 // `gohands serve`: the same transcript as on the reference's server.
 func TestGohandsServer158(t *testing.T) {
+	t.Parallel()
 	want := readGolden(t)
 	py := testenv.Reference158Python(t)
 	srv := model(t)
