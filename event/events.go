@@ -87,8 +87,12 @@ type ToolDefinition struct {
 	ObservationType string           `json:"observation_type,omitempty"`
 	Annotations     *ToolAnnotations `json:"annotations,omitempty"`
 	Meta            json.RawMessage  `json:"meta,omitempty"` // any JSON object, kept verbatim
-	Kind            string           `json:"kind"`           // the reference writes kind before title
-	Title           string           `json:"title"`
+	// ClientToolName and InputSchema are a client tool's (kind ClientTool):
+	// its name and its parameters' schema as the client gave them.
+	ClientToolName string          `json:"client_tool_name,omitempty"`
+	InputSchema    json.RawMessage `json:"input_schema,omitempty"`
+	Kind           string          `json:"kind"` // the reference writes kind before title
+	Title          string          `json:"title"`
 }
 
 // SystemPromptEvent carries the system prompt and the tools offered to the

@@ -139,6 +139,10 @@ func (s *Server) start(ctx context.Context, req *startRequest, obs *observabilit
 	if !filepath.IsAbs(ws.WorkingDir) {
 		ws.WorkingDir = filepath.Join(filepath.Dir(s.opts.WorkspacePath), ws.WorkingDir)
 	}
+	clientTools, err := addClientTools(ag, req.ClientTools)
+	if err != nil {
+		return nil, err
+	}
 	// The options are checked even when unused, as the reference's model
 	// checks them.
 	wtOpts, err := decodeWorktreeOptions(req.WorktreeOptions)
@@ -256,7 +260,7 @@ func (s *Server) start(ctx context.Context, req *startRequest, obs *observabilit
 		ConfirmationPolicy:   policy, SecurityAnalyzer: analyzer,
 		MaxIterations: f.MaxIterations, StuckDetection: f.StuckDetection,
 		Secrets: map[string]json.RawMessage{}, ToolModuleQualnames: orEmpty(req.ToolModuleQualnames),
-		ClientTools: orEmptySlice(req.ClientTools), AgentDefinitions: []json.RawMessage{},
+		ClientTools: clientTools, AgentDefinitions: []json.RawMessage{},
 		HookConfig: opts.HookConfig, Tags: orEmpty(req.Tags), UserID: req.UserID,
 		ObservabilitySpanName: "conversation", ObservabilityMetadata: json.RawMessage("{}"), ObservabilityTags: json.RawMessage("[]"),
 		Autotitle:                         req.Autotitle == nil || *req.Autotitle,
@@ -375,7 +379,7 @@ func checkAgent(a *agent.Agent, field string) error {
 	}
 	known := tool.Registered()
 	for _, sp := range a.Tools {
-		if !slices.Contains(known, sp.Name) {
+		if !slices.Contains(known, sp.Name) && tool.ClientSpecOf(sp) == nil {
 			return invalid(fmt.Sprintf("ToolDefinition '%s' is not registered. Available: %v", sp.Name, known), "body", field, "tools")
 		}
 	}

@@ -50,7 +50,15 @@
 //     repository runs where it is, as in the reference;
 //   - tool_module_qualnames: stored and returned (Python modules; tools
 //     are resolved by name from gohands' registry);
-//   - client_tools: stored and returned;
+//   - client_tools: each spec (the reference's ClientToolSpec, checked as
+//     the reference does: 422 for a bad schema, a duplicate name or the
+//     name of a registered tool) is added to the agent's tools as the
+//     reference stores it, offered to the model with the client's schema,
+//     and returned by GET; a call is an ActionEvent of kind
+//     ClientAction_<name> that the client sees on its socket, answered at
+//     once with a ClientToolObservation ("Tool call dispatched to
+//     client."), as the reference 1.58.2 does: the reference does not wait
+//     for the client, which sends what came of the call as a message;
 //   - accepted at their defaults only, refused with a 422 naming the field
 //     otherwise: plugins, agent_launch_additions, prompt, container,
 //     conversation_runtime (other than "local"), agent_profile_id,

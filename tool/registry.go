@@ -105,6 +105,13 @@ func Resolve(ctx Context, spec Spec) ([]Tool, error) {
 	f, ok := registry.m[spec.Name]
 	registry.mu.RUnlock()
 	if !ok {
+		if cs := ClientSpecOf(spec); cs != nil {
+			t, err := NewClientTool(cs)
+			if err != nil {
+				return nil, err
+			}
+			return []Tool{t}, nil
+		}
 		return nil, notRegisteredError{spec.Name}
 	}
 	p := spec.Params
