@@ -105,7 +105,7 @@ func TestClientTools(t *testing.T) {
 	}
 
 	for name, bad := range map[string][]any{
-		"duplicate": {spec, spec},
+		"duplicate":  {spec, spec},
 		"not object": {map[string]any{"name": "x", "description": "d", "parameters": map[string]any{"type": "string"}}},
 		"collides":   {map[string]any{"name": "terminal", "description": "d"}},
 		"no name":    {map[string]any{"description": "d"}},
