@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gohands/gohands/telemetry"
 	"github.com/gohands/gohands/telemetry/prom"
@@ -110,6 +111,14 @@ func (w *statusWriter) code() int {
 	return w.status
 }
 
+// droppedSockets counts the sockets closed because their client fell
+// behind: the broker dropped its subscription (pubsub.ErrSlow) or its
+// queue of frames overflowed. Counted where the socket is closed, so a
+// client counts once whichever queue overflowed.
+type droppedSockets struct {
+	events, session atomic.Int64
+}
+
 // handleMetrics writes Options.Metrics and the server's own gauges in
 // the Prometheus text format.
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
@@ -143,5 +152,7 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	prom.WriteGauge(w, "gohands_conversations", "Conversations this server knows, by execution status (unloaded: stored, not in memory).", "status", byStatus)
 	prom.WriteGauge(w, "gohands_socket_clients", "Event sockets connected.", "", map[string]float64{"": sockets})
+	prom.WriteCounter(w, "gohands_socket_dropped_total", "Sockets closed because their client fell behind the events (slow consumers), by socket (events: /sockets/events, session: /sockets/session).", "socket",
+		map[string]float64{"events": float64(s.dropped.events.Load()), "session": float64(s.dropped.session.Load())})
 	prom.WriteGauge(w, "gohands_server_runs", "Conversation runs holding one of the server's MaxConcurrentRuns slots.", "", map[string]float64{"": float64(s.runs.Load())})
 }

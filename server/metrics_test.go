@@ -2,11 +2,17 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -16,6 +22,8 @@ import (
 	"github.com/gohands/gohands/server"
 	"github.com/gohands/gohands/telemetry"
 	"github.com/gohands/gohands/telemetry/prom"
+
+	"golang.org/x/sys/unix"
 )
 
 // scrape reads /metrics with Prometheus's own text parser.
@@ -168,5 +176,72 @@ func TestMetrics(t *testing.T) {
 	}
 	if f := after["gohands_model_call_duration_seconds"]; f.GetType() != dto.MetricType_HISTOGRAM {
 		t.Errorf("model call latency is a %v, want a histogram", f.GetType())
+	}
+}
+
+// TestMetricsDroppedSockets drops a real slow client from each socket
+// (tiny TCP buffers, a client that stops reading while the agent writes
+// large events) and checks that gohands_socket_dropped_total counts each
+// drop once, under the socket's label, and nothing else.
+func TestMetricsDroppedSockets(t *testing.T) {
+	ts := newTestServer(t, &server.Options{SubscriberBuffer: 2, Metrics: prom.New()})
+	small := httptest.NewUnstartedServer(ts.srv)
+	small.Listener = smallBufferListener{small.Listener}
+	small.Start()
+	defer small.Close()
+	for _, c := range []struct{ socket, path string }{
+		{"events", "/sockets/events/"},
+		{"session", "/sockets/session/"},
+	} {
+		before := ts.scrape(t)
+		var replies []llmtest.Reply
+		thought := llmtest.Args(map[string]string{"thought": strings.Repeat("x", 16_000)})
+		for range 12 {
+			replies = append(replies, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "think", Arguments: thought}}})
+		}
+		replies = append(replies, llmtest.Reply{Text: "done"})
+		model := llmtest.NewChat(t, replies...)
+		var info map[string]any
+		ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{"stuck_detection": false}), &info)
+		id := info["id"].(string)
+		d := &net.Dialer{Control: func(network, address string, rc syscall.RawConn) error {
+			return setSmallBuffer(rc, unix.SO_RCVBUF)
+		}}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		url := "ws" + strings.TrimPrefix(small.URL, "http") + c.path + id
+		conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.SetReadLimit(-1)
+		// The first frame comes once the socket is subscribed.
+		if _, _, err := conn.Read(ctx); err != nil {
+			t.Fatalf("%s: first frame: %v", c.socket, err)
+		}
+		// Stop reading while the agent runs.
+		ts.must(200, "POST", "/api/conversations/"+id+"/events", map[string]any{"content": []any{map[string]any{"type": "text", "text": "go"}}, "run": true}, nil)
+		ts.waitStatus(id, "finished")
+		var closeErr error
+		for closeErr == nil {
+			_, _, closeErr = conn.Read(ctx)
+		}
+		cancel()
+		conn.CloseNow()
+		if code := websocket.CloseStatus(closeErr); code != 1013 {
+			t.Fatalf("%s: the slow client ended with %v, want close 1013", c.socket, closeErr)
+		}
+		after := ts.scrape(t)
+		for _, s := range []string{"events", "session"} {
+			want := 0.0
+			if s == c.socket {
+				want = 1
+			}
+			if got := value(after, "gohands_socket_dropped_total", "socket="+s) - value(before, "gohands_socket_dropped_total", "socket="+s); got != want {
+				t.Errorf("after dropping a %s client: gohands_socket_dropped_total{socket=%q} moved by %v, want %v", c.socket, s, got, want)
+			}
+		}
+		if f := after["gohands_socket_dropped_total"]; f.GetType() != dto.MetricType_COUNTER {
+			t.Errorf("gohands_socket_dropped_total is a %v, want a counter", f.GetType())
+		}
 	}
 }

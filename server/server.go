@@ -194,6 +194,8 @@ type Server struct {
 	runWG   sync.WaitGroup
 	closing atomic.Bool
 
+	dropped droppedSockets // sockets closed for falling behind, for /metrics
+
 	corsRegex *regexp.Regexp
 
 	settings   *userstore.Settings

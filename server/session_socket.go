@@ -242,6 +242,7 @@ func (s *Server) handleSessionSocket(w http.ResponseWriter, r *http.Request) {
 	err = s.writeSessionSocket(sw, sub, q.AfterSeq)
 	switch {
 	case errors.Is(err, errDropped):
+		s.dropped.session.Add(1)
 		conn.Close(closeTryLater, "slow_consumer")
 	case errors.Is(err, errFrameTooLarge):
 		s.log.Warn("session socket: a frame is larger than the limit", "conversation", c.id, "limit", maxFrameBytes)

@@ -143,6 +143,7 @@ func (s *Server) handleEventSocket(w http.ResponseWriter, r *http.Request) {
 	}()
 	err = s.writeSocket(ctx, conn, c, lc, sub, since)
 	if errors.Is(err, errDropped) {
+		s.dropped.events.Add(1)
 		conn.Close(closeTryLater, "subscriber fell behind; reconcile over REST")
 	} else {
 		conn.Close(websocket.StatusNormalClosure, "")

@@ -112,7 +112,17 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // (conversations by status, say): values maps the label's value to the
 // gauge's. With label empty, values must hold the one series under "".
 func WriteGauge(w io.Writer, name, help, label string, values map[string]float64) error {
-	f := newFamily(name, help, gauge, nil)
+	return writeOne(w, gauge, name, help, label, values)
+}
+
+// WriteCounter is WriteGauge for a counter, a total its caller keeps
+// (sockets dropped, say): name ends in _total.
+func WriteCounter(w io.Writer, name, help, label string, values map[string]float64) error {
+	return writeOne(w, counter, name, help, label, values)
+}
+
+func writeOne(w io.Writer, typ metricType, name, help, label string, values map[string]float64) error {
+	f := newFamily(name, help, typ, nil)
 	if label != "" {
 		f.labels = []string{label}
 	}
