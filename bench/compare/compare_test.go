@@ -2,14 +2,17 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/gohands/gohands/internal/pgtest"
 	"github.com/gohands/gohands/internal/testenv"
 )
 
@@ -19,21 +22,27 @@ func TestMain(m *testing.M) {
 	if runChild() {
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
 }
 
 // TestCompareSmall runs the whole comparison at a small size and checks
 // that the table is complete: every row, a positive figure on each side.
 // It never looks at the figures themselves.
 func TestCompareSmall(t *testing.T) {
+	t.Parallel()
 	py := testenv.ReferencePython(t)
-	goTool := testenv.Program(t, "go")
-	bin := filepath.Join(t.TempDir(), "gohands")
-	if out, err := exec.Command(goTool, "build", "-o", bin, "github.com/gohands/gohands/cmd/gohands").CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/gohands: %v\n%s", err, out)
-	}
-	c := &config{Gohands: bin, Python: py, Steps: 2, Runs: 1, ReplaySteps: 3, Replays: 1, Conversations: 2,
-		Concurrent: 3, CrowdSteps: 2, Latency: 50 * time.Millisecond, Stored: 30, Log: testWriter{t}}
+	bin := gohandsBinary(t)
+	// The smallest sizes, RSS read without waiting, one server per side
+	// for the server jobs, and the reference's think run as the stored
+	// conversation (as many steps): the reference's start-ups (seconds
+	// each, tens under load) are most of the time.
+	c := &config{Gohands: bin, Python: py, Steps: 2, Runs: 1, ReplaySteps: 2, Replays: 1, Conversations: 2,
+		Concurrent: 3, CrowdSteps: 2, Latency: 50 * time.Millisecond, Stored: 30, Log: testWriter{t},
+		Settle: time.Millisecond, OneServer: true, Jobs: "process,replay,server,crowd,startup"}
 	tab, err := compare(t.Context(), c)
 	if err != nil {
 		t.Fatal(err)
@@ -56,13 +65,7 @@ func TestCompareSmall(t *testing.T) {
 	for _, r := range []string{"to /health (ms)", "to the first page of 100 listed (ms)", "each of the first pages of 100 (ms)", "RSS (MB)"} {
 		want = append(want, "server: start-up over 30 stored conversations: "+r)
 	}
-	rows := map[string][]string{}
-	for line := range strings.Lines(b.String()) {
-		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
-		if len(cells) == 4 {
-			rows[strings.TrimSpace(cells[0])] = cells[1:]
-		}
-	}
+	rows := tableRows(b.String())
 	for _, row := range want {
 		cells, ok := rows[row]
 		if !ok {
@@ -86,6 +89,93 @@ func TestCompareSmall(t *testing.T) {
 	if len(rows) != len(want)+2 { // the header and its rule too
 		t.Errorf("%d rows, want %d", len(rows)-1, len(want))
 	}
+}
+
+// TestCompareCluster runs the cluster job (gohands only) at a small size:
+// every row, and every read through node B answered after node A was
+// killed.
+func TestCompareCluster(t *testing.T) {
+	t.Parallel()
+	if _, err := pgtest.BinDir(); err != nil {
+		testenv.Missing(t, "%v", err)
+	}
+	c := &config{Gohands: gohandsBinary(t), Jobs: "cluster", Sides: "gohands", Runs: 1,
+		ClusterConversations: 3, ClusterRounds: 2, Log: testWriter{t}}
+	tab, err := compare(t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	tab.write(&b)
+	t.Logf("\n%s", b.String())
+	rows := tableRows(b.String())
+	prefix := "cluster: 2 nodes on PostgreSQL, node A killed (SIGKILL), reads of its 3 finished conversations through node B: "
+	for _, r := range []string{"answered (%)", "latency p50 (ms)", "latency p99 (ms)", "from the kill to the first answer (ms)"} {
+		cells, ok := rows[prefix+r]
+		if !ok {
+			t.Errorf("no row %q", prefix+r)
+			continue
+		}
+		if ref := strings.TrimSpace(cells[0]); ref != "-" {
+			t.Errorf("row %q: reference figure %q, want -", r, ref)
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(cells[1]), 64)
+		if err != nil || v <= 0 {
+			t.Errorf("row %q: gohands figure %q", r, cells[1])
+		}
+		if r == "answered (%)" && v != 100 {
+			t.Errorf("%s%% of the reads through node B answered, want all", cells[1])
+		}
+	}
+	if len(rows) != 4+2 {
+		t.Errorf("%d rows, want 4", len(rows)-2)
+	}
+}
+
+// gohandsBinary builds cmd/gohands once for the tests: with the race
+// detector when they run with it, so that its packages come from the
+// build cache the test binary filled.
+func gohandsBinary(t *testing.T) string {
+	bin, err := buildGohands()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// buildDir holds the binary gohandsBinary built, if it did.
+var buildDir string
+
+var buildGohands = sync.OnceValues(func() (string, error) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		return "", err
+	}
+	if buildDir, err = os.MkdirTemp("", "gohands-compare-test-"); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(buildDir, "gohands")
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	if out, err := exec.Command(goTool, append(args, "github.com/gohands/gohands/cmd/gohands")...).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/gohands: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// tableRows returns the cells of each row of a table that write printed,
+// by the row's name; the header and its rule are rows too.
+func tableRows(s string) map[string][]string {
+	rows := map[string][]string{}
+	for line := range strings.Lines(s) {
+		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
+		if len(cells) == 4 {
+			rows[strings.TrimSpace(cells[0])] = cells[1:]
+		}
+	}
+	return rows
 }
 
 type testWriter struct{ t *testing.T }

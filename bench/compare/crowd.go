@@ -20,18 +20,33 @@ import (
 // per running conversation. It fails, leaving the side's cells empty, when
 // a conversation fails or the whole does not finish in time.
 func (r *runner) crowd(ctx context.Context, t *table, side string) error {
-	c := r.c
-	n := c.Concurrent
 	dir, err := r.dir("crowd")
 	if err != nil {
 		return err
 	}
-	p, err := r.startServer(ctx, side, dir, n)
+	p, err := r.startServer(ctx, side, dir, r.c.Concurrent)
 	if err != nil {
 		return err
 	}
 	defer p.stop()
-	idle := settledRSS(p.pid)
+	return r.crowdOn(ctx, t, side, p)
+}
+
+// crowdOn runs the crowd job on the running server p, which may hold
+// conversations already (none of them running).
+func (r *runner) crowdOn(ctx context.Context, t *table, side string, p *serverProc) error {
+	c := r.c
+	n := c.Concurrent
+	var err error
+	// The conversations the server holds already, finished or in error.
+	var finished0, failed0 int
+	if err := call(ctx, "GET", p.url+"/api/conversations/count?status=finished", nil, &finished0); err != nil {
+		return err
+	}
+	if err := call(ctx, "GET", p.url+"/api/conversations/count?status=error", nil, &failed0); err != nil {
+		return err
+	}
+	idle := r.settledRSS(p.pid)
 	jobs := make([]*job, n)
 	tasks := make([]string, n)
 	for i := range n {
@@ -95,7 +110,9 @@ func (r *runner) crowd(ctx context.Context, t *table, side string) error {
 			<-watched
 			return fmt.Errorf("after %s: %w\n%s", time.Since(start).Round(time.Second), err, p.out.tail())
 		}
-		if err := call(ctx, "GET", p.url+"/api/conversations/count?status=error", nil, &failed); err == nil && failed > 0 {
+		finished -= finished0
+		if err := call(ctx, "GET", p.url+"/api/conversations/count?status=error", nil, &failed); err == nil && failed > failed0 {
+			failed -= failed0
 			close(stopWatch)
 			<-watched
 			return fmt.Errorf("%d of %d conversations ended in error (%d finished) after %s", failed, n, finished, time.Since(start).Round(time.Second))
@@ -156,26 +173,47 @@ func firstErr(errs []error) error {
 // and adds the rows: the time to answer /health, then to list the first
 // page of 100, and the RSS once listed.
 func (r *runner) startup(ctx context.Context, t *table, side string) error {
+	p, err := r.startupServer(ctx, t, side, 10)
+	if err != nil {
+		return err
+	}
+	p.stop()
+	return nil
+}
+
+// startupServer is the startup job on a server allowing maxRuns
+// conversations to run at once, which it leaves running.
+func (r *runner) startupServer(ctx context.Context, t *table, side string, maxRuns int) (*serverProc, error) {
 	c := r.c
 	tmpl, err := r.storedTemplate(ctx)
 	if err != nil {
-		return fmt.Errorf("writing the conversation to copy: %w", err)
+		return nil, fmt.Errorf("writing the conversation to copy: %w", err)
 	}
 	dir, err := r.dir("startup")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	convs := filepath.Join(dir, "workspace", "conversations")
 	if err := cloneConversations(tmpl, convs, c.Stored); err != nil {
-		return err
+		return nil, err
 	}
 	start := time.Now()
-	p, err := r.startServer(ctx, side, dir, 10)
+	p, err := r.startServer(ctx, side, dir, maxRuns)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer p.stop()
 	healthy := time.Since(start)
+	if err := r.listPages(ctx, t, side, p, start, healthy); err != nil {
+		p.stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+// listPages lists the first pages of the server p started at start and
+// healthy after that, and adds the startup job's rows.
+func (r *runner) listPages(ctx context.Context, t *table, side string, p *serverProc, start time.Time, healthy time.Duration) error {
+	c := r.c
 	var page struct {
 		Items      []any   `json:"items"`
 		NextPageID *string `json:"next_page_id"`
@@ -207,7 +245,7 @@ func (r *runner) startup(ctx context.Context, t *table, side string) error {
 	t.add(row+": to /health (ms)", side, float64(healthy)/1e6)
 	t.add(row+": to the first page of 100 listed (ms)", side, float64(listed)/1e6)
 	t.add(row+": each of the first pages of 100 (ms)", side, float64(perPage)/1e6)
-	t.add(row+": RSS (MB)", side, float64(settledRSS(p.pid))/1e6)
+	t.add(row+": RSS (MB)", side, float64(r.settledRSS(p.pid))/1e6)
 	return nil
 }
 

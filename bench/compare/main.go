@@ -25,7 +25,11 @@
 // conversation; a side that cannot finish them gets a note saying where it
 // stopped instead of figures); and a server started over -stored copies of
 // a conversation (to /health, to its first page of 100 listed, each page
-// after, RSS). -jobs and -sides pick what runs.
+// after, RSS); and, gohands only, two nodes on one PostgreSQL server
+// (started here from its binaries, as tests/cluster does), node A killed
+// with SIGKILL after finishing -cluster-conversations conversations, and
+// their reads through node B (answered, latency). -jobs and -sides pick
+// what runs.
 package main
 
 import (
@@ -64,13 +68,25 @@ type config struct {
 	ReplaySteps   int    // think steps of the conversation replayed (2 events each)
 	Replays       int    // replays and resumes in each run on each side
 	Conversations int    // conversations created on each server
-	Jobs          string // the jobs to run: a comma list of process, replay, server, crowd, startup
+	Jobs          string // the jobs to run: a comma list of process, replay, server, crowd, startup, cluster
 	Sides         string // the sides to run: reference,gohands (default both)
 	Concurrent    int    // conversations running at once in the crowd job
 	CrowdSteps    int    // think steps of each of them
 	Latency       time.Duration
 	Stored        int // conversations stored before the start-up job starts a server
 	Log           io.Writer
+	// ClusterConversations are finished on node A before it is killed,
+	// then read through node B ClusterRounds times (the cluster job).
+	ClusterConversations, ClusterRounds int
+	// Settle is how long a server goes quiet before its RSS is read
+	// (2 s when zero).
+	Settle time.Duration
+	// OneServer runs the startup, server and crowd jobs of a side on one
+	// server, started over the stored conversations, instead of one
+	// server each: two start-ups fewer (the reference's take seconds),
+	// for the test, whose figures then include one another's
+	// conversations.
+	OneServer bool
 }
 
 // has reports whether the comma list list holds name.
@@ -98,12 +114,14 @@ func main() {
 	flag.IntVar(&c.ReplaySteps, "replay-steps", 500, "think steps of the stored conversation replayed (two events each, ~1,000 events)")
 	flag.IntVar(&c.Replays, "replays", 3, "replays and resumes of the stored conversation in each run on each side (each in a fresh process, on a fresh copy); the median of all is shown")
 	flag.IntVar(&c.Conversations, "conversations", 100, "conversations created on each agent server")
-	flag.StringVar(&c.Jobs, "jobs", "process,replay,server,crowd,startup", "the `jobs` to run, a comma list: process (start-up, think and terminal steps), replay (replay and resume), server (creating conversations, idle memory), crowd (conversations running at once), startup (a server over -stored conversations)")
+	flag.StringVar(&c.Jobs, "jobs", "process,replay,server,crowd,startup,cluster", "the `jobs` to run, a comma list: process (start-up, think and terminal steps), replay (replay and resume), server (creating conversations, idle memory), crowd (conversations running at once), startup (a server over -stored conversations), cluster (reads through a node after another is killed; gohands only, needs PostgreSQL's server binaries)")
 	flag.StringVar(&c.Sides, "sides", "reference,gohands", "the `sides` to run")
 	flag.IntVar(&c.Concurrent, "concurrent", 100, "conversations running at once in the crowd job")
 	flag.IntVar(&c.CrowdSteps, "crowd-steps", 5, "think steps of each conversation of the crowd job")
 	flag.DurationVar(&c.Latency, "latency", time.Second, "the scripted model's latency per reply in the crowd job")
 	flag.IntVar(&c.Stored, "stored", 10000, "conversations stored before the startup job starts a server")
+	flag.IntVar(&c.ClusterConversations, "cluster-conversations", 20, "conversations node A finishes before it is killed (the cluster job)")
+	flag.IntVar(&c.ClusterRounds, "cluster-rounds", 5, "rounds of reads through node B after node A is killed (the cluster job)")
 	verbose := flag.Bool("v", false, "log each run on standard error")
 	flag.Parse()
 	if c.Gohands == "" || c.Python == "" || flag.NArg() > 0 {
@@ -129,7 +147,7 @@ var sides = [2]string{"reference", "gohands"}
 // compare runs every job c.Runs times on each side.
 func compare(ctx context.Context, c *config) (*table, error) {
 	c.Replays = max(c.Replays, 1)
-	c.Jobs = cmp.Or(c.Jobs, "process,replay,server,crowd,startup")
+	c.Jobs = cmp.Or(c.Jobs, "process,replay,server,crowd,startup,cluster")
 	c.Sides = cmp.Or(c.Sides, "reference,gohands")
 	c.Concurrent, c.CrowdSteps, c.Stored = max(c.Concurrent, 1), max(c.CrowdSteps, 1), max(c.Stored, 1)
 	work, err := os.MkdirTemp("", "gohands-compare-")
@@ -163,6 +181,20 @@ func compare(ctx context.Context, c *config) (*table, error) {
 			return nil, err
 		}
 	}
+	if has(c.Jobs, "cluster") && has(c.Sides, "gohands") {
+		if err := r.cluster(ctx, t); err != nil {
+			t.note("cluster", err.Error())
+			fmt.Fprintf(c.Log, "cluster: %v\n", err)
+		}
+	}
+	if c.OneServer {
+		for _, side := range run {
+			if err := r.oneServer(ctx, t, side); err != nil {
+				return nil, fmt.Errorf("%s server: %w", side, err)
+			}
+		}
+		return t, nil
+	}
 	// The servers take long to start (the reference: seconds) and are
 	// measured once each.
 	for _, side := range run {
@@ -173,9 +205,7 @@ func compare(ctx context.Context, c *config) (*table, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s server: %w", side, err)
 		}
-		t.add(fmt.Sprintf("server: create %d conversations (ms)", c.Conversations), side, s.createMS)
-		t.add("server: idle RSS (MB)", side, s.idleMB)
-		t.add("server: RSS per idle conversation (MB)", side, s.perConvMB)
+		s.add(t, side, c.Conversations)
 	}
 	for _, side := range run {
 		if !has(c.Jobs, "crowd") {
@@ -200,20 +230,56 @@ func compare(ctx context.Context, c *config) (*table, error) {
 	return t, nil
 }
 
+// oneServer runs the startup, server and crowd jobs that c.Jobs names on
+// one server of side (c.OneServer), in that order: the startup job needs
+// the server fresh. A job's failure fails the whole.
+func (r *runner) oneServer(ctx context.Context, t *table, side string) error {
+	c := r.c
+	if !has(c.Jobs, "startup") {
+		return errors.New("one server for the server jobs needs the startup job")
+	}
+	p, err := r.startupServer(ctx, t, side, max(10, c.Concurrent))
+	if err != nil {
+		return fmt.Errorf("startup: %w", err)
+	}
+	defer p.stop()
+	if has(c.Jobs, "server") {
+		s, err := r.serverOn(ctx, p)
+		if err != nil {
+			return err
+		}
+		s.add(t, side, c.Conversations)
+	}
+	if has(c.Jobs, "crowd") {
+		if err := r.crowdOn(ctx, t, side, p); err != nil {
+			return fmt.Errorf("crowd: %w", err)
+		}
+	}
+	return nil
+}
+
 // processJobs runs the jobs that are processes (start-up, steps) and the
 // replay and resume of a stored conversation, c.Runs times on each side.
 func (r *runner) processJobs(ctx context.Context, t *table, run []string) error {
 	c := r.c
 	// The stored conversation: written once by the reference.
 	var stored *stored
-	if has(c.Jobs, "replay") {
+	// With as many steps, the reference's first think run is the stored
+	// conversation: one reference process fewer.
+	reuse := has(c.Jobs, "replay") && has(c.Jobs, "process") && c.ReplaySteps == c.Steps && len(run) > 0 && run[0] == "reference"
+	if has(c.Jobs, "replay") && !reuse {
 		fmt.Fprintf(c.Log, "writing a %d-step conversation with the reference\n", c.ReplaySteps)
 		var err error
 		if stored, err = r.writeStored(ctx); err != nil {
 			return fmt.Errorf("writing the stored conversation: %w", err)
 		}
+	}
+	noteStored := func() {
 		t.note("replay", fmt.Sprintf("%d events, %.1f MB, written by the reference; replay and resume: medians of %d samples (%d per run)",
 			stored.events, float64(stored.bytes)/1e6, c.Runs*c.Replays, c.Replays))
+	}
+	if stored != nil {
+		noteStored()
 	}
 
 	for i := range c.Runs {
@@ -227,9 +293,13 @@ func (r *runner) processJobs(ctx context.Context, t *table, run []string) error 
 				if !has(c.Jobs, "process") {
 					break
 				}
-				s, err := r.process(ctx, side, j.kind, j.n)
+				s, st, err := r.process(ctx, side, j.kind, j.n)
 				if err != nil {
 					return fmt.Errorf("%s, %s: %w", side, j.row, err)
+				}
+				if reuse && stored == nil && j.kind == "think" {
+					stored = st
+					noteStored()
 				}
 				fmt.Fprintf(c.Log, "run %d %s %s: %+v\n", i, side, j.row, s)
 				t.add(j.row+": wall (s)", side, s.wall.Seconds())
@@ -390,28 +460,31 @@ type sample struct {
 }
 
 // process runs one job as a process: gohands run, or the reference's
-// LocalConversation in reference.py.
-func (r *runner) process(ctx context.Context, side, kind string, steps int) (sample, error) {
+// LocalConversation in reference.py. The reference's conversation is
+// returned as a stored one.
+func (r *runner) process(ctx context.Context, side, kind string, steps int) (sample, *stored, error) {
 	task := r.task(kind)
 	r.model.expect(task, kind, steps)
 	ws, err := r.dir("ws")
 	if err != nil {
-		return sample{}, err
+		return sample{}, nil, err
 	}
 	store, err := r.dir("store")
 	if err != nil {
-		return sample{}, err
+		return sample{}, nil, err
 	}
 	maxIter := fmt.Sprint(steps + 10)
-	var argv []string
 	if side == "gohands" {
-		argv = []string{r.c.Gohands, "run", "--model", "openai/bench", "--api-key", "bench", "--base-url", r.modelURL + "/v1",
-			"--workspace", ws, "--persistence-dir", store, "--max-iterations", maxIter, task}
-	} else {
-		argv = []string{r.c.Python, r.script, "run", r.modelURL, store, ws, task, maxIter}
+		s, _, err := r.exec(ctx, []string{r.c.Gohands, "run", "--model", "openai/bench", "--api-key", "bench", "--base-url", r.modelURL + "/v1",
+			"--workspace", ws, "--persistence-dir", store, "--max-iterations", maxIter, task}, ws)
+		return s, nil, err
 	}
-	s, _, err := r.exec(ctx, argv, ws)
-	return s, err
+	s, out, err := r.exec(ctx, []string{r.c.Python, r.script, "run", r.modelURL, store, ws, task, maxIter}, ws)
+	if err != nil {
+		return s, nil, err
+	}
+	st, err := newStored(store, task, out)
+	return s, st, err
 }
 
 // exec runs argv in dir and returns what it used and its standard output.
@@ -489,6 +562,12 @@ func (r *runner) writeStored(ctx context.Context) (*stored, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newStored(base, task, out)
+}
+
+// newStored describes the conversation that reference.py's run of task
+// under base wrote, from its output out.
+func newStored(base, task string, out []byte) (*stored, error) {
 	var res struct {
 		ID     string `json:"id"`
 		Events int    `json:"events"`
@@ -497,7 +576,7 @@ func (r *runner) writeStored(ctx context.Context) (*stored, error) {
 		return nil, err
 	}
 	s := &stored{base: base, id: res.ID, task: task, events: res.Events}
-	err = filepath.WalkDir(s.dir(), func(path string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(s.dir(), func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			if info, err := d.Info(); err == nil {
 				s.bytes += info.Size()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,6 +23,13 @@ type serverResult struct {
 	idleMB, perConvMB float64
 }
 
+// add adds the server job's rows for side, which created n conversations.
+func (s *serverResult) add(t *table, side string, n int) {
+	t.add(fmt.Sprintf("server: create %d conversations (ms)", n), side, s.createMS)
+	t.add("server: idle RSS (MB)", side, s.idleMB)
+	t.add("server: RSS per idle conversation (MB)", side, s.perConvMB)
+}
+
 const sessionKey = "compare-session-key"
 
 // server starts side's agent server (gohands serve, or the reference's
@@ -37,6 +45,12 @@ func (r *runner) server(ctx context.Context, side string) (*serverResult, error)
 		return nil, err
 	}
 	defer p.stop()
+	return r.serverOn(ctx, p)
+}
+
+// serverOn creates r.c.Conversations conversations on the running server
+// p and measures the memory they take.
+func (r *runner) serverOn(ctx context.Context, p *serverProc) (*serverResult, error) {
 	// One conversation first, unmeasured: what the first costs once (the
 	// code and data a creation touches, pages of the binary or the
 	// modules imported) is not a cost per conversation.
@@ -47,7 +61,7 @@ func (r *runner) server(ctx context.Context, side string) (*serverResult, error)
 	if _, err := createConversation(ctx, p.url, r.modelURL, ws, ""); err != nil {
 		return nil, fmt.Errorf("%w\n%s", err, p.out.tail())
 	}
-	idle := settledRSS(p.pid)
+	idle := r.settledRSS(p.pid)
 	start := time.Now()
 	for range r.c.Conversations {
 		ws, err := r.dir("ws")
@@ -59,7 +73,7 @@ func (r *runner) server(ctx context.Context, side string) (*serverResult, error)
 		}
 	}
 	createMS := float64(time.Since(start)) / 1e6
-	created := settledRSS(p.pid)
+	created := r.settledRSS(p.pid)
 	return &serverResult{
 		createMS:  createMS,
 		idleMB:    float64(idle) / 1e6,
@@ -78,12 +92,13 @@ type serverProc struct {
 // startServer starts side's agent server in dir (its conversations in
 // dir/workspace/conversations, both sides' default), allowing maxRuns
 // conversations to run at once, and waits until it answers /health.
-func (r *runner) startServer(ctx context.Context, side, dir string, maxRuns int) (*serverProc, error) {
+// Extra arguments are gohands serve's.
+func (r *runner) startServer(ctx context.Context, side, dir string, maxRuns int, extra ...string) (*serverProc, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	argv := []string{r.c.Gohands, "serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port)}
+	argv := append([]string{r.c.Gohands, "serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port)}, extra...)
 	if side == "reference" {
 		argv = []string{r.c.Python, "-m", "openhands.agent_server", "--host", "127.0.0.1", "--port", strconv.Itoa(port)}
 	}
@@ -148,9 +163,10 @@ func waitHealthy(ctx context.Context, url string, exited <-chan struct{}) error 
 	return fmt.Errorf("no 200 from %s/health in 5 minutes", url)
 }
 
-// settledRSS lets the server go quiet and returns its tree's RSS.
-func settledRSS(pid int) int64 {
-	time.Sleep(2 * time.Second)
+// settledRSS lets the server go quiet for r.c.Settle (2 s by default)
+// and returns its tree's RSS.
+func (r *runner) settledRSS(pid int) int64 {
+	time.Sleep(cmp.Or(r.c.Settle, 2*time.Second))
 	return proctree.RSS(pid)
 }
 

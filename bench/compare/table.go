@@ -59,7 +59,13 @@ func (t *table) write(w io.Writer) {
 		default:
 			ratio = fmt.Sprintf("%.1f×", ref/goh)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", row, num(ref), num(goh), ratio)
+		cell := func(side string, v float64) string {
+			if len(t.samples[row][side]) == 0 {
+				return "-" // a row of one side only (cluster)
+			}
+			return num(v)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", row, cell("reference", ref), cell("gohands", goh), ratio)
 	}
 	for _, k := range slices.Sorted(maps.Keys(t.notes)) {
 		fmt.Fprintf(w, "\n%s: %s\n", k, t.notes[k])
