@@ -106,6 +106,9 @@ func (s *Server) allRoutes() []*route {
 	rs = append(rs, s.fileBrowserRoutes()...)
 	rs = append(rs, s.trajectoryRoute())
 	rs = append(rs, s.gitMoreRoutes()...)
+	rs = append(rs, s.llmCatalogRoutes()...)
+	rs = append(rs, s.hooksRoutes()...)
+	rs = append(rs, s.profileRoutes()...)
 	return append(rs, s.runtimeRoutes(rs)...)
 }
 
@@ -186,13 +189,22 @@ func (s *Server) handleServerInfo(w http.ResponseWriter, r *http.Request) {
 		ToolsVersion:  s.opts.Version,
 		PythonVersion: runtime.Version(),
 		UsableTools:   tool.Registered(),
-		Capabilities:  []string{},
-		Docs:          "/docs", Redoc: "/redoc",
+		Capabilities:  capabilities,
+		// Conversations run in this process (the reference's "local");
+		// a start request cannot pick another runtime.
+		ConversationRuntime:           "local",
+		AvailableConversationRuntimes: []string{},
+		Docs:                          "/docs", Redoc: "/redoc",
 		MaxForegroundTerminalTimeout: 300,
 		WorkspaceVersion:             s.opts.Version,
 	}
 	writeJSON(w, http.StatusOK, info)
 }
+
+// capabilities are the reference's capability strings of the features
+// gohands has: a start request re-sent with its conversation_id gets the
+// conversation it made (200), and GET /api/tools/catalog.
+var capabilities = []string{"idempotent_conversation_create_v1", "tool_catalog_v1"}
 
 func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, tool.Registered())

@@ -201,6 +201,7 @@ type Server struct {
 	settings   *userstore.Settings
 	secrets    *userstore.Secrets
 	workspaces *userstore.Workspaces
+	profiles   *userstore.Profiles
 
 	bash  *bashService
 	hooks []*webhook
@@ -243,6 +244,7 @@ func New(opts *Options) (*Server, error) {
 	s.settings = userstore.OpenSettings(o.PersistenceDir, s.cipher)
 	s.secrets = userstore.OpenSecrets(o.PersistenceDir, s.cipher)
 	s.workspaces = userstore.OpenWorkspaces(o.PersistenceDir)
+	s.profiles = userstore.OpenProfiles(o.PersistenceDir, s.cipher)
 	if s.cipher != nil && s.cipher.HasPrevious() {
 		// A rotated key does not wait for the next write; a store that no
 		// key reads is left as it is, readable once its key is back.
