@@ -109,6 +109,7 @@ func (s *Server) allRoutes() []*route {
 	rs = append(rs, s.llmCatalogRoutes()...)
 	rs = append(rs, s.hooksRoutes()...)
 	rs = append(rs, s.profileRoutes()...)
+	rs = append(rs, s.subAgentRoutes()...)
 	return append(rs, s.runtimeRoutes(rs)...)
 }
 

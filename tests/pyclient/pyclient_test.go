@@ -359,6 +359,9 @@ func startGohandsServer(tb testing.TB, extraEnv ...string) *server {
 	port := freePort(tb)
 	return launch(tb, "gohands",
 		[]string{bin, "serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port)},
-		append(append(os.Environ(), "OH_SESSION_API_KEYS_0="+apiKey), extraEnv...),
+		// Its own persistence directory: the user's settings, secrets and
+		// profiles a test writes (Schemathesis saves whatever it
+		// generates) stay out of ~/.openhands and out of the next test.
+		append(append(os.Environ(), "OH_SESSION_API_KEYS_0="+apiKey, "OH_PERSISTENCE_DIR="+tb.TempDir()), extraEnv...),
 		port, 50*time.Millisecond, time.Minute)
 }
