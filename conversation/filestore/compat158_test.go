@@ -128,6 +128,10 @@ func TestTruncated158Files(t *testing.T) {
 // analyzer (persisted as PatternSecurityAnalyzer), a SecurityAnalysisEvent
 // and a critic_result: every event re-dumps to the bytes on disk.
 func TestReference158ReadsGohands(t *testing.T) {
+	// In parallel with the other reference test: each waits seconds on
+	// the reference's import; neither uses SetWriteFault, whose tests run
+	// before the parallel ones.
+	t.Parallel()
 	py := testenv.Reference158Python(t)
 	const id = "0f6e1d2c-3b4a-4958-8776-a5b4c3d2e1f1"
 	dir := filestore.Dir(t.TempDir(), id)

@@ -65,6 +65,10 @@ func TestLengthMarker(t *testing.T) {
 // appends two events: its next append takes index 3 + 2, not the index it
 // last knew, and the log has no duplicate index.
 func TestReference158WriterBeside(t *testing.T) {
+	// In parallel with the other reference test: each waits seconds on
+	// the reference's import; neither uses SetWriteFault, whose tests run
+	// before the parallel ones.
+	t.Parallel()
 	py := testenv.Reference158Python(t)
 	dir := t.TempDir()
 	home := t.TempDir()
