@@ -228,6 +228,7 @@ func (c *conv) load(ctx context.Context) (*conversation.LocalConversation, error
 	// resumes here once loaded (the crash-recovery rules answer the action
 	// that was interrupted).
 	resume := c.s.cat.shared() && c.savedStatus() == conversation.StatusRunning
+	registerStoredAgentDefinitions(c.meta.AgentDefinitions, c.s.log)
 	workDir := c.meta.workingDir()
 	if workDir == "" {
 		workDir = c.s.opts.WorkspacePath

@@ -143,6 +143,10 @@ func (s *Server) start(ctx context.Context, req *startRequest, obs *observabilit
 	if err != nil {
 		return nil, err
 	}
+	agentDefs, storedDefs, err := decodeAgentDefinitions(req.AgentDefinitions)
+	if err != nil {
+		return nil, err
+	}
 	// The options are checked even when unused, as the reference's model
 	// checks them.
 	wtOpts, err := decodeWorktreeOptions(req.WorktreeOptions)
@@ -234,6 +238,7 @@ func (s *Server) start(ctx context.Context, req *startRequest, obs *observabilit
 			return nil, err
 		}
 	}
+	registerAgentDefinitions(agentDefs, s.log)
 	lc, err := conversation.New(ctx, ag, ws.WorkingDir, opts)
 	if err != nil {
 		return fail(statusErr(http.StatusUnprocessableEntity, "Could not start the conversation: %v", err))
@@ -260,7 +265,7 @@ func (s *Server) start(ctx context.Context, req *startRequest, obs *observabilit
 		ConfirmationPolicy:   policy, SecurityAnalyzer: analyzer,
 		MaxIterations: f.MaxIterations, StuckDetection: f.StuckDetection,
 		Secrets: map[string]json.RawMessage{}, ToolModuleQualnames: orEmpty(req.ToolModuleQualnames),
-		ClientTools: clientTools, AgentDefinitions: []json.RawMessage{},
+		ClientTools: clientTools, AgentDefinitions: storedDefs,
 		HookConfig: opts.HookConfig, Tags: orEmpty(req.Tags), UserID: req.UserID,
 		ObservabilitySpanName: "conversation", ObservabilityMetadata: json.RawMessage("{}"), ObservabilityTags: json.RawMessage("[]"),
 		Autotitle:                         req.Autotitle == nil || *req.Autotitle,
@@ -1142,8 +1147,6 @@ func (s *Server) checkUnimplemented(req *startRequest) error {
 		return &invalidError{loc: []any{"body", field}, typ: "value_error", msg: field + ": " + why}
 	}
 	switch {
-	case len(req.AgentDefinitions) > 0:
-		return refuse("agent_definitions", "sub-agent definitions on the start request are not supported by this server")
 	case set(req.Plugins):
 		return refuse("plugins", "plugins are not supported by this server")
 	case set(req.AgentLaunchAdditions):

@@ -41,7 +41,9 @@
 //     initial_message, max_iterations, stuck_detection, secrets,
 //     secrets_encrypted, hook_config, tags, user_id, the observability_*
 //     fields (stored, returned, and continuing the caller's trace),
-//     title_llm_profile, autotitle;
+//     title_llm_profile, autotitle (titles need Options.AutoTitle, which
+//     gohands serve sets unless --autotitle=false: on by default, as the
+//     reference's server titles by default);
 //   - worktree and worktree_options: the conversation gets its own git
 //     worktree of the workspace's repository under
 //     Options.ConversationWorktreeRoot (<root>/<id>/<repository>, branch
@@ -59,10 +61,15 @@
 //     once with a ClientToolObservation ("Tool call dispatched to
 //     client."), as the reference 1.58.2 does: the reference does not wait
 //     for the client, which sends what came of the call as a message;
+//   - agent_definitions: sub-agent definitions (the reference's
+//     AgentDefinition, the JSON form of the task tool's Markdown files)
+//     registered for the whole server where their names are free, as the
+//     reference registers them, so a conversation's task tool runs them;
+//     kept in meta.json and registered again when a stored conversation is
+//     loaded;
 //   - accepted at their defaults only, refused with a 422 naming the field
 //     otherwise: plugins, agent_launch_additions, prompt, container,
-//     conversation_runtime (other than "local"), agent_profile_id,
-//     agent_definitions.
+//     conversation_runtime (other than "local"), agent_profile_id.
 //
 // Where the reference has a quirk that is a bug, this server does better:
 //
