@@ -110,6 +110,7 @@ func (s *Server) allRoutes() []*route {
 	rs = append(rs, s.hooksRoutes()...)
 	rs = append(rs, s.profileRoutes()...)
 	rs = append(rs, s.subAgentRoutes()...)
+	rs = append(rs, s.skillRoutes()...)
 	return append(rs, s.runtimeRoutes(rs)...)
 }
 
