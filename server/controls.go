@@ -170,7 +170,7 @@ func (s *Server) handleSwitchProfile(in *request[none, switchProfileRequest]) (a
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := s.opts.Profiles.Profile(name)
+	cfg, err := s.llmProfiles().Profile(name)
 	if err != nil {
 		return nil, statusErr(http.StatusNotFound, "Profile '%s' not found", name)
 	}
@@ -252,7 +252,7 @@ func (c *conv) makeTitle(ctx context.Context, lc *conversation.LocalConversation
 	}()
 	var model llm.Model
 	if profile != nil && *profile != "" {
-		cfg, err := c.s.opts.Profiles.Profile(*profile)
+		cfg, err := c.s.llmProfiles().Profile(*profile)
 		if err == nil {
 			model, err = llm.New(cfg, &llm.Options{Logger: c.s.log})
 		}

@@ -242,7 +242,7 @@ func (c *conv) load(ctx context.Context) (*conversation.LocalConversation, error
 		OmitSecurityAnalysis: !c.s.opts.SecurityAnalysisEvents,
 		SubscriberBuffer:     c.s.opts.SubscriberBuffer,
 		Logger:               c.s.log,
-		Profiles:             c.s.opts.Profiles,
+		Profiles:             c.s.llmProfiles(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("loading conversation %s: %w", c.id, err)

@@ -164,7 +164,7 @@ func (s *Server) start(ctx context.Context, req *startRequest, obs *observabilit
 		OmitSecurityAnalysis: !s.opts.SecurityAnalysisEvents,
 		SubscriberBuffer:     s.opts.SubscriberBuffer,
 		Logger:               s.log,
-		Profiles:             s.opts.Profiles,
+		Profiles:             s.llmProfiles(),
 	}
 	if req.MaxIterations != nil {
 		if *req.MaxIterations < 1 {

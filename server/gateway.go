@@ -80,7 +80,7 @@ type modelInfo struct {
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	l := modelList{Object: "list", Data: []modelInfo{}}
-	names := s.opts.Profiles.Names()
+	names := s.llmProfiles().Names()
 	slices.Sort(names)
 	for _, n := range names {
 		l.Data = append(l.Data, modelInfo{ID: gatewayModelPrefix + n, Object: "model", OwnedBy: "openhands"})
@@ -203,7 +203,7 @@ func (s *Server) runGateway(ctx context.Context, model, system string, content [
 	if !found || name == "" {
 		return nil, statusErr(http.StatusNotFound, "Unknown OpenHands model '%s'. Use GET /v1/models.", model)
 	}
-	cfg, err := s.opts.Profiles.Profile(name)
+	cfg, err := s.llmProfiles().Profile(name)
 	if err != nil {
 		return nil, statusErr(http.StatusNotFound, "Profile '%s' not found", name)
 	}

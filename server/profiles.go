@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -338,4 +339,35 @@ func redactKey(msg, key string) string {
 		return msg
 	}
 	return strings.ReplaceAll(msg, key, userstore.Redacted)
+}
+
+// llmProfiles are the profiles a conversation may switch to or title
+// with: the stored ones (/api/profiles) and Options.Profiles, which win
+// on a name clash. A stored profile that is no valid LLM configuration
+// is logged and left out.
+func (s *Server) llmProfiles() llm.Profiles {
+	out := llm.Profiles{}
+	list, err := s.profiles.List()
+	if err != nil {
+		s.log.Warn("profiles: cannot list the stored profiles", "err", err)
+	}
+	for _, p := range list {
+		m, err := s.profiles.Load(p.Name)
+		if err != nil {
+			s.log.Warn("profiles: cannot read a stored profile", "profile", p.Name, "err", err)
+			continue
+		}
+		b, err := json.Marshal(m)
+		var cfg llm.Config
+		if err == nil {
+			err = json.Unmarshal(b, &cfg)
+		}
+		if err != nil {
+			s.log.Warn("profiles: a stored profile is no LLM configuration", "profile", p.Name, "err", err)
+			continue
+		}
+		out[p.Name] = cfg
+	}
+	maps.Copy(out, s.opts.Profiles)
+	return out
 }

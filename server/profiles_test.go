@@ -178,3 +178,22 @@ func TestProfileValidate(t *testing.T) {
 		t.Errorf("the key is echoed: %s", body)
 	}
 }
+
+// A profile saved through /api/profiles is one a conversation can switch
+// to, as one of Options.Profiles is.
+func TestStoredProfileSwitch(t *testing.T) {
+	model := llmtest.NewChat(t, llmtest.Reply{Text: "one"}, llmtest.Reply{Text: "two"})
+	ts := newTestServer(t, &server.Options{PersistenceDir: t.TempDir()})
+	var info map[string]any
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{"initial_message": userText("hello", true)}), &info)
+	id := info["id"].(string)
+	ts.waitStatus(id, "finished")
+	ts.must(404, "POST", "/api/conversations/"+id+"/switch_profile", map[string]any{"profile_name": "nano"}, nil)
+	ts.must(201, "POST", "/api/profiles/nano", map[string]any{"llm": map[string]any{"model": "openai/gpt-4.1-nano", "base_url": model.URL + "/v1", "api_key": "k", "num_retries": 0}}, nil)
+	ts.must(200, "POST", "/api/conversations/"+id+"/switch_profile", map[string]any{"profile_name": "nano"}, nil)
+	ts.must(200, "POST", "/api/conversations/"+id+"/events", userText("again", true), nil)
+	ts.waitStatus(id, "finished")
+	if got := model.LastRequest().Body["model"]; got != "gpt-4.1-nano" {
+		t.Errorf("model after switching to the stored profile: %v", got)
+	}
+}

@@ -264,7 +264,7 @@ func (s *Server) handleUpdateSettings(w http.ResponseWriter, r *http.Request) {
 	// unless the diff names the model itself.
 	if name := p.pointers["active_profile"]; name != nil {
 		if _, hasLLM := p.agent["llm"]; !hasLLM {
-			cfg, err := s.opts.Profiles.Profile(*name)
+			cfg, err := s.llmProfiles().Profile(*name)
 			if err != nil {
 				writeDetail(w, http.StatusNotFound, fmt.Sprintf("Profile '%s' not found", *name))
 				return
