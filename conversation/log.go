@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/telemetry"
 )
 
 // Log is a conversation's event log: its Store, and the index of its
@@ -22,6 +24,7 @@ import (
 type Log struct {
 	store   Store
 	dec     EventReader // store, if it decodes; else nil
+	kind    string      // the store's KindedStore name, for metrics
 	writeMu sync.Mutex  // serialises appends
 
 	mu       sync.RWMutex
@@ -40,6 +43,10 @@ type Log struct {
 func LoadLog(ctx context.Context, store Store) (*Log, error) {
 	l := &Log{store: store, bySource: make(map[event.Source][]int32), byKind: make(map[string][]int32), tsSorted: true}
 	l.dec, _ = store.(EventReader)
+	l.kind = "other"
+	if k, ok := store.(KindedStore); ok {
+		l.kind = k.StoreKind()
+	}
 	for batch, err := range store.Load(ctx) {
 		if err != nil {
 			return nil, err
@@ -82,9 +89,19 @@ func (l *Log) Append(ctx context.Context, e event.Event) (Entry, error) {
 	if !ok {
 		return Entry{}, fmt.Errorf("conversation: %T has no registered kind", e)
 	}
+	// The store's latency, measured only when observed: the clock is not
+	// read otherwise.
+	obs := telemetry.Observing()
+	var start time.Time
+	if obs != nil {
+		start = time.Now()
+	}
 	ent, err := l.store.Append(ctx, entryOf(l.Len(), e, kind, 0), e)
 	if err != nil {
 		return Entry{}, err
+	}
+	if obs != nil {
+		obs.Observe(telemetry.MeasureStoreAppend, l.kind, time.Since(start))
 	}
 	l.mu.Lock()
 	l.addLocked(ent)

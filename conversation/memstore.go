@@ -25,6 +25,11 @@ type MemoryStore struct {
 // NewMemoryStore returns an empty in-memory store.
 func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
 
+var _ KindedStore = (*MemoryStore)(nil)
+
+// StoreKind implements KindedStore.
+func (s *MemoryStore) StoreKind() string { return "memory" }
+
 // ReadBase implements Store.
 func (s *MemoryStore) ReadBase(context.Context) ([]byte, error) {
 	s.mu.RLock()

@@ -48,6 +48,12 @@ type EventReader interface {
 	ReadEvent(ctx context.Context, ent Entry) (event.Event, error)
 }
 
+// A KindedStore names its kind ("file", "memory", "postgres"), which
+// labels its append latency in metrics; a store that does not is "other".
+type KindedStore interface {
+	StoreKind() string
+}
+
 // A DirStore is a Store kept in a directory of its own, as
 // filestore.Store is. The conversation records the directory
 // (Fields.PersistenceDir) and gives it to tools (Session.Dir), which keep

@@ -125,6 +125,8 @@ func TestMetrics(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	var stored int
+	ts.must(200, "GET", "/api/conversations/"+id+"/events/count", nil, &stored)
 	ts.must(404, "GET", "/api/conversations/"+id+"/events/no-such-event", nil, nil)
 	ts.do("GET", "/no/such/route", nil)
 	after := ts.scrape(t)
@@ -173,6 +175,14 @@ func TestMetrics(t *testing.T) {
 				}
 			}
 		}
+	}
+	// Every event the conversation stored was one append to its file
+	// store, measured once.
+	if got := delta("gohands_event_store_append_duration_seconds", "store=file"); got != float64(stored) || stored < 8 {
+		t.Errorf("file store appends measured %v times; the conversation stored %d events", got, stored)
+	}
+	if f := after["gohands_event_store_append_duration_seconds"]; f.GetType() != dto.MetricType_HISTOGRAM {
+		t.Errorf("store append latency is a %v, want a histogram", f.GetType())
 	}
 	if f := after["gohands_model_call_duration_seconds"]; f.GetType() != dto.MetricType_HISTOGRAM {
 		t.Errorf("model call latency is a %v, want a histogram", f.GetType())

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // Kind says what a span measures. Recorders branch on it (a metrics
@@ -99,7 +100,30 @@ type Recorder interface {
 	End(err error)
 }
 
-type box struct{ t Tracer }
+// A Measure is a duration the SDK measures too often, and too briefly,
+// for a span each: an Observer records it.
+type Measure uint8
+
+// The measures the SDK takes.
+const (
+	// MeasureStoreAppend is one event appended to a conversation's store
+	// (Log.Append's store I/O); the label is the store's kind ("file",
+	// "memory", "postgres").
+	MeasureStoreAppend Measure = iota + 1
+)
+
+// An Observer records measures. An installed Tracer that is also an
+// Observer (prom.Registry) is given them; a trace exporter need not be one.
+type Observer interface {
+	// Observe records one measure of duration d. The label is a bounded
+	// name (a store's kind), never an id.
+	Observe(m Measure, label string, d time.Duration)
+}
+
+type box struct {
+	t Tracer
+	o Observer // t, if it observes; else nil
+}
 
 var global atomic.Pointer[box]
 
@@ -108,7 +132,8 @@ var global atomic.Pointer[box]
 func SetTracer(t Tracer) (previous Tracer) {
 	var b *box
 	if t != nil {
-		b = &box{t}
+		b = &box{t: t}
+		b.o, _ = t.(Observer)
 	}
 	if old := global.Swap(b); old != nil {
 		return old.t
@@ -118,6 +143,22 @@ func SetTracer(t Tracer) (previous Tracer) {
 
 // Enabled reports whether a tracer is installed.
 func Enabled() bool { return global.Load() != nil }
+
+// Observing returns the installed tracer as an Observer, or nil when no
+// tracer is installed or it records no measures. Callers read the clock
+// only when it is not nil, so a measure costs nothing when off:
+//
+//	if o := telemetry.Observing(); o != nil {
+//		start := time.Now()
+//		…
+//		o.Observe(telemetry.MeasureStoreAppend, kind, time.Since(start))
+//	}
+func Observing() Observer {
+	if b := global.Load(); b != nil {
+		return b.o
+	}
+	return nil
+}
 
 // Start starts a span with the installed tracer. With none it returns ctx
 // and a Span whose methods do nothing.
@@ -189,10 +230,32 @@ func Multi(ts ...Tracer) Tracer {
 	case 1:
 		return ts[0]
 	}
+	var obs []Observer
+	for _, t := range ts {
+		if o, ok := t.(Observer); ok {
+			obs = append(obs, o)
+		}
+	}
+	if len(obs) > 0 {
+		return observingMulti{multi(ts), obs}
+	}
 	return multi(ts)
 }
 
 type multi []Tracer
+
+// observingMulti is a multi of which some tracers observe: only then is
+// the multi an Observer, so that Observing stays nil otherwise.
+type observingMulti struct {
+	multi
+	obs []Observer
+}
+
+func (m observingMulti) Observe(ms Measure, label string, d time.Duration) {
+	for _, o := range m.obs {
+		o.Observe(ms, label, d)
+	}
+}
 
 func (m multi) Start(ctx context.Context, kind Kind, name string) (context.Context, Recorder) {
 	rs := make(multiRecorder, len(m))

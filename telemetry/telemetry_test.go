@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gohands/gohands/telemetry"
 )
@@ -43,6 +44,9 @@ func TestOffAllocatesNothing(t *testing.T) {
 		span.SetInt(telemetry.AttrStep, 1)
 		span.SetFloat(telemetry.AttrCost, 1)
 		span.End(nil)
+		if telemetry.Observing() != nil {
+			t.Fatal("observing with no tracer")
+		}
 		_ = c
 	})
 	if allocs != 0 {
@@ -105,5 +109,47 @@ func TestParseSpanContext(t *testing.T) {
 		if _, err := telemetry.ParseSpanContext(in); err == nil {
 			t.Errorf("%q parsed", in)
 		}
+	}
+}
+
+// obsTracer is a tracer that observes measures.
+type obsTracer struct {
+	recTracer
+	got *[]string
+}
+
+func (o obsTracer) Observe(m telemetry.Measure, label string, d time.Duration) {
+	*o.got = append(*o.got, fmt.Sprint(m, label, d))
+}
+
+// TestObserving: the installed tracer observes measures only if it is an
+// Observer; a Multi passes them to those of its tracers that are.
+func TestObserving(t *testing.T) {
+	var log, a, b []string
+	prev := telemetry.SetTracer(recTracer{&log})
+	defer telemetry.SetTracer(prev)
+	if telemetry.Observing() != nil {
+		t.Fatal("a tracer that does not observe is observing")
+	}
+	telemetry.SetTracer(telemetry.Multi(recTracer{&log}, recTracer{&log}))
+	if telemetry.Observing() != nil {
+		t.Fatal("a Multi of tracers that do not observe is observing")
+	}
+	telemetry.SetTracer(obsTracer{recTracer{&log}, &a})
+	telemetry.Observing().Observe(telemetry.MeasureStoreAppend, "file", time.Millisecond)
+	telemetry.SetTracer(telemetry.Multi(recTracer{&log}, obsTracer{recTracer{&log}, &b}, nil, obsTracer{recTracer{&log}, &b}))
+	o := telemetry.Observing()
+	if o == nil {
+		t.Fatal("a Multi with observers is not observing")
+	}
+	o.Observe(telemetry.MeasureStoreAppend, "postgres", 2*time.Millisecond)
+	if want := []string{"1file1ms"}; !slices.Equal(a, want) {
+		t.Errorf("observed %q, want %q", a, want)
+	}
+	if want := []string{"1postgres2ms", "1postgres2ms"}; !slices.Equal(b, want) {
+		t.Errorf("Multi observed %q, want %q", b, want)
+	}
+	if len(log) != 0 {
+		t.Errorf("observing started spans: %q", log)
 	}
 }

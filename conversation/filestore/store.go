@@ -670,6 +670,11 @@ func (s *Store) ReadEvent(ctx context.Context, ent conversation.Entry) (event.Ev
 // Dir returns the conversation directory.
 func (s *Store) Dir() string { return s.dir }
 
+var _ conversation.KindedStore = (*Store)(nil)
+
+// StoreKind implements conversation.KindedStore.
+func (s *Store) StoreKind() string { return "file" }
+
 // Close implements Store: it releases the lock.
 func (s *Store) Close() error {
 	if s.closed.Swap(true) {

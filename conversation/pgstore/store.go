@@ -41,10 +41,16 @@ type Store struct {
 	done      sync.WaitGroup
 }
 
-var _ conversation.Store = (*Store)(nil)
+var (
+	_ conversation.Store       = (*Store)(nil)
+	_ conversation.KindedStore = (*Store)(nil)
+)
 
 // ID returns the conversation's id.
 func (s *Store) ID() string { return s.id }
+
+// StoreKind implements conversation.KindedStore.
+func (s *Store) StoreKind() string { return "postgres" }
 
 // Lost is closed when the store's lease is found taken over by another
 // process; its writes fail from then on.

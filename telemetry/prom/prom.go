@@ -32,6 +32,9 @@ const ContentType = "text/plain; version=0.0.4; charset=utf-8"
 var (
 	fastBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 	slowBuckets = []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300}
+	// An append to memory takes a microsecond, to a file tens, to
+	// PostgreSQL a round trip; a full or slow disk, seconds.
+	storeBuckets = []float64{0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5}
 )
 
 // Registry holds the metrics. Its zero value is not usable; call New.
@@ -44,6 +47,7 @@ type Registry struct {
 	toolCalls, toolErrors, toolSeconds   *family
 	condensations, subAgents             *family
 	requests, requestSeconds             *family
+	storeAppend                          *family
 	families                             []*family
 }
 
@@ -68,7 +72,17 @@ func New() *Registry {
 	r.subAgents = add(newFamily("gohands_subagents_total", "Sub-agent conversations started, by agent.", counter, nil, "agent"))
 	r.requests = add(newFamily("gohands_http_requests_total", "Server requests, by method, route template (unmatched for paths no route matches) and status code.", counter, nil, "method", "route", "status"))
 	r.requestSeconds = add(newFamily("gohands_http_request_duration_seconds", "Duration of server requests, by method and route template.", histogram, fastBuckets, "method", "route"))
+	r.storeAppend = add(newFamily("gohands_event_store_append_duration_seconds", "Duration of event appends to conversation stores, by store kind (file, memory, postgres, other).", histogram, storeBuckets, "store"))
 	return r
+}
+
+// Observe implements telemetry.Observer. It allocates nothing once a
+// label's series exists: it runs on every event appended.
+func (r *Registry) Observe(m telemetry.Measure, label string, d time.Duration) {
+	switch m {
+	case telemetry.MeasureStoreAppend:
+		r.storeAppend.observe(d.Seconds(), label)
+	}
 }
 
 // Start implements telemetry.Tracer: it records the span's measures when

@@ -77,3 +77,51 @@ func TestText(t *testing.T) {
 		t.Errorf("steps %v before any", got)
 	}
 }
+
+// TestObserveStoreAppend: appends are a histogram by store kind, in the
+// store buckets, and observing one allocates nothing once its series
+// exists (it runs on every event appended).
+func TestObserveStoreAppend(t *testing.T) {
+	r := New()
+	for _, d := range []time.Duration{20 * time.Microsecond, 3 * time.Millisecond, 2 * time.Second} {
+		r.Observe(telemetry.MeasureStoreAppend, "file", d)
+	}
+	r.Observe(telemetry.MeasureStoreAppend, "postgres", time.Millisecond)
+	r.Observe(telemetry.Measure(200), "ignored", time.Second)
+	if n := testing.AllocsPerRun(100, func() { r.Observe(telemetry.MeasureStoreAppend, "memory", time.Microsecond) }); n != 0 {
+		t.Errorf("Observe: %v allocations, want 0", n)
+	}
+	var buf bytes.Buffer
+	if _, err := r.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, buf.Bytes())
+	}
+	f := fams["gohands_event_store_append_duration_seconds"]
+	if f == nil {
+		t.Fatalf("no store append histogram:\n%s", buf.Bytes())
+	}
+	got := map[string][2]float64{} // store → count, sum
+	buckets := map[string]map[float64]uint64{}
+	for _, m := range f.GetMetric() {
+		store := m.GetLabel()[0].GetValue()
+		h := m.GetHistogram()
+		got[store] = [2]float64{float64(h.GetSampleCount()), h.GetSampleSum()}
+		buckets[store] = map[float64]uint64{}
+		for _, b := range h.GetBucket() {
+			buckets[store][b.GetUpperBound()] = b.GetCumulativeCount()
+		}
+	}
+	if len(got) != 3 || got["file"][0] != 3 || got["postgres"][0] != 1 || got["memory"][0] != 101 {
+		t.Errorf("series %v, want file 3, postgres 1, memory 101", got)
+	}
+	if s := got["file"][1]; s < 2.00302 || s > 2.00303 {
+		t.Errorf("file sum %v, want 2.00302", s)
+	}
+	if b := buckets["file"]; b[0.000025] != 1 || b[0.0025] != 1 || b[0.005] != 2 || b[1] != 2 || b[5] != 3 {
+		t.Errorf("file buckets %v", b)
+	}
+}
