@@ -17,6 +17,8 @@ import (
 
 	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/goal"
+	"github.com/gohands/gohands/conversation/title"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/llm/llmtest"
@@ -350,7 +352,7 @@ func TestNavigateThenSend(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, en := range branch {
-		if e, _ := c.State().Events().Event(en.Index); e != nil {
+		if e, _ := c.State().Events().Event(t.Context(), en.Index); e != nil {
 			if m, ok := e.(*event.MessageEvent); ok && event.TextOf(m.LLMMessage.Content) == "second" {
 				t.Fatal("the abandoned message is on the active branch")
 			}
@@ -365,16 +367,16 @@ func TestNavigateThenSend(t *testing.T) {
 	}
 }
 
-// GenerateTitle asks the agent's model, or a cheaper one given, for a
+// title.Generate asks the agent's model, or a cheaper one given, for a
 // title from the first user message; without a working model the message
 // itself, shortened, is the title. SetTitle stores one.
 func TestGenerateTitle(t *testing.T) {
 	a, p := newAgent(t, llmtest.Reply{Text: "done"}, llmtest.Reply{Text: "  \"🐛 Fix the flaky login test\" "})
 	c, _ := newConv(t, a, nil)
 	turn(t, c, "The login test fails one time in ten, please fix it")
-	title, err := c.GenerateTitle(ctx, 0)
-	if err != nil || title != "🐛 Fix the flaky login test" {
-		t.Fatalf("title %q (%v)", title, err)
+	got, err := title.Generate(ctx, c, 0)
+	if err != nil || got != "🐛 Fix the flaky login test" {
+		t.Fatalf("title %q (%v)", got, err)
 	}
 	req := p.Requests()[1]
 	if len(req.Messages) != 2 || req.Messages[0].Role != event.RoleSystem || event.TextOf(req.Messages[1].Content) != "The login test fails one time in ten, please fix it" || len(req.Tools) != 0 {
@@ -387,8 +389,8 @@ func TestGenerateTitle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if title, err := conversation.GenerateTitle(ctx, c.State(), l, 20); err != nil || title != "✅ A title much lo..." {
-		t.Fatalf("cheap title %q (%v)", title, err)
+	if got, err := title.FromState(ctx, c.State(), l, 20); err != nil || got != "✅ A title much lo..." {
+		t.Fatalf("cheap title %q (%v)", got, err)
 	}
 	if len(p.Requests()) != 2 || len(cheap.Requests()) != 1 {
 		t.Fatalf("calls: agent %d, cheap %d", len(p.Requests()), len(cheap.Requests()))
@@ -397,8 +399,8 @@ func TestGenerateTitle(t *testing.T) {
 	// The model fails: the message is the title.
 	broken := llmtest.NewProvider(t, llmtest.Reply{Fail: &llmtest.Failure{Status: 400}})
 	lb, _ := llm.New(llm.DefaultConfig("openai/gpt-4o-mini"), &llm.Options{Provider: broken})
-	if title, err := conversation.GenerateTitle(ctx, c.State(), lb, 30); err != nil || title != "The login test fails one ti..." {
-		t.Fatalf("fallback title %q (%v)", title, err)
+	if got, err := title.FromState(ctx, c.State(), lb, 30); err != nil || got != "The login test fails one ti..." {
+		t.Fatalf("fallback title %q (%v)", got, err)
 	}
 
 	if err := c.SetTitle("Login flake"); err != nil || c.Title() != "Login flake" || c.State().Fields().Tags["title"] != "Login flake" {
@@ -406,7 +408,7 @@ func TestGenerateTitle(t *testing.T) {
 	}
 
 	empty, _ := newConv(t, a, nil)
-	if _, err := empty.GenerateTitle(ctx, 0); !errors.Is(err, conversation.ErrNoUserMessage) {
+	if _, err := title.Generate(ctx, empty, 0); !errors.Is(err, title.ErrNoUserMessage) {
 		t.Fatalf("no message: %v", err)
 	}
 }
@@ -512,14 +514,14 @@ func TestGoalMetOnSecondRun(t *testing.T) {
 		llmtest.Reply{Text: `{"score": 1.0, "complete": true, "missing": ""}`},
 	)
 	c, _ := newConv(t, a, nil)
-	var seen []conversation.GoalStatus
-	out, err := c.RunGoal(context.Background(), "add calc.go with passing tests", &conversation.GoalOptions{
-		MaxIterations: 5, OnStatus: func(s conversation.GoalStatus) { seen = append(seen, s) },
+	var seen []goal.Status
+	out, err := goal.Run(context.Background(), c, "add calc.go with passing tests", &goal.Options{
+		MaxIterations: 5, OnStatus: func(s goal.Status) { seen = append(seen, s) },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Status != conversation.GoalComplete || out.Iterations != 2 || !out.Verdict.Complete {
+	if out.Status != goal.Complete || out.Iterations != 2 || !out.Verdict.Complete {
 		t.Fatalf("outcome %+v", out)
 	}
 	reqs := p.Requests()
@@ -544,17 +546,17 @@ func TestGoalMetOnSecondRun(t *testing.T) {
 	}
 	var logged int
 	for _, e := range logEvents(t, c) {
-		if u, ok := e.(*event.ConversationStateUpdateEvent); ok && u.Key == conversation.GoalKey {
+		if u, ok := e.(*event.ConversationStateUpdateEvent); ok && u.Key == goal.Key {
 			logged++
 		}
 	}
 	if logged != 3 {
 		t.Fatalf("%d goal statuses in the log, want 3", logged)
 	}
-	if last, ok := c.LastGoalStatus(); !ok || last.Status != "complete" {
+	if last, ok := goal.Last(t.Context(), c); !ok || last.Status != "complete" {
 		t.Fatalf("last status %+v", last)
 	}
-	if _, err := c.ResumeGoal(context.Background(), nil); !errors.Is(err, conversation.ErrNoResumableGoal) {
+	if _, err := goal.Resume(context.Background(), c, nil); !errors.Is(err, goal.ErrNoResumable) {
 		t.Fatalf("resume of a complete goal: %v", err)
 	}
 }
@@ -566,11 +568,11 @@ func TestGoalCappedAndResumed(t *testing.T) {
 	no := llmtest.Reply{Text: `{"score": 0.1, "complete": false, "missing": "everything"}`}
 	a, _ := newAgent(t, finish, no, finish, no)
 	c, _ := newConv(t, a, nil)
-	out, err := c.RunGoal(context.Background(), "impossible", &conversation.GoalOptions{MaxIterations: 2})
+	out, err := goal.Run(context.Background(), c, "impossible", &goal.Options{MaxIterations: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Status != conversation.GoalCapped || out.Iterations != 2 {
+	if out.Status != goal.Capped || out.Iterations != 2 {
 		t.Fatalf("outcome %+v", out)
 	}
 
@@ -579,18 +581,18 @@ func TestGoalCappedAndResumed(t *testing.T) {
 	a2, p2 := newAgent(t, finish, llmtest.Reply{Fail: &llmtest.Failure{Status: 400}},
 		finish, llmtest.Reply{Text: `{"score": 1, "complete": true}`})
 	c2, _ := newConv(t, a2, nil)
-	if _, err := c2.RunGoal(context.Background(), "do it", &conversation.GoalOptions{MaxIterations: 3}); err == nil {
+	if _, err := goal.Run(context.Background(), c2, "do it", &goal.Options{MaxIterations: 3}); err == nil {
 		t.Fatal("a failing judge did not fail the goal")
 	}
-	last, ok := c2.LastGoalStatus()
-	if !ok || last.Status != conversation.GoalInterrupted || last.Objective != "do it" || last.MaxIterations != 3 {
+	last, ok := goal.Last(t.Context(), c2)
+	if !ok || last.Status != goal.Interrupted || last.Objective != "do it" || last.MaxIterations != 3 {
 		t.Fatalf("last status %+v", last)
 	}
-	out, err = c2.ResumeGoal(context.Background(), nil)
+	out, err = goal.Resume(context.Background(), c2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Status != conversation.GoalComplete || out.Iterations != 1 {
+	if out.Status != goal.Complete || out.Iterations != 1 {
 		t.Fatalf("resumed outcome %+v", out)
 	}
 	msgs := p2.Requests()[2].Messages

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/gohands/gohands/conversation"
@@ -11,7 +12,7 @@ import (
 // last finish call or its agent's last text message, whichever came last;
 // "" if there is none. The server's agent_final_response, the task tool,
 // eval and the CLI's result all read it here.
-func FinalResponse(st *conversation.State) (string, error) {
+func FinalResponse(ctx context.Context, st *conversation.State) (string, error) {
 	log := st.Events()
 	for i := log.Len() - 1; i >= 0; i-- {
 		en, err := log.Entry(i)
@@ -21,7 +22,7 @@ func FinalResponse(st *conversation.State) (string, error) {
 		if en.Source != event.SourceAgent || (en.Kind != event.KindAction && en.Kind != event.KindMessage) {
 			continue
 		}
-		e, err := log.Event(i)
+		e, err := log.Event(ctx, i)
 		if err != nil {
 			return "", err
 		}

@@ -16,7 +16,7 @@ func TestFinalResponse(t *testing.T) {
 	c, _ := newConv(t, a, nil)
 	final := func() string {
 		t.Helper()
-		s, err := agent.FinalResponse(c.State())
+		s, err := agent.FinalResponse(t.Context(), c.State())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -649,7 +649,7 @@ func TestLargeArgumentsStoredOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range st.Len() {
-		e, err := st.Event(i)
+		e, err := st.Event(t.Context(), i)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -77,7 +77,7 @@ func logEvents(t testing.TB, c conversation.Conversation) []event.Event {
 	store := c.State().Events()
 	out := make([]event.Event, store.Len())
 	for i := range out {
-		e, err := store.Event(i)
+		e, err := store.Event(t.Context(), i)
 		if err != nil {
 			t.Fatal(err)
 		}

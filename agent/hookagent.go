@@ -67,7 +67,7 @@ func (r *runner) hookAgent(ctx context.Context, d *hook.Definition, task string)
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("agent hook: %w", err)
 	}
-	return FinalResponse(conv.State())
+	return FinalResponse(ctx, conv.State())
 }
 
 // addHookCosts adds what an agent hook's model spent to the

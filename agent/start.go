@@ -84,7 +84,7 @@ func (a *Agent) start(ctx context.Context, sess *conversation.Session) (*runner,
 		r.closeTools()
 		return nil, err
 	}
-	if err := r.initSkills(); err != nil {
+	if err := r.initSkills(ctx); err != nil {
 		r.closeTools()
 		return nil, err
 	}
@@ -159,7 +159,7 @@ func (r *runner) initCondenser() error {
 // workspace's and the user's, as the context asks), once per runner. It
 // also recovers the keyword skills earlier user messages activated, so a
 // resumed conversation does not inject them again.
-func (r *runner) initSkills() error {
+func (r *runner) initSkills(ctx context.Context) error {
 	raw := bytes.TrimSpace(r.a.AgentContext)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return nil
@@ -190,7 +190,7 @@ func (r *runner) initSkills() error {
 		if en.Kind != event.KindMessage || en.Source != event.SourceUser {
 			continue
 		}
-		e, err := log.Event(i)
+		e, err := log.Event(ctx, i)
 		if err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}

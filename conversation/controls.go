@@ -166,7 +166,7 @@ func (c *LocalConversation) fork(ctx context.Context, opts *ForkOptions) (*Local
 	seed.copies = make([]event.Event, 0, len(entries))
 	for _, en := range entries {
 		// A decoded copy: the fork shares nothing with the source.
-		raw, err := c.state.Events().Raw(en.Index)
+		raw, err := c.state.Events().Raw(ctx, en.Index)
 		if err != nil {
 			return nil, fmt.Errorf("conversation: fork: %w", err)
 		}

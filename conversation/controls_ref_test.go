@@ -19,11 +19,8 @@ type controlsReference struct {
 	InterruptEvent   map[string]any `json:"interrupt_event"`
 	PauseEvent       map[string]any `json:"pause_event"`
 	BudgetErrorEvent map[string]any `json:"budget_error_event"`
-	FallbackTitles   [][]any        `json:"fallback_titles"`
-	// GoalEvents are raw event JSON, compared byte for byte.
-	GoalEvents          []string       `json:"goal_events"`
-	GoalOutcome         map[string]any `json:"goal_outcome"`
-	GoalRequestDefaults map[string]any `json:"goal_request_defaults"`
+	// The goal loop's and the titles' parts are checked in
+	// conversation/goal and conversation/title.
 }
 
 func readControlsReference(t *testing.T) controlsReference {
@@ -73,61 +70,6 @@ func TestControlsMatchReference(t *testing.T) {
 	ce := &event.ConversationErrorEvent{Base: base(event.SourceEnvironment), Code: CodeMaxBudget, Detail: detail, Classification: &cls}
 	if got := asMap(t, ce); !reflect.DeepEqual(got, ref.BudgetErrorEvent) {
 		t.Errorf("MaxBudgetReached\n got %v\nwant %v", got, ref.BudgetErrorEvent)
-	}
-	for _, c := range ref.FallbackTitles {
-		msg, n, want := c[0].(string), int(c[1].(float64)), c[2].(string)
-		if got := shorten(msg, n); got != want {
-			t.Errorf("shorten(%q, %d) = %q, want %q", msg, n, got, want)
-		}
-	}
-}
-
-// A goal loop's statuses are written byte for byte as the reference's
-// server writes them, and GoalOutcome has the reference's fields.
-func TestGoalStatusMatchesReference(t *testing.T) {
-	ref := readControlsReference(t)
-	const goal = "add calc.go with passing tests"
-	statuses := []GoalStatus{
-		{Active: true, Status: GoalRunning, MaxIterations: 10, Objective: goal},
-		{Active: true, Status: GoalRunning, Iteration: 1, MaxIterations: 10, Objective: goal,
-			Verdict: &GoalVerdict{Score: 0.4, Missing: "no test was run"}},
-		{Status: GoalComplete, Iteration: 2, MaxIterations: 10, Objective: goal, Verdict: &GoalVerdict{Score: 1, Complete: true}},
-		{Status: GoalInterrupted, Iteration: 1, MaxIterations: 3, Objective: "é\n\"q\""},
-	}
-	if len(ref.GoalEvents) != len(statuses) {
-		t.Fatalf("%d reference events, %d here", len(ref.GoalEvents), len(statuses))
-	}
-	for i, s := range statuses {
-		b := event.NewBase(event.SourceEnvironment)
-		b.ID, b.Timestamp = "5f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b", "2026-11-24T01:02:03.456789"
-		got, err := event.Marshal(&event.ConversationStateUpdateEvent{Base: b, Key: GoalKey, Value: s})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != ref.GoalEvents[i] {
-			t.Errorf("goal status %d\n got %s\nwant %s", i, got, ref.GoalEvents[i])
-		}
-		// Read back (as ResumeGoal reads it), the status is the same.
-		e, err := event.Unmarshal(got)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var back GoalStatus
-		raw, _ := json.Marshal(e.(*event.ConversationStateUpdateEvent).Value)
-		if err := json.Unmarshal(raw, &back); err != nil || !reflect.DeepEqual(back, s) {
-			t.Errorf("status %d read back as %+v (%v)", i, back, err)
-		}
-	}
-	out, err := json.Marshal(GoalOutcome{Status: GoalCapped, Iterations: 2, Verdict: GoalVerdict{Missing: "x"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got map[string]any
-	if err := json.Unmarshal(out, &got); err != nil || !reflect.DeepEqual(got, ref.GoalOutcome) {
-		t.Errorf("GoalOutcome\n got %v\nwant %v", got, ref.GoalOutcome)
-	}
-	if ref.GoalRequestDefaults["max_iterations"] != float64(DefaultGoalIterations) {
-		t.Errorf("the reference's default bound is %v", ref.GoalRequestDefaults["max_iterations"])
 	}
 }
 

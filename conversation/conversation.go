@@ -18,7 +18,9 @@ import (
 // [*LocalConversation]; package conversation/remote's Conversation runs
 // it on an agent server. Both implement the whole interface; what one of
 // them cannot do returns an error matching [ErrUnsupported], and
-// conversation/conversationtest runs the same scenarios on both.
+// conversation/conversationtest runs the same scenarios on both. Goal
+// loops (conversation/goal) and titles (conversation/title) are built
+// over the interface.
 //
 // All methods are safe for concurrent use. In particular Pause, State,
 // Status, AskAgent, RejectPendingActions and UpdateSecrets may be called
@@ -87,21 +89,6 @@ type Conversation interface {
 	// without a condenser acting on requests, and with
 	// ErrWaitingForConfirmation while actions wait.
 	Condense(ctx context.Context) error
-	// GenerateTitle makes a title of at most maxLength characters
-	// (DefaultTitleLength if 0) from the first user message with the
-	// agent's model, or the message itself shortened when there is no
-	// model or it fails; ErrNoUserMessage without one. It is returned,
-	// not stored.
-	GenerateTitle(ctx context.Context, maxLength int) (string, error)
-	// RunGoal pursues objective over judged runs until the judge finds
-	// it met or opts.MaxIterations is reached (see GoalOptions); it
-	// records the loop's statuses in the log and returns when the loop
-	// is over. A run that ends paused, in error or waiting for
-	// confirmation, or ctx cancelled, stops it with an error.
-	RunGoal(ctx context.Context, objective string, opts *GoalOptions) (*GoalOutcome, error)
-	// ResumeGoal continues the goal loop the log last recorded as
-	// interrupted (ErrNoResumableGoal if none).
-	ResumeGoal(ctx context.Context, opts *GoalOptions) (*GoalOutcome, error)
 	// Subscribe registers fn to be called with every event committed from
 	// now on, in commit order, until the returned function is called.
 	// fn runs apart from the committing goroutine, so a slow fn never

@@ -24,7 +24,7 @@ func Copy(ctx context.Context, dst Store, src *Log) error {
 		return fmt.Errorf("conversation: copy: %w", err)
 	}
 	for i := range src.Len() {
-		e, err := src.Event(i)
+		e, err := src.Event(ctx, i)
 		if err != nil {
 			return fmt.Errorf("conversation: copy: event %d: %w", i, err)
 		}

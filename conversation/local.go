@@ -793,7 +793,7 @@ func (c *LocalConversation) runError(st ExecutionStatus) error {
 	re := &RunError{Status: st, Code: string(st)}
 	p, err := c.state.Events().Search(Query{Kind: event.KindConversationError, Descending: true, Limit: 1})
 	if err == nil && len(p.Entries) == 1 {
-		if e, err := c.state.Events().Event(p.Entries[0].Index); err == nil {
+		if e, err := c.state.Events().Event(c.state.ctx, p.Entries[0].Index); err == nil {
 			ce := e.(*event.ConversationErrorEvent)
 			re.Code, re.Detail = ce.Code, ce.Detail
 		}

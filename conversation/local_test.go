@@ -134,7 +134,7 @@ func TestStepFailureEndsInError(t *testing.T) {
 				t.Fatalf("status %s", c.Status())
 			}
 			log := c.State().Events()
-			e, _ := log.Event(log.Len() - 1)
+			e, _ := log.Event(t.Context(), log.Len()-1)
 			if ce, ok := e.(*event.ConversationErrorEvent); !ok || ce.Code != tc.code {
 				t.Fatalf("last event %#v", e)
 			}
@@ -159,7 +159,7 @@ func TestPauseIdleConversation(t *testing.T) {
 	if c.Status() != conversation.StatusPaused {
 		t.Fatalf("status %s", c.Status())
 	}
-	e, _ := c.State().Events().Event(0)
+	e, _ := c.State().Events().Event(t.Context(), 0)
 	if _, ok := e.(*event.PauseEvent); !ok {
 		t.Fatalf("event %T", e)
 	}

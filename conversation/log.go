@@ -21,6 +21,10 @@ import (
 // A Log is safe for concurrent use. Appends are serialised; readers take
 // the index's read lock only to copy an entry or a slice header, so they
 // never wait for an append's I/O, only for its publication.
+//
+// The reads that reach the store (Raw, Event) take a context, which the
+// store's I/O honours (a database's query); the index's reads (Len,
+// Entry, Lookup, Entries, Search) are in memory and take none.
 type Log struct {
 	store   Store
 	dec     EventReader // store, if it decodes; else nil
@@ -260,24 +264,24 @@ func (l *Log) Search(q Query) (Page, error) {
 }
 
 // Raw returns the event JSON at index i, as stored.
-func (l *Log) Raw(i int) ([]byte, error) {
+func (l *Log) Raw(ctx context.Context, i int) ([]byte, error) {
 	ent, err := l.Entry(i)
 	if err != nil {
 		return nil, err
 	}
-	return l.store.Raw(context.Background(), ent)
+	return l.store.Raw(ctx, ent)
 }
 
 // Event decodes the event at index i.
-func (l *Log) Event(i int) (event.Event, error) {
+func (l *Log) Event(ctx context.Context, i int) (event.Event, error) {
 	ent, err := l.Entry(i)
 	if err != nil {
 		return nil, err
 	}
 	if l.dec != nil {
-		return l.dec.ReadEvent(context.Background(), ent)
+		return l.dec.ReadEvent(ctx, ent)
 	}
-	raw, err := l.store.Raw(context.Background(), ent)
+	raw, err := l.store.Raw(ctx, ent)
 	if err != nil {
 		return nil, err
 	}

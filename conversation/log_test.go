@@ -44,7 +44,7 @@ func TestLogLookup(t *testing.T) {
 	if _, err := log.Entry(12); !errors.Is(err, conversation.ErrIndexOutOfRange) {
 		t.Errorf("Entry(12): err = %v", err)
 	}
-	if _, err := log.Raw(-1); !errors.Is(err, conversation.ErrIndexOutOfRange) {
+	if _, err := log.Raw(t.Context(), -1); !errors.Is(err, conversation.ErrIndexOutOfRange) {
 		t.Errorf("Raw(-1): err = %v", err)
 	}
 	if n := len(log.Entries()); n != 12 {

@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -16,14 +17,14 @@ import (
 // outcome is not stored instead of running it again (see New), and HEAD is
 // the last event. What the log did not record is lost: without a recorded
 // agent and workspace, the ones given on resume are used unchecked.
-func RebuildBase(store *Log, id string) ([]byte, error) {
+func RebuildBase(ctx context.Context, store *Log, id string) ([]byte, error) {
 	obj := map[string]json.RawMessage{}
 	for i := range store.Len() {
 		ent, err := store.Entry(i)
 		if err != nil || ent.Kind != event.KindConversationStateUpdate {
 			continue
 		}
-		ev, err := store.Event(i)
+		ev, err := store.Event(ctx, i)
 		if err != nil {
 			return nil, fmt.Errorf("conversation: rebuilding the base state: %w", err)
 		}

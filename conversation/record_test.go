@@ -33,7 +33,7 @@ func TestRecordChanges(t *testing.T) {
 	}
 	var keys []string
 	for i := range st.Events().Len() {
-		e, err := st.Events().Event(i)
+		e, err := st.Events().Event(t.Context(), i)
 		if err != nil {
 			t.Fatal(err)
 		}

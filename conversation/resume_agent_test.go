@@ -42,7 +42,7 @@ func TestResumeKeepsStoredAgent(t *testing.T) {
 	}
 	// The given agent ran.
 	s := c.State().Events()
-	last, err := s.Event(s.Len() - 1)
+	last, err := s.Event(t.Context(), s.Len()-1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"context"
 	"maps"
 
 	"github.com/gohands/gohands/event"
@@ -38,7 +39,7 @@ func (s Stats) Tokens() (prompt, completion int) {
 
 // AgentSteps counts the agent's replies in log from index from on: each
 // message, and each model response however many actions it holds.
-func AgentSteps(log *Log, from int) int {
+func AgentSteps(ctx context.Context, log *Log, from int) int {
 	n, last := 0, ""
 	for i := from; i < log.Len(); i++ {
 		en, err := log.Entry(i)
@@ -50,7 +51,7 @@ func AgentSteps(log *Log, from int) int {
 			n++
 			last = ""
 		case event.KindAction:
-			e, err := log.Event(i)
+			e, err := log.Event(ctx, i)
 			if err != nil {
 				continue
 			}

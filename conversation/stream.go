@@ -11,10 +11,10 @@ import (
 // EventsFrom returns the events of s from index from on, decoded, in log
 // order. Events appended while the iteration runs are included. A decoding
 // error is yielded once and ends the iteration.
-func EventsFrom(s *Log, from int) iter.Seq2[event.Event, error] {
+func EventsFrom(ctx context.Context, s *Log, from int) iter.Seq2[event.Event, error] {
 	return func(yield func(event.Event, error) bool) {
 		for i := max(from, 0); i < s.Len(); i++ {
-			e, err := s.Event(i)
+			e, err := s.Event(ctx, i)
 			if err != nil {
 				yield(nil, err)
 				return

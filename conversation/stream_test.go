@@ -142,7 +142,7 @@ func TestRunStream(t *testing.T) {
 		got = append(got, e.EventBase().ID)
 	}
 	var want []string
-	for e, err := range conversation.EventsFrom(c.State().Events(), before) {
+	for e, err := range conversation.EventsFrom(t.Context(), c.State().Events(), before) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +212,7 @@ func TestEventsFromAndSearchAll(t *testing.T) {
 		}
 	}
 	var got []string
-	for e, err := range conversation.EventsFrom(s, 30) {
+	for e, err := range conversation.EventsFrom(t.Context(), s, 30) {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -170,7 +170,7 @@ func stuckWindowEvents(s *State, cache map[string]event.Event) ([]event.Event, e
 		e, ok := cache[id]
 		if !ok {
 			var err error
-			if e, err = s.log.Event(i); err != nil {
+			if e, err = s.log.Event(s.ctx, i); err != nil {
 				return nil, err
 			}
 		}

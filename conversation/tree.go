@@ -149,7 +149,7 @@ func (s *State) PendingActions() ([]*event.ActionEvent, error) {
 	}
 	var out []*event.ActionEvent
 	for _, en := range UnmatchedActions(branch) {
-		e, err := s.log.Event(en.Index)
+		e, err := s.log.Event(s.ctx, en.Index)
 		if err != nil {
 			return nil, err
 		}
@@ -213,7 +213,7 @@ func (s *State) AnswerUnanswered() ([]*event.AgentErrorEvent, error) {
 // restartAnswer returns the AgentErrorEvent that answers action a after a
 // crash.
 func (s *State) restartAnswer(a Entry) (*event.AgentErrorEvent, error) {
-	raw, err := s.log.Raw(a.Index)
+	raw, err := s.log.Raw(s.ctx, a.Index)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"slices"
@@ -26,7 +27,7 @@ func buildView(s *State) ([]event.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	view, err := viewOf(s.Events(), branch)
+	view, err := viewOf(s.ctx, s.Events(), branch)
 	if err != nil {
 		return nil, err
 	}
@@ -42,14 +43,14 @@ func buildView(s *State) ([]event.Event, error) {
 // stand-in with its id holds its place (summary offsets count it) until
 // that condensation removes it. A long conversation with a condenser is
 // mostly such events, and resuming it decodes only what the model sees.
-func viewOf(log *Log, branch []Entry) ([]event.Event, error) {
+func viewOf(ctx context.Context, log *Log, branch []Entry) ([]event.Event, error) {
 	var conds []int
 	for _, en := range branch {
 		if en.Kind == event.KindCondensation {
 			conds = append(conds, en.Index)
 		}
 	}
-	condEvs, err := decodeEvents(log, conds)
+	condEvs, err := decodeEvents(ctx, log, conds)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +71,7 @@ func viewOf(log *Log, branch []Entry) ([]event.Event, error) {
 			idx = append(idx, en.Index)
 		}
 	}
-	evs, err := decodeEvents(log, idx)
+	evs, err := decodeEvents(ctx, log, idx)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +165,7 @@ func pairCalls(view []event.Event, pending map[string]bool) []event.Event {
 // goroutines when there are many: resuming a long conversation decodes
 // its whole view, and reading and decoding a thousand events is most of a
 // resume. A Log is safe for concurrent use.
-func decodeEvents(s *Log, idx []int) ([]event.Event, error) {
+func decodeEvents(ctx context.Context, s *Log, idx []int) ([]event.Event, error) {
 	out := make([]event.Event, len(idx))
 	workers := min(runtime.GOMAXPROCS(0), 4, len(idx)/128+1)
 	errs := make([]error, workers)
@@ -173,7 +174,7 @@ func decodeEvents(s *Log, idx []int) ([]event.Event, error) {
 		lo, hi := len(idx)*w/workers, len(idx)*(w+1)/workers
 		wg.Go(func() {
 			for k := lo; k < hi; k++ {
-				e, err := s.Event(idx[k])
+				e, err := s.Event(ctx, idx[k])
 				if err != nil {
 					errs[w] = err
 					return

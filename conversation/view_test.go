@@ -115,14 +115,14 @@ func TestViewOfSkipsForgotten(t *testing.T) {
 	}
 	var want []event.Event
 	for i := range store.Len() {
-		e, err := store.Event(i)
+		e, err := store.Event(t.Context(), i)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want = applyToView(want, e)
 	}
 	cs.decoded = 0
-	got, err := viewOf(store, store.Entries())
+	got, err := viewOf(t.Context(), store, store.Entries())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -343,10 +343,10 @@ func (o *Options) runAgent(ctx context.Context, cfg *Config, t *Task, env Env, d
 	st := conv.State()
 	f := st.Fields()
 	r.Status = string(f.ExecutionStatus)
-	r.Steps = conversation.AgentSteps(st.Events(), 0)
+	r.Steps = conversation.AgentSteps(ctx, st.Events(), 0)
 	r.Cost = f.Stats.TotalCost()
 	r.PromptTokens, r.CompletionTokens = f.Stats.Tokens()
-	r.FinalMessage, _ = agent.FinalResponse(st)
+	r.FinalMessage, _ = agent.FinalResponse(ctx, st)
 
 	var re *conversation.RunError
 	switch {

@@ -91,7 +91,7 @@ func TestAgentCallsMCPTool(t *testing.T) {
 	var sawAction, sawObs bool
 	store := c.State().Events()
 	for i := range store.Len() {
-		raw, err := store.Raw(i)
+		raw, err := store.Raw(t.Context(), i)
 		if err != nil {
 			t.Fatal(err)
 		}

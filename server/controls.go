@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/title"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 )
@@ -182,7 +183,7 @@ func (s *Server) handleSwitchProfile(in *request[none, switchProfileRequest]) (a
 
 func (s *Server) handleGenerateTitle(in *request[none, generateTitleRequest]) (any, error) {
 	req := &in.body
-	maxLen := conversation.DefaultTitleLength
+	maxLen := title.DefaultLength
 	if req.MaxLength != nil {
 		if *req.MaxLength < 1 || *req.MaxLength > 200 {
 			return nil, &invalidError{loc: []any{"body", "max_length"}, typ: "less_than_equal", msg: "Input should be between 1 and 200"}
@@ -205,14 +206,14 @@ func (s *Server) handleGenerateTitle(in *request[none, generateTitleRequest]) (a
 	if err != nil {
 		return nil, err
 	}
-	title, err := titleOf(in.r.Context(), lc, model, maxLen)
-	if errors.Is(err, conversation.ErrNoUserMessage) {
+	t, err := titleOf(in.r.Context(), lc, model, maxLen)
+	if errors.Is(err, title.ErrNoUserMessage) {
 		return nil, statusErr(http.StatusBadRequest, "The conversation has no user message to make a title from")
 	}
 	if err != nil {
 		return nil, err
 	}
-	return generateTitleResponse{Title: title}, nil
+	return generateTitleResponse{Title: t}, nil
 }
 
 // autotitle returns unsub extended, when the server titles conversations
@@ -261,7 +262,7 @@ func (c *conv) makeTitle(ctx context.Context, lc *conversation.LocalConversation
 			model = nil
 		}
 	}
-	title, err := titleOf(ctx, lc, model, conversation.DefaultTitleLength)
+	t, err := titleOf(ctx, lc, model, title.DefaultLength)
 	if err != nil {
 		c.s.log.Warn("autotitle failed", "conversation", c.id, "err", err)
 		return
@@ -271,7 +272,7 @@ func (c *conv) makeTitle(ctx context.Context, lc *conversation.LocalConversation
 		c.mu.Unlock()
 		return
 	}
-	c.meta.Title = &title
+	c.meta.Title = &t
 	c.meta.UpdatedAt = utcNow()
 	c.mu.Unlock()
 	if err := c.saveMeta(); err != nil {
@@ -282,7 +283,7 @@ func (c *conv) makeTitle(ctx context.Context, lc *conversation.LocalConversation
 // titleOf makes lc's title with model, or the agent's model if nil.
 func titleOf(ctx context.Context, lc *conversation.LocalConversation, model llm.Model, maxLength int) (string, error) {
 	if model == nil {
-		return lc.GenerateTitle(ctx, maxLength)
+		return title.Generate(ctx, lc, maxLength)
 	}
-	return conversation.GenerateTitle(ctx, lc.State(), model, maxLength)
+	return title.FromState(ctx, lc.State(), model, maxLength)
 }

@@ -1092,7 +1092,7 @@ func (s *Server) handleFinalResponse(in *request[none, none]) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := agent.FinalResponse(lc.State())
+	resp, err := agent.FinalResponse(in.r.Context(), lc.State())
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,8 +75,8 @@ func storeQuery(kind, source, gte, lt string) (conversation.Query, error) {
 
 // matchesBody reports whether the event at i is a message containing
 // body (lowercased), in its text, extended content or reasoning.
-func matchesBody(st eventLog, i int, body string) bool {
-	e, err := st.Event(i)
+func matchesBody(ctx context.Context, st eventLog, i int, body string) bool {
+	e, err := st.Event(ctx, i)
 	if err != nil {
 		return false
 	}
@@ -91,7 +92,7 @@ func matchesBody(st eventLog, i int, body string) bool {
 }
 
 // searchEvents returns a page of the entries matching q and body.
-func searchEvents(st eventLog, q conversation.Query, body string) (conversation.Page, error) {
+func searchEvents(ctx context.Context, st eventLog, q conversation.Query, body string) (conversation.Page, error) {
 	if body == "" {
 		return st.Search(q)
 	}
@@ -105,7 +106,7 @@ func searchEvents(st eventLog, q conversation.Query, body string) (conversation.
 			return out, err
 		}
 		for _, ent := range p.Entries {
-			if !matchesBody(st, ent.Index, body) {
+			if !matchesBody(ctx, st, ent.Index, body) {
 				continue
 			}
 			if len(out.Entries) == limit {
@@ -149,14 +150,14 @@ func (s *Server) handleEventSearch(in *request[eventSearchQuery, none]) (any, er
 			return []byte(`{"items":[],"next_page_id":null}`), nil
 		}
 	}
-	page, err := searchEvents(st, sq, q.Body)
+	page, err := searchEvents(in.r.Context(), st, sq, q.Body)
 	if err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
 	buf.WriteString(`{"items":[`)
 	for i, ent := range page.Entries {
-		raw, err := st.Raw(ent.Index)
+		raw, err := st.Raw(in.r.Context(), ent.Index)
 		if err != nil {
 			return nil, err
 		}
@@ -188,7 +189,7 @@ func (s *Server) handleEventCount(in *request[eventCountQuery, none]) (any, erro
 	n := 0
 	sq.Limit = 1 << 20
 	for {
-		p, err := searchEvents(st, sq, q.Body)
+		p, err := searchEvents(in.r.Context(), st, sq, q.Body)
 		if err != nil {
 			return nil, err
 		}
@@ -214,7 +215,7 @@ func (s *Server) handleEventGet(in *request[none, none]) (any, error) {
 		// happened.
 		return nil, statusErr(http.StatusNotFound, "Event not found: %s", id)
 	}
-	e, err := st.Event(i)
+	e, err := st.Event(in.r.Context(), i)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +243,7 @@ func (s *Server) handleEventBatch(in *request[none, batchEventsRequest]) (any, e
 			buf.WriteString("null")
 			continue
 		}
-		raw, err := st.Raw(i)
+		raw, err := st.Raw(in.r.Context(), i)
 		if err != nil {
 			return nil, err
 		}

@@ -297,7 +297,7 @@ func (s *Server) runGateway(ctx context.Context, model, system string, content [
 	default:
 		return nil, statusErr(http.StatusInternalServerError, "Agent run ended with unexpected status: %s", st)
 	}
-	final, err := agent.FinalResponse(lc.State())
+	final, err := agent.FinalResponse(ctx, lc.State())
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/goal"
 )
 
 // goalRoutes are the routes of goal mode: a background loop that pursues
@@ -64,27 +65,24 @@ func (c *conv) startGoal(ctx context.Context, objective string, maxIter int, res
 	if err != nil {
 		return err
 	}
-	opts := &conversation.GoalOptions{MaxIterations: maxIter}
+	opts := &goal.Options{MaxIterations: maxIter}
 	if resume {
-		last, ok := lc.ResumableGoal()
+		last, ok := goal.Resumable(ctx, lc)
 		if !ok {
 			return statusErr(http.StatusBadRequest, "no_resumable_goal")
 		}
 		opts.Resume = &last
 	}
-	opts.Judge = lc.AgentModel(ctx)
+	if m, err := lc.AgentModel(ctx); err == nil {
+		opts.Judge = m // without one, the check below answers 400
+	}
 	// Checked before the loop starts, so a bad request gets its 400.
 	check := objective
 	if resume {
 		check = opts.Resume.Objective
 	}
-	if _, err := conversation.NewGoalController(check, opts.Judge, max(maxIter, 1)); err != nil {
+	if _, err := goal.NewController(check, opts.Judge, max(maxIter, 1)); err != nil {
 		return statusErr(http.StatusBadRequest, "%v", err)
-	}
-	opts.OnStatus = func(st conversation.GoalStatus) {
-		if err := lc.RecordGoalStatus(st); err != nil {
-			c.s.log.Warn("goal: recording the status", "conversation", c.id, "err", err)
-		}
 	}
 	s := c.s
 	c.mu.Lock()
@@ -105,7 +103,7 @@ func (c *conv) startGoal(ctx context.Context, objective string, maxIter int, res
 		defer s.runWG.Done()
 		defer close(g.done)
 		defer cancel()
-		out, err := conversation.RunGoal(gctx, goalConv{lc, c}, objective, opts)
+		out, err := goal.Run(gctx, goalConv{lc, c}, objective, opts)
 		c.mu.Lock()
 		c.goal = nil
 		c.mu.Unlock()
@@ -137,7 +135,7 @@ func (s *Server) handleGoal(in *request[none, startGoalRequest]) (any, error) {
 	if req.Objective == nil {
 		return nil, &invalidError{loc: []any{"body", "objective"}, typ: "missing", msg: "Field required"}
 	}
-	maxIter := conversation.DefaultGoalIterations
+	maxIter := goal.DefaultIterations
 	if req.MaxIterations != nil {
 		if *req.MaxIterations < 1 {
 			return nil, &invalidError{loc: []any{"body", "max_iterations"}, typ: "greater_than_equal", msg: "Input should be greater than or equal to 1"}

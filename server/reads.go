@@ -21,8 +21,8 @@ import (
 type eventLog interface {
 	Len() int
 	Lookup(id string) (int, bool)
-	Raw(i int) ([]byte, error)
-	Event(i int) (event.Event, error)
+	Raw(ctx context.Context, i int) ([]byte, error)
+	Event(ctx context.Context, i int) (event.Event, error)
 	Search(q conversation.Query) (conversation.Page, error)
 }
 

@@ -267,7 +267,7 @@ func (s *Server) writeSessionSocket(w *sessionWriter, sub *subscriber, after *in
 	}
 	if after != nil && n > 0 {
 		for i := max(*after+1, 0); i < n; i++ {
-			raw, err := st.Raw(i)
+			raw, err := st.Raw(w.ctx, i)
 			if err != nil {
 				// An unreadable event costs itself, not the connection.
 				s.log.Warn("session socket: skipping an unreadable event", "conversation", w.c.id, "seq", i, "err", err)

@@ -173,7 +173,7 @@ func (s *Server) writeSocket(ctx context.Context, conn *websocket.Conn, c *conv,
 			if since != "0" && ent.Timestamp < since {
 				continue
 			}
-			raw, err := st.Raw(i)
+			raw, err := st.Raw(ctx, i)
 			if err != nil {
 				return err
 			}

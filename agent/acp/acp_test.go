@@ -47,7 +47,7 @@ func events(t *testing.T, c conversation.Conversation) []event.Event {
 	log := c.State().Events()
 	out := make([]event.Event, log.Len())
 	for i := range out {
-		e, err := log.Event(i)
+		e, err := log.Event(t.Context(), i)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -218,7 +218,7 @@ func (r *runner) Step(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		blocks, err := r.prompt()
+		blocks, err := r.prompt(ctx)
 		if err != nil {
 			return err
 		}
@@ -507,7 +507,7 @@ func call[T any](ctx context.Context, srv *server, f func(context.Context) (T, e
 
 // prompt builds the content of the turn from the latest user message,
 // or returns nil if there is none.
-func (r *runner) prompt() ([]sdk.ContentBlock, error) {
+func (r *runner) prompt(ctx context.Context) ([]sdk.ContentBlock, error) {
 	log := r.sess.State().Events()
 	for i := log.Len() - 1; i >= 0; i-- {
 		en, err := log.Entry(i)
@@ -517,7 +517,7 @@ func (r *runner) prompt() ([]sdk.ContentBlock, error) {
 		if en.Kind != event.KindMessage || en.Source != event.SourceUser {
 			continue
 		}
-		e, err := log.Event(i)
+		e, err := log.Event(ctx, i)
 		if err != nil {
 			return nil, fmt.Errorf("acp agent: %w", err)
 		}

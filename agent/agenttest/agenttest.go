@@ -9,6 +9,7 @@ import (
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
+	"github.com/gohands/gohands/conversation/title"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 )
@@ -93,7 +94,7 @@ func testTurns(t *testing.T, f Factory) {
 			t.Errorf("turn %d: the log ends with a %s from %s, not the agent's answer", i, last.Kind, last.Source)
 		}
 		for j := range log.Len() {
-			if _, err := log.Event(j); err != nil {
+			if _, err := log.Event(t.Context(), j); err != nil {
 				t.Fatalf("event %d does not read back: %v", j, err)
 			}
 		}
@@ -176,11 +177,14 @@ func testRunner(t *testing.T, f Factory) {
 	turn(t, c, "a task to name")
 	ctx := t.Context()
 
-	title, err := c.GenerateTitle(ctx, 0)
-	if err != nil || title == "" {
-		t.Errorf("GenerateTitle = %q, %v", title, err)
+	got, err := title.Generate(ctx, c, 0)
+	if err != nil || got == "" {
+		t.Errorf("title.Generate = %q, %v", got, err)
 	}
-	m := c.AgentModel(ctx)
+	m, err := c.AgentModel(ctx)
+	if err != nil {
+		t.Errorf("AgentModel: %v", err)
+	}
 
 	switch err := c.Condense(ctx); {
 	case errors.Is(err, conversation.ErrCannotCondense):

@@ -93,7 +93,7 @@ func replayGohands(dir string) (time.Duration, int, error) {
 	}
 	n := log.Len()
 	for i := range n {
-		if _, err := log.Event(i); err != nil {
+		if _, err := log.Event(context.Background(), i); err != nil {
 			return 0, 0, err
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/goal"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm/llmtest"
 )
@@ -30,7 +30,7 @@ func TestE2EGoal(t *testing.T) {
 	evs, _ := e.events()
 	var statuses []string
 	for _, u := range ofKind[*event.ConversationStateUpdateEvent](evs) {
-		if u.Key == conversation.GoalKey {
+		if u.Key == goal.Key {
 			b, err := json.Marshal(u.Value)
 			if err != nil {
 				t.Fatal(err)

@@ -255,11 +255,11 @@ func (e *e2e) events() ([]event.Event, [][]byte) {
 	var evs []event.Event
 	var raws [][]byte
 	for i := range log.Len() {
-		ev, err := log.Event(i)
+		ev, err := log.Event(context.Background(), i)
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		raw, err := log.Raw(i)
+		raw, err := log.Raw(context.Background(), i)
 		if err != nil {
 			e.t.Fatal(err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/gohands/gohands/cmd/gohands/internal/tui"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
+	"github.com/gohands/gohands/conversation/goal"
 	"github.com/gohands/gohands/conversation/open"
 	"github.com/gohands/gohands/conversation/visualizer"
 	"github.com/gohands/gohands/event"
@@ -215,7 +216,7 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	runErr := r.drive()
 	stopWaiting()
 	r.unsubscribe()
-	return r.finish(runErr)
+	return r.finish(ctx, runErr)
 }
 
 // checkRunTask finds the conversation -c continues, and refuses a run
@@ -341,7 +342,7 @@ func (r *headlessRun) attach() {
 			// nothing runs yet: show what it stored.
 			log := conv.State().Events()
 			for i := range log.Len() {
-				if e, err := log.Event(i); err == nil {
+				if e, err := log.Event(r.runCtx, i); err == nil {
 					r.tr.onEvent(e)
 				}
 			}
@@ -429,7 +430,7 @@ func (r *headlessRun) drive() error {
 }
 
 func (r *headlessRun) runGoal() error {
-	out, err := r.conv.RunGoal(r.runCtx, r.task, &conversation.GoalOptions{MaxIterations: r.f.goal})
+	out, err := goal.Run(r.runCtx, r.conv, r.task, &goal.Options{MaxIterations: r.f.goal})
 	if err != nil {
 		return err
 	}
@@ -482,15 +483,15 @@ func (r *headlessRun) question(pending []*event.ActionEvent) (stop bool, err err
 
 // finish closes the conversation and reports the run: the --json result or
 // the summary line, and the exit status.
-func (r *headlessRun) finish(runErr error) error {
+func (r *headlessRun) finish(ctx context.Context, runErr error) error {
 	a, conv, p := r.a, r.conv, r.p
 	id := conv.ID()
 	status := conv.Status()
 	st := conv.State()
-	final, _ := agent.FinalResponse(st)
+	final, _ := agent.FinalResponse(ctx, st)
 	res := runResult{
 		Type: "result", Status: string(status), ConversationID: id,
-		FinalMessage: final, Steps: conversation.AgentSteps(st.Events(), r.steps0),
+		FinalMessage: final, Steps: conversation.AgentSteps(ctx, st.Events(), r.steps0),
 		DurationMS: time.Since(r.start).Milliseconds(), Workspace: p.workDir,
 	}
 	res.Refused = r.refused

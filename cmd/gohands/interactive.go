@@ -238,7 +238,7 @@ func (a *app) fullScreen(ctx context.Context, f *runFlags, st settings, task str
 			if err != nil {
 				return &exitErr{code: exitError, msg: err.Error()}
 			}
-			if past, err = history(conv.State()); err != nil {
+			if past, err = history(ctx, conv.State()); err != nil {
 				return &exitErr{code: exitError, msg: err.Error()}
 			}
 		}

@@ -337,13 +337,13 @@ func (s *session) Resume(id string) ([]event.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	return history(conv.State())
+	return history(context.Background(), conv.State())
 }
 
 // history returns the events of a conversation, for showing.
-func history(st *conversation.State) ([]event.Event, error) {
+func history(ctx context.Context, st *conversation.State) ([]event.Event, error) {
 	var out []event.Event
-	for e, err := range conversation.EventsFrom(st.Events(), 0) {
+	for e, err := range conversation.EventsFrom(ctx, st.Events(), 0) {
 		if err != nil {
 			return out, err
 		}

@@ -38,7 +38,7 @@ the system prompt and token counts. ID may be a unique prefix of the id
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			events, fields, err := readStored(info.Dir)
+			events, fields, err := readStored(cmd.Context(), info.Dir)
 			if err != nil {
 				return &exitErr{code: exitError, msg: fmt.Sprintf("conversation %s: %v", info.ID, err)}
 			}
@@ -73,7 +73,7 @@ the system prompt and token counts. ID may be a unique prefix of the id
 // readStored reads a stored conversation's events and fields. A
 // conversation in use by another process is read from its event files
 // without its lock (the newest events may not be there yet).
-func readStored(dir string) ([]event.Event, *conversation.Fields, error) {
+func readStored(ctx context.Context, dir string) ([]event.Event, *conversation.Fields, error) {
 	var fields *conversation.Fields
 	if data, err := os.ReadFile(filepath.Join(dir, filestore.BaseStateFile)); err == nil {
 		fields, _ = conversation.DecodeFields(data, nil) // the events show even if the state does not decode
@@ -81,12 +81,12 @@ func readStored(dir string) ([]event.Event, *conversation.Fields, error) {
 	st, err := filestore.Open(dir, &filestore.Options{LockTimeout: 200 * time.Millisecond})
 	if err == nil {
 		defer st.Close()
-		log, err := conversation.LoadLog(context.Background(), st)
+		log, err := conversation.LoadLog(ctx, st)
 		if err != nil {
 			return nil, fields, err
 		}
 		var out []event.Event
-		for e, err := range conversation.EventsFrom(log, 0) {
+		for e, err := range conversation.EventsFrom(ctx, log, 0) {
 			if err != nil {
 				return out, fields, err
 			}

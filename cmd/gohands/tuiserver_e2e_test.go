@@ -63,7 +63,7 @@ func TestTUIServer(t *testing.T) {
 	var users []string
 	log := c.State().Events()
 	for i := range log.Len() {
-		e, err := log.Event(i)
+		e, err := log.Event(t.Context(), i)
 		if err != nil {
 			t.Fatal(err)
 		}

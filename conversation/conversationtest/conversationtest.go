@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/goal"
+	"github.com/gohands/gohands/conversation/title"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/llm/llmtest"
@@ -158,7 +160,7 @@ func events(t *testing.T, c conversation.Conversation) []event.Event {
 	log := c.State().Events()
 	out := make([]event.Event, 0, log.Len())
 	for i := range log.Len() {
-		e, err := log.Event(i)
+		e, err := log.Event(t.Context(), i)
 		if err != nil {
 			t.Fatalf("event %d: %v", i, err)
 		}
@@ -477,7 +479,7 @@ func testNavigateAndFork(t *testing.T, open Open) {
 	}
 	var texts []string
 	for _, en := range branch {
-		if e, err := c.State().Events().Event(en.Index); err == nil {
+		if e, err := c.State().Events().Event(t.Context(), en.Index); err == nil {
 			if msg, ok := e.(*event.MessageEvent); ok && msg.Source == event.SourceUser {
 				texts = append(texts, event.TextOf(msg.LLMMessage.Content))
 			}
@@ -514,16 +516,16 @@ func testNavigateAndFork(t *testing.T, open Open) {
 // conversation without one has none.
 func testTitle(t *testing.T, open Open) {
 	c := start(t, open, newModel(t))
-	if _, err := c.GenerateTitle(t.Context(), 0); !errors.Is(err, conversation.ErrNoUserMessage) {
-		t.Fatalf("GenerateTitle without a message: %v, want ErrNoUserMessage", err)
+	if _, err := title.Generate(t.Context(), c, 0); !errors.Is(err, title.ErrNoUserMessage) {
+		t.Fatalf("Generate without a message: %v, want ErrNoUserMessage", err)
 	}
 	turn(t, c, "make the login test pass")
-	title, err := c.GenerateTitle(t.Context(), 40)
+	got, err := title.Generate(t.Context(), c, 40)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if title != Title {
-		t.Fatalf("title %q, want %q", title, Title)
+	if got != Title {
+		t.Fatalf("title %q, want %q", got, Title)
 	}
 }
 
@@ -535,7 +537,7 @@ func testGoal(t *testing.T, open Open) {
 	c := start(t, open, m)
 	var statuses []string
 	var mu sync.Mutex
-	out, err := c.RunGoal(t.Context(), "prove it", &conversation.GoalOptions{MaxIterations: 3, OnStatus: func(s conversation.GoalStatus) {
+	out, err := goal.Run(t.Context(), c, "prove it", &goal.Options{MaxIterations: 3, OnStatus: func(s goal.Status) {
 		mu.Lock()
 		statuses = append(statuses, s.Status)
 		mu.Unlock()
@@ -543,11 +545,11 @@ func testGoal(t *testing.T, open Open) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Status != conversation.GoalComplete || out.Iterations != 2 || !out.Verdict.Complete {
+	if out.Status != goal.Complete || out.Iterations != 2 || !out.Verdict.Complete {
 		t.Fatalf("outcome %+v", out)
 	}
 	mu.Lock()
-	if want := []string{conversation.GoalRunning, conversation.GoalRunning, conversation.GoalComplete}; !slices.Equal(statuses, want) {
+	if want := []string{goal.Running, goal.Running, goal.Complete}; !slices.Equal(statuses, want) {
 		t.Fatalf("statuses %q, want %q", statuses, want)
 	}
 	mu.Unlock()
@@ -557,8 +559,11 @@ func testGoal(t *testing.T, open Open) {
 	if got := messages(t, c, event.SourceUser); len(got) != 2 || got[0] != "prove it" {
 		t.Fatalf("user messages %q: the objective, then the judge's follow-up", got)
 	}
-	if _, err := c.ResumeGoal(t.Context(), nil); !errors.Is(err, conversation.ErrNoResumableGoal) {
-		t.Fatalf("ResumeGoal after a complete goal: %v, want ErrNoResumableGoal", err)
+	if last, ok := goal.Last(t.Context(), c); !ok || last.Status != goal.Complete || last.Iteration != 2 {
+		t.Fatalf("the log's last goal status: %+v, %v", last, ok)
+	}
+	if _, err := goal.Resume(t.Context(), c, nil); !errors.Is(err, goal.ErrNoResumable) {
+		t.Fatalf("Resume after a complete goal: %v, want ErrNoResumable", err)
 	}
 }
 
@@ -580,8 +585,8 @@ func testClosed(t *testing.T, open Open) {
 			t.Errorf("%s after Close: %v, want ErrConversationClosed", name, err)
 		}
 	}
-	if _, err := c.GenerateTitle(ctx, 0); !errors.Is(err, conversation.ErrConversationClosed) {
-		t.Errorf("GenerateTitle after Close: %v, want ErrConversationClosed", err)
+	if _, err := title.Generate(ctx, c, 0); !errors.Is(err, conversation.ErrConversationClosed) {
+		t.Errorf("title.Generate after Close: %v, want ErrConversationClosed", err)
 	}
 	if err := c.Close(); err != nil {
 		t.Errorf("a second Close: %v", err)

@@ -312,7 +312,7 @@ func BenchmarkReplay1000(b *testing.B) {
 			st := openState(b, dir)
 			s := st.Events()
 			for i := range s.Len() {
-				if _, err := s.Event(i); err != nil {
+				if _, err := s.Event(b.Context(), i); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -330,7 +330,7 @@ func BenchmarkReplay1000(b *testing.B) {
 			st := openState(b, dir)
 			s := st.Events()
 			for i := range s.Len() {
-				if _, err := s.Event(i); err != nil {
+				if _, err := s.Event(b.Context(), i); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -406,7 +406,7 @@ func BenchmarkSearch2000(b *testing.B) {
 				b.Fatal(err)
 			}
 			for _, e := range p.Entries {
-				if _, err := s.Raw(e.Index); err != nil {
+				if _, err := s.Raw(b.Context(), e.Index); err != nil {
 					b.Fatal(err)
 				}
 			}

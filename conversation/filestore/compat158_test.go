@@ -56,8 +56,8 @@ func TestReadsPython158Conversation(t *testing.T) {
 		if ent.Kind != k {
 			t.Errorf("event %d kind %s, want %s", i, ent.Kind, k)
 		}
-		raw, _ := s.Raw(i)
-		ev, err := s.Event(i)
+		raw, _ := s.Raw(t.Context(), i)
+		ev, err := s.Event(t.Context(), i)
 		if err != nil {
 			t.Fatalf("event %d: %v", i, err)
 		}
@@ -65,7 +65,7 @@ func TestReadsPython158Conversation(t *testing.T) {
 			t.Errorf("event %d re-encodes differently:\n got %s\nwant %s", i, b, raw)
 		}
 	}
-	if ev, _ := s.Event(7); !event.IsUnknownKind(ev) {
+	if ev, _ := s.Event(t.Context(), 7); !event.IsUnknownKind(ev) {
 		t.Errorf("event 7 is %T", ev)
 	}
 	un := conversation.UnmatchedActions(s.Entries())

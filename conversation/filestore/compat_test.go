@@ -83,8 +83,8 @@ func TestReadsPythonConversation(t *testing.T) {
 			t.Errorf("event %d kind %s, want %s", i, ent.Kind, k)
 		}
 		// Each event decodes and re-encodes to the reference's exact bytes.
-		raw, _ := s.Raw(i)
-		ev, err := s.Event(i)
+		raw, _ := s.Raw(t.Context(), i)
+		ev, err := s.Event(t.Context(), i)
 		if err != nil {
 			t.Fatalf("event %d: %v", i, err)
 		}

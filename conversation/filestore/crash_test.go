@@ -80,7 +80,7 @@ func testKilledWriter(t *testing.T, mode string) {
 			}
 		}
 		for i := range n {
-			if _, err := s.Event(i); err != nil {
+			if _, err := s.Event(t.Context(), i); err != nil {
 				t.Fatalf("round %d: event %d: %v", round, i, err)
 			}
 		}
@@ -494,7 +494,7 @@ func TestCachelessOpenDecodesEachFileOnce(t *testing.T) {
 		if decoded := filestore.KeptDecoded(s.Store, i); decoded != (i != bad) {
 			t.Errorf("event %d held decoded by the open: %v, want %v", i, decoded, i != bad)
 		}
-		got, err := s.Event(i)
+		got, err := s.Event(t.Context(), i)
 		if i == bad {
 			if err == nil || errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "no_such_field") {
 				t.Errorf("Event(%d) of an undecodable file: %v, want its decoding error", i, err)
@@ -509,7 +509,7 @@ func TestCachelessOpenDecodesEachFileOnce(t *testing.T) {
 		}
 	}
 	// A decoded event is handed out once, and its file's copy goes with it.
-	if _, err := s.Event(0); err == nil {
+	if _, err := s.Event(t.Context(), 0); err == nil {
 		t.Error("second Event(0) succeeded without its file")
 	}
 	if _, err := s.Raw(1); err == nil {

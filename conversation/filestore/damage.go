@@ -291,7 +291,7 @@ func rebuildBase(dir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return conversation.RebuildBase(log, id.String())
+	return conversation.RebuildBase(context.Background(), log, id.String())
 }
 
 // setAsideFrom moves the event files numbered from on out of the log, and

@@ -94,7 +94,7 @@ func TestRepair(t *testing.T) {
 				t.Errorf("%d events after repair, want %d", st.Events().Len(), c.keep)
 			}
 			for i := range st.Events().Len() {
-				if _, err := st.Events().Event(i); err != nil {
+				if _, err := st.Events().Event(t.Context(), i); err != nil {
 					t.Errorf("event %d: %v", i, err)
 				}
 			}

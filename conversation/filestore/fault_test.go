@@ -137,7 +137,7 @@ func testWriteFaults(t *testing.T, opts *filestore.Options, seed uint64, ops int
 			t.Fatalf("seed %d op %d (%s): %d events, %d acknowledged", seed, op, what, s.Len(), len(acked))
 		}
 		for i, id := range acked {
-			ev, err := s.Event(i)
+			ev, err := s.Event(t.Context(), i)
 			if err != nil {
 				t.Fatalf("seed %d op %d (%s): event %d: %v", seed, op, what, i, err)
 			}
@@ -209,7 +209,7 @@ func checkLog(t *testing.T, dir string, opts *filestore.Options, ids []string) {
 		t.Fatalf("reopened: %d events, %d acknowledged", s.Len(), len(ids))
 	}
 	for i, id := range ids {
-		ev, err := s.Event(i)
+		ev, err := s.Event(t.Context(), i)
 		if err != nil || ev.EventBase().ID != id {
 			t.Fatalf("reopened: event %d: %v %v, want %s", i, ev, err, id)
 		}

@@ -32,7 +32,7 @@ func (s logStore) Append(e event.Event) (conversation.Entry, error) {
 	return s.Log.Append(context.Background(), e)
 }
 
-func (s logStore) Raw(i int) ([]byte, error) { return s.Log.Raw(i) }
+func (s logStore) Raw(i int) ([]byte, error) { return s.Log.Raw(context.Background(), i) }
 
 func (s logStore) ReadBase() ([]byte, error) { return s.Store.ReadBase(context.Background()) }
 

@@ -43,7 +43,7 @@ func TestJournalReplay(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, EventsDir, eventFileName(i, journalTestEvent(i).EventBase().ID))); err != nil {
 			t.Errorf("event %d: %v", i, err)
 		}
-		if _, err := s.Event(i); err != nil {
+		if _, err := s.Event(t.Context(), i); err != nil {
 			t.Errorf("event %d: %v", i, err)
 		}
 	}
@@ -107,7 +107,7 @@ func TestJournalStaleTail(t *testing.T) {
 		t.Fatalf("Len = %d, want 6", s.Len())
 	}
 	for i := range 6 {
-		if _, err := s.Event(i); err != nil {
+		if _, err := s.Event(t.Context(), i); err != nil {
 			t.Errorf("event %d: %v", i, err)
 		}
 	}
@@ -218,7 +218,7 @@ func TestReadOnlyOpenHasNoJournal(t *testing.T) {
 	s.Close()
 	os.Remove(filepath.Join(dir, JournalFile))
 	s = openTestStore(t, dir, nil)
-	if _, err := s.Event(0); err != nil {
+	if _, err := s.Event(t.Context(), 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Sync(); err != nil {
@@ -268,7 +268,7 @@ func (s testStore) Append(e event.Event) (conversation.Entry, error) {
 	return s.Log.Append(context.Background(), e)
 }
 
-func (s testStore) Raw(i int) ([]byte, error) { return s.Log.Raw(i) }
+func (s testStore) Raw(i int) ([]byte, error) { return s.Log.Raw(context.Background(), i) }
 
 func openTestStore(t *testing.T, dir string, opts *Options) testStore {
 	t.Helper()

@@ -40,7 +40,7 @@ func TestMappedJournalFault(t *testing.T) {
 		t.Fatalf("Len = %d, want 4", s.Len())
 	}
 	for i := range 4 {
-		if _, err := s.Event(i); err != nil {
+		if _, err := s.Event(t.Context(), i); err != nil {
 			t.Error(err)
 		}
 	}

@@ -55,7 +55,7 @@ func childReader(dir string) {
 	}
 	defer s.Close()
 	for i := range s.Len() {
-		if _, err := s.Event(i); err != nil {
+		if _, err := s.Event(context.Background(), i); err != nil {
 			fmt.Println("error:", err)
 			os.Exit(1)
 		}

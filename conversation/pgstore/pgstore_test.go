@@ -327,8 +327,8 @@ func TestSnapshotReadsWithoutLease(t *testing.T) {
 		t.Fatalf("the snapshot holds %d events, want 3", snap.Len())
 	}
 	for i := range 3 {
-		want, _ := la.Raw(i)
-		got, err := snap.Raw(i)
+		want, _ := la.Raw(t.Context(), i)
+		got, err := snap.Raw(t.Context(), i)
 		if err != nil || string(got) != string(want) {
 			t.Errorf("event %d: %s, %v; want %s", i, got, err, want)
 		}
@@ -350,8 +350,8 @@ func TestSnapshotReadsWithoutLease(t *testing.T) {
 		t.Fatalf("the refreshed snapshot holds %d events, the first %d; want 5 and 3", snap.Len(), old.Len())
 	}
 	for i := range 5 {
-		want, _ := la.Raw(i)
-		if got, err := snap.Raw(i); err != nil || string(got) != string(want) {
+		want, _ := la.Raw(t.Context(), i)
+		if got, err := snap.Raw(t.Context(), i); err != nil || string(got) != string(want) {
 			t.Errorf("refreshed, event %d: %s, %v; want %s", i, got, err, want)
 		}
 	}

@@ -11,9 +11,17 @@ import (
 
 	"github.com/gohands/gohands/api/protocol"
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/goal"
+	"github.com/gohands/gohands/conversation/title"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/workspace"
+)
+
+// A remote conversation's goal loops and titles are its server's.
+var (
+	_ goal.Looper     = (*Conversation)(nil)
+	_ title.Generator = (*Conversation)(nil)
 )
 
 // The conversation controls, each through the server's route of the same
@@ -80,8 +88,9 @@ func (c *Conversation) SwitchProfile(ctx context.Context, name string) error {
 	return sentinel(err, map[int]error{http.StatusConflict: conversation.ErrRunning, http.StatusBadRequest: conversation.ErrCannotSwitch, http.StatusNotFound: llm.ErrNoProfile})
 }
 
-// GenerateTitle asks the server for a title made from the first user
-// message (maxLength 0: the server's default).
+// GenerateTitle implements title.Generator: it asks the server for a
+// title made from the first user message (maxLength 0: the server's
+// default).
 func (c *Conversation) GenerateTitle(ctx context.Context, maxLength int) (string, error) {
 	var body protocol.GenerateTitleRequest
 	if maxLength > 0 {
@@ -89,7 +98,7 @@ func (c *Conversation) GenerateTitle(ctx context.Context, maxLength int) (string
 	}
 	var out protocol.GenerateTitleResponse
 	if err := c.post(ctx, "/generate_title", body, &out); err != nil {
-		return "", sentinel(err, map[int]error{http.StatusBadRequest: conversation.ErrNoUserMessage})
+		return "", sentinel(err, map[int]error{http.StatusBadRequest: title.ErrNoUserMessage})
 	}
 	return out.Title, nil
 }
@@ -103,14 +112,14 @@ func (c *Conversation) Condense(ctx context.Context) error {
 	return c.reconcile(ctx)
 }
 
-// RunGoal implements conversation.Conversation with the server's goal
+// RunGoal implements goal.Looper with the server's goal
 // loop: it starts it and returns its outcome once it has ended, calling
 // opts.OnStatus with each status the server records. The server's agent
 // judges: opts.Judge and opts.Resume are not supported (ResumeGoal
 // resumes). Cancelling ctx stops the loop on the server; the run in
 // progress goes on.
-func (c *Conversation) RunGoal(ctx context.Context, objective string, opts *conversation.GoalOptions) (*conversation.GoalOutcome, error) {
-	var o conversation.GoalOptions
+func (c *Conversation) RunGoal(ctx context.Context, objective string, opts *goal.Options) (*goal.Outcome, error) {
+	var o goal.Options
 	if opts != nil {
 		o = *opts
 	}
@@ -121,21 +130,21 @@ func (c *Conversation) RunGoal(ctx context.Context, objective string, opts *conv
 	if o.MaxIterations > 0 {
 		body.MaxIterations = &o.MaxIterations
 	}
-	return c.goal(ctx, "/goal", body, o.OnStatus)
+	return c.runGoal(ctx, "/goal", body, o.OnStatus)
 }
 
-// ResumeGoal implements conversation.Conversation with the server's
+// ResumeGoal implements goal.Looper with the server's
 // resume of the goal loop last stopped or interrupted, which keeps its
 // recorded bound: opts.MaxIterations and opts.Judge are not supported.
-func (c *Conversation) ResumeGoal(ctx context.Context, opts *conversation.GoalOptions) (*conversation.GoalOutcome, error) {
-	var o conversation.GoalOptions
+func (c *Conversation) ResumeGoal(ctx context.Context, opts *goal.Options) (*goal.Outcome, error) {
+	var o goal.Options
 	if opts != nil {
 		o = *opts
 	}
 	if o.Judge != nil || o.MaxIterations != 0 || o.Resume != nil {
 		return nil, fmt.Errorf("remote: goal: resuming with other options needs a local conversation: %w", conversation.ErrUnsupported)
 	}
-	return c.goal(ctx, "/goal/resume", nil, o.OnStatus)
+	return c.runGoal(ctx, "/goal/resume", nil, o.OnStatus)
 }
 
 // StopGoal stops the server's goal loop; the run in progress goes on.
@@ -143,23 +152,19 @@ func (c *Conversation) StopGoal(ctx context.Context) error {
 	return c.post(ctx, "/goal/stop", nil, nil)
 }
 
-// goal starts the server's goal loop through route and waits for the
+// runGoal starts the server's goal loop through route and waits for the
 // status that ends it.
-func (c *Conversation) goal(ctx context.Context, route string, body any, onStatus func(conversation.GoalStatus)) (*conversation.GoalOutcome, error) {
+func (c *Conversation) runGoal(ctx context.Context, route string, body any, onStatus func(goal.Status)) (*goal.Outcome, error) {
 	var (
 		mu       sync.Mutex
-		statuses []conversation.GoalStatus
+		statuses []goal.Status
 		arrived  = make(chan struct{}, 1)
 	)
 	// Subscribed first, so that no status of this loop is missed; the
 	// function only keeps them, so it never falls behind.
 	unsubscribe := c.Subscribe(func(e event.Event) {
-		u, ok := e.(*event.ConversationStateUpdateEvent)
-		if !ok || u.Key != conversation.GoalKey {
-			return
-		}
-		var st conversation.GoalStatus
-		if b, err := json.Marshal(u.Value); err != nil || json.Unmarshal(b, &st) != nil {
+		st, ok := goal.StatusOf(e)
+		if !ok {
 			return
 		}
 		mu.Lock()
@@ -173,7 +178,7 @@ func (c *Conversation) goal(ctx context.Context, route string, body any, onStatu
 	defer unsubscribe()
 	if err := c.post(ctx, route, body, nil); err != nil {
 		if route == "/goal/resume" {
-			err = sentinel(err, map[int]error{http.StatusBadRequest: conversation.ErrNoResumableGoal})
+			err = sentinel(err, map[int]error{http.StatusBadRequest: goal.ErrNoResumable})
 		}
 		return nil, sentinel(err, map[int]error{http.StatusConflict: conversation.ErrRunning})
 	}
@@ -188,7 +193,7 @@ func (c *Conversation) goal(ctx context.Context, route string, body any, onStatu
 		mu.Unlock()
 		for _, st := range got {
 			if !started {
-				started = st.Status == conversation.GoalRunning && st.Active
+				started = st.Status == goal.Running && st.Active
 				if !started {
 					continue
 				}
@@ -197,9 +202,9 @@ func (c *Conversation) goal(ctx context.Context, route string, body any, onStatu
 				onStatus(st)
 			}
 			switch st.Status {
-			case conversation.GoalRunning:
-			case conversation.GoalComplete, conversation.GoalCapped:
-				out := &conversation.GoalOutcome{Status: st.Status, Iterations: st.Iteration}
+			case goal.Running:
+			case goal.Complete, goal.Capped:
+				out := &goal.Outcome{Status: st.Status, Iterations: st.Iteration}
 				if st.Verdict != nil {
 					out.Verdict = *st.Verdict
 				}

@@ -1,7 +1,6 @@
 package remote_test
 
 import (
-	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -9,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/goal"
 	"github.com/gohands/gohands/conversation/remote"
+	"github.com/gohands/gohands/conversation/title"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/llm/llmtest"
@@ -40,31 +41,20 @@ func TestControlsOverServer(t *testing.T) {
 	}
 	defer c.Close()
 	var statuses []string
-	out, err := c.RunGoal(ctx, "prove it", &conversation.GoalOptions{MaxIterations: 3, OnStatus: func(s conversation.GoalStatus) {
+	out, err := goal.Run(ctx, c, "prove it", &goal.Options{MaxIterations: 3, OnStatus: func(s goal.Status) {
 		statuses = append(statuses, s.Status)
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Status != conversation.GoalComplete || out.Iterations != 2 || !out.Verdict.Complete {
+	if out.Status != goal.Complete || out.Iterations != 2 || !out.Verdict.Complete {
 		t.Fatalf("goal outcome %+v", out)
 	}
 	if want := []string{"running", "running", "complete"}; !slices.Equal(statuses, want) {
 		t.Fatalf("goal statuses %q, want %q", statuses, want)
 	}
 	// The statuses are in the log too.
-	var last conversation.GoalStatus
-	log := c.State().Events()
-	for i := log.Len() - 1; i >= 0; i-- {
-		if e, err := log.Event(i); err == nil {
-			if u, ok := e.(*event.ConversationStateUpdateEvent); ok && u.Key == conversation.GoalKey {
-				raw, _ := json.Marshal(u.Value)
-				json.Unmarshal(raw, &last)
-				break
-			}
-		}
-	}
-	if last.Status != conversation.GoalComplete {
+	if last, ok := goal.Last(ctx, c); !ok || last.Status != goal.Complete {
 		t.Fatalf("last goal status in the log %+v", last)
 	}
 	if n := judged.Load(); n != 2 {
@@ -73,7 +63,7 @@ func TestControlsOverServer(t *testing.T) {
 	if err := c.StopGoal(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ResumeGoal(ctx, nil); !errors.Is(err, conversation.ErrNoResumableGoal) {
+	if _, err := goal.Resume(ctx, c, nil); !errors.Is(err, goal.ErrNoResumable) {
 		t.Fatalf("resuming a completed goal: %v", err)
 	}
 	cfg := llm.DefaultConfig("openai/gpt-4o-mini")
@@ -82,13 +72,13 @@ func TestControlsOverServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.RunGoal(ctx, "x", &conversation.GoalOptions{Judge: judge}); !errors.Is(err, conversation.ErrUnsupported) || !errors.Is(err, errors.ErrUnsupported) {
+	if _, err := goal.Run(ctx, c, "x", &goal.Options{Judge: judge}); !errors.Is(err, conversation.ErrUnsupported) || !errors.Is(err, errors.ErrUnsupported) {
 		t.Fatalf("a goal with a judge model: %v", err)
 	}
 
-	title, err := c.GenerateTitle(ctx, 0)
-	if err != nil || title != "🧪 Goal work" {
-		t.Fatalf("title %q, %v", title, err)
+	got, err := title.Generate(ctx, c, 0)
+	if err != nil || got != "🧪 Goal work" {
+		t.Fatalf("title %q, %v", got, err)
 	}
 	if err := c.SwitchLLM(ctx, cfg); err != nil {
 		t.Fatal(err)
@@ -98,7 +88,7 @@ func TestControlsOverServer(t *testing.T) {
 	var first string
 	st := c.State().Events()
 	for i := 0; i < st.Len() && first == ""; i++ {
-		if e, err := st.Event(i); err == nil {
+		if e, err := st.Event(t.Context(), i); err == nil {
 			if m, ok := e.(*event.MessageEvent); ok && m.Source == event.SourceUser {
 				first = m.ID
 			}

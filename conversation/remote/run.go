@@ -128,7 +128,7 @@ func (c *Conversation) wait(ctx context.Context, mark int) error {
 				return nil
 			})
 		}
-		return c.result()
+		return c.result(ctx)
 	}
 }
 
@@ -143,7 +143,7 @@ func (c *Conversation) finish(ctx context.Context) error {
 		var fe *fatalError
 		switch {
 		case err == nil:
-			return c.result()
+			return c.result(ctx)
 		case errors.As(err, &fe):
 			return err
 		}
@@ -158,7 +158,7 @@ func (c *Conversation) finish(ctx context.Context) error {
 }
 
 // result is Run's value for the mirrored status.
-func (c *Conversation) result() error {
+func (c *Conversation) result(ctx context.Context) error {
 	switch st := c.Status(); st {
 	case conversation.StatusError, conversation.StatusStuck:
 		re := &conversation.RunError{Status: st, Code: string(st)}
@@ -168,7 +168,7 @@ func (c *Conversation) result() error {
 		log := c.state.Events()
 		p, err := log.Search(conversation.Query{Kind: "ConversationErrorEvent", Descending: true, Limit: 1})
 		if err == nil && len(p.Entries) == 1 {
-			if e, err := log.Event(p.Entries[0].Index); err == nil {
+			if e, err := log.Event(ctx, p.Entries[0].Index); err == nil {
 				if ce, ok := e.(*event.ConversationErrorEvent); ok {
 					re.Code, re.Detail = ce.Code, ce.Detail
 				}

@@ -150,11 +150,11 @@ func checkEntries(t *testing.T, log *conversation.Log, evs []event.Event) {
 		if ent.ToolCallID != call || ent.ActionID != action || ent.HasAction != hasAction {
 			t.Errorf("Entry(%d) tool fields = %q %q %v; want %q %q %v", i, ent.ToolCallID, ent.ActionID, ent.HasAction, call, action, hasAction)
 		}
-		raw, err := log.Raw(i)
+		raw, err := log.Raw(t.Context(), i)
 		if err != nil || !bytes.Equal(raw, want) {
 			t.Errorf("Raw(%d) = %s, %v\nwant %s", i, raw, err, want)
 		}
-		got, err := log.Event(i)
+		got, err := log.Event(t.Context(), i)
 		if err != nil {
 			t.Fatalf("Event(%d): %v", i, err)
 		}
@@ -230,13 +230,13 @@ func testConcurrent(t *testing.T, f Factory) {
 				ent, err := log.Entry(i)
 				var raw []byte
 				if err == nil {
-					raw, err = log.Raw(i)
+					raw, err = log.Raw(t.Context(), i)
 				}
 				if err == nil && len(raw) != ent.Size {
 					err = fmt.Errorf("Raw(%d) has %d bytes, its entry says %d", i, len(raw), ent.Size)
 				}
 				if err == nil {
-					_, err = log.Event(i)
+					_, err = log.Event(t.Context(), i)
 				}
 				if err != nil {
 					errs <- err
@@ -272,7 +272,7 @@ func testClosed(t *testing.T, f Factory) {
 	if err := s.WriteBase(ctx, []byte(`{}`)); !errors.Is(err, conversation.ErrClosed) {
 		t.Errorf("WriteBase after Close: err = %v", err)
 	}
-	if _, err := log.Raw(0); !errors.Is(err, conversation.ErrClosed) {
+	if _, err := log.Raw(t.Context(), 0); !errors.Is(err, conversation.ErrClosed) {
 		t.Errorf("Raw after Close: err = %v", err)
 	}
 }
@@ -331,14 +331,14 @@ func testLargeArguments(t *testing.T, f Factory) {
 	log := load(t, s)
 	mustAppend(t, log, a)
 	check := func(when string) {
-		raw, err := log.Raw(0)
+		raw, err := log.Raw(t.Context(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n := bytes.Count(raw, []byte(big)); n != 1 {
 			t.Errorf("%s: the stored event holds the argument %d times", when, n)
 		}
-		e, err := log.Event(0)
+		e, err := log.Event(t.Context(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}

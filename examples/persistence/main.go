@@ -75,14 +75,15 @@ func run(base string) error {
 	if err != nil {
 		return err
 	}
-	st, err := conversation.OpenID(context.Background(), store, id, nil)
+	ctx := context.Background()
+	st, err := conversation.OpenID(ctx, store, id, nil)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	f := st.Fields()
 	fmt.Printf("conversation %s in %s\nstatus %s, %d events:\n", f.ID, dir, f.ExecutionStatus, st.Events().Len())
-	if err := printEvents(os.Stdout, st.Events()); err != nil {
+	if err := printEvents(ctx, os.Stdout, st.Events()); err != nil {
 		return err
 	}
 	names, _ := filepath.Glob(filepath.Join(dir, filestore.EventsDir, "event-*.json"))
@@ -91,9 +92,9 @@ func run(base string) error {
 }
 
 // printEvents prints one line per event of the log.
-func printEvents(w io.Writer, log *conversation.Log) error {
+func printEvents(ctx context.Context, w io.Writer, log *conversation.Log) error {
 	for i := range log.Len() {
-		ev, err := log.Event(i)
+		ev, err := log.Event(ctx, i)
 		if err != nil {
 			return err
 		}

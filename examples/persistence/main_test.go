@@ -29,7 +29,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	if err := printEvents(os.Stdout, log); err != nil {
+	if err := printEvents(context.Background(), os.Stdout, log); err != nil {
 		panic(err)
 	}
 	// Output:

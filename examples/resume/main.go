@@ -105,7 +105,7 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	store := conv.State().Events()
-	last, err := store.Event(store.Len() - 1)
+	last, err := store.Event(ctx, store.Len()-1)
 	if err != nil {
 		return err
 	}

@@ -253,7 +253,7 @@ func (r *goRun) events(ctx context.Context, c goConv, rec *recorder, entry map[s
 	var desc []any
 	log := c.State().Events()
 	for i := range log.Len() {
-		e, err := log.Event(i)
+		e, err := log.Event(ctx, i)
 		if err != nil {
 			return err
 		}

@@ -490,17 +490,17 @@ func (m *manager) run(ctx context.Context, caller *agent.Caller, rec *record, de
 	}
 	st := child.Status()
 	if st == conversation.StatusFinished && overBudget == "" {
-		final, _ := agent.FinalResponse(child.State())
+		final, _ := agent.FinalResponse(ctx, child.State())
 		return final, false, nil
 	}
 	reason := overBudget
 	if reason == "" {
-		reason = lastError(child.State())
+		reason = lastError(ctx, child.State())
 	}
 	if reason == "" {
 		reason = fmt.Sprintf("Sub-agent stopped without finishing (status: %s).", st)
 	}
-	if partial, _ := agent.FinalResponse(child.State()); partial != "" {
+	if partial, _ := agent.FinalResponse(ctx, child.State()); partial != "" {
 		reason += "\nPartial result:\n" + partial
 	}
 	return reason, true, nil
@@ -647,12 +647,12 @@ func (m *manager) rollUp(caller *agent.Caller, rec *record, child conversation.C
 
 // lastError returns the detail of a conversation's last
 // ConversationErrorEvent, or "".
-func lastError(st *conversation.State) string {
+func lastError(ctx context.Context, st *conversation.State) string {
 	p, err := st.Events().Search(conversation.Query{Kind: event.KindConversationError, Descending: true, Limit: 1})
 	if err != nil || len(p.Entries) == 0 {
 		return ""
 	}
-	e, err := st.Events().Event(p.Entries[0].Index)
+	e, err := st.Events().Event(ctx, p.Entries[0].Index)
 	if err != nil {
 		return ""
 	}

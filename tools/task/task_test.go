@@ -162,7 +162,7 @@ func observations(t *testing.T, c *conversation.LocalConversation) map[string]*t
 	out := map[string]*task.Observation{}
 	log := c.State().Events()
 	for i := range log.Len() {
-		e, err := log.Event(i)
+		e, err := log.Event(t.Context(), i)
 		if err != nil {
 			t.Fatal(err)
 		}

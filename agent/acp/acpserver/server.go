@@ -181,7 +181,7 @@ func (s *server) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (s
 		return sdk.LoadSessionResponse{}, err
 	}
 	// The history goes out before the answer, as the protocol asks.
-	for _, e := range ss.history() {
+	for _, e := range ss.history(ctx) {
 		ss.replay(e)
 	}
 	if err := ss.flush(ctx); err != nil {

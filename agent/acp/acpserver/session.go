@@ -76,11 +76,11 @@ func (ss *session) update(u sdk.SessionUpdate) {
 }
 
 // history is the conversation's log, for session/load.
-func (ss *session) history() []event.Event {
+func (ss *session) history(ctx context.Context) []event.Event {
 	log := ss.conv.State().Events()
 	var out []event.Event
 	for i := range log.Len() {
-		if e, err := log.Event(i); err == nil {
+		if e, err := log.Event(ctx, i); err == nil {
 			out = append(out, e)
 		}
 	}
