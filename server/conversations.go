@@ -19,7 +19,9 @@ import (
 	"github.com/gohands/gohands/api/protocol"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/hook"
 	"github.com/gohands/gohands/internal/wire"
+	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/tool"
@@ -187,6 +189,11 @@ func (s *Server) start(ctx context.Context, req *startRequest, obs *observabilit
 		return nil, err
 	}
 	if len(req.HookConfig) > 0 && !isNull(req.HookConfig) {
+		// Checked here so that a bad one is a 422 now, not a 500 when the
+		// agent starts (and never stored, to be answered back as it came).
+		if _, err := hook.Parse(req.HookConfig); err != nil {
+			return nil, invalid(err.Error(), "body", "hook_config")
+		}
 		opts.HookConfig = req.HookConfig
 	}
 	for k, v := range req.Tags {
@@ -1081,6 +1088,11 @@ func (s *Server) handleAsk(in *request[none, askRequest]) (any, error) {
 		return nil, err
 	}
 	ans, err := lc.AskAgent(in.r.Context(), in.body.Question)
+	var apiErr *llm.APIError
+	if errors.As(err, &apiErr) {
+		// The model failed, not the server (the reference answers 500).
+		return nil, &httpError{status: http.StatusBadGateway, detail: "ask_agent: the agent's model failed: " + err.Error()}
+	}
 	if err != nil {
 		return nil, &internalError{err}
 	}

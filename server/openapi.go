@@ -92,8 +92,114 @@ func (s *Server) openAPI() ([]byte, error) {
 			}
 		}
 	}
+	describeStart(r.Spec)
 	stringDetail(r.Spec)
 	return r.Spec.MarshalJSON()
+}
+
+// describeStart documents the start request's agent and agent_settings,
+// which the server keeps as raw JSON until it validates them (their
+// reflected schema says nothing), and gives the route an example body.
+// The agent is one of the reference's kinds, Agent or ACPAgent, with the
+// fields it requires (llm; acp_command); both stay open to the rest of
+// their fields, which the server checks itself.
+func describeStart(spec *openapi3.Spec) {
+	sc, ok := spec.Components.Schemas.MapOfSchemaOrRefValues["ServerStartRequest"]
+	if !ok || sc.Schema == nil {
+		return
+	}
+	object, str, arr := openapi3.SchemaTypeObject, openapi3.SchemaTypeString, openapi3.SchemaTypeArray
+	obj := func(desc string, props map[string]openapi3.SchemaOrRef, required ...string) *openapi3.Schema {
+		return &openapi3.Schema{Type: &object, Description: &desc, Properties: props, Required: required}
+	}
+	text := func(desc string, values ...any) openapi3.SchemaOrRef {
+		return openapi3.SchemaOrRef{Schema: &openapi3.Schema{Type: &str, Description: &desc, Enum: values}}
+	}
+	list := func(desc string, items openapi3.SchemaOrRef) openapi3.SchemaOrRef {
+		return openapi3.SchemaOrRef{Schema: &openapi3.Schema{Type: &arr, Description: &desc, Items: &items}}
+	}
+	plain := openapi3.SchemaOrRef{Schema: &openapi3.Schema{Type: &str}}
+	ref := func(name string) openapi3.SchemaOrRef {
+		return openapi3.SchemaOrRef{SchemaReference: &openapi3.SchemaReference{Ref: "#/components/schemas/" + name}}
+	}
+	add := func(name string, s *openapi3.Schema) {
+		spec.Components.Schemas.MapOfSchemaOrRefValues[name] = openapi3.SchemaOrRef{Schema: s}
+	}
+	add("LLM", obj("The reference's LLM object: model, api_key, base_url and its other settings (retries, timeouts, sampling, ...).",
+		map[string]openapi3.SchemaOrRef{
+			"model":    text("Provider-prefixed model name, as LiteLLM writes it (anthropic/claude-sonnet-4-5, openai/gpt-5, gemini/..., bedrock/..., vertex_ai/...). gohands requires it where the reference defaults it."),
+			"api_key":  text("The provider's key; answered redacted."),
+			"base_url": text("The provider's endpoint, when not its default."),
+			"usage_id": text("Names the LLM in the conversation's metrics."),
+		}, "model"))
+	add("ToolSpec", obj("A tool of the agent.", map[string]openapi3.SchemaOrRef{
+		"name":   text("A registered tool or tool set (terminal, file_editor, task_tracker, browser_tool_set, ...)."),
+		"params": {Schema: obj("The tool's parameters.", nil)},
+	}, "name"))
+	tools := list("The agent's tools.", ref("ToolSpec"))
+	add("Agent", obj("An LLM agent (kind Agent, assumed when kind is absent): its model, tools and the rest of the reference's Agent fields (agent_context, condenser, critic, mcp_config, system_prompt, ...).",
+		map[string]openapi3.SchemaOrRef{
+			"kind":  text("The agent's kind.", "Agent"),
+			"llm":   ref("LLM"),
+			"tools": tools,
+			"include_default_tools": list("The built-in tools to include (FinishTool and ThinkTool when absent).",
+				openapi3.SchemaOrRef{Schema: &openapi3.Schema{Type: &str, Enum: []any{"FinishTool", "ThinkTool", "InvokeSkillTool", "SwitchLLMTool"}}}),
+			"condenser": {Schema: obj("A kind-tagged condenser (LLMSummarizingCondenser, PipelineCondenser, NoOpCondenser, ...).", nil, "kind")},
+		}, "llm"))
+	add("ACPAgent", obj("An agent that drives an ACP server (kind ACPAgent): the server runs its own model and tools.",
+		map[string]openapi3.SchemaOrRef{
+			"kind":             text("The agent's kind.", "ACPAgent"),
+			"acp_command":      list("The program that serves ACP over stdio, and its first arguments.", plain),
+			"acp_args":         list("Arguments appended to acp_command.", plain),
+			"acp_model":        text("The model the ACP server should use; absent: its default."),
+			"acp_session_mode": text("The ACP session mode set once the session exists."),
+		}, "kind", "acp_command"))
+	agent := &openapi3.Schema{
+		OneOf:         []openapi3.SchemaOrRef{ref("Agent"), ref("ACPAgent")},
+		Discriminator: &openapi3.Discriminator{PropertyName: "kind", Mapping: map[string]string{"Agent": "#/components/schemas/Agent", "ACPAgent": "#/components/schemas/ACPAgent"}},
+	}
+	agent.WithDescription("The agent that runs the conversation. One of agent and agent_settings is required; agent wins when both are given.")
+	settings := obj("Agent settings (agent_kind openhands): the server builds the agent from them as the reference does, with its default tools unless tools or preset say otherwise. Used when agent is absent.",
+		map[string]openapi3.SchemaOrRef{
+			"agent_kind": text("Only the standard agent is built from settings; send an ACPAgent as agent.", "openhands"),
+			"llm":        ref("LLM"),
+			"tools":      tools,
+			"preset":     text("gohands: a named preset of tools, condenser and prompt (default, gpt5, gemini, planning)."),
+		})
+	one := int64(1)
+	clientTool := obj("A tool the client executes (the reference's ClientToolSpec): the agent's calls of it reach the client as events on its socket.",
+		map[string]openapi3.SchemaOrRef{
+			"name":        {Schema: &openapi3.Schema{Type: &str, MinLength: &one, Description: new("The name the agent calls the tool by; not a registered tool's.")}},
+			"description": {Schema: &openapi3.Schema{Type: &str, MinLength: &one, Description: new("What the tool does, for the model.")}},
+			"parameters":  {Schema: obj("The JSON schema (type object) of the tool's input; absent: no input.", nil)},
+			"annotations": {Schema: obj("MCP-style hints (readOnlyHint, destructiveHint, ...).", nil)},
+		}, "name", "description")
+	clientTool.AdditionalProperties = &openapi3.SchemaAdditionalProperties{Bool: new(false)}
+	add("ClientToolSpec", clientTool)
+	sc.Schema.Properties["client_tools"] = list("Tools the client executes.", ref("ClientToolSpec"))
+	nullable := true
+	settings.Nullable = &nullable
+	sc.Schema.Properties["agent"] = openapi3.SchemaOrRef{Schema: agent}
+	sc.Schema.Properties["agent_settings"] = openapi3.SchemaOrRef{Schema: settings}
+	if op, ok := spec.Paths.MapOfPathItemValues["/api/conversations"].MapOfOperationValues["post"]; ok && op.RequestBody != nil && op.RequestBody.RequestBody != nil {
+		if mt, ok := op.RequestBody.RequestBody.Content["application/json"]; ok {
+			var example any = startExample
+			mt.Example = &example
+			op.RequestBody.RequestBody.Content["application/json"] = mt
+		}
+	}
+}
+
+// startExample is the start route's example request: an LLM agent with
+// the usual tools, a local workspace and a first message that runs.
+var startExample = map[string]any{
+	"agent": map[string]any{
+		"kind":  "Agent",
+		"llm":   map[string]any{"model": "anthropic/claude-sonnet-4-5", "api_key": "your-api-key"},
+		"tools": []any{map[string]any{"name": "terminal"}, map[string]any{"name": "file_editor"}, map[string]any{"name": "task_tracker"}},
+	},
+	"workspace":       map[string]any{"kind": "LocalWorkspace", "working_dir": "workspace/project"},
+	"initial_message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "Make the failing test in tests/test_calc.py pass."}}, "run": true},
 }
 
 // nullItems marks the items of a route's list response nullable (OpenAPI

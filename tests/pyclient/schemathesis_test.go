@@ -21,7 +21,8 @@ import (
 //
 // Left out: starting bash commands and uploading files. They do what they
 // are told by design — fuzzing them would run random commands and write
-// random paths as the test's user. The server gets an unreachable HTTP
+// random paths as the test's user. For the same reason an ACPAgent's
+// acp_command is replaced by a missing program (testdata/schemathesis_hooks.py). The server gets an unreachable HTTP
 // proxy, so conversations created with generated LLM settings reach no
 // network.
 func TestSchemathesis(t *testing.T) {
@@ -42,7 +43,11 @@ func TestSchemathesis(t *testing.T) {
 	report := t.TempDir()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, st, "run", url+"/openapi.json",
+	config, err := filepath.Abs("testdata/schemathesis.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, st, "--config-file", config, "run", url+"/openapi.json",
 		"--header", "X-Session-API-Key: "+apiKey,
 		"--checks", "not_a_server_error,response_schema_conformance,content_type_conformance,status_code_conformance,unsupported_method",
 		"--exclude-path-regex", `^/api/(bash/(start|execute)_bash_command|file/upload)$`,
@@ -54,9 +59,14 @@ func TestSchemathesis(t *testing.T) {
 		"--report", "ndjson", "--report-dir", report,
 	)
 	cmd.Dir = t.TempDir()
+	hooks, err := filepath.Abs("testdata/schemathesis_hooks.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = append(os.Environ(), "SCHEMATHESIS_HOOKS="+hooks)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	err = cmd.Run()
 	keep := 4000
 	if err != nil {
 		keep = 30000 // the failures come before the summary
