@@ -274,7 +274,8 @@ func TestE2EServeCredentialsNotReadable(t *testing.T) {
 	}
 	secretValues := []string{"sess-key-8c7b6a5d4e3f", "sess-key0-1a2b3c4d5e", "secret-key-9f8e7d6c5b", "hook-token-4d3c2b1a", "sk-serve-llm-0f1e2d3c", "sk-ant-serve-7a6b5c4d"}
 	home := t.TempDir()
-	cmd := exec.Command(binPath, "serve", "--host", "127.0.0.1", "--port", "0")
+	// Without titles: a title call would take a scripted reply.
+	cmd := exec.Command(binPath, "serve", "--host", "127.0.0.1", "--port", "0", "--autotitle=false")
 	cmd.Dir = t.TempDir()
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "LLM_") && !strings.HasPrefix(kv, "OH_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "XDG_") {

@@ -107,7 +107,7 @@ leases expire (--lease) and resume those that were running.`,
 	fl.StringVar(&f.host, "host", "127.0.0.1", "`address` to listen on")
 	fl.IntVar(&f.port, "port", 8000, "`port` to listen on")
 	fl.StringVar(&f.config, "config", "", "JSON configuration `file` (default $"+server.ConfigPathEnv+" or "+server.DefaultConfigPath+")")
-	fl.BoolVar(&f.autotitle, "autotitle", false, "title each conversation from its first message with a model call (its title_llm_profile from the settings' llm_profiles, else the agent's model), as the reference's server does")
+	fl.BoolVar(&f.autotitle, "autotitle", true, "title each conversation whose start request leaves autotitle set (its default) from its first message with a model call (its title_llm_profile from the settings' llm_profiles, else the agent's model), as the reference's server does; --autotitle=false leaves titles to PATCH")
 	fl.BoolVar(&f.securityEvents, "security-analysis-events", false, "record a SecurityAnalysisEvent for each batch of actions a security analyzer rates (a kind of the reference since 1.58: clients of the Python reference 1.43.1 cannot decode it)")
 	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "without a session key, a host `name` (besides localhost and IP addresses) this server answers to in requests' Host header; repeat for several (other names are refused, against DNS rebinding)")
 	fl.BoolVar(&f.allowNoAuth, "allow-unauthenticated", false, "listen on a non-loopback address without any session key (anyone who can reach the port controls the agent)")

@@ -196,7 +196,8 @@ func TestE2ESignalServe(t *testing.T) {
 			if second {
 				timeout = "10m"
 			}
-			cmd := exec.Command(binPath, "serve", "--host", "127.0.0.1", "--port", "0", "--shutdown-timeout", timeout)
+			// Without titles: a title call would take the scripted reply.
+			cmd := exec.Command(binPath, "serve", "--host", "127.0.0.1", "--port", "0", "--shutdown-timeout", timeout, "--autotitle=false")
 			cmd.Dir = t.TempDir()
 			for _, kv := range os.Environ() {
 				if !strings.HasPrefix(kv, "LLM_") && !strings.HasPrefix(kv, "OH_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "XDG_") {

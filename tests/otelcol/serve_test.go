@@ -73,7 +73,8 @@ func testServeTrace(t *testing.T, proto string) {
 	}
 	dir := t.TempDir()
 	const key = "otelcol-session-key"
-	cmd := exec.Command(bin, "serve", "--port", "0")
+	// Without titles: a title call would take a scripted reply.
+	cmd := exec.Command(bin, "serve", "--port", "0", "--autotitle=false")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"HOME="+dir,

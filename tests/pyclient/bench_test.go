@@ -88,7 +88,7 @@ func stepsPlaybook(b *testing.B, steps int) *llmtest.Playbook {
 		{Name: "finish", Arguments: `{"message":"done"}`},
 	}})
 	p, err := llmtest.NewPlaybook(
-		llmtest.Rule{Name: "title", System: "(?i)titles", Replies: []llmtest.Reply{{Text: "Bench"}}, Loop: true},
+		llmtest.Rule{Name: "title", System: "(?i)titles|write a short title", Replies: []llmtest.Reply{{Text: "Bench"}}, Loop: true},
 		llmtest.Rule{Name: "load", FirstUser: "^#load", Replies: []llmtest.Reply{
 			{ToolCalls: []llmtest.ToolCall{{Name: "terminal", Arguments: `{"command":"echo load-ok"}`}}},
 			{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}},

@@ -37,7 +37,8 @@ func TestServerKilledShownRecovered(t *testing.T) {
 	bin := gohandsBinary(t)
 	port := freePort(t)
 	start := func() *server {
-		return launch(t, "gohands", []string{bin, "serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port)},
+		// Without titles: a title call would take the scripted reply.
+		return launch(t, "gohands", []string{bin, "serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--autotitle=false"},
 			env, port, 50*time.Millisecond, 2*time.Minute)
 	}
 	srv := start()

@@ -23,7 +23,7 @@ import (
 // then finish. Replies depend only on the conversation's own history, so
 // any number of conversations share the model.
 const loadPlaybook = `{"rules": [
- {"name": "title", "system": "(?i)titles", "replies": [{"text": "Load"}], "loop": true},
+ {"name": "title", "system": "(?i)titles|write a short title", "replies": [{"text": "Load"}], "loop": true},
  {"name": "load", "first_user": "^#load", "replies": [
   {"tool_calls": [{"name": "terminal", "arguments": {"command": "echo load-ok"}}]},
   {"tool_calls": [{"name": "finish", "arguments": {"message": "done"}}]}]}]}`

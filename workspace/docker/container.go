@@ -222,15 +222,18 @@ func engine(ctx context.Context, o *Options) (*dockerapi.Client, error) {
 func (c *Container) start(ctx context.Context, o *Options, binds []string, port int) error {
 	cfg := config(o, binds, "OH_SESSION_API_KEYS_0="+c.key)
 	cmd := cfg.Cmd
+	// The server is this client's own: it titles nothing (a title is a
+	// model call, and gohands' clients never show it), as before gohands
+	// serve titled by default.
 	if o.Network == "host" {
 		// The server shares this machine's network: it listens on the
 		// chosen port of the host's loopback, nothing is published.
 		if cmd == nil {
-			cmd = []string{"--host", "127.0.0.1", "--port", strconv.Itoa(port), "--exit-on-stdin-close"}
+			cmd = []string{"--host", "127.0.0.1", "--port", strconv.Itoa(port), "--exit-on-stdin-close", "--autotitle=false"}
 		}
 	} else {
 		if cmd == nil {
-			cmd = []string{"--host", "0.0.0.0", "--port", strconv.Itoa(ContainerPort), "--exit-on-stdin-close"}
+			cmd = []string{"--host", "0.0.0.0", "--port", strconv.Itoa(ContainerPort), "--exit-on-stdin-close", "--autotitle=false"}
 		}
 		p := strconv.Itoa(ContainerPort) + "/tcp"
 		cfg.ExposedPorts = map[string]struct{}{p: {}}
