@@ -198,10 +198,11 @@ type Server struct {
 
 	corsRegex *regexp.Regexp
 
-	settings   *userstore.Settings
-	secrets    *userstore.Secrets
-	workspaces *userstore.Workspaces
-	profiles   *userstore.Profiles
+	settings     *userstore.Settings
+	secrets      *userstore.Secrets
+	workspaces   *userstore.Workspaces
+	profiles     *userstore.Profiles
+	metaProfiles *userstore.Profiles
 
 	bash  *bashService
 	hooks []*webhook
@@ -245,6 +246,7 @@ func New(opts *Options) (*Server, error) {
 	s.secrets = userstore.OpenSecrets(o.PersistenceDir, s.cipher)
 	s.workspaces = userstore.OpenWorkspaces(o.PersistenceDir)
 	s.profiles = userstore.OpenProfiles(o.PersistenceDir, s.cipher)
+	s.metaProfiles = userstore.OpenMetaProfiles(o.PersistenceDir)
 	if s.cipher != nil && s.cipher.HasPrevious() {
 		// A rotated key does not wait for the next write; a store that no
 		// key reads is left as it is, readable once its key is back.

@@ -33,13 +33,31 @@ func CanonicalProfileName(name string) string { return strings.TrimSuffix(name, 
 // its CLI). Secret values are Fernet tokens of the server's key when it
 // has one, else in clear.
 type Profiles struct {
-	dir    string
-	cipher *secret.Cipher
+	dir, lockName string
+	cipher        *secret.Cipher
 }
 
 // OpenProfiles returns the profile store of the persistence directory dir.
 func OpenProfiles(dir string, c *secret.Cipher) *Profiles {
-	return &Profiles{dir: filepath.Join(dir, "profiles"), cipher: c}
+	return &Profiles{dir: filepath.Join(dir, "profiles"), lockName: "profiles.json", cipher: c}
+}
+
+// OpenMetaProfiles returns the store of meta-profiles (model-routing
+// configurations, which hold no secrets) of the persistence directory
+// dir: meta-profiles/NAME.json, as the reference keeps them.
+func OpenMetaProfiles(dir string) *Profiles {
+	return &Profiles{dir: filepath.Join(dir, "meta-profiles"), lockName: "meta-profiles.json"}
+}
+
+// Names returns the names of the stored profiles, sorted.
+func (p *Profiles) Names() ([]string, error) {
+	var names []string
+	err := p.lock(func() error {
+		var err error
+		names, err = p.names()
+		return err
+	})
+	return names, err
 }
 
 // ProfileSummary is a profile as listed: its model and address, whether
@@ -52,7 +70,7 @@ type ProfileSummary struct {
 }
 
 func (p *Profiles) lock(fn func() error) error {
-	return file{dir: p.dir, name: "profiles.json"}.locked(fn)
+	return file{dir: p.dir, name: p.lockName}.locked(fn)
 }
 
 func (p *Profiles) file(name string) (file, error) {
