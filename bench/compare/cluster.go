@@ -22,9 +22,9 @@ const clusterLease = 2 * time.Minute
 // conversations run to their finish on node A; node A is killed
 // (SIGKILL) while it holds their leases; then node B is read: each
 // conversation's record, events and event count, and the conversation
-// search, c.ClusterRounds times. Rows: the reads answered (200, and the
-// event count node A answered), their latency p50 and p99, and the time
-// from the kill to node B's first answer.
+// search, c.ClusterRounds times. Rows: the reads answered (200, and at
+// least the event count node A answered), their latency p50 and p99, and
+// the time from the kill to node B's first answer.
 func (r *runner) cluster(ctx context.Context, t *table) error {
 	c := r.c
 	n := max(c.ClusterConversations, 1)
@@ -96,7 +96,9 @@ func (r *runner) cluster(ctx context.Context, t *table) error {
 		err := call(ctx, "GET", b.url+path, nil, out)
 		d := time.Since(t0)
 		reads++
-		if err == nil && want != nil && got != *want {
+		// At least what node A counted: nothing it stored is lost (it
+		// may have stored more, such as a title's, after it counted).
+		if err == nil && want != nil && got < *want {
 			err = fmt.Errorf("%d events, node A counted %d", got, *want)
 		}
 		if err != nil {

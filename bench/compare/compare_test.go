@@ -75,14 +75,16 @@ func TestCompareSmall(t *testing.T) {
 		for i, side := range []string{"reference", "gohands"} {
 			v, err := strconv.ParseFloat(strings.TrimSpace(cells[i]), 64)
 			if err != nil || v <= 0 {
-				// Memory per idle conversation may round to zero
-				// only if the server took none: still a figure.
-				if !(err == nil && strings.HasPrefix(row, "server: RSS per")) {
+				// Memory per conversation is a difference of two
+				// readings of a server that, here, holds the other
+				// jobs' conversations too (OneServer): any figure will
+				// do.
+				if !(err == nil && strings.Contains(row, "RSS per")) {
 					t.Errorf("row %q: %s figure %q", row, side, cells[i])
 				}
 			}
 		}
-		if strings.TrimSpace(cells[2]) == "-" && !strings.HasPrefix(row, "server: RSS per") {
+		if strings.TrimSpace(cells[2]) == "-" && !strings.Contains(row, "RSS per") {
 			t.Errorf("row %q: no ratio", row)
 		}
 	}
