@@ -2,10 +2,12 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/gohands/gohands/telemetry"
 	"github.com/gohands/gohands/telemetry/prom"
@@ -154,5 +156,18 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	prom.WriteGauge(w, "gohands_socket_clients", "Event sockets connected.", "", map[string]float64{"": sockets})
 	prom.WriteCounter(w, "gohands_socket_dropped_total", "Sockets closed because their client fell behind the events (slow consumers), by socket (events: /sockets/events, session: /sockets/session).", "socket",
 		map[string]float64{"events": float64(s.dropped.events.Load()), "session": float64(s.dropped.session.Load())})
+	if pg := s.opts.Postgres; pg != nil {
+		// The database's count, as the other nodes see it. A database
+		// that does not answer leaves the series out rather than
+		// claiming none.
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		held, err := pg.Held(ctx)
+		cancel()
+		if err != nil {
+			s.log.Warn("metrics: counting the leases held", "err", err)
+		} else {
+			prom.WriteGauge(w, "gohands_cluster_leases_held", "Conversations whose lease this node holds in the shared PostgreSQL catalog, by node id.", "node", map[string]float64{pg.Node(): float64(held)})
+		}
+	}
 	prom.WriteGauge(w, "gohands_server_runs", "Conversation runs holding one of the server's MaxConcurrentRuns slots.", "", map[string]float64{"": float64(s.runs.Load())})
 }

@@ -94,3 +94,14 @@ func (b *Backend) Orphans(ctx context.Context) ([]string, error) {
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
+
+// Held returns how many conversations this process holds the lease of
+// (the database's count: leases of its Node not expired), for metrics.
+func (b *Backend) Held(ctx context.Context) (int, error) {
+	var n int
+	err := b.pool.QueryRow(ctx, `SELECT count(*) FROM gohands_conversations WHERE owner = $1 AND lease_until >= now()`, b.opts.Node).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("pgstore: leases held: %w", err)
+	}
+	return n, nil
+}
