@@ -60,6 +60,8 @@ func (s *Server) openAPI() ([]byte, error) {
 		}
 		if _, raw := rt.resp.([]byte); raw && status == http.StatusNoContent {
 			op.AddRespStructure(nil, openapi.WithHTTPStatus(status))
+		} else if _, text := rt.resp.(plainText); text {
+			op.AddRespStructure(nil, openapi.WithHTTPStatus(status), openapi.WithContentType("text/plain"))
 		} else if raw {
 			op.AddRespStructure(nil, openapi.WithHTTPStatus(status), openapi.WithContentType("application/octet-stream"))
 		} else {

@@ -27,6 +27,10 @@ type route struct {
 	h             http.HandlerFunc
 }
 
+// plainText is the resp of a route answering text/plain (a secret's
+// value), as the document says.
+type plainText string
+
 // idPath documents the {conversation_id} path parameter.
 type idPath struct {
 	ConversationID string `path:"conversation_id" format:"uuid"`

@@ -41,7 +41,7 @@ func (s *Server) settingsRoutes() []*route {
 		{method: "DELETE", path: mcp, summary: "Remove one MCP server", tag: tSet, query: &mcpKeyPath{}, resp: settingsResponse{}, errors: []int{404}, h: s.handleMCPDelete},
 		{method: "GET", path: "/api/settings/secrets", summary: "The stored secrets' names and descriptions (never their values)", tag: tSet, query: &secretsQuery{}, resp: secretsList{}, errors: []int{404}, h: s.handleListSecrets},
 		{method: "PUT", path: "/api/settings/secrets", summary: "Add or replace a secret", tag: tSet, body: secretCreate{}, resp: userstore.SecretItem{}, errors: []int{422, 500}, h: s.handlePutSecret},
-		{method: "GET", path: "/api/settings/secrets/{name}", summary: "A secret's value, as text/plain (for lookups by a trusted client)", tag: tSet, query: &secretNamePath{}, resp: []byte{}, errors: []int{404, 422}, h: s.handleGetSecret},
+		{method: "GET", path: "/api/settings/secrets/{name}", summary: "A secret's value, as text/plain (for lookups by a trusted client)", tag: tSet, query: &secretNamePath{}, resp: plainText(""), errors: []int{404, 422}, h: s.handleGetSecret},
 		{method: "DELETE", path: "/api/settings/secrets/{name}", summary: "Delete a secret", tag: tSet, query: &secretNamePath{}, resp: deletedResponse{}, errors: []int{404, 422, 500}, h: s.handleDeleteSecret},
 		{method: "GET", path: "/api/workspaces", summary: "The saved workspaces and workspace parents", tag: tWs, resp: workspacesResponse{}, errors: []int{409}, h: s.handleListWorkspaces},
 		{method: "POST", path: "/api/workspaces", summary: "Save workspaces (a path already saved is skipped)", tag: tWs, body: addWorkspacesRequest{}, resp: workspacesResponse{}, errors: []int{409, 422}, h: s.handleAddWorkspaces},
