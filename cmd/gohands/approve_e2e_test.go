@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -88,12 +89,18 @@ func TestLineModeApprovals(t *testing.T) {
 		t.Fatalf("no question about the edit:\n%s", out)
 	}
 	q := strings.Index(out[edit:], "Run?")
-	for _, want := range []string{"-line_15 = 15", "+line_15 = 1500", " line_14 = 14"} {
+	for _, want := range []string{"@@ -13,5 +13,5 @@", "-line_15 = 15", "+line_15 = 1500", " line_14 = 14"} {
 		if i := strings.Index(out[edit:], want); i < 0 || i > q {
 			t.Errorf("the edit's question does not show %q before the choice:\n%s", want, out[edit:edit+q])
 		}
 	}
-	// The long new file: cut, then whole after "d".
+	// The long new file: named as new, its header counting its 60 lines
+	// (the last newline ends a line, it is none of its own); cut, then
+	// whole after "d".
+	flat := regexp.MustCompile(`(?m)^ +`).ReplaceAllString(out, "") // the preview is indented
+	if !strings.Contains(flat, "new file "+filepath.Join(e.work, "big.txt")+"\n@@ -0,0 +1,60 @@\n+big line 1\n") {
+		t.Errorf("the new file's preview does not start with its header:\n%s", out)
+	}
 	if !strings.Contains(out, "more lines (answer d to see all)") || !strings.Contains(out, "[d] show all") {
 		t.Errorf("the long preview is not cut with a way to see it all:\n%s", out)
 	}
