@@ -94,8 +94,9 @@ type conv struct {
 	runDone  chan struct{} // closed when the last run started ends
 	goal     *goalLoop     // the goal loop in progress, if any
 	lastUsed time.Time
-	holds    int  // requests using the loaded conversation (see hold)
-	gone     bool // deleted
+	endedAt  time.Time // when the last run ended (see publishEndedRun)
+	holds    int       // requests using the loaded conversation (see hold)
+	gone     bool      // deleted
 	// ran is set by a run since the conversation was loaded: its tools may
 	// hold what a reload cannot rebuild (a shell's directory and
 	// variables), so it stays loaded for IdleTTL. One that has not run is
@@ -432,12 +433,19 @@ func (c *conv) publishFullState(lc *conversation.LocalConversation) {
 // is not a status its poll accepts. A snapshot sent as a poll is answered
 // reaches it armed. It is only offered: a socket whose queue is full
 // already has a snapshot to come, and frequent polls never drop it.
+//
+// Within Server.endedGrace (2 s) of the run's end it sends nothing: the run's own
+// snapshot may still be on its way to a client that polled because its
+// socket reader was slow, and a second one would then arrive after that
+// client's next POST /run and end its wait for the next run at once
+// (TestGohandsServer's confirm scenario saw "running" after run()).
+// A client that armed too late waits that much longer, once.
 func (c *conv) publishEndedRun() {
 	c.mu.Lock()
-	lc, running := c.lc, c.running
+	lc, running, ended := c.lc, c.running, c.endedAt
 	c.mu.Unlock()
 	p := c.subs.Load()
-	if lc == nil || running || p == nil || len(*p) == 0 {
+	if lc == nil || running || p == nil || len(*p) == 0 || time.Since(ended) < c.s.endedGrace {
 		return
 	}
 	b, err := fullState(lc)
@@ -560,6 +568,7 @@ func (c *conv) startRun(ctx context.Context, reserved bool) error {
 		c.mu.Lock()
 		c.running = false
 		c.lastUsed = time.Now()
+		c.endedAt = c.lastUsed
 		c.meta.UpdatedAt = utcNow()
 		c.mu.Unlock()
 		s.runs.Add(-1)

@@ -1,6 +1,10 @@
 package server
 
-import "github.com/gohands/gohands/conversation"
+import (
+	"time"
+
+	"github.com/gohands/gohands/conversation"
+)
 
 // WrapBackend makes the server open conversations through wrap(backend),
 // so that a test can make their stores fail. Call it before any request.
@@ -22,3 +26,7 @@ func Loaded(s *Server, id string) bool {
 	s.mu.RUnlock()
 	return c != nil && c.isLoaded()
 }
+
+// SetEndedGrace sets how long after a run's end a poll sends no snapshot.
+// Call it before any request.
+func SetEndedGrace(s *Server, d time.Duration) { s.endedGrace = d }

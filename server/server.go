@@ -196,6 +196,8 @@ type Server struct {
 
 	dropped droppedSockets // sockets closed for falling behind, for /metrics
 
+	endedGrace time.Duration // see conv.publishEndedRun
+
 	corsRegex *regexp.Regexp
 
 	settings     *userstore.Settings
@@ -238,6 +240,8 @@ func New(opts *Options) (*Server, error) {
 		started: time.Now(),
 		convs:   make(map[string]*conv),
 		stop:    make(chan struct{}),
+
+		endedGrace: 2 * time.Second,
 	}
 	if o.SecretKey != "" {
 		s.cipher = secret.NewCipher(o.SecretKey).WithPrevious(o.PreviousSecretKeys...)

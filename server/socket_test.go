@@ -329,12 +329,15 @@ func TestSocketStreamingDeltas(t *testing.T) {
 // A client that missed a run's final snapshot (the reference's
 // RemoteConversation arms itself for it only once POST /run has answered)
 // gets one when it polls the conversation: each GET of a conversation that
-// is not running sends the sockets a full_state snapshot.
+// is not running sends the sockets a full_state snapshot, once the run's
+// end is past the server's grace (here none; TestNoStaleSnapshotBeforeNextRun
+// has it).
 func TestSocketSnapshotOnPollAfterRun(t *testing.T) {
 	model := llmtest.NewChat(t,
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "terminal", Arguments: `{"command":"echo one"}`}}},
 	)
 	ts := newTestServer(t, nil)
+	server.SetEndedGrace(ts.srv, 0)
 	var info map[string]any
 	ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{
 		"confirmation_policy": map[string]any{"kind": "AlwaysConfirm"},
