@@ -30,3 +30,16 @@ func KeptDecoded(s *Store, i int) bool {
 	defer s.keptMu.Unlock()
 	return i < len(s.kept) && s.kept[i].ev != nil
 }
+
+// WakePending reports whether s's background writer has a wake-up due
+// that it has not taken yet.
+func WakePending(s *Store) bool { return s.wb != nil && len(s.wb.wake) > 0 }
+
+// WriterIdle reports whether s's background writer is idle: no drain
+// under way, none due.
+func WriterIdle(s *Store) bool {
+	w := s.wb
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.started == w.drains && len(w.wake) == 0 && !w.armed.Load()
+}

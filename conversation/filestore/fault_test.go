@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -92,6 +93,97 @@ func TestDiskFullRecovers(t *testing.T) {
 			checkLog(t, dir, m.opts, acked)
 		})
 	}
+}
+
+// TestDiskFreedDuringFailingDrain: an append after the disk got room
+// succeeds even when a drain that started while it was full is still
+// under way and fails after the append asked for its retry. Waiting for
+// that drain alone failed the append (TestDiskFullRecovers, once under
+// load); the append waits for a drain that starts after it.
+func TestDiskFreedDuringFailingDrain(t *testing.T) {
+	dir := t.TempDir()
+	const (
+		room = iota
+		full
+		fullBlocking // the next event file write blocks until release, then fails
+	)
+	var mode atomic.Int32
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	filestore.SetWriteFault(func(path string) error {
+		if !strings.Contains(path, string(filepath.Separator)+"events"+string(filepath.Separator)) {
+			return nil
+		}
+		switch mode.Load() {
+		case full:
+			return unix.ENOSPC
+		case fullBlocking:
+			select {
+			case entered <- struct{}{}:
+			default:
+			}
+			<-release
+			return unix.ENOSPC
+		}
+		return nil
+	})
+	t.Cleanup(func() { filestore.SetWriteFault(nil) })
+	s, err := openLog(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acked []string
+	add := func() error {
+		e := convtest.UserMessage(fmt.Sprint("message ", len(acked)))
+		if _, err := s.Append(e); err != nil {
+			return err
+		}
+		acked = append(acked, e.ID)
+		return nil
+	}
+	for range 2 {
+		if err := add(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	// The disk fills: the journal takes the next event, its file fails.
+	mode.Store(full)
+	if err := add(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); !errors.Is(err, unix.ENOSPC) {
+		t.Fatalf("Sync with a full disk: %v", err)
+	}
+	// A retry starts while the disk is still full, and hangs in its write.
+	// (Once the writer is idle, that retry is the only drain, and the
+	// append below the only one to wake the writer after it.)
+	for !filestore.WriterIdle(s.Store) {
+		time.Sleep(time.Millisecond)
+	}
+	mode.Store(fullBlocking)
+	synced := make(chan struct{})
+	go func() { s.Sync(); close(synced) }()
+	<-entered
+	// The disk has room; the retry under way will still fail. It is let
+	// go once the append below has asked for a retry of its own.
+	mode.Store(room)
+	go func() {
+		for !filestore.WakePending(s.Store) {
+			time.Sleep(time.Millisecond)
+		}
+		close(release)
+	}()
+	if err := add(); err != nil {
+		t.Fatalf("append once the disk has room: %v", err)
+	}
+	<-synced
+	if err := s.Sync(); err != nil {
+		t.Fatalf("Sync once the disk has room: %v", err)
+	}
+	s.Close()
+	checkLog(t, dir, nil, acked)
 }
 
 // TestWriteFaultsLoseNothing is a property test: under write errors

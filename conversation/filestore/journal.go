@@ -176,14 +176,28 @@ type writeBehind struct {
 	// err is the failure of the last drain, nil once a drain writes every
 	// pending file: a full disk fails appends only while it is full.
 	err error
-	// drains counts the drains that ended, so that an append refused by
-	// err can wait for the retry it asked for.
-	drains int
+	// started and drains count the drains that began and ended, so that
+	// an append refused by err can wait for the retry it asked for (see
+	// retry).
+	started, drains int
 }
 
 // writeBehindDelay is how long after an append its file is written at the
 // earliest (timer resolution makes it up to a millisecond or so).
 const writeBehindDelay = 100 * time.Microsecond
+
+// retry waits, with w.mu held, until a drain that starts after the call
+// has ended, or until any drain has written every pending file. A drain
+// already under way may have failed its write before the disk got room:
+// waiting for that one alone let an append fail after the room came back
+// (TestDiskFullRecovers, once under load).
+func (w *writeBehind) retry() {
+	target := w.started + 1
+	w.kick()
+	for w.err != nil && w.drains < target {
+		w.cond.Wait()
+	}
+}
 
 // kick wakes the writer if it is not already due to wake.
 func (w *writeBehind) kick() {
@@ -249,10 +263,7 @@ func (s *Store) journalAppend(ent conversation.Entry, e event.Event) (conversati
 		// The last drain failed (a full disk, say): retry it once now, so
 		// that a store whose disk has room again takes appends again
 		// without being reopened.
-		for n := w.drains; w.drains == n; {
-			w.kick()
-			w.cond.Wait()
-		}
+		w.retry()
 	}
 	for len(w.pending) >= maxBacklog && w.err == nil {
 		// An appender faster than file creation waits rather than let the
@@ -362,6 +373,9 @@ func (s *Store) writeLoop() {
 
 func (s *Store) drain() {
 	w := s.wb
+	w.mu.Lock()
+	w.started++
+	w.mu.Unlock()
 	for {
 		w.mu.Lock()
 		p, ok := w.pending[w.next]
@@ -442,10 +456,11 @@ func (s *Store) Sync() error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	// After a failed drain, the drain this kick starts is the retry.
-	n := w.drains
+	if w.err != nil {
+		w.retry()
+	}
 	w.kick()
-	for w.err == nil && len(w.pending) > 0 || w.err != nil && w.drains == n {
+	for w.err == nil && len(w.pending) > 0 {
 		w.cond.Wait()
 	}
 	return w.err
