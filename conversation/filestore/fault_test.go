@@ -42,6 +42,19 @@ func diskFull(t *testing.T, dir string) *atomic.Bool {
 	return full
 }
 
+// appender returns a function that appends a user message to s and, once
+// s has acknowledged it, adds its id to acked.
+func appender(s logStore, acked *[]string) func() error {
+	return func() error {
+		e := convtest.UserMessage(fmt.Sprint("message ", len(*acked)))
+		if _, err := s.Append(e); err != nil {
+			return err
+		}
+		*acked = append(*acked, e.ID)
+		return nil
+	}
+}
+
 // TestDiskFullRecovers: a store whose disk is full fails appends while it
 // is, and takes them again once there is room, without being reopened
 // (issue 35 item 4: a write-behind failure used to fail every later append).
@@ -55,14 +68,7 @@ func TestDiskFullRecovers(t *testing.T) {
 				t.Fatal(err)
 			}
 			var acked []string
-			add := func() error {
-				e := convtest.UserMessage(fmt.Sprint("message ", len(acked)))
-				if _, err := s.Append(e); err != nil {
-					return err
-				}
-				acked = append(acked, e.ID)
-				return nil
-			}
+			add := appender(s, &acked)
 			for range 2 {
 				if err := add(); err != nil {
 					t.Fatal(err)
@@ -132,14 +138,7 @@ func TestDiskFreedDuringFailingDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	var acked []string
-	add := func() error {
-		e := convtest.UserMessage(fmt.Sprint("message ", len(acked)))
-		if _, err := s.Append(e); err != nil {
-			return err
-		}
-		acked = append(acked, e.ID)
-		return nil
-	}
+	add := appender(s, &acked)
 	for range 2 {
 		if err := add(); err != nil {
 			t.Fatal(err)
