@@ -2,12 +2,13 @@ package conversation_test
 
 import (
 	"context"
+	"math"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/storetest"
-	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/telemetry"
 )
 
@@ -79,8 +80,15 @@ func TestLogObservesAppends(t *testing.T) {
 
 // TestLogAppendObservedAllocatesNothingMore: measuring an append adds no
 // allocation to it (two logs take the same appends, one observed).
+//
+// testing.AllocsPerRun truncates to whole allocations, which hides an added
+// one behind the appends' amortized slice growth and flips when that growth
+// sits near a whole number; the malloc counts are compared as fractions
+// instead. They count every goroutine's allocations, so each mode keeps its
+// fewest of three tries: a stray allocation elsewhere does not repeat, one the
+// observer adds does.
 func TestLogAppendObservedAllocatesNothingMore(t *testing.T) {
-	const runs = 500
+	const runs = 2000
 	allocs := func(o telemetry.Tracer) float64 {
 		prev := telemetry.SetTracer(o)
 		defer telemetry.SetTracer(prev)
@@ -88,23 +96,27 @@ func TestLogAppendObservedAllocatesNothingMore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		evs := storetest.Events(runs + 1)
-		i := 0
-		return testing.AllocsPerRun(runs, func() {
-			var e event.Event = evs[i]
-			i++
+		evs := storetest.Events(runs)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for _, e := range evs {
 			if _, err := log.Append(context.Background(), e); err != nil {
 				t.Fatal(err)
 			}
-		})
+		}
+		runtime.ReadMemStats(&after)
+		return float64(after.Mallocs-before.Mallocs) / runs
 	}
-	off := allocs(nil)
-	o := &appendObserver{n: map[string]int{}}
-	on := allocs(o)
-	if o.n["memory"] != runs+1 {
-		t.Fatalf("%d appends observed, want %d", o.n["memory"], runs+1)
+	off, on := math.Inf(1), math.Inf(1)
+	for range 3 {
+		off = min(off, allocs(nil))
+		o := &appendObserver{n: map[string]int{}}
+		on = min(on, allocs(o))
+		if o.n["memory"] != runs {
+			t.Fatalf("%d appends observed, want %d", o.n["memory"], runs)
+		}
 	}
-	if on > off {
-		t.Errorf("an observed append allocates %v times, unobserved %v", on, off)
+	if on-off >= 0.5 {
+		t.Errorf("an observed append allocates %.2f times, unobserved %.2f", on, off)
 	}
 }
