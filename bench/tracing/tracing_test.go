@@ -6,6 +6,12 @@
 //
 //	go test -run '^$' -bench Run200 -benchtime 20x -count 5 ./bench/tracing/
 //	go test -run '^$' -bench StepSpans -benchtime 100000x -count 5 ./bench/tracing/
+//
+// A mode alone is -bench 'Run200/trace\+metrics$' (the + quoted). Most of
+// a step's CPU time is the file store's, in the kernel (one file per
+// event): under a loaded disk it varies more than tracing costs. Compare
+// modes run alternately, and their user-ns/step (tracing's work is in user
+// space) as well as cpu-ns/step.
 package tracing
 
 import (
@@ -70,7 +76,7 @@ func BenchmarkRun200(b *testing.B) {
 
 func run(b *testing.B) {
 	ctx := context.Background()
-	var cpu time.Duration
+	var cpu, user time.Duration
 	var mallocs uint64
 	var ms runtime.MemStats
 	b.ReportAllocs()
@@ -99,13 +105,15 @@ func run(b *testing.B) {
 			b.Fatal(err)
 		}
 		runtime.ReadMemStats(&ms)
-		m0, c0 := ms.Mallocs, cpuTime()
+		m0 := ms.Mallocs
+		c0, u0 := cpuTime()
 		b.StartTimer()
 		if err := c.Run(ctx); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		cpu += cpuTime() - c0
+		c1, u1 := cpuTime()
+		cpu, user = cpu+c1-c0, user+u1-u0
 		runtime.ReadMemStats(&ms)
 		mallocs += ms.Mallocs - m0
 		if c.Status() != conversation.StatusFinished {
@@ -116,39 +124,63 @@ func run(b *testing.B) {
 	}
 	n := float64(b.N * steps)
 	b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/step")
+	b.ReportMetric(float64(user.Nanoseconds())/n, "user-ns/step")
 	b.ReportMetric(float64(mallocs)/n, "allocs/step")
 }
 
-// cpuTime is the user and system CPU time of the process so far.
-func cpuTime() time.Duration {
+// cpuTime is the CPU time of the process so far: user and system, and
+// user alone.
+func cpuTime() (total, user time.Duration) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+		return 0, 0
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), time.Duration(ru.Utime.Nano())
 }
 
-// BenchmarkStepSpans is the tracing work of one step alone, as the agent
-// loop does it with tracing on: a step span, a model call span with its
-// 14 attributes and a tool call span with 5, exported over OTLP/HTTP
-// protobuf as in BenchmarkRun200/trace. Its cpu-ns/op next to
-// BenchmarkRun200/off's cpu-ns/step is tracing's share of a step, measured
-// without the whole run's variance.
+// BenchmarkStepSpans is the telemetry work of one step alone, as the
+// agent loop does it: a step span, a model call span with its 14
+// attributes and a tool call span with 4. Sub-benchmarks: "trace" exports
+// them over OTLP/HTTP protobuf as in BenchmarkRun200/trace, "metrics"
+// counts them in the Prometheus registry, "trace+metrics" does both. Its
+// cpu-ns/op next to BenchmarkRun200/off's cpu-ns/step is telemetry's share
+// of a step, measured without the whole run's variance.
 func BenchmarkStepSpans(b *testing.B) {
-	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
-	defer rcv.Close()
-	b.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", rcv.URL+"/v1/traces")
-	b.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
-	// Spans come faster than in any run: a queue long enough that none
-	// is dropped, so that every one is encoded and sent.
-	b.Setenv("OTEL_BSP_MAX_QUEUE_SIZE", "4000000")
-	p, err := oteltrace.Setup(context.Background(), nil)
-	if err != nil || p == nil {
-		b.Fatal(p, err)
+	for _, mode := range []string{"trace", "metrics", "trace+metrics"} {
+		b.Run(mode, func(b *testing.B) {
+			var p *oteltrace.Provider
+			if mode != "metrics" {
+				rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+				defer rcv.Close()
+				b.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", rcv.URL+"/v1/traces")
+				b.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+				// Spans come faster than in any run: a queue long
+				// enough that none is dropped (-benchtime 100000x),
+				// so that every one is encoded and sent.
+				b.Setenv("OTEL_BSP_MAX_QUEUE_SIZE", "524288")
+				var err error
+				if p, err = oteltrace.Setup(context.Background(), nil); err != nil || p == nil {
+					b.Fatal(p, err)
+				}
+			}
+			if mode != "trace" {
+				prev := telemetry.SetTracer(nil)
+				telemetry.SetTracer(telemetry.Multi(prev, prom.New()))
+				defer telemetry.SetTracer(prev)
+			}
+			stepSpans(b)
+			// The export of what is queued counts too.
+			if err := p.Shutdown(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		})
 	}
+}
+
+func stepSpans(b *testing.B) {
 	ctx, run := telemetry.Start(context.Background(), telemetry.KindRun, "conversation.run")
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0, _ := cpuTime()
 	for i := 0; b.Loop(); i++ {
 		sctx, step := telemetry.Start(ctx, telemetry.KindStep, "agent.step")
 		step.SetInt(telemetry.AttrStep, int64(i))
@@ -160,6 +192,7 @@ func BenchmarkStepSpans(b *testing.B) {
 			chat.SetInt(k, 1234)
 		}
 		chat.SetFloat(telemetry.AttrCost, 0.0123)
+		chat.SetFloat(telemetry.AttrTimeToFirst, 0.5)
 		chat.End(nil)
 		_, tool := telemetry.StartOp(sctx, telemetry.KindToolCall, "execute_tool", "think")
 		tool.SetString(telemetry.AttrOperation, "execute_tool")
@@ -170,9 +203,6 @@ func BenchmarkStepSpans(b *testing.B) {
 		step.End(nil)
 	}
 	run.End(nil)
-	// The export of what is queued counts too.
-	if err := p.Shutdown(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	c1, _ := cpuTime()
+	b.ReportMetric(float64((c1-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }

@@ -317,16 +317,24 @@ func newFamily(name, help string, typ metricType, buckets []float64, labels ...s
 	return &family{name: name, help: help, typ: typ, labels: labels, buckets: buckets, series: map[string]*series{}}
 }
 
-// get returns the series of values, made on first use. f.mu is held.
+// get returns the series of values, made on first use. f.mu is held. The
+// key is built on the stack: looking up a series allocates nothing.
 func (f *family) get(values []string) *series {
-	key := strings.Join(values, "\xff")
-	s := f.series[key]
+	var buf [128]byte
+	key := buf[:0]
+	for i, v := range values {
+		if i > 0 {
+			key = append(key, 0xff)
+		}
+		key = append(key, v...)
+	}
+	s := f.series[string(key)]
 	if s == nil {
 		s = &series{values: slices.Clone(values)}
 		if f.typ == histogram {
 			s.counts = make([]uint64, len(f.buckets)+1)
 		}
-		f.series[key] = s
+		f.series[string(key)] = s
 	}
 	return s
 }

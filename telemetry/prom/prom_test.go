@@ -125,3 +125,26 @@ func TestObserveStoreAppend(t *testing.T) {
 		t.Errorf("file buckets %v", b)
 	}
 }
+
+// TestEndAllocatesOnlyTheRecorder: once a model's series exist, a span
+// allocates its recorder and nothing more (counting runs on every step).
+func TestEndAllocatesOnlyTheRecorder(t *testing.T) {
+	r := New()
+	ctx := context.Background()
+	call := func() {
+		_, rc := r.Start(ctx, telemetry.KindModelCall, "chat m")
+		rc.SetString(telemetry.AttrRequestModel, "openai/gpt-4o")
+		rc.SetInt(telemetry.AttrInputTokens, 10)
+		rc.SetInt(telemetry.AttrOutputTokens, 5)
+		rc.SetFloat(telemetry.AttrCost, 0.01)
+		rc.SetFloat(telemetry.AttrTimeToFirst, 0.2)
+		rc.End(nil)
+		_, tc := r.Start(ctx, telemetry.KindToolCall, "execute_tool think")
+		tc.SetString(telemetry.AttrToolName, "think")
+		tc.End(nil)
+	}
+	call()
+	if n := testing.AllocsPerRun(100, call); n != 2 {
+		t.Fatalf("a model call and a tool call: %v allocations, want 2 (their recorders)", n)
+	}
+}
