@@ -21,9 +21,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
@@ -32,6 +37,7 @@ import (
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/llm/llmtest"
 	"github.com/gohands/gohands/telemetry"
+	"github.com/gohands/gohands/telemetry/otelbridge"
 	"github.com/gohands/gohands/telemetry/oteltrace"
 	"github.com/gohands/gohands/telemetry/prom"
 )
@@ -43,35 +49,72 @@ const steps = 200
 // op. Sub-benchmarks: "off" installs no tracer; "trace" exports every
 // span (run, steps, model and tool calls: 601 per run) in batches over
 // OTLP/HTTP protobuf to a loopback receiver in the process; "trace+metrics"
-// adds the Prometheus recorder gohands serve installs. It reports the
-// process's CPU time and the allocations per step; compare "off" with the
-// others for the cost of tracing.
+// adds the Prometheus recorder gohands serve installs; "sdk" and
+// "sdk+metrics" do the same with the official OpenTelemetry SDK
+// (telemetry/otelbridge, its batch span processor, otlptracehttp) in place
+// of telemetry/oteltrace. It reports the process's CPU time and the
+// allocations per step; compare "off" with the others for the cost of
+// tracing.
 func BenchmarkRun200(b *testing.B) {
-	for _, mode := range []string{"off", "trace", "trace+metrics"} {
+	for _, mode := range modes {
 		b.Run(mode, func(b *testing.B) {
-			if mode != "off" {
-				// An OTLP/HTTP receiver that reads and drops: the
-				// receiver's work is small next to the exporter's
-				// (one request per 512 spans).
-				rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
-				defer rcv.Close()
-				b.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", rcv.URL+"/v1/traces")
-				b.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
-				p, err := oteltrace.Setup(context.Background(), nil)
-				if err != nil || p == nil {
-					b.Fatal(p, err)
-				}
-				defer p.Shutdown(context.Background())
-				if mode == "trace+metrics" {
-					prev := telemetry.SetTracer(nil)
-					telemetry.SetTracer(telemetry.Multi(prev, prom.New()))
-				}
-			} else if telemetry.Enabled() {
-				b.Fatal("a tracer is installed")
-			}
+			install(b, mode)
 			run(b)
 		})
 	}
+}
+
+var modes = []string{"off", "trace", "trace+metrics", "sdk", "sdk+metrics"}
+
+// install installs the tracer of mode ("metrics" alone is a mode of
+// BenchmarkStepSpans) until b ends, and a loopback OTLP/HTTP receiver
+// that reads and drops (its work is small next to the exporter's: one
+// request per 512 spans). It returns the exporter's shutdown, which
+// exports what is queued; b's cleanup calls it too.
+func install(b *testing.B, mode string) (shutdown func()) {
+	shutdown = func() {}
+	if telemetry.Enabled() {
+		b.Fatal("a tracer is installed")
+	}
+	b.Cleanup(func() { telemetry.SetTracer(nil) })
+	exporter, metrics, _ := strings.Cut(mode, "+")
+	if exporter == "metrics" {
+		exporter, metrics = "", "metrics"
+	}
+	if exporter == "trace" || exporter == "sdk" {
+		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+		b.Cleanup(rcv.Close)
+		b.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", rcv.URL+"/v1/traces")
+		b.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+		// BenchmarkStepSpans makes spans faster than any run: a queue
+		// long enough that none is dropped at -benchtime 100000x, so
+		// that every one is encoded and sent.
+		b.Setenv("OTEL_BSP_MAX_QUEUE_SIZE", "524288")
+	}
+	// Shut down (flushed: the export counts too) before the receiver
+	// closes, cleanups running last first.
+	switch exporter {
+	case "trace":
+		p, err := oteltrace.Setup(context.Background(), nil)
+		if err != nil || p == nil {
+			b.Fatal(p, err)
+		}
+		shutdown = sync.OnceFunc(func() { p.Shutdown(context.Background()) })
+	case "sdk":
+		e, err := otlptracehttp.New(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(e))
+		shutdown = sync.OnceFunc(func() { tp.Shutdown(context.Background()) })
+		telemetry.SetTracer(otelbridge.New(tp.Tracer("github.com/gohands/gohands")))
+	}
+	b.Cleanup(shutdown)
+	if metrics != "" {
+		prev := telemetry.SetTracer(nil)
+		telemetry.SetTracer(telemetry.Multi(prev, prom.New()))
+	}
+	return shutdown
 }
 
 func run(b *testing.B) {
@@ -139,45 +182,21 @@ func cpuTime() (total, user time.Duration) {
 }
 
 // BenchmarkStepSpans is the telemetry work of one step alone, as the
-// agent loop does it: a step span, a model call span with its 14
-// attributes and a tool call span with 4. Sub-benchmarks: "trace" exports
-// them over OTLP/HTTP protobuf as in BenchmarkRun200/trace, "metrics"
-// counts them in the Prometheus registry, "trace+metrics" does both. Its
-// cpu-ns/op next to BenchmarkRun200/off's cpu-ns/step is telemetry's share
-// of a step, measured without the whole run's variance.
+// agent loop does it: a step span, a model call span with its 15
+// attributes and a tool call span with 4, in each mode of BenchmarkRun200
+// but "off", and "metrics" (the Prometheus recorder alone). Its cpu-ns/op
+// next to BenchmarkRun200/off's cpu-ns/step is telemetry's share of a
+// step, measured without the whole run's variance; the export of what is
+// queued at the end counts.
 func BenchmarkStepSpans(b *testing.B) {
-	for _, mode := range []string{"trace", "metrics", "trace+metrics"} {
+	for _, mode := range append(modes[1:], "metrics") {
 		b.Run(mode, func(b *testing.B) {
-			var p *oteltrace.Provider
-			if mode != "metrics" {
-				rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
-				defer rcv.Close()
-				b.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", rcv.URL+"/v1/traces")
-				b.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
-				// Spans come faster than in any run: a queue long
-				// enough that none is dropped (-benchtime 100000x),
-				// so that every one is encoded and sent.
-				b.Setenv("OTEL_BSP_MAX_QUEUE_SIZE", "524288")
-				var err error
-				if p, err = oteltrace.Setup(context.Background(), nil); err != nil || p == nil {
-					b.Fatal(p, err)
-				}
-			}
-			if mode != "trace" {
-				prev := telemetry.SetTracer(nil)
-				telemetry.SetTracer(telemetry.Multi(prev, prom.New()))
-				defer telemetry.SetTracer(prev)
-			}
-			stepSpans(b)
-			// The export of what is queued counts too.
-			if err := p.Shutdown(context.Background()); err != nil {
-				b.Fatal(err)
-			}
+			stepSpans(b, install(b, mode))
 		})
 	}
 }
 
-func stepSpans(b *testing.B) {
+func stepSpans(b *testing.B, shutdown func()) {
 	ctx, run := telemetry.Start(context.Background(), telemetry.KindRun, "conversation.run")
 	b.ReportAllocs()
 	c0, _ := cpuTime()
@@ -203,6 +222,7 @@ func stepSpans(b *testing.B) {
 		step.End(nil)
 	}
 	run.End(nil)
+	shutdown()
 	c1, _ := cpuTime()
 	b.ReportMetric(float64((c1-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }

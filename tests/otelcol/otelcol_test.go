@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
@@ -28,6 +32,7 @@ import (
 	"github.com/gohands/gohands/llm/llmtest"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/telemetry"
+	"github.com/gohands/gohands/telemetry/otelbridge"
 	"github.com/gohands/gohands/telemetry/oteltrace"
 	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tools/task"
@@ -117,7 +122,10 @@ func call(id, name string, args any) llmtest.ToolCall {
 // runJob runs a conversation whose agent delegates to a sub-agent (which
 // runs a command), meets a model error that is retried, then runs a
 // command with a secret in its environment and a marker in its arguments.
-func runJob(t *testing.T) {
+func runJob(t *testing.T) { t.Helper(); runJobCtx(t, context.Background()) }
+
+// runJobCtx is runJob with the run's context.
+func runJobCtx(t *testing.T, ctx context.Context) {
 	t.Helper()
 	srv := llmtest.NewChat(t,
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("t1", "task", map[string]any{"description": "child", "prompt": "CHILD: run a command"})}},
@@ -145,7 +153,7 @@ func runJob(t *testing.T) {
 	if err := c.SendMessage(context.Background(), event.UserMessage("Do the job.")); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Run(context.Background()); err != nil {
+	if err := c.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if st := c.Status(); st != conversation.StatusFinished {
@@ -185,6 +193,68 @@ func TestSpanTree(t *testing.T) {
 				}
 			}
 			checkFile(t, file, len(got))
+		})
+	}
+}
+
+// TestSpanTreeSDK runs the job with the official OpenTelemetry SDK in
+// place of oteltrace, as an application running its own SDK does
+// (telemetry/otelbridge): its batch span processor and OTLP exporters
+// deliver the same tree, and nothing secret, to the Collector, under the
+// application's own span.
+func TestSpanTreeSDK(t *testing.T) {
+	for _, proto := range []string{"grpc", "http/protobuf"} {
+		t.Run(strings.ReplaceAll(proto, "/", "_"), func(t *testing.T) {
+			sink, grpcAddr, httpAddr := receiver(t)
+			var e sdktrace.SpanExporter
+			var err error
+			if proto == "grpc" {
+				e, err = otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpoint(grpcAddr), otlptracegrpc.WithInsecure())
+			} else {
+				e, err = otlptracehttp.New(context.Background(), otlptracehttp.WithEndpoint(httpAddr), otlptracehttp.WithInsecure())
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(e))
+			prev := telemetry.SetTracer(otelbridge.New(tp.Tracer("github.com/gohands/gohands")))
+			defer telemetry.SetTracer(prev)
+			ctx, app := tp.Tracer("app").Start(context.Background(), "app.request")
+			runJobCtx(t, ctx)
+			app.End()
+			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := tp.Shutdown(sctx); err != nil {
+				t.Fatal(err)
+			}
+			got, raw := spans(t, sink)
+			appID := app.SpanContext().SpanID().String()
+			var rest []span
+			for _, s := range got {
+				switch {
+				case s.id == appID:
+				case s.parent == appID && s.name != "conversation.run":
+					t.Errorf("%s under the application's span", s.name)
+				default:
+					rest = append(rest, s)
+				}
+			}
+			if len(rest) != len(got)-1 {
+				t.Fatal("the application's span did not arrive")
+			}
+			// The run's parent is the application's span: the one root
+			// checkTree finds among gohands' spans.
+			for _, s := range rest {
+				if s.name == "conversation.run" && s.parent != appID && !slices.ContainsFunc(rest, func(p span) bool { return p.id == s.parent }) {
+					t.Errorf("the top run's parent %s is not the application's span %s", s.parent, appID)
+				}
+			}
+			checkTree(t, rest)
+			for _, leak := range []string{secretValue, argMarker, "sk-test", "Do the job"} {
+				if strings.Contains(raw, leak) {
+					t.Errorf("the receiver's copy contains %q", leak)
+				}
+			}
 		})
 	}
 }
