@@ -243,8 +243,13 @@ func (t *tracer) Start(ctx context.Context, kind telemetry.Kind, name string) (c
 	}
 	putUint64(d.SpanID[:], rand.Uint64()|1)
 	// The attributes start in the span's own array: one allocation per
-	// span but for a model call's (14 attributes).
-	d.Attrs = append(s.attrs[:0], Attr{Key: "gohands.span.kind", Str: kind.String()})
+	// span but for a model call's, whose attributes are allocated once.
+	if kind == telemetry.KindModelCall {
+		d.Attrs = make([]Attr, 0, modelCallAttrs)
+	} else {
+		d.Attrs = s.attrs[:0]
+	}
+	d.Attrs = append(d.Attrs, Attr{Key: "gohands.span.kind", Str: kind.String()})
 	return context.WithValue(ctx, spanKey{}, s), s
 }
 
@@ -253,6 +258,10 @@ func putUint64(b []byte, v uint64) {
 		b[i] = byte(v >> (56 - 8*i))
 	}
 }
+
+// modelCallAttrs is how many attributes llm sets on a model call's span,
+// and its kind.
+const modelCallAttrs = 16
 
 // span is a started span.
 type span struct {

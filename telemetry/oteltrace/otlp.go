@@ -38,6 +38,10 @@ type otlpExporter struct {
 	timeout  time.Duration
 	gzip     bool
 	client   *http.Client
+	// perSpan is the size of the last batch's encoding per span: the
+	// next one's buffer is made that large at once, not grown by
+	// doubling and copying (a batch is 512 spans, some 200 KB).
+	perSpan int
 }
 
 const grpcPath = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
@@ -178,7 +182,10 @@ func (e *otlpExporter) Export(ctx context.Context, r *Resource, spans []*SpanDat
 			return err
 		}
 	} else {
-		body = marshalProto(r, spans)
+		body = marshalProto(make([]byte, 0, cmp.Or(e.perSpan, 512)*len(spans)*9/8+256), r, spans)
+		if len(spans) > 0 {
+			e.perSpan = len(body) / len(spans)
+		}
 	}
 	if e.gzip {
 		var buf bytes.Buffer

@@ -101,11 +101,10 @@ func spanFlags(d *SpanData) uint32 {
 	return f
 }
 
-// marshalProto encodes spans as an ExportTraceServiceRequest:
+// marshalProto appends spans to b as an ExportTraceServiceRequest:
 // 1 resource_spans { 1 resource { 1 attributes }, 2 scope_spans { 1 scope
 // { 1 name }, 2 spans } }.
-func marshalProto(r *Resource, spans []*SpanData) []byte {
-	b := make([]byte, 0, 256*len(spans)+256)
+func marshalProto(b []byte, r *Resource, spans []*SpanData) []byte {
 	return message(b, 1, func(b []byte) []byte {
 		b = message(b, 1, func(b []byte) []byte {
 			for _, a := range r.Attrs {
