@@ -676,8 +676,10 @@ func TestTemperatureWithoutTopP(t *testing.T) {
 func TestStreamIdleTimeout(t *testing.T) {
 	msgs := []event.Message{event.UserMessage("hi")}
 	opts := &llm.CallOptions{OnDelta: func(llm.Delta) error { return nil }}
+	// 1 s, not less: the retry streams at once, but a starved reader on a
+	// loaded machine can see a gap of a few hundred milliseconds.
 	edit := func(retries int) func(*llm.Config) {
-		return func(c *llm.Config) { c.StreamIdleTimeout, c.Timeout, c.NumRetries = new(0.2), 60, retries }
+		return func(c *llm.Config) { c.StreamIdleTimeout, c.Timeout, c.NumRetries = new(1.0), 60, retries }
 	}
 	stalled := llmtest.Reply{Text: "never sent", ChunkDelay: time.Hour}
 
@@ -719,7 +721,9 @@ func TestStreamIdleAfterText(t *testing.T) {
 		llmtest.Reply{Text: "the whole answer"})
 	cfg := llm.DefaultConfig("anthropic/claude-3-5-haiku-20241022")
 	cfg.BaseURL, cfg.APIKey = srv.URL, secret.New("k")
-	cfg.StreamIdleTimeout, cfg.NumRetries, cfg.RetryMinWait, cfg.RetryMaxWait, cfg.RetryMultiplier = new(0.2), 2, 0, 0, 0
+	// 1 s, not less: the retry streams at once, but a starved reader on a
+	// loaded machine can see a gap of a few hundred milliseconds.
+	cfg.StreamIdleTimeout, cfg.NumRetries, cfg.RetryMinWait, cfg.RetryMaxWait, cfg.RetryMultiplier = new(1.0), 2, 0, 0, 0
 	l, err := llm.New(cfg, &llm.Options{Logger: slog.New(slog.DiscardHandler), OnRetry: func(_ int, _ time.Duration, err error) { retried = append(retried, err) }})
 	if err != nil {
 		t.Fatal(err)

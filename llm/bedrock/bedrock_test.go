@@ -546,7 +546,9 @@ func TestSecretsStayOut(t *testing.T) {
 func TestStreamIdleAfterText(t *testing.T) {
 	isolate(t)
 	srv := llmtest.NewBedrock(t, llmtest.Reply{Text: "the start of an answer that stalls", StallAfter: 3}, llmtest.Reply{Text: "a whole answer"})
-	l := newLLM(t, srv, claude, func(c *llm.Config) { c.StreamIdleTimeout, c.NumRetries = new(0.2), 2 })
+	// 1 s, not less: the retry streams at once, but a starved reader on a
+	// loaded machine can see a gap of a few hundred milliseconds.
+	l := newLLM(t, srv, claude, func(c *llm.Config) { c.StreamIdleTimeout, c.NumRetries = new(1.0), 2 })
 	var text strings.Builder
 	restarts := 0
 	r, err := l.Completion(context.Background(), []event.Message{event.UserMessage("hi")}, nil, &llm.CallOptions{OnDelta: func(d llm.Delta) error {
