@@ -85,7 +85,9 @@ type ExitCoder interface {
 }
 
 // A Tracer starts spans. Start returns a context that carries the new span
-// as the parent of spans started from it.
+// as the parent of spans started from it. A nil Recorder is a span the
+// tracer does not record (a trace sampled out); the context it returns
+// says so to the span's children.
 type Tracer interface {
 	Start(ctx context.Context, kind Kind, name string) (context.Context, Recorder)
 }
@@ -258,11 +260,29 @@ func (m observingMulti) Observe(ms Measure, label string, d time.Duration) {
 }
 
 func (m multi) Start(ctx context.Context, kind Kind, name string) (context.Context, Recorder) {
-	rs := make(multiRecorder, len(m))
-	for i, t := range m {
-		ctx, rs[i] = t.Start(ctx, kind, name)
+	// One recorder (the other tracer sampled the span out) is returned
+	// as is: the common case of a trace exporter and a metrics registry
+	// then allocates no slice.
+	var one Recorder
+	var rs multiRecorder
+	for _, t := range m {
+		var r Recorder
+		if ctx, r = t.Start(ctx, kind, name); r == nil {
+			continue
+		}
+		switch {
+		case one == nil:
+			one = r
+		case rs == nil:
+			rs = append(make(multiRecorder, 0, len(m)), one, r)
+		default:
+			rs = append(rs, r)
+		}
 	}
-	return ctx, rs
+	if rs != nil {
+		return ctx, rs
+	}
+	return ctx, one
 }
 
 type multiRecorder []Recorder
@@ -296,13 +316,16 @@ func (m multiRecorder) End(err error) {
 type SpanContext struct {
 	TraceID [16]byte
 	SpanID  [8]byte
+	// Sampled is the W3C trace flags' sampled bit: whether the caller
+	// records its trace. A parent-based sampler follows it.
+	Sampled bool
 }
 
 // ParseSpanContext reads a serialized span context: a W3C traceparent
 // ("00-<trace id>-<span id>-<flags>"), or the reference's
 // observability_parent_span_context, Laminar's JSON
 // {"trace_id": UUID, "span_id": UUID, ...} (camelCase keys accepted), whose
-// UUIDs are the ids' hex digits.
+// UUIDs are the ids' hex digits and whose spans are all sampled.
 func ParseSpanContext(s string) (SpanContext, error) {
 	var sc SpanContext
 	s = strings.TrimSpace(s)
@@ -322,12 +345,18 @@ func ParseSpanContext(s string) (SpanContext, error) {
 		if len(sid) == 32 && strings.HasPrefix(sid, "0000000000000000") {
 			sid = sid[16:] // a 64-bit span id written as a UUID
 		}
+		sc.Sampled = true
 	} else {
 		parts := strings.Split(s, "-")
 		if len(parts) != 4 || parts[0] != "00" {
 			return sc, fmt.Errorf("telemetry: span context %q is neither a traceparent nor a JSON object", s)
 		}
 		tid, sid = parts[1], parts[2]
+		var flags [1]byte
+		if n, err := hex.Decode(flags[:], []byte(parts[3])); err != nil || n != 1 || len(parts[3]) != 2 {
+			return sc, fmt.Errorf("telemetry: span context: bad trace flags %q", parts[3])
+		}
+		sc.Sampled = flags[0]&1 != 0
 	}
 	if n, err := hex.Decode(sc.TraceID[:], []byte(tid)); err != nil || n != 16 || len(tid) != 32 {
 		return sc, fmt.Errorf("telemetry: span context: bad trace id %q", tid)

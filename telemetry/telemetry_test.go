@@ -101,11 +101,14 @@ func TestParseSpanContext(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
-		if got := fmt.Sprintf("%x-%x", sc.TraceID, sc.SpanID); got != tid+"-"+sid {
-			t.Errorf("%s: %s", in, got)
+		if got := fmt.Sprintf("%x-%x", sc.TraceID, sc.SpanID); got != tid+"-"+sid || !sc.Sampled {
+			t.Errorf("%s: %s, sampled %v", in, got, sc.Sampled)
 		}
 	}
-	for _, in := range []string{"", "00-zz-" + sid + "-01", `{"trace_id":"x"}`, "00-" + tid + "-0000000000000000-01", "01-" + tid + "-" + sid + "-01"} {
+	if sc, err := telemetry.ParseSpanContext("00-" + tid + "-" + sid + "-00"); err != nil || sc.Sampled {
+		t.Errorf("flags 00: %+v %v, want not sampled", sc, err)
+	}
+	for _, in := range []string{"", "00-zz-" + sid + "-01", "00-" + tid + "-" + sid + "-1", "00-" + tid + "-" + sid + "-0g", `{"trace_id":"x"}`, "00-" + tid + "-0000000000000000-01", "01-" + tid + "-" + sid + "-01"} {
 		if _, err := telemetry.ParseSpanContext(in); err == nil {
 			t.Errorf("%q parsed", in)
 		}
@@ -151,5 +154,31 @@ func TestObserving(t *testing.T) {
 	}
 	if len(log) != 0 {
 		t.Errorf("observing started spans: %q", log)
+	}
+}
+
+// nilTracer records nothing: a trace exporter that sampled its trace out.
+type nilTracer struct{}
+
+func (nilTracer) Start(ctx context.Context, _ telemetry.Kind, _ string) (context.Context, telemetry.Recorder) {
+	return ctx, nil
+}
+
+// TestMultiSampledOut: a tracer that records nothing is left out of the
+// span; with one other it is that one's recorder, and with none the span
+// is not recording.
+func TestMultiSampledOut(t *testing.T) {
+	var a []string
+	prev := telemetry.SetTracer(telemetry.Multi(nilTracer{}, recTracer{&a}))
+	defer telemetry.SetTracer(prev)
+	_, span := telemetry.Start(context.Background(), telemetry.KindStep, "agent.step")
+	span.SetInt(telemetry.AttrStep, 1)
+	span.End(nil)
+	if want := []string{"start step agent.step", "gohands.step=int", "end"}; !slices.Equal(a, want) {
+		t.Errorf("recorded %q, want %q", a, want)
+	}
+	telemetry.SetTracer(telemetry.Multi(nilTracer{}, nilTracer{}))
+	if _, span := telemetry.Start(context.Background(), telemetry.KindStep, "agent.step"); span.Recording() {
+		t.Error("recording with every tracer sampling out")
 	}
 }

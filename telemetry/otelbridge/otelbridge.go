@@ -28,8 +28,8 @@ import (
 
 // New returns a telemetry.Tracer that starts its spans with t. A span of
 // t's in the context is the parent of the next one; with none, a remote
-// parent (telemetry.WithRemoteParent) is, sampled whatever the caller's
-// flags said.
+// parent (telemetry.WithRemoteParent) is, with its sampled flag for the
+// provider's sampler.
 func New(t trace.Tracer) telemetry.Tracer { return tracer{t} }
 
 type tracer struct{ t trace.Tracer }
@@ -65,8 +65,12 @@ func init() {
 func (t tracer) Start(ctx context.Context, kind telemetry.Kind, name string) (context.Context, telemetry.Recorder) {
 	if !trace.SpanContextFromContext(ctx).IsValid() {
 		if p, ok := telemetry.RemoteParent(ctx); ok {
+			var flags trace.TraceFlags
+			if p.Sampled {
+				flags = trace.FlagsSampled
+			}
 			ctx = trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
-				TraceID: p.TraceID, SpanID: p.SpanID, TraceFlags: trace.FlagsSampled, Remote: true,
+				TraceID: p.TraceID, SpanID: p.SpanID, TraceFlags: flags, Remote: true,
 			}))
 		}
 	}

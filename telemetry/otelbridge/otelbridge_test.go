@@ -55,12 +55,16 @@ func TestSpans(t *testing.T) {
 	run.End(nil)
 	app.End()
 
-	// No application span: the remote parent.
-	remote, err := telemetry.ParseSpanContext("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00")
+	// No application span: the remote parent, whose sampled flag the
+	// provider's (default, parent-based) sampler follows.
+	remote, err := telemetry.ParseSpanContext("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, req := telemetry.Start(telemetry.WithRemoteParent(context.Background(), remote), telemetry.KindConversation, "conversation")
+	req.End(nil)
+	remote.Sampled = false
+	_, req = telemetry.Start(telemetry.WithRemoteParent(context.Background(), remote), telemetry.KindConversation, "not sampled")
 	req.End(nil)
 
 	got := map[string]tracetest.SpanStub{}

@@ -20,8 +20,10 @@
 // none), OTEL_EXPORTER_OTLP_[TRACES_]{ENDPOINT, PROTOCOL (grpc,
 // http/protobuf, http/json), HEADERS, TIMEOUT, COMPRESSION (gzip),
 // INSECURE, CERTIFICATE, CLIENT_CERTIFICATE, CLIENT_KEY}, OTEL_SERVICE_NAME,
-// OTEL_RESOURCE_ATTRIBUTES and OTEL_BSP_{SCHEDULE_DELAY, MAX_QUEUE_SIZE,
-// MAX_EXPORT_BATCH_SIZE, EXPORT_TIMEOUT}. Every span is sampled.
+// OTEL_RESOURCE_ATTRIBUTES, OTEL_BSP_{SCHEDULE_DELAY, MAX_QUEUE_SIZE,
+// MAX_EXPORT_BATCH_SIZE, EXPORT_TIMEOUT} and OTEL_TRACES_SAMPLER[_ARG]
+// (sampler.go). A span of a trace sampled out costs its tracer nothing but
+// the trace's first, which marks the context.
 package oteltrace
 
 import (
@@ -139,10 +141,11 @@ func CredentialVars() []string {
 
 // Provider is an installed trace pipeline.
 type Provider struct {
-	res   *Resource
-	procs []processor
-	prev  telemetry.Tracer
-	file  *os.File
+	res     *Resource
+	procs   []processor
+	prev    telemetry.Tracer
+	file    *os.File
+	sampler sampler
 }
 
 // Setup builds the exporters the environment and opts ask for and
@@ -156,7 +159,11 @@ func Setup(ctx context.Context, opts *Options) (*Provider, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &Provider{res: resourceFromEnv(opts.ServiceName)}
+	smp, err := samplerFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	p := &Provider{res: resourceFromEnv(opts.ServiceName), sampler: smp}
 	add := func(e Exporter, sync bool) {
 		if sync {
 			p.procs = append(p.procs, &syncProcessor{e: e, res: p.res, log: log})
@@ -224,23 +231,42 @@ var kinds = [...]SpanKind{
 
 type spanKey struct{}
 
+// sampledOut is the parent in the context of a trace's spans when the
+// trace is not recorded.
+var sampledOut = new(span)
+
 func (t *tracer) Start(ctx context.Context, kind telemetry.Kind, name string) (context.Context, telemetry.Recorder) {
+	// The parent and the sampling decision first: a span sampled out
+	// allocates nothing.
+	var tid [16]byte
+	var pid [8]byte
+	remote := false
+	if parent, ok := ctx.Value(spanKey{}).(*span); ok {
+		if parent == sampledOut {
+			return ctx, nil
+		}
+		// A span's ids are set when it starts and never change:
+		// children read them without its lock.
+		tid, pid = parent.d.TraceID, parent.d.SpanID
+	} else {
+		var rp telemetry.SpanContext
+		if rp, remote = telemetry.RemoteParent(ctx); remote {
+			tid, pid = rp.TraceID, rp.SpanID
+		} else {
+			putUint64(tid[:8], rand.Uint64())
+			putUint64(tid[8:], rand.Uint64()|1) // never all zero
+		}
+		if !t.p.sampler.sample(&tid, rp, remote) {
+			return context.WithValue(ctx, spanKey{}, sampledOut), nil
+		}
+	}
 	s := &span{t: t}
 	d := &s.d
 	d.Name, d.Start, d.Kind = name, time.Now(), SpanKindInternal
 	if int(kind) < len(kinds) && kinds[kind] != 0 {
 		d.Kind = kinds[kind]
 	}
-	if parent, ok := ctx.Value(spanKey{}).(*span); ok {
-		// A span's ids are set here and never change: children read
-		// them without its lock.
-		d.TraceID, d.ParentSpanID = parent.d.TraceID, parent.d.SpanID
-	} else if rp, ok := telemetry.RemoteParent(ctx); ok {
-		d.TraceID, d.ParentSpanID, d.RemoteParent = rp.TraceID, rp.SpanID, true
-	} else {
-		putUint64(d.TraceID[:8], rand.Uint64())
-		putUint64(d.TraceID[8:], rand.Uint64()|1) // never all zero
-	}
+	d.TraceID, d.ParentSpanID, d.RemoteParent = tid, pid, remote
 	putUint64(d.SpanID[:], rand.Uint64()|1)
 	// The attributes start in the span's own array: one allocation per
 	// span but for a model call's, whose attributes are allocated once.

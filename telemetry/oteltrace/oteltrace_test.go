@@ -209,3 +209,121 @@ func TestJSONFile(t *testing.T) {
 		t.Errorf("span %+v", s)
 	}
 }
+
+// TestSampler: OTEL_TRACES_SAMPLER decides per trace, at its first span
+// in the process; the trace's other spans follow, a sampled-out span
+// records nothing and allocates nothing, a Multi's other tracer (the
+// metrics) still records, and parent-based samplers follow a remote
+// parent's flag.
+func TestSampler(t *testing.T) {
+	remote := func(flags string) context.Context {
+		sc, err := telemetry.ParseSpanContext("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-" + flags)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return telemetry.WithRemoteParent(context.Background(), sc)
+	}
+	for _, c := range []struct {
+		sampler, arg string
+		// traces: 1000 local ones; then one under a sampled and one
+		// under an unsampled remote parent.
+		minLocal, maxLocal             int
+		sampledRemote, unsampledRemote bool
+	}{
+		{"", "", 1000, 1000, true, false},
+		{"always_on", "", 1000, 1000, true, true},
+		{"always_off", "", 0, 0, false, false},
+		{"traceidratio", "0.25", 150, 350, false, false}, // the fixed trace id's ratio is > 0.25
+		{"parentbased_always_off", "", 0, 0, true, false},
+		{"parentbased_traceidratio", "0.5", 400, 600, true, false},
+	} {
+		t.Run(c.sampler+c.arg, func(t *testing.T) {
+			clearOTLPEnv(t)
+			t.Setenv("OTEL_TRACES_SAMPLER", c.sampler)
+			t.Setenv("OTEL_TRACES_SAMPLER_ARG", c.arg)
+			mem := &memExporter{}
+			p, err := Setup(context.Background(), &Options{Exporters: []Exporter{mem}, Sync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var calls int
+			prev := telemetry.SetTracer(nil)
+			telemetry.SetTracer(telemetry.Multi(prev, countTracer{&calls}))
+			trace := func(ctx context.Context) {
+				ctx, run := telemetry.Start(ctx, telemetry.KindRun, "conversation.run")
+				_, step := telemetry.Start(ctx, telemetry.KindStep, "agent.step")
+				step.End(nil)
+				run.End(nil)
+			}
+			for range 1000 {
+				trace(context.Background())
+			}
+			local := countSpans(mem)
+			trace(remote("01"))
+			sampledRemote := countSpans(mem) - local
+			trace(remote("00"))
+			unsampledRemote := countSpans(mem) - local - sampledRemote
+			telemetry.SetTracer(prev)
+			p.Shutdown(context.Background())
+			if local%2 != 0 || local/2 < c.minLocal || local/2 > c.maxLocal {
+				t.Errorf("%d spans of 1000 local traces of 2, want %d to %d whole traces", local, c.minLocal, c.maxLocal)
+			}
+			if (sampledRemote == 2) != c.sampledRemote || (unsampledRemote == 2) != c.unsampledRemote {
+				t.Errorf("under a sampled remote parent %d spans, an unsampled one %d; want recorded: %v, %v", sampledRemote, unsampledRemote, c.sampledRemote, c.unsampledRemote)
+			}
+			if calls != 2*1002 {
+				t.Errorf("the metrics tracer ended %d spans, want every one, %d", calls, 2*1002)
+			}
+		})
+	}
+	t.Run("allocations", func(t *testing.T) {
+		clearOTLPEnv(t)
+		t.Setenv("OTEL_TRACES_SAMPLER", "always_off")
+		p, err := Setup(context.Background(), &Options{Exporters: []Exporter{&memExporter{}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Shutdown(context.Background())
+		ctx, run := telemetry.Start(context.Background(), telemetry.KindRun, "conversation.run")
+		defer run.End(nil)
+		if n := testing.AllocsPerRun(100, func() {
+			// (StartOp would allocate its name: the tracer decides.)
+			_, step := telemetry.Start(ctx, telemetry.KindStep, "agent.step")
+			step.End(nil)
+		}); n != 0 || run.Recording() {
+			t.Errorf("a span of a trace sampled out: %v allocations (recording %v), want 0", n, run.Recording())
+		}
+	})
+	t.Run("errors", func(t *testing.T) {
+		clearOTLPEnv(t)
+		for _, c := range [][2]string{{"jaeger_remote", ""}, {"traceidratio", "2"}, {"parentbased_traceidratio", "x"}} {
+			t.Setenv("OTEL_TRACES_SAMPLER", c[0])
+			t.Setenv("OTEL_TRACES_SAMPLER_ARG", c[1])
+			if p, err := Setup(context.Background(), &Options{Exporters: []Exporter{&memExporter{}}}); err == nil || !strings.Contains(err.Error(), "OTEL_TRACES_SAMPLER") {
+				p.Shutdown(context.Background())
+				t.Errorf("%s %s: %v, want an error naming the variable", c[0], c[1], err)
+			}
+		}
+	})
+}
+
+func countSpans(m *memExporter) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, b := range m.batches {
+		n += len(b)
+	}
+	return n
+}
+
+// countTracer counts the spans it ends, as the metrics registry does.
+type countTracer struct{ n *int }
+
+func (c countTracer) Start(ctx context.Context, _ telemetry.Kind, _ string) (context.Context, telemetry.Recorder) {
+	return ctx, c
+}
+func (c countTracer) SetString(string, string) {}
+func (c countTracer) SetInt(string, int64)     {}
+func (c countTracer) SetFloat(string, float64) {}
+func (c countTracer) End(error)                { *c.n++ }
