@@ -88,11 +88,11 @@ type SpanData struct {
 	SpanID       [8]byte
 	ParentSpanID [8]byte // zero for a root
 	RemoteParent bool    // the parent is another process's
-	Name         string
 	Kind         SpanKind
+	Failed       bool
+	Name         string
 	Start, End   time.Time
 	Attrs        []Attr
-	Failed       bool
 	Message      string // the error of a failed span
 }
 
@@ -295,7 +295,10 @@ type span struct {
 	mu    sync.Mutex
 	d     SpanData
 	ended bool
-	attrs [8]Attr
+	// Room for the attributes of every kind of span but a model call's
+	// and a server's conversation: 6 keeps a span within 512 bytes, the
+	// largest size the allocator serves without a per-object header.
+	attrs [6]Attr
 }
 
 // set sets a, replacing an attribute of the same key, as OpenTelemetry

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/gohands/gohands/telemetry"
 )
@@ -327,3 +328,12 @@ func (c countTracer) SetString(string, string) {}
 func (c countTracer) SetInt(string, int64)     {}
 func (c countTracer) SetFloat(string, float64) {}
 func (c countTracer) End(error)                { *c.n++ }
+
+// TestSpanSize: a span stays within 512 bytes, which the allocator serves
+// without a per-object header (bench/tracing's StepSpans/trace: 15 % less
+// CPU than at 632 bytes).
+func TestSpanSize(t *testing.T) {
+	if n := unsafe.Sizeof(span{}); n > 512 {
+		t.Fatalf("span is %d bytes, want at most 512", n)
+	}
+}
