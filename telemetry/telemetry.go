@@ -260,29 +260,48 @@ func (m observingMulti) Observe(ms Measure, label string, d time.Duration) {
 }
 
 func (m multi) Start(ctx context.Context, kind Kind, name string) (context.Context, Recorder) {
-	// One recorder (the other tracer sampled the span out) is returned
-	// as is: the common case of a trace exporter and a metrics registry
-	// then allocates no slice.
-	var one Recorder
-	var rs multiRecorder
+	var buf [4]Recorder
+	rs := buf[:0]
 	for _, t := range m {
 		var r Recorder
-		if ctx, r = t.Start(ctx, kind, name); r == nil {
-			continue
-		}
-		switch {
-		case one == nil:
-			one = r
-		case rs == nil:
-			rs = append(make(multiRecorder, 0, len(m)), one, r)
-		default:
+		if ctx, r = t.Start(ctx, kind, name); r != nil {
 			rs = append(rs, r)
 		}
 	}
-	if rs != nil {
-		return ctx, rs
+	// A tracer that sampled the span out is left out. One recorder is
+	// returned as is and two (a trace exporter's and the metrics') as a
+	// pair: one allocation, where a slice in an interface takes two.
+	switch len(rs) {
+	case 0:
+		return ctx, nil
+	case 1:
+		return ctx, rs[0]
+	case 2:
+		return ctx, &pair{rs[0], rs[1]}
 	}
-	return ctx, one
+	return ctx, multiRecorder(slices.Clone(rs))
+}
+
+type pair [2]Recorder
+
+func (p *pair) SetString(k, v string) {
+	p[0].SetString(k, v)
+	p[1].SetString(k, v)
+}
+
+func (p *pair) SetInt(k string, v int64) {
+	p[0].SetInt(k, v)
+	p[1].SetInt(k, v)
+}
+
+func (p *pair) SetFloat(k string, v float64) {
+	p[0].SetFloat(k, v)
+	p[1].SetFloat(k, v)
+}
+
+func (p *pair) End(err error) {
+	p[0].End(err)
+	p[1].End(err)
 }
 
 type multiRecorder []Recorder

@@ -177,6 +177,14 @@ func TestMultiSampledOut(t *testing.T) {
 	if want := []string{"start step agent.step", "gohands.step=int", "end"}; !slices.Equal(a, want) {
 		t.Errorf("recorded %q, want %q", a, want)
 	}
+	var b, c []string
+	telemetry.SetTracer(telemetry.Multi(recTracer{&a}, nilTracer{}, recTracer{&b}, recTracer{&c}))
+	a = nil
+	_, span = telemetry.Start(context.Background(), telemetry.KindStep, "agent.step")
+	span.End(nil)
+	if want := []string{"start step agent.step", "end"}; !slices.Equal(a, want) || !slices.Equal(b, want) || !slices.Equal(c, want) {
+		t.Errorf("three of four recorded %q %q %q, want %q each", a, b, c, want)
+	}
 	telemetry.SetTracer(telemetry.Multi(nilTracer{}, nilTracer{}))
 	if _, span := telemetry.Start(context.Background(), telemetry.KindStep, "agent.step"); span.Recording() {
 		t.Error("recording with every tracer sampling out")
