@@ -35,7 +35,7 @@ var importRules = []struct {
 	},
 	{
 		from: []string{"event", "tool", "tool/", "llm", "llm/", "conversation", "conversation/", "condenser",
-			"security", "skill", "hook", "secret", "workspace", "pubsub", "mcp"},
+			"security", "skill", "plugin", "hook", "secret", "workspace", "pubsub", "mcp"},
 		forbidden: []string{"agent", "agent/", "tools/"},
 		why:       "the core declares the interfaces agents and tools implement; it names none of them",
 	},
@@ -75,7 +75,7 @@ var importRules = []struct {
 
 // sdk is every package of the SDK proper (not an application).
 var sdk = []string{"api/protocol", "event", "tool", "tool/", "llm", "llm/", "conversation", "conversation/", "condenser",
-	"security", "skill", "hook", "secret", "workspace", "workspace/", "pubsub", "mcp", "mcp/",
+	"security", "skill", "plugin", "hook", "secret", "workspace", "workspace/", "pubsub", "mcp", "mcp/",
 	"agent", "agent/acp", "tools/", "telemetry", "internal/wire", "internal/lazyregexp", "internal/termtext"}
 
 // importExceptions are the imports a rule above forbids that exist

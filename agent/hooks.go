@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gohands/gohands/plugin"
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/hook"
@@ -78,6 +79,7 @@ func (r *runner) initHooks() error {
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
+	cfg = plugin.MergeHooks(cfg, r.pluginHooks)
 	if cfg == nil || cfg.IsEmpty() {
 		return nil
 	}

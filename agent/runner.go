@@ -70,6 +70,9 @@ type runner struct {
 	// hooks runs the workspace's hooks (.openhands/hooks.json); nil when
 	// none are configured.
 	hooks *hook.Manager
+	// pluginHooks are the ambient plugins' hooks, run after the
+	// conversation's own.
+	pluginHooks *hook.Config
 }
 
 var (

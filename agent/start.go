@@ -40,7 +40,11 @@ func (a *Agent) start(ctx context.Context, sess *conversation.Session) (*runner,
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
+	a, plugins := a.withPlugins(sess)
 	r := &runner{a: a, sess: sess, limit: a.ToolConcurrencyLimit, locks: make(map[string]*sync.Mutex)}
+	if plugins != nil {
+		r.pluginHooks = plugins.Hooks
+	}
 	a.hideCredentials(sess)
 	tools, err := a.resolveTools(sess)
 	if err != nil {

@@ -78,6 +78,12 @@ func ParseFile(path, baseDir string) (Skill, error) {
 
 // Parse is ParseFile on data already read.
 func Parse(path, baseDir string, data []byte) (Skill, error) {
+	return parse(path, baseDir, data, true)
+}
+
+// parse is Parse; strict applies the AgentSkills naming rules to SKILL.md
+// files (plugins' skills are loaded without them, as in the reference).
+func parse(path, baseDir string, data []byte, strict bool) (Skill, error) {
 	base := strings.ToLower(filepath.Base(path))
 	if name, ok := thirdPartyNames[base]; ok {
 		return Skill{Name: name, Content: string(data), Source: filepath.ToSlash(path), Version: DefaultVersion}, nil
@@ -116,8 +122,10 @@ func Parse(path, baseDir string, data []byte) (Skill, error) {
 		return Skill{}, err
 	}
 	if s.IsAgentSkillsFormat {
-		if err := validateName(s.Name, dirName); err != nil {
-			return Skill{}, err
+		if strict {
+			if err := validateName(s.Name, dirName); err != nil {
+				return Skill{}, err
+			}
 		}
 		s.Resources = findResources(filepath.Dir(path))
 		if mcp, err := os.ReadFile(filepath.Join(filepath.Dir(path), ".mcp.json")); err == nil {
@@ -402,6 +410,96 @@ func LoadDir(dir string) ([]Skill, []Warning) {
 	return out, warns
 }
 
+// LoadPluginDir loads the skills folder of a plugin: the AgentSkills
+// directories (<name>/SKILL.md) and the *.md files directly in dir (files
+// deeper down are a skill's resources), README.md excepted, in the order
+// of their paths. Names are not held to the AgentSkills rules. A path that
+// leads outside root (by a symbolic link) is skipped. Two skills with one
+// name are both returned, with a warning naming the second: the caller
+// decides, as for skills of different plugins, that the later one wins.
+func LoadPluginDir(dir, root string) ([]Skill, []Warning) {
+	var warns []Warning
+	warn := func(path string, err error) {
+		slog.Warn("skill: file not loaded", "path", path, "err", err)
+		warns = append(warns, Warning{Path: path, Err: err})
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			warn(dir, err)
+		}
+		return nil, warns
+	}
+	var paths []string
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if !Within(p, root) {
+			continue
+		}
+		if info, err := os.Stat(p); err == nil && info.IsDir() {
+			if md := findSkillMD(p); md != "" && Within(md, root) {
+				paths = append(paths, md)
+			}
+			continue
+		}
+		if strings.HasSuffix(e.Name(), ".md") && !strings.EqualFold(e.Name(), "README.md") {
+			paths = append(paths, p)
+		}
+	}
+	// By path components, as the reference orders them ("a/SKILL.md"
+	// before "a.md").
+	slices.SortFunc(paths, func(a, b string) int {
+		return slices.Compare(strings.Split(filepath.ToSlash(a), "/"), strings.Split(filepath.ToSlash(b), "/"))
+	})
+	var out []Skill
+	seen := map[string]string{}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			warn(p, err)
+			continue
+		}
+		s, err := parse(p, dir, data, false)
+		if err != nil {
+			warn(p, err)
+			continue
+		}
+		if first, dup := seen[s.Name]; dup {
+			warn(p, fmt.Errorf("skill name %q is also the name of %s; this one replaces it", s.Name, first))
+		}
+		seen[s.Name] = p
+		out = append(out, s)
+	}
+	return out, warns
+}
+
+// ParsePluginFile reads a skill file of a plugin: ParseFile without the
+// AgentSkills naming rules.
+func ParsePluginFile(path, baseDir string) (Skill, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Skill{}, err
+	}
+	return parse(path, baseDir, data, false)
+}
+
+// Within reports whether path, with its symbolic links resolved, lies in
+// root (resolved too). A path that does not exist is judged by its
+// lexical form.
+func Within(path, root string) bool {
+	resolve := func(p string) string {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	rel, err := filepath.Rel(resolve(root), resolve(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
 func findSkillMD(dir string) string {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -660,3 +758,7 @@ func (c *AgentContext) LoadSkills(workDir, home string) []Warning {
 	c.Skills = Merge(c.DisabledSkills, skills)
 	return warns
 }
+
+// GitRoot returns the nearest directory at or above dir holding .git, or
+// "".
+func GitRoot(dir string) string { return gitRoot(dir) }
