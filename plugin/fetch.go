@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,10 +42,8 @@ func (s *Source) Validate() error {
 	if strings.HasPrefix(p, "/") {
 		return errors.New("plugin: repo_path must be relative, not absolute")
 	}
-	for _, part := range strings.Split(filepath.ToSlash(p), "/") {
-		if part == ".." {
-			return errors.New("plugin: repo_path cannot contain '..' (parent directory traversal)")
-		}
+	if slices.Contains(strings.Split(filepath.ToSlash(p), "/"), "..") {
+		return errors.New("plugin: repo_path cannot contain '..' (parent directory traversal)")
 	}
 	return nil
 }
@@ -104,9 +103,9 @@ func Fetch(ctx context.Context, src Source, opts *FetchOptions) (dir, commit str
 	}
 	if kind == sourceLocal {
 		p := loc
-		if strings.HasPrefix(p, "~") {
+		if rest, ok := strings.CutPrefix(p, "~"); ok {
 			if home, err := os.UserHomeDir(); err == nil {
-				p = filepath.Join(home, strings.TrimPrefix(p, "~"))
+				p = filepath.Join(home, rest)
 			}
 		}
 		abs, err := filepath.Abs(p)
