@@ -337,3 +337,28 @@ func TestSpanSize(t *testing.T) {
 		t.Fatalf("span is %d bytes, want at most 512", n)
 	}
 }
+
+// TestBufferReuse: a batch's protobuf buffer is the last one's once the
+// transport has closed every request body that read it, and a new one
+// while one is still open.
+func TestBufferReuse(t *testing.T) {
+	clearOTLPEnv(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+	e, err := newOTLPExporter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := e.buffer(100)
+	e.buf = append(first, "x"...)
+	a, b := e.newBody(e.buf), e.newBody(e.buf)
+	a.Close()
+	if again := e.buffer(100); &again[:1][0] == &first[:1][0] {
+		t.Fatal("reused while a request body is open")
+	}
+	second := e.buf
+	e.newBody(second).Close()
+	if again := e.buffer(100); &again[:1][0] != &second[:1][0] {
+		t.Fatal("not reused once every request body is closed")
+	}
+	b.Close()
+}

@@ -18,6 +18,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,6 +44,53 @@ type otlpExporter struct {
 	// next one's buffer is made that large at once, not grown by
 	// doubling and copying (a batch is 512 spans, some 200 KB).
 	perSpan int
+	// buf is the last protobuf encoding's buffer, reused by the next
+	// batch once the transport has closed every request body that read
+	// it (it may close one after Do returns).
+	buf    []byte
+	mu     sync.Mutex
+	bodies []*body
+}
+
+// body is a request body that tells when the transport is done with it.
+type body struct {
+	bytes.Reader
+	closed atomic.Bool
+}
+
+func (b *body) Close() error {
+	b.closed.Store(true)
+	return nil
+}
+
+// newBody returns a body reading p, tracked until it is closed when p is
+// buf's (an uncompressed protobuf encoding).
+func (e *otlpExporter) newBody(p []byte) io.ReadCloser {
+	if e.protocol == "http/json" || e.gzip {
+		return io.NopCloser(bytes.NewReader(p))
+	}
+	b := new(body)
+	b.Reset(p)
+	e.mu.Lock()
+	e.bodies = append(e.bodies, b)
+	e.mu.Unlock()
+	return b
+}
+
+// buffer returns an empty buffer of capacity n or more: the last one if
+// no request still reads it. Export is not called concurrently.
+func (e *otlpExporter) buffer(n int) []byte {
+	e.mu.Lock()
+	reuse := true
+	for _, b := range e.bodies {
+		reuse = reuse && b.closed.Load()
+	}
+	e.bodies = e.bodies[:0]
+	e.mu.Unlock()
+	if !reuse || cap(e.buf) < n {
+		e.buf = make([]byte, 0, n)
+	}
+	return e.buf[:0]
 }
 
 const grpcPath = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
@@ -182,7 +231,10 @@ func (e *otlpExporter) Export(ctx context.Context, r *Resource, spans []*SpanDat
 			return err
 		}
 	} else {
-		body = marshalProto(make([]byte, 0, cmp.Or(e.perSpan, 512)*len(spans)*9/8+256), r, spans)
+		// Five bytes before the message for gRPC's frame, filled below.
+		buf := e.buffer(5 + cmp.Or(e.perSpan, 512)*len(spans)*9/8 + 256)
+		e.buf = marshalProto(buf[:5], r, spans)
+		body = e.buf[5:]
 		if len(spans) > 0 {
 			e.perSpan = len(body) / len(spans)
 		}
@@ -196,13 +248,16 @@ func (e *otlpExporter) Export(ctx context.Context, r *Resource, spans []*SpanDat
 	}
 	if e.protocol == "grpc" {
 		// The length-prefixed message: a compressed flag and a
-		// big-endian length.
-		framed := make([]byte, 5, 5+len(body))
+		// big-endian length, in place before an uncompressed one.
 		if e.gzip {
+			framed := make([]byte, 5, 5+len(body))
 			framed[0] = 1
+			binary.BigEndian.PutUint32(framed[1:], uint32(len(body)))
+			body = append(framed, body...)
+		} else {
+			binary.BigEndian.PutUint32(e.buf[1:5], uint32(len(body)))
+			body = e.buf // the five bytes left before the message
 		}
-		binary.BigEndian.PutUint32(framed[1:], uint32(len(body)))
-		body = append(framed, body...)
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
@@ -227,10 +282,12 @@ func (e *otlpExporter) Export(ctx context.Context, r *Resource, spans []*SpanDat
 // send makes one attempt; it says whether a failure may be retried, and
 // after how long if the receiver said.
 func (e *otlpExporter) send(ctx context.Context, body []byte) (retry bool, after time.Duration, err error) {
-	req, err := http.NewRequestWithContext(ctx, "POST", e.url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, "POST", e.url, e.newBody(body))
 	if err != nil {
 		return false, 0, err
 	}
+	req.ContentLength = int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return e.newBody(body), nil }
 	maps.Copy(req.Header, e.headers)
 	req.Header.Set("User-Agent", userAgent())
 	switch e.protocol {
