@@ -2,16 +2,21 @@
 
 // Package tracing measures what tracing costs the agent loop: the same
 // 200-step scripted run with no tracer, with spans exported by
-// telemetry/oteltrace, and with /metrics' recorder next to it.
+// telemetry/oteltrace or by the OpenTelemetry SDK, and with /metrics'
+// recorder next to them.
 //
+//	go test -run '^$' -bench Overhead -benchtime 10x ./bench/tracing/
 //	go test -run '^$' -bench Run200 -benchtime 20x -count 5 ./bench/tracing/
 //	go test -run '^$' -bench StepSpans -benchtime 100000x -count 5 ./bench/tracing/
 //
-// A mode alone is -bench 'Run200/trace\+metrics$' (the + quoted). Most of
-// a step's CPU time is the file store's, in the kernel (one file per
-// event): under a loaded disk it varies more than tracing costs. Compare
-// modes run alternately, and their user-ns/step (tracing's work is in user
-// space) as well as cpu-ns/step.
+// Most of a step's CPU time is the file store's, in the kernel (one file
+// per event): under a loaded disk it varies more than tracing costs.
+// BenchmarkOverhead pairs untraced and traced runs, each pair's two a
+// moment apart, for a machine whose load varies; BenchmarkRun200's modes
+// are best run alternately (a mode alone: -bench 'Run200/trace\+metrics$',
+// the + quoted), their user-ns/step compared as well as cpu-ns/step.
+// TMPDIR=/dev/shm puts the store on tmpfs: a step then costs less, and
+// tracing's share is its worst case.
 package tracing
 
 import (
@@ -21,6 +26,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -118,57 +124,112 @@ func install(b *testing.B, mode string) (shutdown func()) {
 }
 
 func run(b *testing.B) {
-	ctx := context.Background()
 	var cpu, user time.Duration
 	var mallocs uint64
-	var ms runtime.MemStats
 	b.ReportAllocs()
 	for range b.N {
-		b.StopTimer()
-		replies := make([]llmtest.Reply, 0, steps)
-		for i := range steps - 1 {
-			replies = append(replies, llmtest.Reply{ToolCalls: []llmtest.ToolCall{
-				{Name: "think", Arguments: fmt.Sprintf(`{"thought":"step %d: look at the next file"}`, i)},
-			}})
-		}
-		replies = append(replies, llmtest.Reply{Text: "Done."})
-		cfg := llm.DefaultConfig("openai/gpt-4o")
-		l, err := llm.New(cfg, &llm.Options{Provider: llmtest.NewProvider(b, replies...)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		a := agent.New(cfg, nil, &agent.Options{Model: l})
-		c, err := conversation.New(ctx, a, b.TempDir(), &conversation.LocalOptions{
-			MaxIterations: steps + 1, Backend: filestore.NewBackend(b.TempDir(), nil),
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := c.SendMessage(ctx, event.UserMessage("Think it through.")); err != nil {
-			b.Fatal(err)
-		}
-		runtime.ReadMemStats(&ms)
-		m0 := ms.Mallocs
-		c0, u0 := cpuTime()
-		b.StartTimer()
-		if err := c.Run(ctx); err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		c1, u1 := cpuTime()
-		cpu, user = cpu+c1-c0, user+u1-u0
-		runtime.ReadMemStats(&ms)
-		mallocs += ms.Mallocs - m0
-		if c.Status() != conversation.StatusFinished {
-			b.Fatalf("status %s", c.Status())
-		}
-		c.Close()
-		b.StartTimer()
+		c, u, m := job(b)
+		cpu, user, mallocs = cpu+c, user+u, mallocs+m
 	}
 	n := float64(b.N * steps)
 	b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/step")
 	b.ReportMetric(float64(user.Nanoseconds())/n, "user-ns/step")
 	b.ReportMetric(float64(mallocs)/n, "allocs/step")
+}
+
+// job runs the 200-step job once with the tracer installed, and returns
+// the process's CPU time (all, user) and its allocations during the run,
+// set-up left out. The benchmark's timer runs during the run only.
+func job(b *testing.B) (cpu, user time.Duration, mallocs uint64) {
+	b.StopTimer()
+	defer b.StartTimer()
+	ctx := context.Background()
+	replies := make([]llmtest.Reply, 0, steps)
+	for i := range steps - 1 {
+		replies = append(replies, llmtest.Reply{ToolCalls: []llmtest.ToolCall{
+			{Name: "think", Arguments: fmt.Sprintf(`{"thought":"step %d: look at the next file"}`, i)},
+		}})
+	}
+	replies = append(replies, llmtest.Reply{Text: "Done."})
+	cfg := llm.DefaultConfig("openai/gpt-4o")
+	l, err := llm.New(cfg, &llm.Options{Provider: llmtest.NewProvider(b, replies...)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a := agent.New(cfg, nil, &agent.Options{Model: l})
+	c, err := conversation.New(ctx, a, b.TempDir(), &conversation.LocalOptions{
+		MaxIterations: steps + 1, Backend: filestore.NewBackend(b.TempDir(), nil),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SendMessage(ctx, event.UserMessage("Think it through.")); err != nil {
+		b.Fatal(err)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	m0 := ms.Mallocs
+	c0, u0 := cpuTime()
+	b.StartTimer()
+	err = c.Run(ctx)
+	b.StopTimer()
+	c1, u1 := cpuTime()
+	runtime.ReadMemStats(&ms)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if c.Status() != conversation.StatusFinished {
+		b.Fatalf("status %s", c.Status())
+	}
+	return c1 - c0, u1 - u0, ms.Mallocs - m0
+}
+
+// BenchmarkOverhead is BenchmarkRun200's comparison made robust to a
+// machine whose load changes while it runs: each op runs the job twice,
+// with no tracer and with the mode's, in alternating order, and
+// overhead-% is the median over the ops of (traced - untraced) /
+// untraced CPU time; off-cpu-ns/step and on-cpu-ns/step are the medians
+// of each. -benchtime 10x is ten pairs.
+func BenchmarkOverhead(b *testing.B) {
+	for _, mode := range modes[1:] {
+		b.Run(mode, func(b *testing.B) {
+			install(b, mode)
+			tracer := telemetry.SetTracer(nil)
+			var ratios, offs, ons []float64
+			for i := range b.N {
+				var cpu [2]time.Duration // untraced, traced
+				for j := range 2 {
+					traced := (i+j)%2 == 1
+					if traced {
+						telemetry.SetTracer(tracer)
+					}
+					cpu[b2i(traced)], _, _ = job(b)
+					telemetry.SetTracer(nil)
+				}
+				ratios = append(ratios, float64(cpu[1]-cpu[0])/float64(cpu[0]))
+				offs, ons = append(offs, float64(cpu[0].Nanoseconds())/steps), append(ons, float64(cpu[1].Nanoseconds())/steps)
+			}
+			b.ReportMetric(100*median(ratios), "overhead-%")
+			b.ReportMetric(median(offs), "off-cpu-ns/step")
+			b.ReportMetric(median(ons), "on-cpu-ns/step")
+		})
+	}
+}
+
+func b2i(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+func median(v []float64) float64 {
+	slices.Sort(v)
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	return v[len(v)/2]
 }
 
 // cpuTime is the CPU time of the process so far: user and system, and
