@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 
@@ -31,12 +32,27 @@ func (a *Agent) withPlugins(sess *conversation.Session) (*Agent, *plugin.Set) {
 	for _, p := range found {
 		set.Add(p)
 	}
+	b, err := a.WithPlugins(set)
+	if err != nil {
+		return a, nil // initSkills reports a bad agent_context
+	}
+	sess.Logger().Debug("agent: plugins loaded", "plugins", set.Names)
+	return b, set
+}
+
+// WithPlugins returns a copy of a with the skills and MCP servers of set
+// merged in: a plugin's skill replaces the agent's of the same name where
+// it stands, a plugin's server the agent's of the same name. The hooks of
+// set are the caller's to run.
+func (a *Agent) WithPlugins(set *plugin.Set) (*Agent, error) {
 	b := *a
 	if len(set.MCPConfig) > 0 {
 		servers := map[string]json.RawMessage(maps.Clone(a.MCPConfig))
 		if inner, ok := servers["mcpServers"]; ok && len(servers) == 1 {
 			servers = nil
-			_ = json.Unmarshal(inner, &servers)
+			if err := json.Unmarshal(inner, &servers); err != nil {
+				return nil, fmt.Errorf("agent: mcp_config: %w", err)
+			}
 		}
 		if servers == nil {
 			servers = map[string]json.RawMessage{}
@@ -48,14 +64,15 @@ func (a *Agent) withPlugins(sess *conversation.Session) (*Agent, *plugin.Set) {
 		var ac skill.AgentContext
 		if raw := a.AgentContext; len(raw) > 0 && string(raw) != "null" {
 			if err := json.Unmarshal(raw, &ac); err != nil {
-				return a, nil // initSkills reports it
+				return nil, fmt.Errorf("agent: agent_context: %w", err)
 			}
 		}
 		ac.Skills = plugin.MergeSkills(ac.Skills, set.Skills)
-		if raw, err := json.Marshal(ac); err == nil {
-			b.AgentContext = raw
+		raw, err := json.Marshal(ac)
+		if err != nil {
+			return nil, fmt.Errorf("agent: agent_context: %w", err)
 		}
+		b.AgentContext = raw
 	}
-	sess.Logger().Debug("agent: plugins loaded", "plugins", set.Names)
-	return &b, set
+	return &b, nil
 }

@@ -196,6 +196,9 @@ func (s *Server) start(ctx context.Context, req *startRequest, obs *observabilit
 		}
 		opts.HookConfig = req.HookConfig
 	}
+	if ag, err = s.applyPlugins(ctx, req.Plugins, ag, opts); err != nil {
+		return nil, err
+	}
 	for k, v := range req.Tags {
 		if !tagKey(k) || len([]rune(v)) > 256 {
 			return nil, invalid(fmt.Sprintf("tag %q: keys are lowercase letters and digits, values at most 256 characters", k), "body", "tags")
@@ -1159,8 +1162,6 @@ func (s *Server) checkUnimplemented(req *startRequest) error {
 		return &invalidError{loc: []any{"body", field}, typ: "value_error", msg: field + ": " + why}
 	}
 	switch {
-	case set(req.Plugins):
-		return refuse("plugins", "plugins are not supported by this server")
 	case set(req.AgentLaunchAdditions):
 		return refuse("agent_launch_additions", "not supported by this server")
 	case req.Prompt != nil:

@@ -68,7 +68,7 @@
 //     kept in meta.json and registered again when a stored conversation is
 //     loaded;
 //   - accepted at their defaults only, refused with a 422 naming the field
-//     otherwise: plugins, agent_launch_additions, prompt, container,
+//     otherwise: agent_launch_additions, prompt, container,
 //     conversation_runtime (other than "local"), agent_profile_id.
 //
 // Where the reference has a quirk that is a bug, this server does better:

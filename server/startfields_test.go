@@ -29,7 +29,6 @@ func TestStartRequestFields(t *testing.T) {
 		t.Errorf("meta.json does not keep title_llm_profile (%v): %s", err, meta)
 	}
 	for field, v := range map[string]any{
-		"plugins":                []any{map[string]any{"source": "github:o/r"}},
 		"agent_launch_additions": map[string]any{"x": 1},
 		"prompt":                 "hi",
 		"conversation_runtime":   "docker",
