@@ -27,6 +27,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -64,7 +65,7 @@ const steps = 200
 func BenchmarkRun200(b *testing.B) {
 	for _, mode := range modes {
 		b.Run(mode, func(b *testing.B) {
-			install(b, mode)
+			install(b, mode, false)
 			run(b)
 		})
 	}
@@ -72,12 +73,18 @@ func BenchmarkRun200(b *testing.B) {
 
 var modes = []string{"off", "trace", "trace+metrics", "sdk", "sdk+metrics"}
 
+// burstQueue is the span queue of BenchmarkStepSpans, which makes spans
+// faster than any run: long enough that none is dropped at -benchtime
+// 100000x, so that every one is encoded and sent.
+const burstQueue = 524288
+
 // install installs the tracer of mode ("metrics" alone is a mode of
 // BenchmarkStepSpans) until b ends, and a loopback OTLP/HTTP receiver
 // that reads and drops (its work is small next to the exporter's: one
 // request per 512 spans). It returns the exporter's shutdown, which
-// exports what is queued; b's cleanup calls it too.
-func install(b *testing.B, mode string) (shutdown func()) {
+// exports what is queued; b's cleanup calls it too. With burst, the
+// exporter's queue holds burstQueue spans, not the default 2048.
+func install(b *testing.B, mode string, burst bool) (shutdown func()) {
 	shutdown = func() {}
 	if telemetry.Enabled() {
 		b.Fatal("a tracer is installed")
@@ -92,15 +99,14 @@ func install(b *testing.B, mode string) (shutdown func()) {
 		b.Cleanup(rcv.Close)
 		b.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", rcv.URL+"/v1/traces")
 		b.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
-		// BenchmarkStepSpans makes spans faster than any run: a queue
-		// long enough that none is dropped at -benchtime 100000x, so
-		// that every one is encoded and sent.
-		b.Setenv("OTEL_BSP_MAX_QUEUE_SIZE", "524288")
 	}
 	// Shut down (flushed: the export counts too) before the receiver
 	// closes, cleanups running last first.
 	switch exporter {
 	case "trace":
+		if burst {
+			b.Setenv("OTEL_BSP_MAX_QUEUE_SIZE", strconv.Itoa(burstQueue))
+		}
 		p, err := oteltrace.Setup(context.Background(), nil)
 		if err != nil || p == nil {
 			b.Fatal(p, err)
@@ -111,7 +117,11 @@ func install(b *testing.B, mode string) (shutdown func()) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(e))
+		var opts []sdktrace.BatchSpanProcessorOption
+		if burst {
+			opts = append(opts, sdktrace.WithMaxQueueSize(burstQueue))
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(e, opts...))
 		shutdown = sync.OnceFunc(func() { tp.Shutdown(context.Background()) })
 		telemetry.SetTracer(otelbridge.New(tp.Tracer("github.com/gohands/gohands")))
 	}
@@ -194,7 +204,7 @@ func job(b *testing.B) (cpu, user time.Duration, mallocs uint64) {
 func BenchmarkOverhead(b *testing.B) {
 	for _, mode := range modes[1:] {
 		b.Run(mode, func(b *testing.B) {
-			install(b, mode)
+			install(b, mode, false)
 			tracer := telemetry.SetTracer(nil)
 			var ratios, offs, ons []float64
 			for i := range b.N {
@@ -252,7 +262,7 @@ func cpuTime() (total, user time.Duration) {
 func BenchmarkStepSpans(b *testing.B) {
 	for _, mode := range append(modes[1:], "metrics") {
 		b.Run(mode, func(b *testing.B) {
-			stepSpans(b, install(b, mode))
+			stepSpans(b, install(b, mode, true))
 		})
 	}
 }
