@@ -312,3 +312,33 @@ func scanInstalled(dir string, warns *[]skill.Warning) []*Plugin {
 	}
 	return out
 }
+
+// Uninstall removes an installed extension; false when none has that name.
+func (s *Store) Uninstall(name string) (bool, error) {
+	if err := ValidName(name); err != nil {
+		return false, nil
+	}
+	m, err := s.read()
+	if err != nil {
+		return false, err
+	}
+	dir := filepath.Join(s.Dir, name)
+	_, statErr := os.Stat(dir)
+	if m.Extensions[name] == nil && statErr != nil {
+		return false, nil
+	}
+	// Renamed away first, so that the name is free at once and a failed
+	// removal leaves no half-deleted extension under it.
+	if statErr == nil {
+		tmp, err := os.MkdirTemp(s.Dir, ".uninstall-")
+		if err != nil {
+			return false, err
+		}
+		defer os.RemoveAll(tmp)
+		if err := os.Rename(dir, filepath.Join(tmp, name)); err != nil {
+			return false, err
+		}
+	}
+	delete(m.Extensions, name)
+	return true, s.write(m)
+}

@@ -91,3 +91,93 @@ func TestStartWithPlugins(t *testing.T) {
 		t.Errorf("%d conversations stored, want only the accepted one", len(page.Items))
 	}
 }
+
+// The /api/plugins routes install, list, disable, enable and uninstall
+// plugins in the user's installed directory, which conversations then
+// load; a plugin that cannot be installed leaves nothing behind.
+func TestPluginRoutes(t *testing.T) {
+	persist := t.TempDir()
+	t.Setenv("OH_PERSISTENCE_DIR", persist)
+	model := llmtest.NewChat(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}},
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}})
+	ts := newTestServer(t, nil)
+	src := writePlugin(t, filepath.Join(t.TempDir(), "weather"), map[string]string{
+		".claude-plugin/plugin.json": `{"name": "city-weather", "version": "1.2.0", "description": "Weather"}`,
+		"skills/always.md":           "INSTALLED-PLUGIN-SKILL",
+		"commands/now.md":            "---\ndescription: Weather now\n---\nNow.",
+	})
+	var fetched map[string]any
+	ts.must(200, "POST", "/api/plugins/fetch", map[string]any{"source": src}, &fetched)
+	if fetched["manifest"].(map[string]any)["name"] != "city-weather" || len(fetched["skills"].([]any)) != 1 || len(fetched["commands"].([]any)) != 1 {
+		t.Errorf("fetch answered %v", fetched)
+	}
+	if code, body := ts.do("POST", "/api/plugins/fetch", map[string]any{"source": "file:///nonexistent/repo.git"}); code != 502 || !strings.Contains(string(body), "file:///nonexistent/repo.git") {
+		t.Errorf("fetch of a missing repository: %d %s, want 502 naming it", code, body)
+	}
+	var inst map[string]any
+	ts.must(200, "POST", "/api/plugins/install", map[string]any{"source": src}, &inst)
+	if inst["name"] != "city-weather" || inst["enabled"] != true || inst["version"] != "1.2.0" || len(inst["skills"].([]any)) != 2 {
+		t.Errorf("install answered %v", inst)
+	}
+	if code, body := ts.do("POST", "/api/plugins/install", map[string]any{"source": src}); code != 409 {
+		t.Errorf("second install: %d %s, want 409", code, body)
+	}
+	ts.must(200, "POST", "/api/plugins/install", map[string]any{"source": src, "force": true}, nil)
+	var list struct {
+		Plugins []map[string]any `json:"plugins"`
+	}
+	ts.must(200, "GET", "/api/plugins/installed", nil, &list)
+	if len(list.Plugins) != 1 || list.Plugins[0]["name"] != "city-weather" {
+		t.Errorf("installed = %v", list.Plugins)
+	}
+	// A conversation gets the enabled installed plugin.
+	var info map[string]any
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{"initial_message": runMessage("hi")}), &info)
+	ts.waitStatus(info["id"].(string), "finished")
+	if !strings.Contains(string(model.LastRequest().RawBody), "INSTALLED-PLUGIN-SKILL") {
+		t.Error("the installed plugin's skill did not reach the model")
+	}
+	var state map[string]any
+	ts.must(200, "PATCH", "/api/plugins/installed/city-weather", map[string]any{"enabled": false}, &state)
+	if state["enabled"] != false {
+		t.Errorf("PATCH answered %v", state)
+	}
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{"initial_message": runMessage("hi")}), &info)
+	ts.waitStatus(info["id"].(string), "finished")
+	if strings.Contains(string(model.LastRequest().RawBody), "INSTALLED-PLUGIN-SKILL") {
+		t.Error("a disabled plugin's skill reached the model")
+	}
+	var avail struct {
+		Plugins []map[string]any `json:"plugins"`
+	}
+	ts.must(200, "POST", "/api/plugins", map[string]any{}, &avail)
+	if len(avail.Plugins) != 0 {
+		t.Errorf("available plugins with the only one disabled: %v", avail.Plugins)
+	}
+	for _, c := range []struct {
+		method, path string
+		body         any
+		code         int
+	}{
+		{"PATCH", "/api/plugins/installed/nothing-here", map[string]any{"enabled": true}, 404},
+		{"GET", "/api/plugins/installed/nothing-here", nil, 404},
+		{"GET", "/api/plugins/installed/Bad_Name", nil, 422},
+		{"POST", "/api/plugins/install", map[string]any{"source": "file:///nonexistent/repo.git"}, 400},
+		{"POST", "/api/plugins/install", map[string]any{"source": writePlugin(t, t.TempDir(), map[string]string{".plugin/plugin.json": `{"name": "Not Kebab"}`})}, 422},
+		{"POST", "/api/plugins/install", map[string]any{"source": writePlugin(t, t.TempDir(), map[string]string{".plugin/plugin.json": `{"name"`})}, 422},
+	} {
+		if code, body := ts.do(c.method, c.path, c.body); code != c.code {
+			t.Errorf("%s %s: %d %s, want %d", c.method, c.path, code, body, c.code)
+		}
+	}
+	ts.must(200, "DELETE", "/api/plugins/installed/city-weather", nil, nil)
+	entries, _ := os.ReadDir(filepath.Join(persist, "plugins", "installed"))
+	if len(entries) != 1 || entries[0].Name() != ".installed.json" {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("installed directory after uninstall and failed installs: %v", names)
+	}
+}
