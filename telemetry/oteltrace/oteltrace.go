@@ -5,15 +5,16 @@
 //
 // It is written on the standard library alone: the spans, their batching
 // and the OTLP encodings (protobuf and JSON) are small, and the official
-// OpenTelemetry SDK with its OTLP exporters costs twice the CPU time per
-// span (its spans deduplicate their attributes through a map and copy
-// themselves when they end; its exporter builds protobuf structs, three
-// allocations per attribute, before marshalling them) and 14 MB of binary:
-// bench/tracing's BenchmarkStepSpans compares the two. An application
-// that runs the SDK itself records gohands' spans there with
-// telemetry/otelbridge instead. Setup
-// installs the tracer for the process; with no OTLP variable set and no
-// file asked for it installs nothing, and the SDK's spans cost one atomic
+// OpenTelemetry SDK with its OTLP exporters costs several times the CPU
+// time and the allocations per span (its spans deduplicate their
+// attributes through a map and copy themselves when they end; its
+// exporter builds protobuf structs, three allocations per attribute,
+// before marshalling them) and 14 MB of binary: bench/tracing's modes
+// trace and sdk compare the two. An application that runs the SDK itself
+// records gohands' spans there with telemetry/otelbridge instead.
+//
+// Setup installs the tracer for the process; with no OTLP variable set and
+// no file asked for it installs nothing, and gohands. spans cost one atomic
 // load each.
 //
 // The variables read: OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER (otlp or
