@@ -14,7 +14,7 @@
 // records gohands' spans there with telemetry/otelbridge instead.
 //
 // Setup installs the tracer for the process; with no OTLP variable set and
-// no file asked for it installs nothing, and gohands. spans cost one atomic
+// no file asked for it installs nothing, and gohands' spans cost one atomic
 // load each.
 //
 // The variables read: OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER (otlp or
