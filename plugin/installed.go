@@ -342,3 +342,20 @@ func (s *Store) Uninstall(name string) (bool, error) {
 	delete(m.Extensions, name)
 	return true, s.write(m)
 }
+
+// SkillLoader is the Loader of skills: a directory with a SKILL.md that
+// follows the AgentSkills rules.
+func SkillLoader(dir string) (string, string, string, error) {
+	for _, n := range []string{"SKILL.md", "skill.md"} {
+		md := filepath.Join(dir, n)
+		if _, err := os.Stat(md); err != nil {
+			continue
+		}
+		s, err := skill.ParseFile(md, "")
+		if err != nil {
+			return "", "", "", fmt.Errorf("%s: %w", md, err)
+		}
+		return s.Name, s.Version, s.Description, nil
+	}
+	return "", "", "", fmt.Errorf("skill directory is missing SKILL.md: %s", dir)
+}

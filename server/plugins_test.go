@@ -181,3 +181,72 @@ func TestPluginRoutes(t *testing.T) {
 		t.Errorf("installed directory after uninstall and failed installs: %v", names)
 	}
 }
+
+// The installed skills routes: a skill installed from a directory reaches
+// the model of a conversation that loads the user's skills, until it is
+// disabled; a second install is a 409, a directory without a valid
+// SKILL.md a 422, and neither leaves anything behind.
+func TestInstalledSkillRoutes(t *testing.T) {
+	persist := t.TempDir()
+	t.Setenv("OH_PERSISTENCE_DIR", persist)
+	model := llmtest.NewChat(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}},
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}})
+	ts := newTestServer(t, nil)
+	src := writePlugin(t, filepath.Join(t.TempDir(), "greeter"), map[string]string{
+		"SKILL.md":            "---\nname: greeter\ndescription: INSTALLED-SKILL-DESCRIPTION\n---\nGreet.",
+		"references/notes.md": "a resource",
+	})
+	var inst map[string]any
+	ts.must(200, "POST", "/api/skills/install", map[string]any{"source": src}, &inst)
+	if inst["name"] != "greeter" || inst["enabled"] != true || inst["description"] != "INSTALLED-SKILL-DESCRIPTION" {
+		t.Errorf("install answered %v", inst)
+	}
+	if code, body := ts.do("POST", "/api/skills/install", map[string]any{"source": src}); code != 409 {
+		t.Errorf("second install: %d %s, want 409", code, body)
+	}
+	start := func() string {
+		body := ts.startBody(model, map[string]any{"initial_message": runMessage("hi")})
+		body["agent"].(map[string]any)["agent_context"] = map[string]any{"load_user_skills": true}
+		var info map[string]any
+		ts.must(201, "POST", "/api/conversations", body, &info)
+		ts.waitStatus(info["id"].(string), "finished")
+		return string(model.LastRequest().RawBody)
+	}
+	if !strings.Contains(start(), "INSTALLED-SKILL-DESCRIPTION") {
+		t.Error("the installed skill did not reach the model")
+	}
+	ts.must(200, "PATCH", "/api/skills/installed/greeter", map[string]any{"enabled": false}, nil)
+	if strings.Contains(start(), "INSTALLED-SKILL-DESCRIPTION") {
+		t.Error("a disabled skill reached the model")
+	}
+	var list struct {
+		Skills []map[string]any `json:"skills"`
+	}
+	ts.must(200, "GET", "/api/skills/installed", nil, &list)
+	if len(list.Skills) != 1 || list.Skills[0]["enabled"] != false {
+		t.Errorf("installed = %v", list.Skills)
+	}
+	for _, c := range []struct {
+		method, path string
+		body         any
+		code         int
+	}{
+		{"PATCH", "/api/skills/installed/nothing-here", map[string]any{"enabled": true}, 404},
+		{"PATCH", "/api/skills/installed/greeter", map[string]any{}, 422},
+		{"GET", "/api/skills/installed/Bad_Name", nil, 422},
+		{"POST", "/api/skills/install", map[string]any{"source": writePlugin(t, t.TempDir(), map[string]string{"README.md": "no skill"})}, 422},
+		{"POST", "/api/skills/install", map[string]any{"source": writePlugin(t, filepath.Join(t.TempDir(), "bad"), map[string]string{"SKILL.md": "---\nname: Not Kebab\n---\nx"})}, 422},
+		{"POST", "/api/skills/install", map[string]any{"source": "https://user:hunter2@127.0.0.1:1/skills.git"}, 400},
+	} {
+		code, body := ts.do(c.method, c.path, c.body)
+		if code != c.code || strings.Contains(string(body), "hunter2") {
+			t.Errorf("%s %s: %d %s, want %d", c.method, c.path, code, body, c.code)
+		}
+	}
+	ts.must(200, "DELETE", "/api/skills/installed/greeter", nil, nil)
+	entries, _ := os.ReadDir(filepath.Join(persist, "skills", "installed"))
+	if len(entries) != 1 || entries[0].Name() != ".installed.json" {
+		t.Errorf("installed directory after uninstall and failed installs holds %d entries", len(entries))
+	}
+}

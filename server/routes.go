@@ -116,6 +116,7 @@ func (s *Server) allRoutes() []*route {
 	rs = append(rs, s.subAgentRoutes()...)
 	rs = append(rs, s.skillRoutes()...)
 	rs = append(rs, s.pluginRoutes()...)
+	rs = append(rs, s.installedSkillRoutes()...)
 	rs = append(rs, s.metaProfileRoutes()...)
 	return append(rs, s.runtimeRoutes(rs)...)
 }

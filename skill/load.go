@@ -338,7 +338,11 @@ func findResources(dir string) *Resources {
 // first, then triggered ones, then AgentSkills skills; on a name clash the
 // first wins. Files that cannot be loaded are logged and returned as
 // warnings. A folder that does not exist has no skills.
-func LoadDir(dir string) ([]Skill, []Warning) {
+func LoadDir(dir string) ([]Skill, []Warning) { return loadDir(dir, "") }
+
+// loadDir is LoadDir leaving out the directory skip (the installed skills,
+// which are loaded apart).
+func loadDir(dir, skip string) ([]Skill, []Warning) {
 	var warns []Warning
 	warn := func(path string, err error) {
 		slog.Warn("skill: file not loaded", "path", path, "err", err)
@@ -375,7 +379,7 @@ func LoadDir(dir string) ([]Skill, []Warning) {
 		case err != nil:
 			warn(p, err)
 			return nil
-		case d.IsDir() && skillDirs[p]:
+		case d.IsDir() && (skillDirs[p] || (skip != "" && sameDir(p, skip))):
 			return filepath.SkipDir
 		case d.IsDir() || !strings.HasSuffix(p, ".md"):
 			return nil
@@ -568,10 +572,69 @@ var UserDirs = []string{".agents/skills", ".openhands/skills", ".openhands/micro
 // (os.UserHomeDir() usually), first wins on a name clash.
 func LoadUser(home string) ([]Skill, []Warning) {
 	var all set
+	installed := InstalledDir(PersistenceDir(home))
 	for _, d := range UserDirs {
-		all.add(LoadDir(filepath.Join(home, filepath.FromSlash(d))))
+		all.add(loadDir(filepath.Join(home, filepath.FromSlash(d)), installed))
 	}
+	all.add(LoadInstalled(installed))
 	return all.skills, all.warns
+}
+
+// InstalledDir is where installed skills are kept for a user whose
+// OpenHands directory is persistDir: <name>/SKILL.md each, and
+// .installed.json recording their source and whether they are enabled.
+func InstalledDir(persistDir string) string {
+	return filepath.Join(persistDir, "skills", "installed")
+}
+
+// LoadInstalled loads the enabled installed skills of dir, by directory
+// name: those .installed.json does not say are disabled.
+func LoadInstalled(dir string) ([]Skill, []Warning) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil
+	}
+	var meta map[string]map[string]struct {
+		Enabled *bool `json:"enabled"`
+	}
+	var warns []Warning
+	if data, err := os.ReadFile(filepath.Join(dir, ".installed.json")); err == nil {
+		if err := json.Unmarshal(data, &meta); err != nil {
+			warns = append(warns, Warning{Path: filepath.Join(dir, ".installed.json"), Err: err})
+		}
+	}
+	disabled := func(name string) bool {
+		for _, k := range []string{"extensions", "skills"} {
+			if e, ok := meta[k][name]; ok && e.Enabled != nil {
+				return !*e.Enabled
+			}
+		}
+		return false
+	}
+	var out []Skill
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || disabled(e.Name()) {
+			continue
+		}
+		md := findSkillMD(filepath.Join(dir, e.Name()))
+		if md == "" {
+			continue
+		}
+		s, err := ParseFile(md, "")
+		if err != nil {
+			warns = append(warns, Warning{Path: md, Err: err})
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, warns
+}
+
+// sameDir reports whether a and b name one existing directory.
+func sameDir(a, b string) bool {
+	ia, err1 := os.Stat(a)
+	ib, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(ia, ib)
 }
 
 // Merge combines skill lists, earlier lists winning on a name clash, and
