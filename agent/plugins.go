@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -21,14 +22,14 @@ import (
 // conversation finds the plugins on disk again.
 func (a *Agent) withPlugins(sess *conversation.Session) (*Agent, *plugin.Set) {
 	home, _ := os.UserHomeDir()
+	set := a.registeredMarketplaces(sess, home)
 	found, warns := plugin.Ambient(sess.WorkingDir(), home)
 	for _, w := range warns {
 		sess.Logger().Warn("agent: plugin not loaded", "path", w.Path, "err", w.Err)
 	}
-	if len(found) == 0 {
+	if len(found) == 0 && len(set.Skills) == 0 && len(set.MCPConfig) == 0 && set.Hooks.IsEmpty() {
 		return a, nil
 	}
-	set := &plugin.Set{}
 	for _, p := range found {
 		set.Add(p)
 	}
@@ -75,4 +76,26 @@ func (a *Agent) WithPlugins(set *plugin.Set) (*Agent, error) {
 		b.AgentContext = raw
 	}
 	return &b, nil
+}
+
+// registeredMarketplaces loads what the agent context's registered
+// marketplaces auto-load (plugin.LoadRegistered); what cannot be loaded is
+// logged and left out, as in the reference.
+func (a *Agent) registeredMarketplaces(sess *conversation.Session, home string) *plugin.Set {
+	raw := a.AgentContext
+	if len(raw) == 0 || string(raw) == "null" {
+		return &plugin.Set{}
+	}
+	var ac struct {
+		Registered []plugin.Registration `json:"registered_marketplaces"`
+	}
+	if err := json.Unmarshal(raw, &ac); err != nil || len(ac.Registered) == 0 {
+		return &plugin.Set{}
+	}
+	opts := &plugin.FetchOptions{CacheDir: plugin.CacheDir(skill.PersistenceDir(home))}
+	set, warns := plugin.LoadRegistered(context.Background(), ac.Registered, opts)
+	for _, w := range warns {
+		sess.Logger().Warn("agent: marketplace not loaded", "source", w.Path, "err", w.Err)
+	}
+	return set
 }

@@ -250,3 +250,25 @@ func TestInstalledSkillRoutes(t *testing.T) {
 		t.Errorf("installed directory after uninstall and failed installs holds %d entries", len(entries))
 	}
 }
+
+// An agent context's registered marketplace auto-loads its plugins into
+// the conversation (1.58.2's registered_marketplaces).
+func TestRegisteredMarketplace(t *testing.T) {
+	t.Parallel()
+	model := llmtest.NewChat(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}})
+	ts := newTestServer(t, nil)
+	mk := writePlugin(t, t.TempDir(), map[string]string{
+		".claude-plugin/marketplace.json": `{"name": "company", "owner": {"name": "Tools"}, "plugins": [{"name": "helper", "source": "./plugins/helper"}]}`,
+		"plugins/helper/skills/tip.md":    "MARKETPLACE-PLUGIN-SKILL",
+	})
+	body := ts.startBody(model, map[string]any{"initial_message": runMessage("hi")})
+	body["agent"].(map[string]any)["agent_context"] = map[string]any{
+		"registered_marketplaces": []any{map[string]any{"name": "company", "source": mk, "auto_load": true}},
+	}
+	var info map[string]any
+	ts.must(201, "POST", "/api/conversations", body, &info)
+	ts.waitStatus(info["id"].(string), "finished")
+	if !strings.Contains(string(model.LastRequest().RawBody), "MARKETPLACE-PLUGIN-SKILL") {
+		t.Error("the marketplace's plugin skill did not reach the model")
+	}
+}
