@@ -49,6 +49,8 @@ type listing struct {
 	ids   []string         // ids[i] is the id of the first file listed with index i, "" if none
 	extra map[int][]string // more files with an index already taken
 	far   []int            // indexes of files at len(ids) or beyond
+	// markers are the names of the reference's length markers.
+	markers []string
 }
 
 func listEvents(names []string, eventsDir string) *listing {
@@ -56,8 +58,10 @@ func listEvents(names []string, eventsDir string) *listing {
 	for _, name := range names {
 		i, id, ok := parseEventName(name)
 		switch {
+		case !ok && isLengthMarker(name):
+			l.markers = append(l.markers, name)
 		case !ok:
-			if name != LockFile && !isLengthMarker(name) && !strings.HasSuffix(name, TornSuffix) {
+			if name != LockFile && !strings.HasSuffix(name, TornSuffix) {
 				slog.Warn("filestore: ignoring unrecognised file in events directory", "dir", eventsDir, "name", name)
 			}
 		case i >= len(l.ids):

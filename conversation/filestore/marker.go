@@ -42,18 +42,12 @@ func isLengthMarker(name string) bool {
 	return err == nil
 }
 
-// removeLengthMarkers removes the length markers of the events directory.
-func (s *Store) removeLengthMarkers() {
-	names, err := readDirNames(s.eventsDir)
-	if err != nil {
-		slog.Warn("filestore: cannot list the length markers", "dir", s.eventsDir, "err", err)
-		return
-	}
-	for _, name := range names {
-		if isLengthMarker(name) {
-			if err := os.Remove(filepath.Join(s.eventsDir, name)); err != nil && !os.IsNotExist(err) {
-				slog.Warn("filestore: cannot remove a length marker", "file", name, "err", err)
-			}
+// removeLengthMarkers removes the length markers of the events directory
+// that Open listed.
+func (s *Store) removeLengthMarkers(markers []string) {
+	for _, name := range markers {
+		if err := os.Remove(filepath.Join(s.eventsDir, name)); err != nil && !os.IsNotExist(err) {
+			slog.Warn("filestore: cannot remove a length marker", "file", name, "err", err)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -17,7 +18,9 @@ import (
 )
 
 // readAt reads the file name of directory dirfd into buf (from its
-// start, growing it as needed) and returns the bytes read. A read that
+// start, growing it as needed) and returns the bytes read. The name is
+// passed as bytes with room for its NUL terminator after it, so that a
+// caller reusing one name buffer opens a file without an allocation. A read that
 // does not fill the space offered is taken as the end of the file, as it
 // is for regular files: that saves the read that would return 0, one of
 // three system calls per event file. A file cut short meanwhile is caught
@@ -27,18 +30,19 @@ import (
 // since it was written (every file of a conversation opened for the first
 // time) would otherwise update its access time under relatime, ~2 µs of
 // system time per file on ext4.
-func readAt(dirfd int, name string, buf []byte) ([]byte, error) {
+func readAt(dirfd int, name []byte, buf []byte) ([]byte, error) {
 	flags := unix.O_RDONLY | unix.O_CLOEXEC
 	if noAtime != 0 && !atimeRefused.Load() {
 		flags |= noAtime
 	}
-	fd, err := unix.Openat(dirfd, name, flags, 0)
+	cname := append(name, 0)
+	fd, err := openat(dirfd, cname, flags)
 	if err == unix.EPERM && flags&noAtime != 0 {
 		atimeRefused.Store(true) // not the owner: read as anyone may
-		fd, err = unix.Openat(dirfd, name, flags&^noAtime, 0)
+		fd, err = openat(dirfd, cname, flags&^noAtime)
 	}
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: name, Err: err}
+		return nil, &os.PathError{Op: "open", Path: string(name), Err: err}
 	}
 	defer unix.Close(fd)
 	buf = buf[:0]
@@ -54,13 +58,28 @@ func readAt(dirfd int, name string, buf []byte) ([]byte, error) {
 			continue
 		}
 		if err != nil {
-			return nil, &os.PathError{Op: "read", Path: name, Err: err}
+			return nil, &os.PathError{Op: "read", Path: string(name), Err: err}
 		}
 		short := m < cap(buf)-len(buf)
 		buf = buf[:len(buf)+m]
 		if m == 0 || short {
 			return buf, nil
 		}
+	}
+}
+
+// openat is unix.Openat for a NUL-terminated name, which it does not
+// copy, retrying on EINTR.
+func openat(dirfd int, cname []byte, flags int) (int, error) {
+	for {
+		fd, _, errno := unix.Syscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&cname[0])), uintptr(flags), 0, 0, 0)
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return -1, errno
+		}
+		return int(fd), nil
 	}
 }
 
@@ -100,7 +119,7 @@ func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []boo
 	var next atomic.Int64
 	const chunk = 16
 	scan := func() {
-		var slab []byte
+		var slab, name []byte
 		for {
 			lo := int(next.Add(chunk)) - chunk
 			if lo >= len(todo) {
@@ -108,7 +127,7 @@ func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []boo
 			}
 			for _, i := range todo[lo:min(lo+chunk, len(todo))] {
 				var err error
-				slab, err = s.scanFile(i, ids[i], slab, &entries[i], &kept[i], &keptBytes)
+				slab, err = s.scanFile(i, ids[i], slab, &name, &entries[i], &kept[i], &keptBytes)
 				if err != nil {
 					errOnce.Do(func() { errs = make([]error, len(ids)) })
 					errs[i] = err // distinct i per goroutine
@@ -131,16 +150,17 @@ func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []boo
 //
 // Files are read straight into slab, a few hundred KB that the files
 // kept share, so that keeping one costs neither an allocation nor a
-// copy; it returns slab with the kept file's bytes added (or a new slab).
+// copy, and their names are built in name, reused from file to file; it returns slab with the kept file's bytes added (or a new slab).
 // A file larger than the room left gets an array of its own. A kept
 // file's bytes may hold their slab in memory until Raw's caller drops
 // them.
-func (s *Store) scanFile(i int, id string, slab []byte, ent *conversation.Entry, kept *keptFile, keptBytes *atomic.Int64) ([]byte, error) {
+func (s *Store) scanFile(i int, id string, slab []byte, name *[]byte, ent *conversation.Entry, kept *keptFile, keptBytes *atomic.Int64) ([]byte, error) {
 	if cap(slab)-len(slab) < minSlabRoom {
 		slab = make([]byte, 0, slabSize)
 	}
 	room := slab[len(slab):len(slab):cap(slab)]
-	data, err := readAt(s.eventsFD, eventFileName(i, id), room)
+	*name = appendEventFileName((*name)[:0], i, id)
+	data, err := readAt(s.eventsFD, *name, room)
 	if err != nil {
 		return slab, err
 	}

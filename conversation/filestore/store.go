@@ -55,6 +55,8 @@ type Store struct {
 	buf      []byte // reused encoding buffer, under writeMu
 	wb       *writeBehind
 	closed   atomic.Bool
+	// markers are the length markers Open found, which it removes.
+	markers []string
 	// sums are the checksums of the events found at open, by index: Raw
 	// checks what it reads against them. Not changed after open.
 	sums []fileSum
@@ -121,8 +123,11 @@ func Open(dir string, opts *Options) (*Store, error) {
 		return nil, err
 	}
 	// While the lock is held no other writer appends, and a writer killed
-	// before Close must leave no marker claiming the length it found.
-	s.removeLengthMarkers()
+	// before Close must leave no marker claiming the length it found. The
+	// listing load made under the lock names them all: only a writer
+	// holding the lock writes one.
+	s.removeLengthMarkers(s.markers)
+	s.markers = nil
 	return s, nil
 }
 
@@ -151,7 +156,11 @@ func (s *Store) takeLock() error {
 }
 
 func eventFileName(i int, id string) string {
-	b := make([]byte, 0, 16+len(id))
+	return string(appendEventFileName(make([]byte, 0, 16+len(id)), i, id))
+}
+
+// appendEventFileName appends the name of event i's file to b.
+func appendEventFileName(b []byte, i int, id string) []byte {
 	b = append(b, "event-"...)
 	for d := digits(i); d < 5; d++ {
 		b = append(b, '0')
@@ -159,8 +168,7 @@ func eventFileName(i int, id string) string {
 	b = strconv.AppendInt(b, int64(i), 10)
 	b = append(b, '-')
 	b = append(b, id...)
-	b = append(b, ".json"...)
-	return string(b)
+	return append(b, ".json"...)
 }
 
 func digits(i int) int {
@@ -183,6 +191,7 @@ func (s *Store) load() error {
 		return fmt.Errorf("filestore: listing %s: %w", s.eventsDir, err)
 	}
 	l := listEvents(names, s.eventsDir)
+	s.markers = l.markers
 	ids := l.ids[:l.contiguous()]
 	ids, replayed, err := s.replayJournal(ids)
 	if err != nil {
@@ -633,7 +642,7 @@ func (s *Store) Raw(_ context.Context, ent conversation.Entry) ([]byte, error) {
 	if s.eventsFD < 0 {
 		return nil, conversation.ErrClosed
 	}
-	buf, err := readAt(s.eventsFD, eventFileName(i, ent.ID), make([]byte, 0, ent.Size+1))
+	buf, err := readAt(s.eventsFD, appendEventFileName(nil, i, ent.ID), make([]byte, 0, ent.Size+1))
 	if err != nil {
 		return nil, fmt.Errorf("filestore: %s: %w", s.eventsDir, err)
 	}
