@@ -79,9 +79,8 @@ const (
 // Auth is a remote server's credential, a union keyed by Strategy:
 // "api_key" uses Value and HeaderName (default: Authorization: Bearer),
 // "bearer" uses Value, "basic" uses Username and Password, "header" uses
-// Headers, "none" nothing. "oauth2" is kept for the wire format (with its
-// "authentication" settings) but cannot be used to connect: the interactive
-// OAuth flow is not implemented, and its token state is not persisted.
+// Headers, "none" nothing. "oauth2" (streamable HTTP servers) uses the
+// OAuth settings of OAuth and the tokens of State; see OAuthOptions.
 type Auth struct {
 	Strategy   string                   `json:"strategy"`
 	Value      secret.String            `json:"value,omitzero"`
@@ -91,6 +90,8 @@ type Auth struct {
 	Headers    map[string]secret.String `json:"headers,omitempty"`
 	// OAuth holds the oauth2 strategy's "authentication" object.
 	OAuth *OAuthSettings `json:"authentication,omitempty"`
+	// State holds the oauth2 strategy's tokens and client registration.
+	State *OAuthState `json:"state,omitempty"`
 }
 
 // OAuthSettings is the "authentication" object of an oauth2 credential.
@@ -289,6 +290,9 @@ func (s Server) mapSecrets(f func(secret.String) (secret.String, error)) (Server
 			}
 			a.OAuth = &o
 		}
+		if a.State, err = a.State.mapSecrets(f); err != nil {
+			return s, err
+		}
 		s.Auth = &a
 	}
 	return s, nil
@@ -384,6 +388,9 @@ func (a *Auth) UnmarshalJSON(data []byte) error {
 		return errors.New("auth: 'strategy' is required")
 	}
 	j.Headers = dropZero(j.Headers)
+	if j.State.IsZero() {
+		j.State = nil
+	}
 	*a = Auth(j)
 	return nil
 }
@@ -417,8 +424,6 @@ func (s *Server) headers() (map[string]string, error) {
 			for k, v := range a.Headers {
 				h[k] = v.Value()
 			}
-		case AuthOAuth2:
-			return nil, errors.New("auth strategy 'oauth2' is not supported by this client")
 		}
 	}
 	return h, nil

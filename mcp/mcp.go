@@ -60,6 +60,10 @@ type Options struct {
 	// Mask, if set, is applied to the text of every observation, so that
 	// secrets a server echoes do not reach the model (secret.Manager.Mask).
 	Mask func(text string) string
+	// OAuth configures servers whose auth strategy is oauth2; nil uses and
+	// refreshes their stored tokens, and fails a server that must be
+	// authorized again.
+	OAuth *OAuthOptions
 }
 
 // Rename records an MCP tool that got another name than its own because
@@ -125,6 +129,9 @@ func Connect(ctx context.Context, cfg Config, opts *Options) (*Set, error) {
 	for i, name := range names {
 		spec := cfg[name]
 		srv := &server{name: name, spec: spec, opts: &o}
+		if spec.Auth != nil && spec.Auth.Strategy == AuthOAuth2 && spec.EffectiveTransport() != TransportStdio {
+			srv.oauth = newOAuthHandler(name, &spec, &o)
+		}
 		results[i].srv = srv
 		if err := spec.Validate(); err != nil {
 			results[i].err = err
@@ -221,6 +228,43 @@ func (s *Set) Renamed() []Rename { return slices.Clone(s.renamed) }
 // Errors returns the servers that failed to connect.
 func (s *Set) Errors() []*ServerError { return slices.Clone(s.errs) }
 
+// OAuthState returns the OAuth state of the named oauth2 server as it is
+// now (after any authorization or refresh), or nil.
+func (s *Set) OAuthState(server string) *OAuthState {
+	for _, srv := range s.servers {
+		if srv.name == server && srv.oauth != nil {
+			return srv.oauth.State()
+		}
+	}
+	return nil
+}
+
+// Call calls the tool named name (its name on the server) of the named
+// server, and returns the text of its result and its isError flag. It is
+// for a caller that checks a server; an agent calls tools as tool.Tool.
+func (s *Set) Call(ctx context.Context, server, name string, args map[string]any) (text string, isError bool, err error) {
+	for _, srv := range s.servers {
+		if srv.name != server {
+			continue
+		}
+		if args == nil {
+			args = map[string]any{}
+		}
+		res, err := srv.call(ctx, name, args)
+		if err != nil {
+			return "", false, err
+		}
+		var parts []string
+		for _, c := range res.Content {
+			if t, ok := c.(*sdk.TextContent); ok {
+				parts = append(parts, t.Text)
+			}
+		}
+		return strings.Join(parts, "\n"), res.IsError, nil
+	}
+	return "", false, fmt.Errorf("no connected MCP server %q", server)
+}
+
 // Servers returns the names of the connected servers.
 func (s *Set) Servers() []string {
 	names := make([]string, len(s.servers))
@@ -250,6 +294,8 @@ type server struct {
 	opts *Options
 
 	reconnect sync.Mutex // held while replacing a dead session
+
+	oauth *oauthHandler // oauth2 servers only; it outlives reconnections
 
 	mu      sync.Mutex
 	session *sdk.ClientSession
@@ -315,6 +361,9 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		proc = newProcess(cmd)
 		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	case TransportSSE:
+		if s.oauth != nil {
+			return nil, errors.New("auth strategy 'oauth2' needs a streamable HTTP server, not SSE")
+		}
 		hc, err := s.httpClient()
 		if err != nil {
 			return nil, err
@@ -325,7 +374,11 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		if err != nil {
 			return nil, err
 		}
-		transport = &sdk.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: hc, MaxRetries: -1}
+		st := &sdk.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: hc, MaxRetries: -1}
+		if s.oauth != nil {
+			st.OAuthHandler = s.oauth
+		}
+		transport = st
 	}
 	client := sdk.NewClient(s.opts.Implementation, &sdk.ClientOptions{
 		Logger:       s.opts.Logger.With("mcp_server", s.name),

@@ -118,6 +118,7 @@ func (s *Server) allRoutes() []*route {
 	rs = append(rs, s.pluginRoutes()...)
 	rs = append(rs, s.installedSkillRoutes()...)
 	rs = append(rs, s.metaProfileRoutes()...)
+	rs = append(rs, s.mcpRoutes()...)
 	return append(rs, s.runtimeRoutes(rs)...)
 }
 

@@ -182,6 +182,7 @@ type Server struct {
 	log     *slog.Logger
 	cipher  *secret.Cipher
 	handler http.Handler
+	mcpJobs mcpOAuthJobs // MCP OAuth authorizations in progress (mcp.go)
 	routes  []*route
 	started time.Time
 	active  atomic.Int64 // unix nanoseconds of the last request

@@ -503,13 +503,29 @@ func validateMCPServer(v any) error {
 	if !ok {
 		return invalid("an MCP server must be an object", "body")
 	}
+	// As the reference's MCPServer: a declared transport needs its command
+	// or url; a server that declares none is accepted as it is.
 	cmd, hasCmd := m["command"].(string)
 	u, hasURL := m["url"].(string)
-	switch {
-	case hasCmd && strings.TrimSpace(cmd) != "":
-	case hasURL && strings.TrimSpace(u) != "":
+	if (hasCmd && cmd == "") || (hasURL && u == "") {
+		return invalid("command and url must not be empty", "body")
+	}
+	tr, _ := m["transport"].(string)
+	if tr == "" {
+		tr, _ = m["type"].(string)
+	}
+	switch tr {
+	case "":
+	case "stdio":
+		if strings.TrimSpace(cmd) == "" {
+			return invalid("stdio MCP servers require 'command'", "body")
+		}
+	case "http", "shttp", "streamable-http", "sse":
+		if strings.TrimSpace(u) == "" {
+			return invalid("remote MCP servers require 'url'", "body")
+		}
 	default:
-		return invalid("an MCP server needs a command (stdio) or a url", "body")
+		return invalid("transport must be one of stdio, http, streamable-http, sse", "body", "transport")
 	}
 	for _, k := range []string{"env", "headers"} {
 		if e, present := m[k]; present && e != nil {

@@ -122,7 +122,7 @@ func TestSettingsSecretsRedactedEncryptedAtRest(t *testing.T) {
 		{"conversation_settings_diff": map[string]any{"max_iterations": "x"}},
 		{"conversation_settings_diff": map[string]any{"max_iterations": nil}},
 		{"agent_settings_diff": map[string]any{"llm": map[string]any{"temperature": "hot"}}},
-		{"agent_settings_diff": map[string]any{"mcp_config": map[string]any{"x": map[string]any{"args": []any{}}}}},
+		{"agent_settings_diff": map[string]any{"mcp_config": map[string]any{"x": map[string]any{"transport": "stdio", "args": []any{}}}}},
 	} {
 		if st, body := ts.do("PATCH", "/api/settings", bad); st != 422 || strings.Contains(string(body), key) {
 			t.Errorf("PATCH %v: %d %s", bad, st, body)
@@ -144,7 +144,12 @@ func TestSettingsMCPEntries(t *testing.T) {
 	var got map[string]any
 	ts.must(201, "POST", p, map[string]any{"command": "uvx", "args": []string{"mcp-server-fetch"}, "env": map[string]string{"K": "v"}}, &got)
 	ts.must(409, "POST", p, map[string]any{"command": "uvx"}, nil)
-	ts.must(422, "POST", "/api/settings/mcp/other", map[string]any{"args": []string{"x"}}, nil)
+	ts.must(422, "POST", "/api/settings/mcp/other", map[string]any{"transport": "stdio", "args": []string{"x"}}, nil)
+	ts.must(422, "POST", "/api/settings/mcp/other", map[string]any{"type": "sse"}, nil)
+	// A server that declares no transport is kept as it is, as the
+	// reference keeps it.
+	ts.must(201, "POST", "/api/settings/mcp/bare", map[string]any{}, nil)
+	ts.must(200, "DELETE", "/api/settings/mcp/bare", nil, nil)
 	ts.must(200, "PATCH", p, map[string]any{"args": []string{"other"}}, &got)
 	srv := got["agent_settings"].(map[string]any)["mcp_config"].(map[string]any)["fetch"].(map[string]any)
 	if srv["command"] != "uvx" || srv["args"].([]any)[0] != "other" || srv["env"].(map[string]any)["K"] != "**********" || srv["enabled"] != true {

@@ -199,10 +199,24 @@ func IsSecretPath(path []string) bool {
 		return true
 	case n == 4 && path[0] == "mcp_config" && (path[2] == "env" || path[2] == "headers"):
 		return true
+	case n >= 4 && path[0] == "mcp_config" && path[2] == "auth":
+		return isMCPAuthSecret(path[3:])
 	case n == 3 && path[0] == "agent_context" && path[1] == "secrets":
 		return true
 	}
 	return false
+}
+
+// isMCPAuthSecret reports whether the field at path (below an MCP server's
+// auth) holds a secret: a credential's value, password or headers, the
+// OAuth client secret, and the OAuth state's tokens and client secret.
+func isMCPAuthSecret(path []string) bool {
+	switch strings.Join(path, "/") {
+	case "value", "password", "authentication/client_secret",
+		"state/tokens/access_token", "state/tokens/refresh_token", "state/client_info/client_secret":
+		return true
+	}
+	return len(path) == 2 && path[0] == "headers"
 }
 
 // MapSecrets returns a copy of the agent settings tree with f applied to
