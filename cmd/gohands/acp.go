@@ -22,6 +22,7 @@ import (
 func (a *app) acpCmd() *cobra.Command {
 	var f runFlags
 	var mode string
+	var models []string
 	cmd := &cobra.Command{
 		Use:   "acp [flags]",
 		Short: "Serve the agent to an editor over the Agent Client Protocol on stdio",
@@ -43,7 +44,7 @@ error with -v; standard output carries the protocol only.`,
     "env": {"LLM_MODEL": "anthropic/claude-sonnet-4-5", "LLM_API_KEY": "..."}}}`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.serveACP(cmd.Context(), &f, mode)
+			return a.serveACP(cmd.Context(), &f, mode, models)
 		},
 	}
 	fl := cmd.Flags()
@@ -54,11 +55,12 @@ error with -v; standard output carries the protocol only.`,
 	addRetryFlags(fl, &f.retry)
 	fl.StringVar(&f.persistenceDir, "persistence-dir", "", "`directory` sessions are stored in (default $XDG_DATA_HOME/gohands/conversations)")
 	fl.StringVar(&mode, "mode", acpserver.ModeAsk, "mode of new sessions (the editor can change it): `always-ask`, ask-risky or always-approve")
+	fl.StringSliceVar(&models, "models", nil, "other `models` the editor may switch a session to (its model option and /model), e.g. openai/gpt-5,anthropic/claude-sonnet-4-5")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log diagnostics to standard error")
 	return cmd
 }
 
-func (a *app) serveACP(ctx context.Context, f *runFlags, mode string) error {
+func (a *app) serveACP(ctx context.Context, f *runFlags, mode string, models []string) error {
 	st, _, err := a.loadSettings()
 	if err != nil {
 		return err
@@ -106,6 +108,13 @@ func (a *app) serveACP(ctx context.Context, f *runFlags, mode string) error {
 		Mode:           mode,
 		Name:           "gohands",
 		Logger:         logger,
+		Model:          cfg.Model,
+		Models:         models,
+		SwitchModel: func(model string) (llm.Config, error) {
+			c := cfg
+			c.Model = model
+			return c, nil
+		},
 	})
 	if code, ok := stoppedStatus(ctx); ok {
 		return &exitErr{code: code}

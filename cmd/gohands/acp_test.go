@@ -220,3 +220,122 @@ func TestSplitWords(t *testing.T) {
 		t.Error("unclosed quote accepted")
 	}
 }
+
+// acpSessions is the Node client of the session management scenario.
+const acpSessions = "../../agent/acp/testdata/npm/acp-sessions.mjs"
+
+type acpModel struct {
+	Current string   `json:"current"`
+	Options []string `json:"options"`
+}
+
+// A real ACP client lists, resumes and switches the model of a session of
+// `gohands acp`, and uses its slash commands (issue 30).
+func TestACPSessions(t *testing.T) {
+	t.Parallel()
+	node := testenv.Program(t, "node")
+	if _, err := os.Stat(acpSessions); err != nil {
+		testenv.Missing(t, "%s and its node_modules (run scripts/deps.sh): %v", acpSessions, err)
+	}
+	e := newE2E(t)
+	e.srv.Add(finishReply("one"), finishReply("two"), finishReply("three"))
+	script, _ := filepath.Abs(acpSessions)
+	cmd := exec.Command(node, script, e.work, "openai/gpt-5-mini", binPath, "acp", "--persistence-dir", e.data, "--llm-config", e.config, "--models", "openai/gpt-5-mini")
+	cmd.Env = e.env
+	cmd.Dir = filepath.Dir(script)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.Output(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the client did not finish; stderr:\n%s", stderr.String())
+	}
+	if err != nil {
+		t.Fatalf("client: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
+	}
+	var r struct {
+		Capabilities map[string]any `json:"capabilities"`
+		SessionID    string         `json:"sessionId"`
+		NewModel     *acpModel      `json:"newModel"`
+		SetModel     *acpModel      `json:"setModel"`
+		ResumeModel  *acpModel      `json:"resumeModel"`
+		ResumeMode   string         `json:"resumeMode"`
+		Listed       []struct {
+			ID, Cwd   string
+			Title     *string
+			UpdatedAt *string
+		} `json:"listed"`
+		ListedElsewhere int `json:"listedElsewhere"`
+		Updates         []struct {
+			Phase, Kind, Mode, Model string
+		} `json:"updates"`
+		ResumeUpdates []struct{ Kind string } `json:"resumeUpdates"`
+		StopReasons   []string                `json:"stopReasons"`
+		Commands      []string                `json:"commands"`
+		Texts         []string                `json:"texts"`
+		ResumeMissing string                  `json:"resumeMissing"`
+		Error         string                  `json:"error"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("report %q: %v", out, err)
+	}
+	if r.Error != "" {
+		t.Fatalf("client error: %s\nstderr: %s", r.Error, stderr.String())
+	}
+	if r.Capabilities["list"] == nil || r.Capabilities["resume"] == nil {
+		t.Errorf("session capabilities %v lack list and resume", r.Capabilities)
+	}
+	if r.NewModel == nil || r.NewModel.Current != "openai/gpt-4o" || !slices.Equal(r.NewModel.Options, []string{"openai/gpt-4o", "openai/gpt-5-mini"}) {
+		t.Errorf("new session's model option %+v", r.NewModel)
+	}
+	if len(r.Listed) != 1 || r.Listed[0].ID != r.SessionID || r.Listed[0].Cwd != e.work || r.Listed[0].Title == nil || *r.Listed[0].Title != "first task" || r.Listed[0].UpdatedAt == nil {
+		t.Errorf("session/list for the cwd: %+v", r.Listed)
+	}
+	if r.ListedElsewhere != 0 {
+		t.Errorf("session/list for another cwd listed %d sessions", r.ListedElsewhere)
+	}
+	if r.SetModel == nil || r.SetModel.Current != "openai/gpt-5-mini" {
+		t.Errorf("after set_config_option: %+v", r.SetModel)
+	}
+	if r.ResumeModel == nil || r.ResumeModel.Current != "openai/gpt-5-mini" || r.ResumeMode != "always-ask" {
+		t.Errorf("resumed session: model %+v, mode %q", r.ResumeModel, r.ResumeMode)
+	}
+	for _, u := range r.ResumeUpdates {
+		if u.Kind != "available_commands_update" {
+			t.Errorf("session/resume replayed %q", u.Kind)
+		}
+	}
+	if !slices.Equal(r.Commands, []string{"model", "mode"}) {
+		t.Errorf("available commands %v", r.Commands)
+	}
+	if !slices.Equal(r.StopReasons, []string{"end_turn", "end_turn", "end_turn", "end_turn", "end_turn"}) {
+		t.Errorf("stop reasons %v", r.StopReasons)
+	}
+	var modeUpdate bool
+	for _, u := range r.Updates {
+		modeUpdate = modeUpdate || (u.Kind == "current_mode_update" && u.Mode == "always-approve")
+	}
+	if !modeUpdate || !slices.Contains(r.Texts, "Mode: always-approve") || !slices.ContainsFunc(r.Texts, func(s string) bool { return strings.Contains(s, `unknown model "no-such-model"`) }) {
+		t.Errorf("slash commands: mode update %v, texts %q", modeUpdate, r.Texts)
+	}
+	if r.ResumeMissing != "-32002" {
+		t.Errorf("resuming an unknown session: %s", r.ResumeMissing)
+	}
+	// The model calls: the first with the configured model, the next two
+	// with the switched one; the commands call no model.
+	var models []string
+	for _, q := range e.srv.Requests() {
+		if m, ok := q.Body["model"].(string); ok {
+			models = append(models, m)
+		}
+	}
+	if !slices.Equal(models, []string{"gpt-4o", "gpt-5-mini", "gpt-5-mini"}) {
+		t.Errorf("models of the calls %v", models)
+	}
+}

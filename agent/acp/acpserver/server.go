@@ -30,6 +30,7 @@ import (
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/security"
 )
 
@@ -62,6 +63,13 @@ type Options struct {
 	// Logger gets diagnostics; nil discards them. Never stdout: it is
 	// the protocol's.
 	Logger *slog.Logger
+	// Model is the model new sessions use, and Models those a session may
+	// switch to (the "model" config option, the /model command) with the
+	// LLM configuration SwitchModel returns. Without SwitchModel the model
+	// is not offered.
+	Model       string
+	Models      []string
+	SwitchModel func(model string) (llm.Config, error)
 }
 
 // Serve answers the client on r and w until the client closes r or ctx
@@ -150,6 +158,10 @@ func (s *server) Initialize(_ context.Context, req sdk.InitializeRequest) (sdk.I
 			LoadSession:        true,
 			PromptCapabilities: sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
 			McpCapabilities:    sdk.McpCapabilities{Http: true, Sse: true},
+			SessionCapabilities: sdk.SessionCapabilities{
+				List:   &sdk.SessionListCapabilities{},
+				Resume: &sdk.SessionResumeCapabilities{},
+			},
 		},
 		AgentInfo:   &sdk.Implementation{Name: s.opts.Name, Version: s.opts.Version},
 		AuthMethods: []sdk.AuthMethod{},
@@ -165,7 +177,8 @@ func (s *server) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(ss.conv.ID()), Modes: ss.modes()}, nil
+	ss.announce()
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(ss.conv.ID()), Modes: ss.modes(), ConfigOptions: ss.configOptions()}, nil
 }
 
 func (s *server) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
@@ -184,10 +197,11 @@ func (s *server) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (s
 	for _, e := range ss.history(ctx) {
 		ss.replay(e)
 	}
+	ss.announce()
 	if err := ss.flush(ctx); err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	return sdk.LoadSessionResponse{Modes: ss.modes()}, nil
+	return sdk.LoadSessionResponse{Modes: ss.modes(), ConfigOptions: ss.configOptions()}, nil
 }
 
 // open creates or opens the conversation of a session.
@@ -218,7 +232,13 @@ func (s *server) open(ctx context.Context, id, cwd string, servers []sdk.McpServ
 	} else {
 		policy = nil
 	}
-	ss := &session{s: s, id: sdk.SessionId(id), mode: s.opts.Mode, out: make(chan func(), 1024)}
+	ss := &session{s: s, id: sdk.SessionId(id), mode: s.opts.Mode, model: s.opts.Model, out: make(chan func(), 1024)}
+	if policy == nil {
+		// A stored session keeps the model it last used.
+		if sum, ok, _ := filestore.Describe(s.opts.PersistenceDir, id); ok && sum.Model != "" {
+			ss.model = sum.Model
+		}
+	}
 	go ss.send()
 	// OnEvent runs on the commit path, so the updates of a turn are
 	// queued before Run returns and the turn's answer can wait for them.
@@ -236,6 +256,12 @@ func (s *server) open(ctx context.Context, id, cwd string, servers []sdk.McpServ
 	}
 	ss.conv = conv
 	ss.mode = modeOf(conv.State().Fields().Policy())
+	if m := ss.model; policy == nil && m != "" && m != s.opts.Model && s.opts.SwitchModel != nil {
+		// NewAgent gave the default model; the session goes on with its own.
+		if err := ss.setModel(ctx, m); err != nil {
+			s.opts.Logger.Warn("acp: the session's model cannot be restored", "model", m, "err", err)
+		}
+	}
 	s.mu.Lock()
 	s.sessions[conv.ID()] = ss
 	s.mu.Unlock()
@@ -295,18 +321,6 @@ func (s *server) CloseSession(_ context.Context, req sdk.CloseSessionRequest) (s
 		return sdk.CloseSessionResponse{}, ss.close()
 	}
 	return sdk.CloseSessionResponse{}, nil
-}
-
-func (s *server) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
-	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound("session/list")
-}
-
-func (s *server) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound("session/resume")
-}
-
-func (s *server) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound("session/set_config_option")
 }
 
 // mcpConfig turns the client's MCP servers into the reference's

@@ -33,8 +33,9 @@ type session struct {
 	// conversation's subscriber must not block on the client.
 	out chan func()
 
-	mu   sync.Mutex
-	mode string
+	mu    sync.Mutex
+	mode  string
+	model string // the model the agent uses ("" if unknown)
 }
 
 func (ss *session) modes() *sdk.SessionModeState {
@@ -263,6 +264,11 @@ func kindOf(tool string) sdk.ToolKind {
 // stopReason cancelled.
 func (ss *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.PromptResponse, error) {
 	t, images := text(blocks)
+	if len(images) == 0 {
+		if resp, ok, err := ss.command(ctx, t); ok {
+			return resp, err
+		}
+	}
 	msg := event.UserMessage(t)
 	msg.Content = append(msg.Content, images...)
 	if strings.TrimSpace(t) == "" && len(images) == 0 {
