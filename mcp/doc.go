@@ -16,6 +16,13 @@
 // error observations, and a server that went away is reconnected on the
 // next call.
 //
+// A remote server whose auth strategy is oauth2 (streamable HTTP) is
+// reached with the access token of its [OAuthState], refreshed when it
+// expires; [OAuthOptions] saves each new state and, when someone can
+// authorize, runs the authorization code flow with PKCE. Package
+// oauthtest serves a loopback authorization server and MCP server for
+// tests.
+//
 // Only tools are used. Prompts, resources (other than those a tool
 // returns), sampling, elicitation, roots, logging and progress
 // notifications are not offered to the agent: the client advertises no

@@ -10,7 +10,10 @@
 // session's mode holds become session/request_permission requests. The
 // modes are the confirmation policies: always ask, always approve, ask
 // for risky actions (rated by the rule-based analyzer). MCP servers the
-// client passes are connected as tools.
+// client passes are connected as tools. session/list lists the stored
+// sessions and session/resume continues one without replaying it; the
+// "model" config option and the /model and /mode commands switch a
+// session's model and mode.
 package acpserver
 
 import (
