@@ -272,3 +272,56 @@ func TestRegisteredMarketplace(t *testing.T) {
 		t.Error("the marketplace's plugin skill did not reach the model")
 	}
 }
+
+// load_plugin adds a plugin of a registered marketplace to a conversation
+// between runs: its command skill answers the next message that names it,
+// and the stored agent has its skills.
+func TestLoadPlugin(t *testing.T) {
+	t.Parallel()
+	fin := llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}}
+	model := llmtest.NewChat(t, fin, fin)
+	ts := newTestServer(t, nil)
+	mk := writePlugin(t, t.TempDir(), map[string]string{
+		".plugin/marketplace.json":      `{"name": "company", "owner": {"name": "Tools"}, "plugins": [{"name": "helper", "source": "./plugins/helper"}, {"name": "escape", "source": "../../etc"}]}`,
+		"plugins/helper/commands/go.md": "---\ndescription: Go\n---\nLOADED-PLUGIN-COMMAND",
+	})
+	body := ts.startBody(model, map[string]any{"initial_message": runMessage("hi")})
+	body["agent"].(map[string]any)["agent_context"] = map[string]any{
+		"registered_marketplaces": []any{map[string]any{"name": "company", "source": mk}},
+	}
+	var info map[string]any
+	ts.must(201, "POST", "/api/conversations", body, &info)
+	id := info["id"].(string)
+	ts.waitStatus(id, "finished")
+	for _, c := range []struct {
+		ref  any
+		code int
+	}{
+		{"nothing", 404},
+		{"helper@elsewhere", 404},
+		{"escape@company", 400},
+		{nil, 422},
+	} {
+		b := map[string]any{}
+		if c.ref != nil {
+			b["plugin_ref"] = c.ref
+		}
+		if code, resp := ts.do("POST", "/api/conversations/"+id+"/load_plugin", b); code != c.code {
+			t.Errorf("load_plugin %v: %d %s, want %d", c.ref, code, resp, c.code)
+		}
+	}
+	if code, _ := ts.do("POST", "/api/conversations/00000000-0000-4000-8000-000000000000/load_plugin", map[string]any{"plugin_ref": "helper"}); code != 404 {
+		t.Errorf("load_plugin on an unknown conversation: %d", code)
+	}
+	ts.must(200, "POST", "/api/conversations/"+id+"/load_plugin", map[string]any{"plugin_ref": "helper@company"}, nil)
+	ts.must(200, "POST", "/api/conversations/"+id+"/events", map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "please /helper:go"}}, "run": true}, nil)
+	ts.waitStatus(id, "finished")
+	if !strings.Contains(string(model.LastRequest().RawBody), "LOADED-PLUGIN-COMMAND") {
+		t.Error("the loaded plugin's command did not reach the model")
+	}
+	ts.must(200, "GET", "/api/conversations/"+id+"?include_skills=true", nil, &info)
+	skills := info["agent"].(map[string]any)["agent_context"].(map[string]any)["skills"].([]any)
+	if len(skills) != 1 || skills[0].(map[string]any)["name"] != "helper:go" {
+		t.Errorf("stored skills = %v", skills)
+	}
+}

@@ -1,0 +1,38 @@
+package conversation
+
+import "fmt"
+
+// ReplaceAgent makes a the conversation's agent and stores it, between
+// runs (ErrRunning during one): the old agent's runner is closed and the
+// next step starts a's, which finds the log's system prompt and keeps it.
+// The agent server's load_plugin uses it to add a plugin's skills and MCP
+// servers to a conversation.
+func (c *LocalConversation) ReplaceAgent(a Agent) error {
+	c.runMu.Lock()
+	defer c.runMu.Unlock()
+	switch {
+	case c.closed:
+		return ErrConversationClosed
+	case c.running:
+		return ErrRunning
+	}
+	c.startMu.Lock()
+	old := c.started
+	c.started = nil
+	c.agent = a
+	c.startMu.Unlock()
+	var closeErr error
+	if old != nil {
+		closeErr = old.Runner.Close()
+	}
+	if err := c.state.Update(func(f *Fields) error {
+		f.Agent = a
+		return nil
+	}); err != nil {
+		return fmt.Errorf("conversation: replace agent: %w", err)
+	}
+	if closeErr != nil {
+		return fmt.Errorf("conversation: replace agent: closing the old runner: %w", closeErr)
+	}
+	return nil
+}
