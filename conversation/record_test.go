@@ -63,3 +63,47 @@ func TestRecordChanges(t *testing.T) {
 		t.Errorf("Fields JSON %s (%v)", b, err)
 	}
 }
+
+// holdingStore holds the append of a ConversationStateUpdateEvent until
+// release is closed, telling held when it starts waiting.
+type holdingStore struct {
+	conversation.Store
+	held, release chan struct{}
+}
+
+func (s *holdingStore) Append(ctx context.Context, ent conversation.Entry, e event.Event) (conversation.Entry, error) {
+	if _, ok := e.(*event.ConversationStateUpdateEvent); ok {
+		close(s.held)
+		<-s.release
+	}
+	return s.Store.Append(ctx, ent, e)
+}
+
+// A changed status is seen only once its event is in the log: a client
+// that saw "finished" and then read the events must find the one that
+// recorded it.
+func TestRecordedBeforeSeen(t *testing.T) {
+	s := &holdingStore{Store: conversation.NewMemoryStore(), held: make(chan struct{}), release: make(chan struct{})}
+	st, err := conversation.Create(context.Background(), s, convtest.NewFields(), &conversation.Options{RecordChanges: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- st.Update(func(f *conversation.Fields) error {
+			f.ExecutionStatus = conversation.StatusFinished
+			return nil
+		})
+	}()
+	<-s.held
+	if got := st.Fields().ExecutionStatus; got == conversation.StatusFinished {
+		t.Errorf("status %q seen while its event is not yet in the log", got)
+	}
+	close(s.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Fields().ExecutionStatus; got != conversation.StatusFinished {
+		t.Errorf("status %q after the update, want finished", got)
+	}
+}

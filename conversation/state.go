@@ -394,7 +394,11 @@ func (s *State) commit(tx *Tx) ([]notice, error) {
 		}
 	}
 	s.saved = ms
-	s.fields.Store(tx.f)
+	// The change events are appended before the fields are published, so
+	// that a reader who sees a new status finds its event in the log (a
+	// client that saw "finished" and then read the events missed the
+	// last one while the append was on its way to disk).
+	var rerr error
 	for _, m := range changed {
 		if m.key == "leaf_event_id" || m.key == "head_is_empty" {
 			continue
@@ -405,16 +409,18 @@ func (s *State) commit(tx *Tx) ([]notice, error) {
 		if s.opts.RecordChanges && m.key != "secret_registry" {
 			n, err := s.recordChange(tx.f, m)
 			if err != nil {
-				return notes, err
+				rerr = err
+				break
 			}
 			notes = append(notes, n)
 		}
 	}
-	return notes, nil
+	s.fields.Store(tx.f)
+	return notes, rerr
 }
 
 // recordChange appends the ConversationStateUpdateEvent of one changed
-// member. Called with mu held, after f is published.
+// member. Called with mu held, before f is published.
 func (s *State) recordChange(f *Fields, m member) (notice, error) {
 	e := &event.ConversationStateUpdateEvent{
 		Base: event.NewBase(event.SourceEnvironment), Key: m.key, Value: json.RawMessage(m.val),
