@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/hook"
 	"github.com/gohands/gohands/llm/llmtest"
 	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tools/terminal"
@@ -125,8 +127,22 @@ func TestStopHookKeepsAgentRunningOnce(t *testing.T) {
 		t.Fatalf("%d requests", len(rs))
 	}
 	last := rs[1].Messages[len(rs[1].Messages)-1]
-	if got := event.TextOf(last.Content); !strings.Contains(got, "run the tests first") {
-		t.Fatalf("the model was told %q", got)
+	if got := event.TextOf(last.Content); !strings.Contains(got, "run the tests first") || last.Role != "user" {
+		t.Fatalf("the model was told %q by %s", got, last.Role)
+	}
+	// The feedback is the environment's, as in the reference: a client
+	// must not show it as the user's words.
+	var feedback []event.Source
+	for e, err := range conversation.EventsFrom(ctx, c.State().Events(), 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, ok := e.(*event.MessageEvent); ok && strings.HasPrefix(event.TextOf(m.LLMMessage.Content), hook.StopFeedbackPrefix) {
+			feedback = append(feedback, m.Source)
+		}
+	}
+	if !slices.Equal(feedback, []event.Source{event.SourceEnvironment}) {
+		t.Fatalf("stop hook feedback messages from %v, want one from the environment", feedback)
 	}
 }
 

@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -45,4 +46,29 @@ func dynamicContext(workDir string, now time.Time, secretNames []string) string 
 		fmt.Fprintf(&b, "\nSecrets available as environment variables in commands that name them: %s", strings.Join(secretNames, ", "))
 	}
 	return b.String()
+}
+
+// promptTemplates maps the file names of the reference's system prompt
+// templates (Agent.SystemPromptFilename) to the text gohands gives an
+// agent that names one. The reference renders its Jinja template of that
+// name; gohands has none, and may not put the text in SystemPrompt beside
+// a non-default file name: the reference 1.58.2 refuses an agent with both
+// (422 from its server, and it cannot load such a conversation).
+var promptTemplates sync.Map // string → string
+
+// RegisterSystemPrompt makes prompt the system prompt of agents whose
+// SystemPromptFilename is filename and whose SystemPrompt is empty. A
+// preset that stands for one of the reference's (the planning agent's
+// system_prompt_planning.j2) registers its text from an init function.
+func RegisterSystemPrompt(filename, prompt string) {
+	promptTemplates.Store(filename, prompt)
+}
+
+// templatePrompt returns the prompt registered for filename.
+func templatePrompt(filename string) (string, bool) {
+	p, ok := promptTemplates.Load(filename)
+	if !ok {
+		return "", false
+	}
+	return p.(string), true
 }

@@ -286,6 +286,9 @@ func (r *runner) initState() error {
 	}
 	prompt := r.a.SystemPrompt
 	if prompt == "" {
+		prompt, _ = templatePrompt(r.a.SystemPromptFilename)
+	}
+	if prompt == "" {
 		prompt = systemPrompt
 		if p := strings.TrimSpace(r.a.Persona); p != "" {
 			prompt = p + "\n\n" + workPrompt

@@ -233,7 +233,9 @@ const maxUnusable = 3
 // finish ends the run: status finished, metrics saved.
 //
 // Stop hooks run first: one that blocks keeps the agent running, told why
-// in a user message.
+// in a user-role message whose source is the environment, as the
+// reference's (a reference client shows it as the environment's, not as
+// something the user typed).
 func (r *runner) finish(ctx context.Context) error {
 	if r.hooks != nil {
 		out := r.hooks.Stop(ctx, "agent_finished")
@@ -241,7 +243,7 @@ func (r *runner) finish(ctx context.Context) error {
 			return err
 		}
 		if out.Blocked {
-			return r.sess.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceUser), LLMMessage: event.UserMessage(out.StopFeedback())})
+			return r.sess.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceEnvironment), LLMMessage: event.UserMessage(out.StopFeedback())})
 		}
 	}
 	// A critic below its threshold gives the agent one more iteration.

@@ -186,6 +186,9 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	if err := a.checkRunTask(f, task); err != nil {
 		return err
 	}
+	if err := checkRunFlags(f); err != nil {
+		return err
+	}
 	p, err := a.prepare(ctx, f)
 	if err != nil {
 		return err
@@ -217,6 +220,22 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	stopWaiting()
 	r.unsubscribe()
 	return r.finish(ctx, runErr)
+}
+
+// checkRunFlags refuses flags that would do nothing in this run rather
+// than ignore them.
+func checkRunFlags(f *runFlags) error {
+	switch {
+	case f.sandboxImage != "":
+		return usageErr("--image is the image of --sandbox docker; give both")
+	case f.server != "" && f.maxBudget > 0:
+		// Neither agent server takes a per-run budget in its start
+		// request (the reference 1.58.2 has no such field).
+		return usageErr("--max-budget cannot be used with --server: the agent server keeps no per-run budget")
+	case f.server != "" && f.moveWorkspace:
+		return usageErr("--move-workspace cannot be used with --server: the agent server keeps a conversation in its workspace")
+	}
+	return nil
 }
 
 // checkRunTask finds the conversation -c continues, and refuses a run

@@ -25,6 +25,11 @@ func (a *app) runSandboxed(ctx context.Context, cmd *cobra.Command, f *runFlags,
 	if f.acp != "" || f.browser {
 		return usageErr("--sandbox docker: --acp and --browser are not available in the sandbox image")
 	}
+	if f.server != "" {
+		// Before the image is looked for: the flags conflict whatever
+		// the engine holds.
+		return usageErr("--server and --sandbox cannot be used together")
+	}
 	ws := f.workspace
 	if ws == "" {
 		var err error

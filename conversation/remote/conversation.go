@@ -111,6 +111,15 @@ var toolModules = map[string]string{
 	"browser_tool_set": "openhands.tools.browser_use.definition",
 	"glob":             "openhands.tools.glob.definition",
 	"grep":             "openhands.tools.grep.definition",
+	// Registered only when their module is imported: without these the
+	// reference 1.58.2's server answers the first message with a 500
+	// ("ToolDefinition 'apply_patch' is not registered").
+	"apply_patch":          "openhands.tools.apply_patch.definition",
+	"planning_file_editor": "openhands.tools.planning_file_editor.definition",
+	"read_file":            "openhands.tools.gemini.read_file.definition",
+	"write_file":           "openhands.tools.gemini.write_file.definition",
+	"edit":                 "openhands.tools.gemini.edit.definition",
+	"list_directory":       "openhands.tools.gemini.list_directory.definition",
 }
 
 // exposed returns v with its secrets encoding as plaintext: the server

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/telemetry"
 	"github.com/gohands/gohands/workspace"
 )
 
@@ -19,9 +20,16 @@ import (
 // the conversation's REST state. Every event logged by then has reached
 // the callbacks when Run returns. Cancelling ctx pauses the conversation
 // on the server.
-func (c *Conversation) Run(ctx context.Context) error {
+func (c *Conversation) Run(ctx context.Context) (err error) {
 	if err := c.check(); err != nil {
 		return err
+	}
+	// The client's side of the run, as a local run records it: the steps
+	// and calls are the server's, traced there.
+	ctx, span := telemetry.Start(ctx, telemetry.KindRun, "conversation.run")
+	if span.Recording() {
+		span.SetString(telemetry.AttrConversationID, c.id)
+		defer func() { span.SetString(telemetry.AttrStatus, string(c.Status())); span.End(err) }()
 	}
 	c.mu.Lock()
 	if c.runBusy {
@@ -36,7 +44,7 @@ func (c *Conversation) Run(ctx context.Context) error {
 		c.runBusy = false
 		c.mu.Unlock()
 	}()
-	err := c.ws.Request(ctx, http.MethodPost, c.path("/run"), nil, nil, nil)
+	err = c.ws.Request(ctx, http.MethodPost, c.path("/run"), nil, nil, nil)
 	var ae *workspace.APIError
 	switch {
 	case errors.As(err, &ae) && ae.Status == http.StatusConflict:

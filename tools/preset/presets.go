@@ -192,6 +192,14 @@ func GeminiAgent(cfg llm.Config, opts *Options) *agent.Agent {
 	return a
 }
 
+// planningTemplate is the reference's system prompt template of its
+// planning agent; gohands gives an agent that names it planningPrompt.
+const planningTemplate = "system_prompt_planning.j2"
+
+func init() {
+	agent.RegisterSystemPrompt(planningTemplate, planningPrompt+planning.Structure())
+}
+
 // planningPrompt is the planning agent's system prompt.
 const planningPrompt = `You are gohands' planning agent. You study a codebase and write a plan another agent will carry out; you change nothing else.
 
@@ -217,8 +225,10 @@ func PlanningAgent(cfg llm.Config, opts *Options) *agent.Agent {
 	}
 	specs := []tool.Spec{{Name: glob.Name}, {Name: grep.Name}, plan}
 	a := agent.New(cfg, append(specs, slices.Clone(o.ExtraTools)...), nil)
-	a.SystemPromptFilename = "system_prompt_planning.j2"
-	a.SystemPrompt = planningPrompt + planning.Structure()
+	// The reference's template name, not an inline prompt: the
+	// reference 1.58.2 refuses an agent with both. The text is registered
+	// for the name (init).
+	a.SystemPromptFilename = planningTemplate
 	kw := event.Map[string, any]{}
 	maps.Copy(kw, a.SystemPromptKwargs)
 	kw["plan_structure"] = planning.Structure()

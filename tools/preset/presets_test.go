@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -158,6 +159,23 @@ func TestPresetsRun(t *testing.T) {
 			}
 			if slices.Contains(want[name], "task") != (a.ToolConcurrencyLimit == preset.SubAgentConcurrency) {
 				t.Errorf("tool_concurrency_limit %d", a.ToolConcurrencyLimit)
+			}
+			// The planning agent's prompt comes from its template name:
+			// the reference 1.58.2 refuses an agent that has both an
+			// inline system_prompt and a non-default file name.
+			system := event.TextOf(req.Messages[0].Content)
+			if planning := strings.Contains(system, "planning agent") && strings.Contains(system, "OBJECTIVE"); planning != (name == preset.Planning) {
+				t.Errorf("system prompt (planning %v):\n%.300s", planning, system)
+			}
+			b, err := event.MarshalKinded(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wire struct {
+				SystemPrompt *string `json:"system_prompt"`
+			}
+			if err := json.Unmarshal(b, &wire); err != nil || wire.SystemPrompt != nil {
+				t.Errorf("the agent's JSON has a system_prompt (%v): the reference 1.58.2 refuses it beside system_prompt_filename", err)
 			}
 		})
 	}
