@@ -886,12 +886,13 @@ func newSliceDecoder(t reflect.Type) decFunc {
 		}
 		dec := DecoderFor(elem)
 		// A new array, grown in place: v.Slice would allocate a slice
-		// header per element.
-		v.Set(reflect.MakeSlice(t, 0, 4))
+		// header per element. An empty one is not nil (it encodes as [])
+		// but has no array: many events carry empty lists.
+		v.Set(reflect.MakeSlice(t, 0, 0))
 		n := 0
 		return d.Array(func() error {
 			if n == v.Cap() {
-				v.Grow(n)
+				v.Grow(max(n, 4))
 			}
 			v.SetLen(n + 1)
 			n++
