@@ -59,7 +59,7 @@ func entryOf(i int, e event.Event, kind string, size int) Entry {
 // one complete JSON object with an id and a kind, which is how a store
 // reading its log detects a torn write.
 func ScanEntry(i int, data []byte) (Entry, error) {
-	return scanEntry(i, data, wire.ScanObject, &Entry{})
+	return scanEntry(i, data, false, &Entry{})
 }
 
 // ScanDecodedEntry is ScanEntry for data that has just decoded as e,
@@ -71,15 +71,18 @@ func ScanDecodedEntry(i int, data []byte, e event.Event) (Entry, error) {
 	if kind, ok := event.KindOf(e); ok {
 		known = entryOf(i, e, kind, len(data))
 	}
-	return scanEntry(i, data, wire.ScanValidObject, &known)
+	return scanEntry(i, data, true, &known)
 }
 
-// scanEntry builds the entry of data with scan, taking the strings of
-// known (an entry built otherwise, or empty) where the JSON spells them.
-func scanEntry(i int, data []byte, scan func([]byte, func(key, value []byte) error) error, known *Entry) (Entry, error) {
+// scanEntry builds the entry of data, taking the strings of known (an
+// entry built otherwise, or empty) where the JSON spells them; valid says
+// data is known to be well-formed JSON. The scanners are called directly,
+// not through a func value, so that the callback and the entries it
+// fills stay on the stack (two allocations per event of a replay).
+func scanEntry(i int, data []byte, valid bool, known *Entry) (Entry, error) {
 	ent := Entry{Index: i, Size: len(data)}
 	hasAction := false
-	err := scan(data, func(key, val []byte) error {
+	field := func(key, val []byte) error {
 		var dst *string
 		var k string
 		switch string(key) {
@@ -96,8 +99,8 @@ func scanEntry(i int, data []byte, scan func([]byte, func(key, value []byte) err
 		case "action_id":
 			dst, k = &ent.ActionID, known.ActionID
 		case "source":
-			var s string
-			if err := knownString(val, &s, string(known.Source)); err != nil {
+			s, err := knownString(val, string(known.Source))
+			if err != nil {
 				return fmt.Errorf("source: %w", err)
 			}
 			ent.Source = internSource(event.Source(s))
@@ -108,11 +111,19 @@ func scanEntry(i int, data []byte, scan func([]byte, func(key, value []byte) err
 		default:
 			return nil
 		}
-		if err := knownString(val, dst, k); err != nil {
+		v, err := knownString(val, k)
+		if err != nil {
 			return fmt.Errorf("%s: %w", key, err)
 		}
+		*dst = v
 		return nil
-	})
+	}
+	var err error
+	if valid {
+		err = wire.ScanValidObject(data, field)
+	} else {
+		err = wire.ScanObject(data, field)
+	}
 	if err != nil {
 		return Entry{}, err
 	}
@@ -126,25 +137,39 @@ func scanEntry(i int, data []byte, scan func([]byte, func(key, value []byte) err
 
 // knownString is jsonString taking k when val is k as a JSON string
 // without escapes (the only way its bytes can spell k).
-func knownString(val []byte, dst *string, k string) error {
+func knownString(val []byte, k string) (string, error) {
 	if k != "" && len(val) == len(k)+2 && val[0] == '"' && string(val[1:len(val)-1]) == k && bytes.IndexByte(val, '\\') < 0 {
-		*dst = k
-		return nil
+		return k, nil
 	}
-	return jsonString(val, dst)
+	return stringValue(val)
 }
 
 // jsonString decodes the JSON string (or null) val into dst.
 func jsonString(val []byte, dst *string) error {
+	v, err := stringValue(val)
+	if err == nil {
+		*dst = v
+	}
+	return err
+}
+
+// stringValue decodes the JSON string (or null) val; strings with
+// escapes, rare in an event's top-level fields, go through
+// encoding/json.
+func stringValue(val []byte) (string, error) {
 	if len(val) == 0 || bytes.Equal(val, []byte("null")) {
-		*dst = ""
-		return nil
+		return "", nil
 	}
 	if len(val) >= 2 && val[0] == '"' && val[len(val)-1] == '"' && bytes.IndexByte(val, '\\') < 0 {
-		*dst = string(val[1 : len(val)-1])
-		return nil
+		return string(val[1 : len(val)-1]), nil
 	}
-	return json.Unmarshal(val, dst)
+	return unmarshalString(val)
+}
+
+func unmarshalString(val []byte) (string, error) {
+	var v string
+	err := json.Unmarshal(val, &v)
+	return v, err
 }
 
 // topField returns the raw value of the top-level key of the JSON object

@@ -148,12 +148,12 @@ func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []boo
 // and, while keptBytes stays within maxKeptBytes, keeps its bytes and the
 // event decoded from them.
 //
-// Files are read straight into slab, a few hundred KB that the files
-// kept share, so that keeping one costs neither an allocation nor a
-// copy, and their names are built in name, reused from file to file; it returns slab with the kept file's bytes added (or a new slab).
-// A file larger than the room left gets an array of its own. A kept
-// file's bytes may hold their slab in memory until Raw's caller drops
-// them.
+// Files are read straight into slab, 64 KB that the files kept share,
+// so that keeping one costs neither an allocation nor a copy; it returns
+// slab with the kept file's bytes added (or a new slab). A file larger
+// than the room left gets an array of its own. A kept file's bytes may
+// hold their slab in memory until Raw's caller drops them. The file's
+// name is built in name, reused from file to file.
 func (s *Store) scanFile(i int, id string, slab []byte, name *[]byte, ent *conversation.Entry, kept *keptFile, keptBytes *atomic.Int64) ([]byte, error) {
 	if cap(slab)-len(slab) < minSlabRoom {
 		slab = make([]byte, 0, slabSize)
@@ -190,10 +190,12 @@ func (s *Store) scanFile(i int, id string, slab []byte, name *[]byte, ent *conve
 }
 
 // Sizes of the slabs scanFile reads event files into: a new slab is
-// started when less than minSlabRoom is left.
+// started when less than minSlabRoom is left. Small slabs leave little
+// unused room, which counts towards the next collection as much as used
+// room does.
 const (
-	slabSize    = 256 << 10
-	minSlabRoom = 16 << 10
+	slabSize    = 64 << 10
+	minSlabRoom = 8 << 10
 )
 
 // keptFile is what a cache-less open read of one event file: its bytes,
