@@ -212,6 +212,7 @@ func (a *Agent) resolveTools(sess *conversation.Session) ([]tool.Tool, error) {
 	env, mask := sess.Secrets().TerminalHooks(context.Background())
 	tctx := tool.Context{
 		WorkingDir:      sess.WorkingDir(),
+		ConversationID:  sess.ID(),
 		ConversationDir: sess.Dir(),
 		Secrets:         sess.Secrets().Lookup(context.Background()),
 		SecretEnv:       env,

@@ -40,10 +40,11 @@ const (
 // StartChildConversationAction starts a child conversation on a task, in a
 // git worktree of its own ("worktree", the default) or in the parent's
 // workspace ("shared").
+// (The tool is tools/childconversation; the descriptions are its schema's.)
 type StartChildConversationAction struct {
-	Task      string `json:"task" required:"true"`
-	Title     string `json:"title,omitempty"`
-	Isolation string `json:"isolation"`
+	Task      string `json:"task" required:"true" desc:"The child's whole brief: goal, files, constraints, expected result. It does not see this conversation."`
+	Title     string `json:"title,omitempty" desc:"A short title for the child."`
+	Isolation string `json:"isolation" default:"worktree" enum:"worktree,shared" desc:"worktree: its own git worktree and branch (from the default branch) when the workspace is a repository; shared: this directory, with its uncommitted changes."`
 }
 
 // SetDefaults gives Isolation the reference's default.

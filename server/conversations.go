@@ -101,6 +101,13 @@ func (s *Server) handleStart(in *request[includeSkillsQuery, startRequest]) (any
 // start creates the conversation req describes, or returns the existing
 // one with its id.
 func (s *Server) start(ctx context.Context, req *startRequest, obs *observability) (*created, error) {
+	return s.startAgent(ctx, req, obs, nil)
+}
+
+// startAgent is start with the agent given (nil: decoded from req), as a
+// child conversation gets its parent's without a trip through JSON that
+// would redact its keys.
+func (s *Server) startAgent(ctx context.Context, req *startRequest, obs *observability, given conversation.Agent) (*created, error) {
 	id := uuid.NewString()
 	if req.ConversationID != nil {
 		u, err := uuid.Parse(*req.ConversationID)
@@ -122,9 +129,12 @@ func (s *Server) start(ctx context.Context, req *startRequest, obs *observabilit
 	if err := s.checkUnimplemented(req); err != nil {
 		return nil, err
 	}
-	ag, err := decodeAgent(req)
-	if err != nil {
-		return nil, err
+	ag := given
+	if ag == nil {
+		var err error
+		if ag, err = decodeAgent(req); err != nil {
+			return nil, err
+		}
 	}
 	var ws struct {
 		WorkingDir string `json:"working_dir"`
@@ -606,7 +616,7 @@ func (c *conv) info(includeSkills bool) (json.RawMessage, error) {
 	member("forked_from_conversation_id", js(fork))
 	member("forked_from_event_id", js(m.ForkedFromEventID))
 	member("parent_conversation_id", js(m.ParentConversationID))
-	member("sub_conversation_ids", []byte("[]"))
+	member("sub_conversation_ids", js(orEmptySlice(c.s.childrenOf(c.id))))
 	var model *string
 	if a, ok := f.Agent.(*agent.Agent); ok && a.LLM.Model != "" {
 		model = &a.LLM.Model

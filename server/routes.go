@@ -119,6 +119,7 @@ func (s *Server) allRoutes() []*route {
 	rs = append(rs, s.installedSkillRoutes()...)
 	rs = append(rs, s.metaProfileRoutes()...)
 	rs = append(rs, s.mcpRoutes()...)
+	rs = append(rs, s.childRoutes()...)
 	return append(rs, s.runtimeRoutes(rs)...)
 }
 

@@ -27,6 +27,8 @@ type SecretLookup func(name string) (value string, ok bool)
 type Context struct {
 	// WorkingDir is the workspace directory tools operate in.
 	WorkingDir string
+	// ConversationID is the conversation's id ("" when unknown).
+	ConversationID string
 	// ConversationDir is the conversation's persistence directory, or ""
 	// when the conversation is not persisted.
 	ConversationDir string

@@ -37,6 +37,9 @@ import (
 	"github.com/gohands/gohands/tools/tasktracker"
 	"github.com/gohands/gohands/tools/terminal"
 
+	// Tools no preset lists, registered for agents that name them.
+	_ "github.com/gohands/gohands/tools/childconversation"
+
 	// Every wire API, for models chosen at run time.
 	_ "github.com/gohands/gohands/llm/providers"
 )

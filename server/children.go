@@ -1,0 +1,194 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+
+	"github.com/google/uuid"
+
+	"github.com/gohands/gohands/agent"
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/event"
+)
+
+// childRequest is the reference's StartChildConversationRequest.
+type childRequest struct {
+	Task      *string `json:"task" description:"The child's first user message: a self-contained brief (required, not empty)."`
+	Title     *string `json:"title" description:"The child conversation's title."`
+	Isolation *string `json:"isolation" description:"worktree (default: a git worktree of the parent's workspace when it is a repository) or shared (the parent's directory)."`
+}
+
+// childResponse is the reference's StartChildConversationResponse.
+type childResponse struct {
+	ConversationID       string  `json:"conversation_id"`
+	ParentConversationID string  `json:"parent_conversation_id"`
+	Status               string  `json:"status"`
+	Title                *string `json:"title"`
+	URL                  *string `json:"url"`
+	Workspace            *string `json:"workspace"`
+	Isolation            *string `json:"isolation"`
+}
+
+func (s *Server) childRoutes() []*route {
+	return []*route{
+		{method: "POST", path: "/api/conversations/{conversation_id}/children", summary: "Start a child conversation (201) that runs the task with the parent's settings", tag: "Conversations", body: childRequest{}, resp: childResponse{}, status: 201, errors: []int{404, 422, 429}, h: handle(s, nil, s.handleStartChild)},
+	}
+}
+
+// handleStartChild starts a child of the conversation: the parent's agent,
+// workspace (or a git worktree of it), confirmation policy, analyzer,
+// limits, hooks, client tools and tags, a fresh history whose first
+// message is the task, run at once. The parent is not waited for nor
+// blocked: the child runs on its own, as any conversation.
+func (s *Server) handleStartChild(in *request[none, childRequest]) (any, error) {
+	req := &in.body
+	switch {
+	case req.Task == nil:
+		return nil, &invalidError{loc: []any{"body", "task"}, typ: "missing", msg: "Field required"}
+	case *req.Task == "":
+		return nil, &invalidError{loc: []any{"body", "task"}, typ: "string_too_short", msg: "String should have at least 1 character"}
+	}
+	isolation := "worktree"
+	if req.Isolation != nil {
+		isolation = *req.Isolation
+	}
+	if isolation != "worktree" && isolation != "shared" {
+		return nil, &invalidError{loc: []any{"body", "isolation"}, typ: "literal_error", msg: "Input should be 'worktree' or 'shared'"}
+	}
+	in.missing = http.StatusNotFound
+	parent, plc, err := in.load()
+	if err != nil {
+		return nil, err
+	}
+	// A full server refuses before anything is made, as a start does.
+	if !s.reserveRun() {
+		return nil, errTooManyRuns
+	}
+	reserved := true
+	defer func() {
+		if reserved {
+			s.runs.Add(-1)
+		}
+	}()
+
+	// The parent's agent, copied so that the child's additions (client
+	// tools, worktree guidance) do not reach the parent's.
+	ag, ok := plc.State().Fields().Agent.(conversation.Agent)
+	if !ok {
+		return nil, statusErr(http.StatusUnprocessableEntity, "The parent conversation's agent cannot run a child")
+	}
+	if a, ok := ag.(*agent.Agent); ok {
+		o := a.Options()
+		cp := a.WithOptions(&o)
+		cp.Tools = slices.Clone(a.Tools)
+		ag = cp
+	}
+	parent.mu.Lock()
+	pm := parent.meta
+	parent.mu.Unlock()
+	parentID := parent.id
+	worktree := isolation == "worktree"
+	maxIter, stuck := pm.MaxIterations, pm.StuckDetection
+	sr := &startRequest{
+		Workspace:            pm.Workspace,
+		MaxIterations:        &maxIter,
+		StuckDetection:       &stuck,
+		ConfirmationPolicy:   pm.ConfirmationPolicy,
+		SecurityAnalyzer:     pm.SecurityAnalyzer,
+		ToolModuleQualnames:  pm.ToolModuleQualnames,
+		ClientTools:          pm.ClientTools,
+		HookConfig:           pm.HookConfig,
+		Tags:                 pm.Tags,
+		UserID:               pm.UserID,
+		ParentConversationID: &parentID,
+		Worktree:             &worktree,
+		InitialMessage: &initialMessage{
+			Role: "user", Content: []event.Content{event.Text(*req.Task)}, Run: true,
+		},
+	}
+	if ws := pm.workingDir(); ws == "" {
+		sr.Workspace, _ = json.Marshal(map[string]string{"working_dir": plc.WorkingDir(), "kind": "LocalWorkspace"})
+	}
+	ctx := in.r.Context()
+	res, err := s.startAgent(ctx, sr, nil, ag)
+	if err != nil {
+		return nil, err
+	}
+	child := res.c
+	if req.Title != nil {
+		child.mu.Lock()
+		child.meta.Title = req.Title
+		child.mu.Unlock()
+		if err := child.saveMeta(); err != nil {
+			return nil, err
+		}
+	}
+	lc, err := child.hold(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := lc.SendMessage(ctx, event.Message{Role: event.RoleUser, Content: sr.InitialMessage.Content}); err != nil {
+		return nil, err
+	}
+	reserved = false // startRun takes the slot, or releases it
+	if err := child.startRun(ctx, true); err != nil {
+		return nil, err
+	}
+	child.mu.Lock()
+	cm := child.meta
+	child.mu.Unlock()
+	dir := cm.workingDir()
+	applied := "shared"
+	if dir != pm.workingDir() {
+		applied = "worktree"
+	}
+	return reply{http.StatusCreated, childResponse{
+		ConversationID:       child.id,
+		ParentConversationID: parentID,
+		Status:               string(lc.State().Fields().ExecutionStatus),
+		Title:                cm.Title,
+		Workspace:            &dir,
+		Isolation:            &applied,
+	}}, nil
+}
+
+// childrenOf lists the conversations whose parent is id, oldest first.
+func (s *Server) childrenOf(id string) []string {
+	s.mu.RLock()
+	convs := make([]*conv, 0, len(s.convs))
+	for _, c := range s.convs {
+		convs = append(convs, c)
+	}
+	s.mu.RUnlock()
+	type child struct{ id, created string }
+	var out []child
+	for _, c := range convs {
+		c.mu.Lock()
+		p, created, gone := c.meta.ParentConversationID, c.meta.CreatedAt, c.gone
+		c.mu.Unlock()
+		if gone || p == nil {
+			continue
+		}
+		if u, err := uuid.Parse(*p); err == nil && u.String() == id {
+			out = append(out, child{c.id, created})
+		}
+	}
+	slices.SortFunc(out, func(a, b child) int {
+		if a.created != b.created {
+			if a.created < b.created {
+				return -1
+			}
+			return 1
+		}
+		if a.id < b.id {
+			return -1
+		}
+		return 1
+	})
+	ids := make([]string, len(out))
+	for i, c := range out {
+		ids[i] = c.id
+	}
+	return ids
+}

@@ -1,0 +1,204 @@
+// Package childconversation provides the start_child_conversation tool: the
+// agent starts a child conversation that works on a task on its own, on the
+// same server as its conversation, and goes on without waiting for it.
+//
+// The tool asks the server's child-launch route (POST
+// /api/conversations/{id}/children, as in the reference 1.58.2) at the
+// spec's launch_url param, or else at $OH_INTERNAL_SERVER_URL (default
+// http://127.0.0.1:8000), with the server's own session key from
+// $OH_SESSION_API_KEYS_0 or $SESSION_API_KEY. The child gets the parent's
+// settings from the server; the tool only sends the task.
+//
+// Kinds: StartChildConversationTool, StartChildConversationAction,
+// StartChildConversationObservation, as in the reference.
+package childconversation
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/secret"
+	"github.com/gohands/gohands/tool"
+)
+
+// Name is the tool's name, and its registry name.
+const Name = "start_child_conversation"
+
+// LaunchTimeout bounds one launch: a launch may carve a git worktree.
+const LaunchTimeout = 300 * time.Second
+
+// Action and Observation are the reference's kinds, declared in package
+// event.
+type (
+	Action      = event.StartChildConversationAction
+	Observation = event.StartChildConversationObservation
+)
+
+func init() { tool.Register(Name, factory) }
+
+func factory(ctx tool.Context, params json.RawMessage) ([]tool.Tool, error) {
+	var p struct {
+		LaunchURL *string `json:"launch_url"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(params))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("%s params: %w (the tool takes only launch_url)", Name, err)
+	}
+	o := &Options{ParentID: ctx.ConversationID}
+	if p.LaunchURL != nil {
+		o.LaunchURL = *p.LaunchURL
+	}
+	return []tool.Tool{New(o)}, nil
+}
+
+// Options configures New.
+type Options struct {
+	// ParentID is the id of the conversation whose children the tool starts.
+	ParentID string
+	// LaunchURL is the child-launch endpoint; "" is the route of the server
+	// at $OH_INTERNAL_SERVER_URL.
+	LaunchURL string
+	// Client sends the launch; nil is a client with LaunchTimeout.
+	Client *http.Client
+}
+
+const description = `Start a child conversation that works on a task by itself, in parallel, with this conversation's settings and workspace; you do not wait for it.
+* The child cannot see this conversation: make task a complete brief.
+* isolation "worktree" (default) gives it its own git worktree and branch, started from the default branch; use "shared" when it must see this directory's uncommitted work.
+* The result has the child's id (and a URL when known): tell the user. Launch each task once; do not retry a launch that returned an id.`
+
+// New returns the tool.
+func New(opts *Options) tool.Tool {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Client == nil {
+		o.Client = &http.Client{Timeout: LaunchTimeout}
+	}
+	return tool.New(Name, description, func(ctx context.Context, a *Action) (*Observation, error) {
+		return launch(ctx, &o, a), nil
+	}, &tool.Options{
+		Kind:        "StartChildConversationTool",
+		Annotations: &event.ToolAnnotations{Title: Name, OpenWorldHint: true},
+	})
+}
+
+func launch(ctx context.Context, o *Options, a *Action) *Observation {
+	fail := func(format string, args ...any) *Observation {
+		obs := &Observation{}
+		obs.IsError = true
+		obs.Content = event.List[event.Content]{event.Text(fmt.Sprintf(format, args...))}
+		return obs
+	}
+	if strings.TrimSpace(a.Task) == "" {
+		return fail("task must not be empty: give the child its whole brief")
+	}
+	isolation := a.Isolation
+	if isolation == "" {
+		isolation = "worktree"
+	}
+	if isolation != "worktree" && isolation != "shared" {
+		return fail("isolation must be worktree or shared, not %q", isolation)
+	}
+	url := o.LaunchURL
+	if url == "" && o.ParentID == "" {
+		return fail("Child conversation launch failed: this conversation has no id to start children of")
+	}
+	if url == "" {
+		base := os.Getenv(secret.InternalServerURLEnv)
+		if base == "" {
+			base = secret.DefaultInternalServerURL
+		}
+		url = strings.TrimRight(base, "/") + "/api/conversations/" + o.ParentID + "/children"
+	}
+	var title *string
+	if a.Title != "" {
+		title = &a.Title
+	}
+	body, err := json.Marshal(map[string]any{"task": a.Task, "title": title, "isolation": isolation})
+	if err != nil {
+		return fail("Child conversation launch failed: %v", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return fail("Child conversation launch failed: %v", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for _, env := range []string{"OH_SESSION_API_KEYS_0", "SESSION_API_KEY"} {
+		if k := os.Getenv(env); k != "" {
+			req.Header.Set("X-Session-API-Key", k)
+			break
+		}
+	}
+	resp, err := o.Client.Do(req)
+	if err != nil {
+		var ne interface{ Timeout() bool }
+		if errors.As(err, &ne) && ne.Timeout() {
+			return fail("Child conversation launch timed out; the child may have started: ask the user before trying again")
+		}
+		return fail("Child conversation launch failed: %v", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return fail("Child conversation launch failed: reading the answer: %v", err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return fail("Child conversation launch failed (%d): %s", resp.StatusCode, detail(data))
+	}
+	var r struct {
+		ConversationID       *string `json:"conversation_id"`
+		ParentConversationID *string `json:"parent_conversation_id"`
+		Status               *string `json:"status"`
+		Title                *string `json:"title"`
+		URL                  *string `json:"url"`
+		Workspace            *string `json:"workspace"`
+		Isolation            *string `json:"isolation"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil || r.ConversationID == nil || r.ParentConversationID == nil || r.Status == nil {
+		return fail("Child conversation launch failed: the launcher's answer is not a child conversation: %.200s", data)
+	}
+	obs := &Observation{
+		ConversationID: *r.ConversationID, ParentConversationID: *r.ParentConversationID, Status: *r.Status,
+		Title: deref(r.Title), URL: deref(r.URL), Workspace: deref(r.Workspace), Isolation: deref(r.Isolation),
+	}
+	pretty, _ := json.MarshalIndent(json.RawMessage(data), "", "  ")
+	obs.Content = event.List[event.Content]{event.Text(fmt.Sprintf("Started child conversation %s (status: %s).\n%s", obs.ConversationID, obs.Status, pretty))}
+	return obs
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// detail is an error answer's detail, or its start.
+func detail(data []byte) string {
+	var v struct {
+		Detail json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(data, &v) == nil && len(v.Detail) > 0 {
+		var s string
+		if json.Unmarshal(v.Detail, &s) == nil && s != "" {
+			return s
+		}
+		return string(v.Detail)
+	}
+	if len(data) > 500 {
+		data = data[:500]
+	}
+	return string(data)
+}
