@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/telemetry"
 	"github.com/gohands/gohands/tool"
@@ -201,4 +202,30 @@ func endToolSpan(span telemetry.Span, a *event.ActionEvent, ev *event.Event) {
 		span.SetString(telemetry.AttrToolError, "true")
 	}
 	span.End(nil)
+}
+
+// ExecuteTool implements conversation.ToolExecutor: the tool runs as in a
+// step (its lock, its caller, a panic recovered) but nothing is logged
+// and no hook, policy or analyzer is consulted.
+func (r *runner) ExecuteTool(ctx context.Context, name string, action event.Action) (obs event.Observation, err error) {
+	t, ok := r.byName[name]
+	if !ok {
+		names := make([]string, len(r.tools))
+		for i, t := range r.tools {
+			names[i] = t.Name()
+		}
+		return nil, fmt.Errorf("%w %q; the agent has %v", conversation.ErrUnknownTool, name, names)
+	}
+	unlock := r.lock(t, action)
+	defer unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			obs, err = nil, fmt.Errorf("tool %s panicked: %v", name, p)
+		}
+	}()
+	obs, err = t.Execute(WithCaller(ctx, &Caller{Session: r.sess, Agent: r.a, Model: r.model}), action)
+	if err == nil && obs == nil {
+		err = fmt.Errorf("tool %s returned no result", name)
+	}
+	return obs, err
 }
