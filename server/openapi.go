@@ -95,7 +95,7 @@ func (s *Server) openAPI() ([]byte, error) {
 		}
 	}
 	describeStart(r.Spec)
-	stringDetail(r.Spec)
+	openDetail(r.Spec)
 	return r.Spec.MarshalJSON()
 }
 
@@ -339,19 +339,29 @@ func (s *Server) handleRedoc(w http.ResponseWriter, r *http.Request) {
 	apidocs.Redoc(w, "gohands agent server — API", "/openapi.json")
 }
 
-// stringDetail lets a 422's detail be a string too: some routes answer
-// {"detail": "Invalid secret name ..."} as the reference's do, though the
-// reference's own document promises a list there.
-func stringDetail(spec *openapi3.Spec) {
-	sc, ok := spec.Components.Schemas.MapOfSchemaOrRefValues["ServerValidationErrors"]
-	if !ok || sc.Schema == nil {
-		return
+// openDetail lets an error's detail take the other shapes the server
+// answers, as the reference's routes do though its own document promises
+// one: a 422's detail may be a string ({"detail": "Invalid secret name
+// ..."}) besides the list, and any error's may be a {code, message}
+// object (the plugin fetch's 422, 502 and 504).
+func openDetail(spec *openapi3.Spec) {
+	str, obj := openapi3.SchemaTypeString, openapi3.SchemaTypeObject
+	coded := openapi3.SchemaOrRef{Schema: &openapi3.Schema{Type: &obj, Required: []string{"code", "message"}, Properties: map[string]openapi3.SchemaOrRef{
+		"code": {Schema: &openapi3.Schema{Type: &str}}, "message": {Schema: &openapi3.Schema{Type: &str}},
+	}}}
+	for name, sc := range spec.Components.Schemas.MapOfSchemaOrRefValues {
+		if (name != "ServerValidationErrors" && !strings.HasSuffix(name, "ErrorDetail")) || sc.Schema == nil {
+			continue
+		}
+		d, ok := sc.Schema.Properties["detail"]
+		if !ok || d.Schema == nil {
+			continue
+		}
+		was := *d.Schema
+		alts := []openapi3.SchemaOrRef{{Schema: &was}, coded}
+		if name == "ServerValidationErrors" {
+			alts = append(alts, openapi3.SchemaOrRef{Schema: &openapi3.Schema{Type: &str}})
+		}
+		sc.Schema.Properties["detail"] = openapi3.SchemaOrRef{Schema: &openapi3.Schema{AnyOf: alts}}
 	}
-	d, ok := sc.Schema.Properties["detail"]
-	if !ok || d.Schema == nil {
-		return
-	}
-	str := openapi3.SchemaTypeString
-	list := *d.Schema
-	sc.Schema.Properties["detail"] = openapi3.SchemaOrRef{Schema: &openapi3.Schema{AnyOf: []openapi3.SchemaOrRef{{Schema: &list}, {Schema: &openapi3.Schema{Type: &str}}}}}
 }
