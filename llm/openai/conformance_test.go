@@ -159,8 +159,8 @@ func startPrism(t *testing.T) string {
 	}()
 	select {
 	case <-ready:
-	case <-time.After(5 * time.Minute): // a hang guard: it reads a 3 MB document
-		t.Fatal("Prism did not start in 5 minutes")
+	case <-time.After(10 * time.Minute): // a hang guard: it reads a 3 MB document (over 5 minutes at load 40)
+		t.Fatal("Prism did not start in 10 minutes")
 	}
 	if cmd.ProcessState != nil || ctx.Err() != nil {
 		t.Fatalf("Prism exited:\n%s", log.String())
