@@ -312,17 +312,7 @@ func (s *Server) handlePluginState(in *request[pluginNamePath, pluginStateReques
 	if err != nil {
 		return nil, err
 	}
-	if in.body.Enabled == nil {
-		return nil, &invalidError{loc: []any{"body", "enabled"}, typ: "missing", msg: "Field required"}
-	}
-	ok, err := pluginStore().SetEnabled(name, *in.body.Enabled)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, statusErr(http.StatusNotFound, "Plugin '%s' is not installed", name)
-	}
-	return pluginStateResponse{Name: name, Enabled: *in.body.Enabled}, nil
+	return setInstalledState(pluginStore(), "Plugin", name, in.body.Enabled)
 }
 
 func (s *Server) handleUninstallPlugin(in *request[pluginNamePath, none]) (any, error) {
@@ -330,14 +320,7 @@ func (s *Server) handleUninstallPlugin(in *request[pluginNamePath, none]) (any, 
 	if err != nil {
 		return nil, err
 	}
-	ok, err := pluginStore().Uninstall(name)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, statusErr(http.StatusNotFound, "Plugin '%s' is not installed", name)
-	}
-	return messageResponse{Message: fmt.Sprintf("Plugin '%s' uninstalled", name)}, nil
+	return uninstallInstalled(pluginStore(), "Plugin", name)
 }
 
 func (s *Server) handleInstallPlugin(in *request[none, installPluginRequest]) (any, error) {
@@ -495,4 +478,32 @@ func (s *Server) handleLoadPlugin(in *request[none, loadPluginRequest]) (any, er
 	}
 	c.publishFullState(lc)
 	return successResponse{Success: true}, nil
+}
+
+// setInstalledState enables or disables an installed plugin or skill (kind
+// names which, for the 404's message).
+func setInstalledState(st *plugin.Store, kind, name string, enabled *bool) (any, error) {
+	if enabled == nil {
+		return nil, &invalidError{loc: []any{"body", "enabled"}, typ: "missing", msg: "Field required"}
+	}
+	ok, err := st.SetEnabled(name, *enabled)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, statusErr(http.StatusNotFound, "%s '%s' is not installed", kind, name)
+	}
+	return pluginStateResponse{Name: name, Enabled: *enabled}, nil
+}
+
+// uninstallInstalled removes an installed plugin or skill.
+func uninstallInstalled(st *plugin.Store, kind, name string) (any, error) {
+	ok, err := st.Uninstall(name)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, statusErr(http.StatusNotFound, "%s '%s' is not installed", kind, name)
+	}
+	return messageResponse{Message: fmt.Sprintf("%s '%s' uninstalled", kind, name)}, nil
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"net/http"
 	"os"
@@ -133,17 +132,7 @@ func (s *Server) handleSkillState(in *request[skillNamePath, pluginStateRequest]
 	if err != nil {
 		return nil, err
 	}
-	if in.body.Enabled == nil {
-		return nil, &invalidError{loc: []any{"body", "enabled"}, typ: "missing", msg: "Field required"}
-	}
-	ok, err := skillStore().SetEnabled(name, *in.body.Enabled)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, statusErr(http.StatusNotFound, "Skill '%s' is not installed", name)
-	}
-	return pluginStateResponse{Name: name, Enabled: *in.body.Enabled}, nil
+	return setInstalledState(skillStore(), "Skill", name, in.body.Enabled)
 }
 
 func (s *Server) handleUninstallSkill(in *request[skillNamePath, none]) (any, error) {
@@ -151,12 +140,5 @@ func (s *Server) handleUninstallSkill(in *request[skillNamePath, none]) (any, er
 	if err != nil {
 		return nil, err
 	}
-	ok, err := skillStore().Uninstall(name)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, statusErr(http.StatusNotFound, "Skill '%s' is not installed", name)
-	}
-	return messageResponse{Message: fmt.Sprintf("Skill '%s' uninstalled", name)}, nil
+	return uninstallInstalled(skillStore(), "Skill", name)
 }

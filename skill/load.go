@@ -343,16 +343,10 @@ func LoadDir(dir string) ([]Skill, []Warning) { return loadDir(dir, "") }
 // loadDir is LoadDir leaving out the directory skip (the installed skills,
 // which are loaded apart).
 func loadDir(dir, skip string) ([]Skill, []Warning) {
-	var warns []Warning
-	warn := func(path string, err error) {
-		slog.Warn("skill: file not loaded", "path", path, "err", err)
-		warns = append(warns, Warning{Path: path, Err: err})
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			warn(dir, err)
-		}
+	var warns warnings
+	warn := warns.add
+	entries, ok := warns.readDir(dir)
+	if !ok {
 		return nil, warns
 	}
 	var repo, knowledge, agent []Skill
@@ -422,16 +416,10 @@ func loadDir(dir, skip string) ([]Skill, []Warning) {
 // name are both returned, with a warning naming the second: the caller
 // decides, as for skills of different plugins, that the later one wins.
 func LoadPluginDir(dir, root string) ([]Skill, []Warning) {
-	var warns []Warning
-	warn := func(path string, err error) {
-		slog.Warn("skill: file not loaded", "path", path, "err", err)
-		warns = append(warns, Warning{Path: path, Err: err})
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			warn(dir, err)
-		}
+	var warns warnings
+	warn := warns.add
+	entries, ok := warns.readDir(dir)
+	if !ok {
 		return nil, warns
 	}
 	var paths []string
@@ -825,3 +813,24 @@ func (c *AgentContext) LoadSkills(workDir, home string) []Warning {
 // GitRoot returns the nearest directory at or above dir holding .git, or
 // "".
 func GitRoot(dir string) string { return gitRoot(dir) }
+
+// warnings collects the files a load left out, logging each.
+type warnings []Warning
+
+func (w *warnings) add(path string, err error) {
+	slog.Warn("skill: file not loaded", "path", path, "err", err)
+	*w = append(*w, Warning{Path: path, Err: err})
+}
+
+// readDir lists dir; ok is false when it cannot be listed. A folder that
+// does not exist has nothing to load and is no warning.
+func (w *warnings) readDir(dir string) (entries []os.DirEntry, ok bool) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			w.add(dir, err)
+		}
+		return nil, false
+	}
+	return entries, true
+}

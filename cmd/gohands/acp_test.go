@@ -80,28 +80,13 @@ func TestACPClient(t *testing.T) {
 	cmd := exec.Command(node, script, e.work, binPath, "acp", "--persistence-dir", e.data, "--llm-config", e.config)
 	cmd.Env = append(e.env, "ACP_MCP="+string(mcp))
 	cmd.Dir = filepath.Dir(script)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() { out, err = cmd.Output(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Minute):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("the client did not finish; stderr:\n%s", stderr.String())
-	}
-	if err != nil {
-		t.Fatalf("client: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
-	}
+	out, stderr := runACPClient(t, cmd)
 	var r acpClientReport
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("report %q: %v", out, err)
 	}
 	if r.Error != "" {
-		t.Fatalf("client error: %s\nstderr: %s", r.Error, stderr.String())
+		t.Fatalf("client error: %s\nstderr: %s", r.Error, stderr)
 	}
 	if r.Init.ProtocolVersion != 1 || !r.Init.LoadSession || r.Init.Name != "gohands" {
 		t.Errorf("initialize: %+v", r.Init)
@@ -243,22 +228,7 @@ func TestACPSessions(t *testing.T) {
 	cmd := exec.Command(node, script, e.work, "openai/gpt-5-mini", binPath, "acp", "--persistence-dir", e.data, "--llm-config", e.config, "--models", "openai/gpt-5-mini")
 	cmd.Env = e.env
 	cmd.Dir = filepath.Dir(script)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() { out, err = cmd.Output(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Minute):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("the client did not finish; stderr:\n%s", stderr.String())
-	}
-	if err != nil {
-		t.Fatalf("client: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
-	}
+	out, stderr := runACPClient(t, cmd)
 	var r struct {
 		Capabilities map[string]any `json:"capabilities"`
 		SessionID    string         `json:"sessionId"`
@@ -286,7 +256,7 @@ func TestACPSessions(t *testing.T) {
 		t.Fatalf("report %q: %v", out, err)
 	}
 	if r.Error != "" {
-		t.Fatalf("client error: %s\nstderr: %s", r.Error, stderr.String())
+		t.Fatalf("client error: %s\nstderr: %s", r.Error, stderr)
 	}
 	if r.Capabilities["list"] == nil || r.Capabilities["resume"] == nil {
 		t.Errorf("session capabilities %v lack list and resume", r.Capabilities)
@@ -338,4 +308,28 @@ func TestACPSessions(t *testing.T) {
 	if !slices.Equal(models, []string{"gpt-4o", "gpt-5-mini", "gpt-5-mini"}) {
 		t.Errorf("models of the calls %v", models)
 	}
+}
+
+// runACPClient runs an ACP client script and returns its standard output
+// and error, failing t if it fails or does not finish in 2 minutes (a hang
+// guard).
+func runACPClient(t *testing.T, cmd *exec.Cmd) ([]byte, string) {
+	t.Helper()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.Output(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the client did not finish; stderr:\n%s", stderr.String())
+	}
+	if err != nil {
+		t.Fatalf("client: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
+	}
+	return out, stderr.String()
 }
