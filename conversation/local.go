@@ -54,8 +54,10 @@ type LocalConversation struct {
 	pending   []*event.ActionEvent
 	pendingOK bool
 
-	runMu    sync.Mutex
-	running  bool
+	runMu   sync.Mutex
+	running bool
+	// stopped counts the runs that have left their loop (see Stopped).
+	stopped  uint64
 	runDone  chan struct{}
 	cancel   context.CancelCauseFunc // of the step in progress
 	pauseReq bool
@@ -523,6 +525,9 @@ func (c *LocalConversation) Run(ctx context.Context) (err error) {
 		return c.fail(errorCode(err), err.Error(), err)
 	}
 	err = c.runLoop(ctx, runner)
+	c.runMu.Lock()
+	c.stopped++
+	c.runMu.Unlock()
 	if err != nil && c.Status() == StatusRunning {
 		// The run could not record how it ended (its store failed while
 		// pausing, say): it ends in error, not "running" with nothing
@@ -690,6 +695,16 @@ func (c *LocalConversation) stuckWindow() []event.Event {
 		return nil
 	}
 	return v
+}
+
+// Stopped returns how many runs have left their loop. A run that has left
+// it has stored how it ended (paused, finished, waiting for confirmation)
+// and is returning: a caller that saw that status and wants the next run
+// can tell it from a run that is under way, and wait for its end.
+func (c *LocalConversation) Stopped() uint64 {
+	c.runMu.Lock()
+	defer c.runMu.Unlock()
+	return c.stopped
 }
 
 func (c *LocalConversation) pauseRequested() bool {

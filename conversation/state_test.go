@@ -315,3 +315,50 @@ func openFile(t testing.TB, dir string) *filestore.Store {
 	}
 	return s
 }
+
+// TestRecoverRunningAfterFinish: a process that died after storing the
+// finish tool's observation, before storing status finished, left a
+// finished conversation; recovery says so instead of error (a server
+// resuming it would otherwise ask the model for a step after the finish).
+// Anything after that observation (a stop hook's feedback) means the run
+// was not over.
+func TestRecoverRunningAfterFinish(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		after []event.Event
+		want  conversation.ExecutionStatus
+	}{
+		{"finish last", nil, conversation.StatusFinished},
+		{"message after", []event.Event{convtest.UserMessage("keep going")}, conversation.StatusError},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st, err := conversation.Create(t.Context(), conversation.NewMemoryStore(), convtest.NewFields(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			work, workObs := convtest.ActionCycle(1, 100)
+			fin, finObs := convtest.ActionCycle(2, 10)
+			fin.ToolName, finObs.ToolName = "finish", "finish"
+			evs := append([]event.Event{convtest.UserMessage("do it"), work, workObs, fin, finObs}, c.after...)
+			for _, e := range evs {
+				if _, err := st.Append(e); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := st.Update(func(f *conversation.Fields) error { f.ExecutionStatus = conversation.StatusRunning; return nil }); err != nil {
+				t.Fatal(err)
+			}
+			n := st.Events().Len()
+			ev, err := st.RecoverRunning()
+			if err != nil || ev != nil {
+				t.Fatalf("RecoverRunning = %v, %v; want no event", ev, err)
+			}
+			if got := st.Fields().ExecutionStatus; got != c.want {
+				t.Errorf("status = %s, want %s", got, c.want)
+			}
+			if st.Events().Len() != n {
+				t.Errorf("recovery wrote %d events", st.Events().Len()-n)
+			}
+		})
+	}
+}

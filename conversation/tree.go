@@ -238,10 +238,23 @@ func (s *State) restartAnswer(a Entry) (*event.AgentErrorEvent, error) {
 // holds an unanswered action with no observation for its tool call id,
 // appends an AgentErrorEvent answering the first one. It returns that event,
 // or nil. Nothing already written is changed.
+//
+// Unlike the reference, a log that ends with the observation of the finish
+// tool gets status finished: the agent had finished and the process died
+// before the status was stored. Set to error, a server that resumes such
+// a conversation would ask the model for a step after the finish.
 func (s *State) RecoverRunning() (*event.AgentErrorEvent, error) {
 	var out *event.AgentErrorEvent
 	err := s.Do(func(tx *Tx) error {
 		if tx.f.ExecutionStatus != StatusRunning {
+			return nil
+		}
+		finished, err := s.endsWithFinish()
+		if err != nil {
+			return err
+		}
+		if finished {
+			tx.Fields().ExecutionStatus = StatusFinished
 			return nil
 		}
 		// The answer is made before anything is written: an action that
@@ -276,4 +289,31 @@ func (s *State) RecoverRunning() (*event.AgentErrorEvent, error) {
 		return nil
 	})
 	return out, err
+}
+
+// finishTool is the name of the finish tool (agent/finish.Name), whose
+// observation ends a run.
+const finishTool = "finish"
+
+// endsWithFinish reports whether the last message, action, observation or
+// error of the log is the observation of the finish tool.
+func (s *State) endsWithFinish() (bool, error) {
+	entries := s.log.Entries()
+	for i := len(entries) - 1; i >= 0; i-- {
+		switch entries[i].Kind {
+		case event.KindObservation:
+			raw, err := s.log.Raw(s.ctx, entries[i].Index)
+			if err != nil {
+				return false, err
+			}
+			var tool string
+			if err := jsonString(topField(raw, "tool_name"), &tool); err != nil {
+				return false, fmt.Errorf("conversation: observation %s: tool_name: %w", entries[i].ID, err)
+			}
+			return tool == finishTool, nil
+		case event.KindMessage, event.KindAction, event.KindUserRejectObservation, event.KindAgentError:
+			return false, nil
+		}
+	}
+	return false, nil
 }

@@ -86,17 +86,20 @@ type conv struct {
 	// conversation's place in Server.order.
 	created string
 
-	mu       sync.Mutex
-	meta     storedMeta
-	lc       *conversation.LocalConversation
-	unsub    func()
-	running  bool
-	runDone  chan struct{} // closed when the last run started ends
-	goal     *goalLoop     // the goal loop in progress, if any
-	lastUsed time.Time
-	endedAt  time.Time // when the last run ended (see publishEndedRun)
-	holds    int       // requests using the loaded conversation (see hold)
-	gone     bool      // deleted
+	mu      sync.Mutex
+	meta    storedMeta
+	lc      *conversation.LocalConversation
+	unsub   func()
+	running bool
+	runDone chan struct{} // closed when the last run started ends
+	// runStopped is lc.Stopped() when the last run started (see
+	// awaitRunEnd).
+	runStopped uint64
+	goal       *goalLoop // the goal loop in progress, if any
+	lastUsed   time.Time
+	endedAt    time.Time // when the last run ended (see publishEndedRun)
+	holds      int       // requests using the loaded conversation (see hold)
+	gone       bool      // deleted
 	// ran is set by a run since the conversation was loaded: its tools may
 	// hold what a reload cannot rebuild (a shell's directory and
 	// variables), so it stays loaded for IdleTTL. One that has not run is
@@ -529,6 +532,9 @@ func (c *conv) startRun(ctx context.Context, reserved bool) error {
 		return err
 	}
 	c.mu.Lock()
+	if c.running && c.awaitRunEnd(ctx, lc) {
+		c.mu.Lock()
+	}
 	if c.running {
 		c.mu.Unlock()
 		release()
@@ -545,6 +551,7 @@ func (c *conv) startRun(ctx context.Context, reserved bool) error {
 	}
 	c.running = true
 	c.ran = true
+	c.runStopped = lc.Stopped()
 	done := make(chan struct{})
 	c.runDone = done
 	s.runWG.Add(1)
@@ -555,6 +562,9 @@ func (c *conv) startRun(ctx context.Context, reserved bool) error {
 		ctx, endSpan := c.traceRun()
 		err := lc.Run(ctx)
 		endSpan(err)
+		if s.runReturned != nil {
+			s.runReturned(c.id)
+		}
 		var re *conversation.RunError
 		if err != nil && !errors.As(err, &re) && !errors.Is(err, conversation.ErrConversationClosed) {
 			s.log.Error("conversation run failed", "conversation", c.id, "err", err)
@@ -587,6 +597,35 @@ func (c *conv) startRun(ctx context.Context, reserved bool) error {
 		}
 	}()
 	return nil
+}
+
+// runEndWait bounds how long a run request waits for a run that has
+// stopped to end (see awaitRunEnd).
+const runEndWait = 5 * time.Second
+
+// awaitRunEnd is called with c.mu held while a run is in progress. When
+// that run has left its loop (lc.Stopped moved since it started: it
+// stored that it paused, finished or waits for confirmation) and is only
+// ending, it releases c.mu, waits for the end (at most runEndWait), and
+// reports true; the caller locks c.mu again. Otherwise it keeps c.mu and
+// reports false. A client that saw the status change and asks for the
+// next run at once would otherwise get 409 and take the ending run's
+// final snapshot for its own run's end (a reference client did, under
+// load: TestGohandsServer158's pause scenario).
+func (c *conv) awaitRunEnd(ctx context.Context, lc *conversation.LocalConversation) bool {
+	if lc.Stopped() == c.runStopped {
+		return false
+	}
+	done := c.runDone
+	c.mu.Unlock()
+	t := time.NewTimer(runEndWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return true
 }
 
 // isRunning reports whether a run is in progress.

@@ -30,3 +30,7 @@ func Loaded(s *Server, id string) bool {
 // SetEndedGrace sets how long after a run's end a poll sends no snapshot.
 // Call it before any request.
 func SetEndedGrace(s *Server, d time.Duration) { s.endedGrace = d }
+
+// SetRunReturned makes the server call f when a conversation's run has
+// returned, before it records the run's end. Call it before any request.
+func SetRunReturned(s *Server, f func(id string)) { s.runReturned = f }

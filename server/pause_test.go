@@ -1,9 +1,12 @@
 package server_test
 
 import (
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/gohands/gohands/llm/llmtest"
+	"github.com/gohands/gohands/server"
 )
 
 // Pausing logs the status change before the PauseEvent, and the events
@@ -38,5 +41,53 @@ func TestPauseLogsStatusFirst(t *testing.T) {
 		if len(order) != 2 || order[0] != "paused" || times[0] > times[1] {
 			t.Errorf("%s: order %v at %v, want the status change first", route, order, times)
 		}
+	}
+}
+
+// TestRunAfterStoppedRun: a run request that comes once the run in
+// progress has stored how it ended (here finished), but before that run
+// has returned, waits for it and starts the next run, where it was
+// refused with 409. A reference client that saw the status and asked for
+// the next run at once took the ending run's last snapshot for the end of
+// its own (TestGohandsServer158's pause scenario, under load).
+func TestRunAfterStoppedRun(t *testing.T) {
+	model := llmtest.NewChat(t, llmtest.Reply{Text: "done"}, llmtest.Reply{Text: "done again"})
+	ts := newTestServer(t, nil)
+	returned := make(chan string, 1)
+	release := make(chan struct{})
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	// Registered after newTestServer's: runs first, so that Close finds
+	// the run free to end when the test fails early.
+	t.Cleanup(releaseOnce)
+	server.SetRunReturned(ts.srv, func(id string) {
+		returned <- id
+		<-release
+	})
+	var info map[string]any
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{
+		"initial_message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "go"}}, "run": true},
+	}), &info)
+	id := info["id"].(string)
+	<-returned // the run has returned, its end not yet recorded
+	ts.waitStatus(id, "finished")
+	ts.must(200, "POST", "/api/conversations/"+id+"/events", map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "more"}}}, nil)
+	code := make(chan int, 1)
+	go func() {
+		c, _ := ts.do("POST", "/api/conversations/"+id+"/run", nil)
+		code <- c
+	}()
+	select {
+	case c := <-code:
+		t.Fatalf("POST /run answered %d while the stopped run was ending; want it to wait and run", c)
+	case <-time.After(100 * time.Millisecond): // waiting, as it should
+	}
+	releaseOnce()
+	if c := <-code; c != 200 {
+		t.Fatalf("POST /run = %d, want 200", c)
+	}
+	<-returned
+	ts.waitStatus(id, "finished")
+	if n := len(model.Requests()); n != 2 {
+		t.Errorf("the model got %d requests, want 2 (one per run)", n)
 	}
 }

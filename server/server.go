@@ -198,6 +198,9 @@ type Server struct {
 	dropped droppedSockets // sockets closed for falling behind, for /metrics
 
 	endedGrace time.Duration // see conv.publishEndedRun
+	// runReturned, if set (by tests), is called when a conversation's run
+	// has returned, before the server records its end.
+	runReturned func(id string)
 
 	corsRegex *regexp.Regexp
 
