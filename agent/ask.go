@@ -54,3 +54,54 @@ func (r *runner) Ask(ctx context.Context, view []event.Event, question string) (
 	}
 	return "", errors.New("agent: ask: the model gave no text answer")
 }
+
+// consult implements tool.Context.Consult: one call to the LLM profile
+// named profile, with its own usage id and metrics (kept for the
+// conversation's stats and reused by later calls), without tools or
+// history. The agent's model is not switched.
+func (r *runner) consult(ctx context.Context, profile, usageID string, msgs []event.Message) (event.Message, error) {
+	m, err := r.sideModel(profile, usageID)
+	if err != nil {
+		return event.Message{}, err
+	}
+	resp, err := m.Completion(ctx, msgs, nil, &llm.CallOptions{ConversationID: r.sess.ID(), NoStream: true})
+	if err != nil {
+		return event.Message{}, err
+	}
+	if resp == nil {
+		return event.Message{}, errors.New("the model gave no response")
+	}
+	return resp.Message, nil
+}
+
+// sideModel returns the model of profile under usageID, made at its first
+// use (sharing the agent's provider and client when it can).
+func (r *runner) sideModel(profile, usageID string) (*llm.LLM, error) {
+	r.askMu.Lock()
+	defer r.askMu.Unlock()
+	if l := r.side[usageID]; l != nil {
+		return l, nil
+	}
+	cfg, err := r.sess.Profile(profile)
+	if err != nil {
+		return nil, err
+	}
+	cfg.UsageID, cfg.Stream = usageID, false
+	var l *llm.LLM
+	if a, ok := r.model.(*llm.LLM); ok {
+		l, err = a.Derive(cfg)
+	} else {
+		l, err = llm.New(cfg, &llm.Options{Logger: r.sess.Logger()})
+	}
+	if err != nil {
+		return nil, err
+	}
+	if m, ok := r.sess.Fields().Stats.UsageToMetrics[usageID]; ok && m != nil {
+		l.RestoreMetrics(*m)
+	}
+	if r.side == nil {
+		r.side = make(map[string]*llm.LLM)
+	}
+	r.side[usageID] = l
+	return l, nil
+}

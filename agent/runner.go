@@ -37,6 +37,9 @@ type runner struct {
 	askMu    sync.Mutex // guards askModel for saveStats
 	askModel llm.Model
 	askErr   error
+	// side are the models of LLM profiles tools consulted, by usage id
+	// (guarded by askMu).
+	side map[string]*llm.LLM
 
 	lockMu sync.Mutex
 	locks  map[string]*sync.Mutex

@@ -46,7 +46,7 @@ func (a *Agent) start(ctx context.Context, sess *conversation.Session) (*runner,
 		r.pluginHooks = plugins.Hooks
 	}
 	a.hideCredentials(sess)
-	tools, err := a.resolveTools(sess)
+	tools, err := a.resolveTools(sess, r)
 	if err != nil {
 		return nil, err
 	}
@@ -206,8 +206,8 @@ func (r *runner) initSkills(ctx context.Context) error {
 }
 
 // resolveTools materialises the configured tools, the extra tools and the
-// built-ins.
-func (a *Agent) resolveTools(sess *conversation.Session) ([]tool.Tool, error) {
+// built-ins. Tools consult LLM profiles through r.
+func (a *Agent) resolveTools(sess *conversation.Session, r *runner) ([]tool.Tool, error) {
 	// Tools live as long as the conversation, not as Start's ctx.
 	env, mask := sess.Secrets().TerminalHooks(context.Background())
 	tctx := tool.Context{
@@ -219,6 +219,7 @@ func (a *Agent) resolveTools(sess *conversation.Session) ([]tool.Tool, error) {
 		Mask:            mask,
 		Partial:         sess.Secrets().PartialSuffix,
 		PartialStart:    sess.Secrets().PartialPrefix,
+		Consult:         r.consult,
 	}
 	tools, err := tool.ResolveAll(tctx, a.Tools)
 	if err != nil {

@@ -26,6 +26,11 @@ func (r *runner) saveStats() error {
 	if l, ok := ask.(*llm.LLM); ok && l != r.model {
 		ls = append(ls, l)
 	}
+	r.askMu.Lock()
+	for _, l := range r.side {
+		ls = append(ls, l)
+	}
+	r.askMu.Unlock()
 	if len(ls) == 0 {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/secret"
 )
 
@@ -190,6 +191,11 @@ func (s *Session) SwitchProfile(ctx context.Context, name string) (model string,
 	}
 	return cfg.Model, nil
 }
+
+// Profile returns the conversation's LLM profile name (LocalOptions.Profiles),
+// llm.ErrNoProfile if there is none of that name; tools consult one without
+// switching to it.
+func (s *Session) Profile(name string) (llm.Config, error) { return s.c.opts.Profiles.Profile(name) }
 
 // ProfileNames returns the names of the LLM profiles the conversation can
 // switch to, sorted.

@@ -9,8 +9,8 @@ package event
 // AskOracleAction asks a second model (the reference's "oracle" LLM
 // profile) for advice.
 type AskOracleAction struct {
-	Question string `json:"question" required:"true"`
-	Context  string `json:"context,omitempty"`
+	Question string `json:"question" required:"true" desc:"What you want advice on: the problem, the choice or the doubt."`
+	Context  string `json:"context,omitempty" desc:"What the oracle should know: what you tried, constraints, the option you lean to."`
 }
 
 // AskOracleObservation is the oracle's answer, as text content.

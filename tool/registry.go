@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,6 +48,10 @@ type Context struct {
 	// secret value: a tool that dropped the output before text (to bound
 	// its memory) drops them too. nil means none.
 	PartialStart func(text string) int
+	// Consult asks the user's saved LLM profile named profile for one reply
+	// to msgs, with no tools and none of the conversation, accounting its
+	// cost under usageID; nil means the conversation has no model to ask.
+	Consult func(ctx context.Context, profile, usageID string, msgs []event.Message) (event.Message, error)
 }
 
 // Factory makes the tools of one spec. params is the spec's params object

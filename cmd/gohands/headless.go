@@ -318,6 +318,7 @@ func (r *headlessRun) open(ctx context.Context) error {
 		SubscriberBuffer:   1 << 16,
 		ConfirmationPolicy: p.policy,
 		SecurityAnalyzer:   p.analyzer,
+		Profiles:           p.profiles,
 		// The default's ratings are bookkeeping, and the reference cannot
 		// read them: the refusals are what is stored.
 		OmitSecurityAnalysis: r.refuseHigh,

@@ -84,6 +84,7 @@ func (s *session) open() (conversation.Conversation, error) {
 		SubscriberBuffer:   1 << 16,
 		ConfirmationPolicy: p.policy,
 		SecurityAnalyzer:   p.analyzer,
+		Profiles:           p.profiles,
 	})
 	if errors.Is(err, conversation.ErrLocked) {
 		return nil, fmt.Errorf("conversation %s is in use by another process", p.id)

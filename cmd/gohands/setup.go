@@ -23,6 +23,8 @@ import (
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/telemetry/oteltrace"
+	"github.com/gohands/gohands/tool"
+	"github.com/gohands/gohands/tools/askoracle"
 	"github.com/gohands/gohands/tools/preset"
 	"github.com/gohands/gohands/workspace"
 	"github.com/gohands/gohands/workspace/docker"
@@ -48,6 +50,9 @@ type prepared struct {
 	policy    security.ConfirmationPolicy
 	analyzer  security.Analyzer
 	logger    *slog.Logger
+	// profiles are the settings' llm_profiles, which tools consult (the
+	// "oracle" one adds ask_oracle).
+	profiles llm.Profiles
 	// creating is set when resuming a creation that stopped after storing
 	// the task and before the base state: a task given again is not sent
 	// twice (conversation.LocalOptions.FirstMessage).
@@ -238,7 +243,16 @@ func (a *app) buildAgent(ctx context.Context, f *runFlags, st settings, p *prepa
 	}
 	// Streamed replies show as they are written.
 	cfg.Stream = true
-	ag, err := preset.New(f.preset, cfg, &preset.Options{SubAgents: true, Browser: f.browser})
+	if path, err := a.settingsPath(); err == nil {
+		if p.profiles, err = llm.LoadProfiles(path); err != nil {
+			return usageErr("llm_profiles: %v", err)
+		}
+	}
+	popts := &preset.Options{SubAgents: true, Browser: f.browser}
+	if _, ok := p.profiles[askoracle.Profile]; ok {
+		popts.ExtraTools = append(popts.ExtraTools, tool.Spec{Name: askoracle.Name})
+	}
+	ag, err := preset.New(f.preset, cfg, popts)
 	if err != nil {
 		return usageErr("--preset: %v", err)
 	}

@@ -38,6 +38,7 @@ import (
 	"github.com/gohands/gohands/tools/terminal"
 
 	// Tools no preset lists, registered for agents that name them.
+	_ "github.com/gohands/gohands/tools/askoracle"
 	_ "github.com/gohands/gohands/tools/childconversation"
 
 	// Every wire API, for models chosen at run time.
