@@ -55,7 +55,7 @@ func (r *runner) Ask(ctx context.Context, view []event.Event, question string) (
 	return "", errors.New("agent: ask: the model gave no text answer")
 }
 
-// consult implements tool.Context.Consult: one call to the LLM profile
+// consult is toolHost's Consult: one call to the LLM profile
 // named profile, with its own usage id and metrics (kept for the
 // conversation's stats and reused by later calls), without tools or
 // history. The agent's model is not switched.
@@ -105,3 +105,18 @@ func (r *runner) sideModel(profile, usageID string) (*llm.LLM, error) {
 	r.side[usageID] = l
 	return l, nil
 }
+
+// toolHost is the conversation as tools see it (tool.Context.Conversation).
+type toolHost struct{ r *runner }
+
+func (h toolHost) Consult(ctx context.Context, profile, usageID string, msgs []event.Message) (event.Message, error) {
+	return h.r.consult(ctx, profile, usageID, msgs)
+}
+
+func (h toolHost) SwitchProfile(ctx context.Context, name string) (string, error) {
+	return h.r.sess.SwitchProfile(ctx, name)
+}
+
+func (h toolHost) ProfileNames() []string { return h.r.sess.ProfileNames() }
+
+func (h toolHost) Events() ([]event.Event, error) { return h.r.sess.View() }

@@ -219,9 +219,10 @@ func (a *Agent) resolveTools(sess *conversation.Session, r *runner) ([]tool.Tool
 		Mask:            mask,
 		Partial:         sess.Secrets().PartialSuffix,
 		PartialStart:    sess.Secrets().PartialPrefix,
-		Consult:         r.consult,
+		Conversation:    toolHost{r},
 	}
-	tools, err := tool.ResolveAll(tctx, a.Tools)
+	specs := a.Tools
+	tools, err := tool.ResolveAll(tctx, specs)
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
@@ -243,10 +244,8 @@ func (a *Agent) resolveTools(sess *conversation.Session, r *runner) ([]tool.Tool
 		tools = kept
 	}
 	tools = append(tools, a.opts.ExtraTools...)
-	var (
-		specs    []tool.Spec
-		builtins []tool.Tool
-	)
+	specs = nil
+	var builtins []tool.Tool
 	for _, c := range a.IncludeDefaultTools {
 		if c == invokeskill.KindName {
 			continue // it needs the loaded skills: attachInvokeSkill adds it

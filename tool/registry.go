@@ -48,10 +48,24 @@ type Context struct {
 	// secret value: a tool that dropped the output before text (to bound
 	// its memory) drops them too. nil means none.
 	PartialStart func(text string) int
-	// Consult asks the user's saved LLM profile named profile for one reply
-	// to msgs, with no tools and none of the conversation, accounting its
-	// cost under usageID; nil means the conversation has no model to ask.
-	Consult func(ctx context.Context, profile, usageID string, msgs []event.Message) (event.Message, error)
+	// Conversation is the conversation the tools work in, for tools that
+	// consult other models or switch the agent's; nil means none.
+	Conversation Conversation
+}
+
+// Conversation is what a tool may ask of the conversation it works in.
+type Conversation interface {
+	// Consult asks the user's saved LLM profile named profile for one
+	// reply to msgs, with no tools and none of the conversation,
+	// accounting its cost under usageID.
+	Consult(ctx context.Context, profile, usageID string, msgs []event.Message) (event.Message, error)
+	// SwitchProfile switches the agent to the LLM profile name from its
+	// next step on and returns the profile's model.
+	SwitchProfile(ctx context.Context, name string) (model string, err error)
+	// ProfileNames lists the saved LLM profiles, sorted.
+	ProfileNames() []string
+	// Events returns the events the agent sees (its condensed view).
+	Events() ([]event.Event, error)
 }
 
 // Factory makes the tools of one spec. params is the spec's params object

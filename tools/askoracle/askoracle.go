@@ -33,7 +33,11 @@ func init() {
 		if p := strings.TrimSpace(string(params)); p != "{}" && p != "null" && p != "" {
 			return nil, fmt.Errorf("%s takes no params (got %s)", Name, p)
 		}
-		return []tool.Tool{New(ctx.Consult)}, nil
+		var consult Consult
+		if ctx.Conversation != nil {
+			consult = ctx.Conversation.Consult
+		}
+		return []tool.Tool{New(consult)}, nil
 	})
 }
 
@@ -42,9 +46,12 @@ const description = `Ask the oracle, a stronger model, for a second opinion when
 // systemPrompt tells the oracle its role (our own words).
 const systemPrompt = `You advise a software agent that asks you a question. Answer it directly with a concrete recommendation it can act on, and name the main risks. You cannot run tools or do the work yourself.`
 
+// Consult asks an LLM profile for one reply (tool.Conversation's Consult).
+type Consult func(ctx context.Context, profile, usageID string, msgs []event.Message) (event.Message, error)
+
 // New returns the ask_oracle tool asking through consult (nil: the tool
 // answers every call with an error saying there is no oracle).
-func New(consult func(ctx context.Context, profile, usageID string, msgs []event.Message) (event.Message, error)) *tool.Typed[event.AskOracleAction, *event.AskOracleObservation] {
+func New(consult Consult) *tool.Typed[event.AskOracleAction, *event.AskOracleObservation] {
 	return tool.New(Name, description, func(ctx context.Context, a *event.AskOracleAction) (*event.AskOracleObservation, error) {
 		if consult == nil {
 			return failed("The oracle is not available: this conversation cannot consult another model."), nil

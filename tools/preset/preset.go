@@ -40,6 +40,7 @@ import (
 	// Tools no preset lists, registered for agents that name them.
 	_ "github.com/gohands/gohands/tools/askoracle"
 	_ "github.com/gohands/gohands/tools/childconversation"
+	_ "github.com/gohands/gohands/tools/routetask"
 
 	// Every wire API, for models chosen at run time.
 	_ "github.com/gohands/gohands/llm/providers"
