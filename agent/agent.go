@@ -48,6 +48,7 @@ import (
 	// The default tools are built in, as in the reference.
 	_ "github.com/gohands/gohands/agent/finish"
 	_ "github.com/gohands/gohands/agent/think"
+	"github.com/gohands/gohands/agent/visioninspect"
 )
 
 // Default values of Agent fields (the reference's).
@@ -256,10 +257,11 @@ func (a *Agent) Validate() error {
 // defaultToolNames maps the built-in tools' class names to their registry
 // names.
 var defaultToolNames = map[string]string{
-	"FinishTool":       "finish",
-	"ThinkTool":        "think",
-	"InvokeSkillTool":  "invoke_skill",
-	switchllm.KindName: switchllm.Name,
+	"FinishTool":           "finish",
+	"ThinkTool":            "think",
+	"InvokeSkillTool":      "invoke_skill",
+	switchllm.KindName:     switchllm.Name,
+	visioninspect.KindName: visioninspect.Name,
 }
 
 // ToolNames returns the names of the tools the configuration asks for: the

@@ -9,6 +9,7 @@ import (
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/tool"
 )
 
 // AskUsageID is the usage id of the LLM answering AskAgent questions, as in
@@ -118,5 +119,13 @@ func (h toolHost) SwitchProfile(ctx context.Context, name string) (string, error
 }
 
 func (h toolHost) ProfileNames() []string { return h.r.sess.ProfileNames() }
+
+func (h toolHost) Profile(name string) (tool.ProfileInfo, error) {
+	cfg, err := h.r.sess.Profile(name)
+	if err != nil {
+		return tool.ProfileInfo{}, err
+	}
+	return tool.ProfileInfo{Model: cfg.Model, BaseURL: cfg.BaseURL, Vision: llm.FeaturesOf(&cfg).Vision}, nil
+}
 
 func (h toolHost) Events() ([]event.Event, error) { return h.r.sess.View() }

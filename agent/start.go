@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/gohands/gohands/agent/invokeskill"
 	"github.com/gohands/gohands/agent/switchllm"
+	"github.com/gohands/gohands/agent/visioninspect"
 	"github.com/gohands/gohands/condenser"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
@@ -246,7 +248,14 @@ func (a *Agent) resolveTools(sess *conversation.Session, r *runner) ([]tool.Tool
 	tools = append(tools, a.opts.ExtraTools...)
 	specs = nil
 	var builtins []tool.Tool
-	for _, c := range a.IncludeDefaultTools {
+	defaults := a.IncludeDefaultTools
+	// As the reference: a model that cannot see images gets the vision
+	// tool when a saved profile can.
+	if !slices.Contains(defaults, visioninspect.KindName) && !llm.FeaturesOf(&a.LLM).Vision &&
+		len(visioninspect.Profiles(toolHost{r})) > 0 {
+		defaults = append(slices.Clip(defaults), visioninspect.KindName)
+	}
+	for _, c := range defaults {
 		if c == invokeskill.KindName {
 			continue // it needs the loaded skills: attachInvokeSkill adds it
 		}

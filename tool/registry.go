@@ -64,8 +64,17 @@ type Conversation interface {
 	SwitchProfile(ctx context.Context, name string) (model string, err error)
 	// ProfileNames lists the saved LLM profiles, sorted.
 	ProfileNames() []string
+	// Profile describes the saved LLM profile name.
+	Profile(name string) (ProfileInfo, error)
 	// Events returns the events the agent sees (its condensed view).
 	Events() ([]event.Event, error)
+}
+
+// ProfileInfo describes a saved LLM profile.
+type ProfileInfo struct {
+	Model, BaseURL string
+	// Vision reports whether the model takes images.
+	Vision bool
 }
 
 // Factory makes the tools of one spec. params is the spec's params object

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tools/routetask"
 )
 
@@ -38,6 +39,8 @@ func (h *host) SwitchProfile(_ context.Context, name string) (string, error) {
 }
 
 func (h *host) ProfileNames() []string { return h.profiles }
+
+func (h *host) Profile(string) (tool.ProfileInfo, error) { return tool.ProfileInfo{}, nil }
 
 func (h *host) Events() ([]event.Event, error) {
 	var evs []event.Event
