@@ -743,25 +743,23 @@ func (c *LocalConversation) pauseNow(from ...ExecutionStatus) error {
 // pauseWith is pauseNow writing a PauseEvent, or an InterruptEvent when
 // interrupt is set.
 func (c *LocalConversation) pauseWith(interrupt bool, from ...ExecutionStatus) error {
-	changed := false
-	err := c.state.Update(func(f *Fields) error {
-		if slices.Contains(from, f.ExecutionStatus) {
-			f.ExecutionStatus, changed = StatusPaused, true
+	return c.state.Do(func(tx *Tx) error {
+		if !slices.Contains(from, tx.f.ExecutionStatus) {
+			return nil
 		}
+		tx.Fields().ExecutionStatus = StatusPaused
+		// In the same commit as the change, after it (see
+		// AppendAfterChanges): a client that sees paused finds the
+		// PauseEvent, which follows the change in the log and in time,
+		// as the reference orders them.
+		tx.AppendAfterChanges(func() event.Event {
+			if interrupt {
+				return &event.InterruptEvent{Base: event.NewBase(event.SourceUser)}
+			}
+			return &event.PauseEvent{Base: event.NewBase(event.SourceUser)}
+		})
 		return nil
 	})
-	if err != nil || !changed {
-		return err
-	}
-	// Made after the status change, so that its timestamp follows the
-	// change's as its place in the log does: the agent server lists
-	// events by timestamp.
-	var ev event.Event = &event.PauseEvent{Base: event.NewBase(event.SourceUser)}
-	if interrupt {
-		ev = &event.InterruptEvent{Base: event.NewBase(event.SourceUser)}
-	}
-	_, err = c.state.Append(ev)
-	return err
 }
 
 // fail ends a run with status error and a ConversationErrorEvent. When

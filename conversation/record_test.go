@@ -3,6 +3,7 @@ package conversation_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/gohands/gohands/conversation"
@@ -66,14 +67,23 @@ func TestRecordChanges(t *testing.T) {
 
 // holdingStore holds the append of a ConversationStateUpdateEvent until
 // release is closed, telling held when it starts waiting.
+// holdingStore holds the first append of an event of kind hold (a
+// ConversationStateUpdateEvent when empty) until release is closed.
 type holdingStore struct {
 	conversation.Store
+	hold          string
 	held, release chan struct{}
 }
 
 func (s *holdingStore) Append(ctx context.Context, ent conversation.Entry, e event.Event) (conversation.Entry, error) {
-	if _, ok := e.(*event.ConversationStateUpdateEvent); ok {
-		close(s.held)
+	kind := s.hold
+	if kind == "" {
+		kind = event.KindConversationStateUpdate
+	}
+	if ent.Kind == kind && s.held != nil {
+		held := s.held
+		s.held = nil
+		close(held)
 		<-s.release
 	}
 	return s.Store.Append(ctx, ent, e)
@@ -89,13 +99,14 @@ func TestRecordedBeforeSeen(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
+	held := s.held
 	go func() {
 		done <- st.Update(func(f *conversation.Fields) error {
 			f.ExecutionStatus = conversation.StatusFinished
 			return nil
 		})
 	}()
-	<-s.held
+	<-held
 	if got := st.Fields().ExecutionStatus; got == conversation.StatusFinished {
 		t.Errorf("status %q seen while its event is not yet in the log", got)
 	}
@@ -105,5 +116,45 @@ func TestRecordedBeforeSeen(t *testing.T) {
 	}
 	if got := st.Fields().ExecutionStatus; got != conversation.StatusFinished {
 		t.Errorf("status %q after the update, want finished", got)
+	}
+}
+
+// An event appended after a transaction's changes (a PauseEvent after the
+// status change) is in the log, after the change's event, before the
+// change is seen: a client that saw "paused" found no PauseEvent (server
+// TestInterruptRoute, under load).
+func TestAppendAfterChanges(t *testing.T) {
+	s := &holdingStore{Store: conversation.NewMemoryStore(), hold: event.KindPause, held: make(chan struct{}), release: make(chan struct{})}
+	st, err := conversation.Create(context.Background(), s, convtest.NewFields(), &conversation.Options{RecordChanges: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	held := s.held
+	go func() {
+		done <- st.Do(func(tx *conversation.Tx) error {
+			tx.Fields().ExecutionStatus = conversation.StatusPaused
+			tx.AppendAfterChanges(func() event.Event { return &event.PauseEvent{Base: event.NewBase(event.SourceUser)} })
+			return nil
+		})
+	}()
+	<-held
+	if got := st.Fields().ExecutionStatus; got == conversation.StatusPaused {
+		t.Errorf("status %q seen while the PauseEvent is not yet in the log", got)
+	}
+	close(s.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	log := st.Events()
+	var kinds, times []string
+	for i := range log.Len() {
+		e, _ := log.Entry(i)
+		kinds = append(kinds, e.Kind)
+		times = append(times, e.Timestamp)
+	}
+	want := []string{event.KindConversationStateUpdate, event.KindPause}
+	if !slices.Equal(kinds, want) || times[0] > times[1] {
+		t.Errorf("log %v at %v, want %v in time order", kinds, times, want)
 	}
 }

@@ -230,6 +230,17 @@ type Tx struct {
 	own     int  // 0: f is the published snapshot; 1: a shallow copy; 2: a deep copy
 	touched bool // fields other than HEAD may have changed
 	events  []event.Event
+	after   []func() event.Event // see AppendAfterChanges
+}
+
+// AppendAfterChanges appends the event that mk makes when the transaction
+// commits, after the ConversationStateUpdateEvents of its field changes and
+// before the changes are published: a reader who sees the new fields finds
+// the event in the log, and the event follows the changes in the log and
+// in time (mk runs then), as the reference orders a pause after its status
+// change.
+func (tx *Tx) AppendAfterChanges(mk func() event.Event) {
+	tx.after = append(tx.after, mk)
 }
 
 // Fields returns the fields for modification. Changes are saved when the
@@ -369,12 +380,13 @@ func (s *State) commit(tx *Tx) ([]notice, error) {
 	for _, e := range tx.events {
 		notes = append(notes, notice{ev: e})
 	}
-	if tx.own == 0 {
+	if tx.own == 0 && len(tx.after) == 0 {
 		return notes, nil
 	}
 	if !tx.touched {
+		err := tx.appendAfter(&notes)
 		s.fields.Store(tx.f)
-		return notes, nil
+		return notes, err
 	}
 	if err := tx.f.Validate(); err != nil {
 		// Keep the HEAD moves of appended events; drop the invalid change.
@@ -415,8 +427,24 @@ func (s *State) commit(tx *Tx) ([]notice, error) {
 			notes = append(notes, n)
 		}
 	}
+	if rerr == nil {
+		rerr = tx.appendAfter(&notes)
+	}
 	s.fields.Store(tx.f)
 	return notes, rerr
+}
+
+// appendAfter appends the events of AppendAfterChanges, adding their
+// notices to notes. Called by commit with mu held.
+func (tx *Tx) appendAfter(notes *[]notice) error {
+	for _, mk := range tx.after {
+		e, err := tx.Append(mk())
+		if err != nil {
+			return err
+		}
+		*notes = append(*notes, notice{ev: e})
+	}
+	return nil
 }
 
 // recordChange appends the ConversationStateUpdateEvent of one changed
