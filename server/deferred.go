@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -73,6 +74,9 @@ const notDeferred = "server is not running with deferred_init=True; the /api/ini
 
 // handleInitNotDeferred answers /api/init on a server started normally.
 func (s *Server) handleInitNotDeferred(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && malformedJSON(w, r) {
+		return
+	}
 	if r.Method == http.MethodPost && !initKeyOK(s.opts.SecretKey, r) {
 		writeDetail(w, http.StatusUnauthorized, "Unauthorized")
 		return
@@ -120,7 +124,27 @@ func (d *Deferred) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeDetail(w, http.StatusServiceUnavailable, fmt.Sprintf("server is in deferred-init state '%s'; call POST /api/init first", state))
 }
 
+// malformedJSON answers 422 to a body that is not JSON and reports
+// whether it did; the reference parses the body of POST /api/init before
+// it checks the init key. The body stays readable.
+func malformedJSON(w http.ResponseWriter, r *http.Request) bool {
+	body, err := readAllLimited(w, r, DefaultMaxRequestBytes)
+	if err != nil {
+		writeErr(w, jsonInvalid(err))
+		return true
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if len(bytes.TrimSpace(body)) > 0 && !json.Valid(body) {
+		writeErr(w, jsonInvalid(json.Unmarshal(body, new(any))))
+		return true
+	}
+	return false
+}
+
 func (d *Deferred) initialize(w http.ResponseWriter, r *http.Request) {
+	if malformedJSON(w, r) {
+		return
+	}
 	if !initKeyOK(d.base.SecretKey, r) {
 		writeDetail(w, http.StatusUnauthorized, "Unauthorized")
 		return

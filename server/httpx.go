@@ -8,9 +8,11 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -89,6 +91,10 @@ func writeErr(w http.ResponseWriter, err error) {
 	case errors.As(err, &he):
 		if he.retryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(he.retryAfter))
+		}
+		if he.status >= 500 {
+			writeJSON(w, he.status, serverErrorBody(he.status, he.detail))
+			return
 		}
 		writeDetail(w, he.status, he.detail)
 	default:
@@ -169,6 +175,16 @@ func decodeQuery(r *http.Request, v any) error {
 	rt := rv.Type()
 	for i := range rt.NumField() {
 		f := rt.Field(i)
+		// A path parameter is checked against its documented pattern,
+		// so the handler need not.
+		if name := f.Tag.Get("path"); name != "" && f.Type.Kind() == reflect.String {
+			v := r.PathValue(name)
+			if pat := f.Tag.Get("pattern"); pat != "" && !patternRe(pat).MatchString(v) {
+				return &invalidError{loc: []any{"path", name}, typ: "string_pattern_mismatch", msg: "String should match pattern '" + pat + "'"}
+			}
+			rv.Field(i).SetString(v)
+			continue
+		}
 		name := f.Tag.Get("query")
 		if name == "" {
 			continue
@@ -213,12 +229,12 @@ func decodeQuery(r *http.Request, v any) error {
 				return &invalidError{loc: []any{"query", name}, typ: "int_parsing", msg: "Input should be a valid integer, unable to parse string as an integer"}
 			}
 			for _, bound := range []struct {
-				tag  string
-				fail func(limit int64) bool
-				msg  string
-			}{{"minimum", func(l int64) bool { return n < l }, "greater than or equal to"}, {"maximum", func(l int64) bool { return n > l }, "less than or equal to"}} {
+				tag, typ string
+				fail     func(limit int64) bool
+				msg      string
+			}{{"minimum", "greater_than_equal", func(l int64) bool { return n < l }, "greater than or equal to"}, {"maximum", "less_than_equal", func(l int64) bool { return n > l }, "less than or equal to"}} {
 				if l, err := strconv.ParseInt(f.Tag.Get(bound.tag), 10, 64); err == nil && bound.fail(l) {
-					return &invalidError{loc: []any{"query", name}, typ: bound.tag, msg: fmt.Sprintf("Input should be %s %d", bound.msg, l)}
+					return &invalidError{loc: []any{"query", name}, typ: bound.typ, msg: fmt.Sprintf("Input should be %s %d", bound.msg, l)}
 				}
 			}
 			fv.SetInt(n)
@@ -231,6 +247,17 @@ func decodeQuery(r *http.Request, v any) error {
 		}
 	}
 	return nil
+}
+
+var patterns sync.Map // pattern -> *regexp.Regexp
+
+// patternRe compiles a pattern of a struct tag once.
+func patternRe(pat string) *regexp.Regexp {
+	if re, ok := patterns.Load(pat); ok {
+		return re.(*regexp.Regexp)
+	}
+	re, _ := patterns.LoadOrStore(pat, regexp.MustCompile(pat))
+	return re.(*regexp.Regexp)
 }
 
 // parseBool accepts what pydantic accepts for a boolean.

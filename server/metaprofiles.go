@@ -121,11 +121,8 @@ func (s *Server) handleListMetaProfiles(*request[none, none]) (any, error) {
 	return out, nil
 }
 
-func (s *Server) handleGetMetaProfile(in *request[none, none]) (any, error) {
-	name, err := profileName(in.r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) handleGetMetaProfile(in *request[profilePath, none]) (any, error) {
+	name := in.query.Name
 	m, err := s.metaProfiles.Load(name)
 	if errors.Is(err, userstore.ErrNoProfile) {
 		return nil, statusErr(http.StatusNotFound, "Meta-profile '%s' not found", name)
@@ -136,11 +133,8 @@ func (s *Server) handleGetMetaProfile(in *request[none, none]) (any, error) {
 	return metaProfileDetail{Name: name, Config: m}, nil
 }
 
-func (s *Server) handleSaveMetaProfile(in *request[none, metaProfile]) (any, error) {
-	name, err := profileName(in.r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) handleSaveMetaProfile(in *request[profilePath, metaProfile]) (any, error) {
+	name := in.query.Name
 	b, err := json.Marshal(in.body)
 	if err != nil {
 		return nil, err
@@ -159,11 +153,8 @@ func (s *Server) handleSaveMetaProfile(in *request[none, metaProfile]) (any, err
 	return reply{http.StatusCreated, protocol.ProfileMutationResponse{Name: name, Message: fmt.Sprintf("Meta-profile '%s' saved", name)}}, nil
 }
 
-func (s *Server) handleDeleteMetaProfile(in *request[none, none]) (any, error) {
-	name, err := profileName(in.r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) handleDeleteMetaProfile(in *request[profilePath, none]) (any, error) {
+	name := in.query.Name
 	if err := s.metaProfiles.Delete(name); err != nil {
 		return nil, err
 	}

@@ -61,16 +61,6 @@ func (s *Server) profileRoutes() []*route {
 	}
 }
 
-// profileName is the request's {name}, checked as the reference's path
-// parameter is.
-func profileName(r *http.Request) (string, error) {
-	name := r.PathValue("name")
-	if !userstore.ProfileNamePattern.MatchString(name) {
-		return "", &invalidError{loc: []any{"path", "name"}, typ: "string_pattern_mismatch", msg: "String should match pattern '" + userstore.ProfileNamePattern.String() + "'"}
-	}
-	return name, nil
-}
-
 // profileLLM decodes the llm member of a request: the reference's LLM
 // object, validated. A secret sealed with the server's key (as
 // X-Expose-Secrets: encrypted shows them) is opened first.
@@ -125,11 +115,8 @@ func (s *Server) loadProfile(name string) (map[string]any, error) {
 	return m, err
 }
 
-func (s *Server) handleGetProfile(in *request[none, none]) (any, error) {
-	name, err := profileName(in.r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) handleGetProfile(in *request[profilePath, none]) (any, error) {
+	name := in.query.Name
 	mode, err := exposeMode(in.r)
 	if err != nil {
 		return nil, err
@@ -156,11 +143,8 @@ func (s *Server) handleGetProfile(in *request[none, none]) (any, error) {
 	return protocol.ProfileDetailResponse{Name: name, Config: m, APIKeySet: keySet}, nil
 }
 
-func (s *Server) handleSaveProfile(in *request[none, saveProfileRequest]) (any, error) {
-	name, err := profileName(in.r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) handleSaveProfile(in *request[profilePath, saveProfileRequest]) (any, error) {
+	name := in.query.Name
 	cfg, err := s.profileLLM(in.body.LLM)
 	if err != nil {
 		return nil, err
@@ -193,11 +177,8 @@ func (s *Server) setActiveProfileIf(old string, new *string) error {
 	return err
 }
 
-func (s *Server) handleDeleteProfile(in *request[none, none]) (any, error) {
-	name, err := profileName(in.r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) handleDeleteProfile(in *request[profilePath, none]) (any, error) {
+	name := in.query.Name
 	if err := s.profiles.Delete(name); err != nil {
 		return nil, err
 	}
@@ -207,11 +188,8 @@ func (s *Server) handleDeleteProfile(in *request[none, none]) (any, error) {
 	return protocol.ProfileMutationResponse{Name: name, Message: fmt.Sprintf("Profile '%s' deleted", name)}, nil
 }
 
-func (s *Server) handleRenameProfile(in *request[none, renameProfileRequest]) (any, error) {
-	name, err := profileName(in.r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) handleRenameProfile(in *request[profilePath, renameProfileRequest]) (any, error) {
+	name := in.query.Name
 	if in.body.NewName == nil {
 		return nil, &invalidError{loc: []any{"body", "new_name"}, typ: "missing", msg: "Field required"}
 	}
@@ -237,11 +215,8 @@ func (s *Server) handleRenameProfile(in *request[none, renameProfileRequest]) (a
 	return protocol.ProfileMutationResponse{Name: to, Message: fmt.Sprintf("Profile '%s' renamed to '%s'", name, to)}, nil
 }
 
-func (s *Server) handleActivateProfile(in *request[none, none]) (any, error) {
-	name, err := profileName(in.r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) handleActivateProfile(in *request[profilePath, none]) (any, error) {
+	name := in.query.Name
 	m, err := s.loadProfile(name)
 	if err != nil {
 		return nil, err
@@ -274,11 +249,8 @@ func (s *Server) handleActivateProfile(in *request[none, none]) (any, error) {
 // retries and no fallbacks: a wrong model, address or key answers
 // valid=false with the error's kind; a rate limit or timeout (the
 // configuration may be right) answers valid=true.
-func (s *Server) handleValidateProfile(in *request[none, validateProfileRequest]) (any, error) {
-	name, err := profileName(in.r)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) handleValidateProfile(in *request[profilePath, validateProfileRequest]) (any, error) {
+	name := in.query.Name
 	cfg, err := s.profileLLM(in.body.LLM)
 	if err != nil {
 		return nil, err

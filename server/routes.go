@@ -120,6 +120,8 @@ func (s *Server) allRoutes() []*route {
 	rs = append(rs, s.metaProfileRoutes()...)
 	rs = append(rs, s.mcpRoutes()...)
 	rs = append(rs, s.childRoutes()...)
+	rs = append(rs, s.vscodeRoutes()...)
+	rs = append(rs, s.canvasRoutes()...)
 	return append(rs, s.runtimeRoutes(rs)...)
 }
 
@@ -153,6 +155,9 @@ func (s *Server) buildHandler() http.Handler {
 	mux.HandleFunc("GET /api/init", s.handleInitNotDeferred)
 	mux.HandleFunc("POST /api/init", s.handleInitNotDeferred)
 	mux.HandleFunc("GET "+apidocs.Prefix, apidocs.ServeAsset)
+	mux.HandleFunc("GET "+apidocs.RedirectPath, apidocs.OAuth2Redirect)
+	mux.HandleFunc("/app-backends/{extension_name}", s.handleAppBackend)
+	mux.HandleFunc("/app-backends/{extension_name}/{path...}", s.handleAppBackend)
 	mux.HandleFunc("GET /{$}", s.handleServerInfo)
 	// A known path asked with a method it does not serve answers 405 with
 	// the methods it does (the document's promise), not 404.

@@ -30,6 +30,8 @@ func runtimeScoped(rt *route) bool {
 		return rt.path != "/api/file/home" && rt.path != "/api/file/search_subdirs"
 	case strings.HasPrefix(rt.path, "/api/git/"):
 		return rt.path != "/api/git/repositories/search"
+	case strings.HasPrefix(rt.path, "/api/vscode/"):
+		return true
 	}
 	return false
 }

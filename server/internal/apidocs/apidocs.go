@@ -35,6 +35,7 @@ const swaggerPage = `<!doctype html>
 <body><noscript><a href="SPEC">SPEC</a></noscript><div id="swagger-ui"></div>
 <script src="PREFIXswagger-ui-bundle.js"></script>
 <script>window.ui = SwaggerUIBundle({url: "SPEC", dom_id: "#swagger-ui", validatorUrl: null, deepLinking: true,
+  oauth2RedirectUrl: location.origin + "/docs/oauth2-redirect",
   presets: [SwaggerUIBundle.presets.apis], layout: "BaseLayout"});</script>
 </body></html>`
 
@@ -46,6 +47,51 @@ const redocPage = `<!doctype html>
 <body><noscript><a href="SPEC">SPEC</a></noscript><redoc spec-url="SPEC"></redoc>
 <script type="module" src="PREFIXredoc.standalone.js"></script>
 </body></html>`
+
+// RedirectPath is the page Swagger UI's OAuth2 sign-in returns to.
+const RedirectPath = "/docs/oauth2-redirect"
+
+// redirectPage hands the authorization server's answer (in the fragment
+// for the implicit flow, the query otherwise) back to the Swagger UI
+// window that opened it, through the swaggerUIRedirectOauth2 object that
+// Swagger UI leaves on window.opener, then closes itself.
+const redirectPage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>OAuth2 redirect</title></head>
+<body><script>
+(function () {
+  var o = window.opener && window.opener.swaggerUIRedirectOauth2;
+  if (!o) { document.body.textContent = "No Swagger UI window is waiting for this sign-in."; return; }
+  var raw = /code|token|error/.test(location.hash) ? location.hash.slice(1) : location.search.slice(1);
+  var p = {};
+  raw.split("&").forEach(function (kv) {
+    if (!kv) return;
+    var i = kv.indexOf("=");
+    var k = decodeURIComponent((i < 0 ? kv : kv.slice(0, i)).replace(/\+/g, " "));
+    p[k] = i < 0 ? "" : decodeURIComponent(kv.slice(i + 1).replace(/\+/g, " "));
+  });
+  var stateOK = p.state === o.state;
+  var flow = o.auth && o.auth.schema && (o.auth.schema.get ? o.auth.schema.get("flow") : o.auth.schema.flow);
+  if ((flow === "accessCode" || flow === "authorizationCode" || flow === "authorization_code") && !o.auth.code) {
+    if (!stateOK) {
+      o.errCb({authId: o.auth.name, source: "auth", level: "warning", message: "The state sent back differs from the one sent; the sign-in may be forged."});
+    }
+    if (p.code) {
+      delete o.state;
+      o.auth.code = p.code;
+      o.callback({auth: o.auth, redirectUrl: o.redirectUrl});
+    } else {
+      o.errCb({authId: o.auth.name, source: "auth", level: "error",
+        message: p.error ? p.error + (p.error_description ? ": " + p.error_description : "") : "No authorization code came back."});
+    }
+  } else {
+    o.callback({auth: o.auth, token: p, isValid: stateOK, redirectUrl: o.redirectUrl});
+  }
+  window.close();
+})();
+</script></body></html>`
+
+// OAuth2Redirect serves the page at RedirectPath.
+func OAuth2Redirect(w http.ResponseWriter, r *http.Request) { writePage(w, []byte(redirectPage)) }
 
 func page(tmpl, title, spec string) []byte {
 	return []byte(strings.NewReplacer("TITLE", html.EscapeString(title), "SPEC", html.EscapeString(spec), "PREFIX", Prefix).Replace(tmpl))
