@@ -122,6 +122,7 @@ func (s *Server) allRoutes() []*route {
 	rs = append(rs, s.childRoutes()...)
 	rs = append(rs, s.vscodeRoutes()...)
 	rs = append(rs, s.canvasRoutes()...)
+	rs = append(rs, s.connectionRoutes()...)
 	return append(rs, s.runtimeRoutes(rs)...)
 }
 

@@ -209,6 +209,7 @@ type Server struct {
 	workspaces   *userstore.Workspaces
 	profiles     *userstore.Profiles
 	metaProfiles *userstore.Profiles
+	connections  *userstore.Connections
 
 	bash  *bashService
 	hooks []*webhook
@@ -255,6 +256,7 @@ func New(opts *Options) (*Server, error) {
 	s.workspaces = userstore.OpenWorkspaces(o.PersistenceDir)
 	s.profiles = userstore.OpenProfiles(o.PersistenceDir, s.cipher)
 	s.metaProfiles = userstore.OpenMetaProfiles(o.PersistenceDir)
+	s.connections = userstore.OpenConnections(o.PersistenceDir, s.cipher)
 	if s.cipher != nil && s.cipher.HasPrevious() {
 		// A rotated key does not wait for the next write; a store that no
 		// key reads is left as it is, readable once its key is back.
