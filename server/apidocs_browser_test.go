@@ -67,6 +67,20 @@ func TestDocsOffline(t *testing.T) {
 	defer cancel()
 	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute) // a hang guard only
 	defer cancel()
+	// scrolledText is the text the page showed while scrolled through
+	// from top to bottom, one line per line shown.
+	const scrolledText = `(async () => {
+		const seen = new Set();
+		const frame = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+		for (let y = 0; ; y += innerHeight / 2) {
+			scrollTo(0, y);
+			await frame();
+			for (const l of document.body.innerText.split("\n")) seen.add(l);
+			if (y + innerHeight >= document.documentElement.scrollHeight) break;
+		}
+		scrollTo(0, 0);
+		return [...seen].join("\n");
+	})()`
 	const resources = `performance.getEntriesByType("resource").map(e => e.name)`
 	// show opens path and waits until the page shows what sel selects;
 	// it returns its text and the page's whole text and resources.
@@ -84,12 +98,24 @@ func TestDocsOffline(t *testing.T) {
 			body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML.slice(0, 3000)`))
 			t.Fatalf("%s: %s never showed: %v\n%s", path, sel, err, body)
 		}
-		// The operations render after the title.
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.body.innerText.includes("OpenAI Compatibility") && document.body.innerText.includes("/alive")`)); err != nil {
-			body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 3000)`))
-			t.Fatalf("%s: the operations never showed: %v\n%s", path, err, body)
+		// The operations render after the title. Swagger UI renders a long
+		// list of operations (150 tags and operations or more) and of
+		// schemas only where the window shows it, so the page is read while
+		// scrolled from top to bottom.
+		for {
+			all, err = chromedp.Run(ctx, chromedp.Evaluate[string](scrolledText, chromedp.EvalAwaitPromise))
+			if err != nil {
+				t.Fatalf("%s: reading the page: %v", path, err)
+			}
+			if strings.Contains(all, "OpenAI Compatibility") && strings.Contains(all, "/alive") {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%s: the operations never showed: %v\n%.3000s", path, ctx.Err(), all)
+			case <-time.After(100 * time.Millisecond):
+			}
 		}
-		all, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
 		res, _ = chromedp.Run(ctx, chromedp.Evaluate[[]string](resources))
 		return text, all, res
 	}

@@ -121,6 +121,7 @@ func (s *Server) allRoutes() []*route {
 	rs = append(rs, s.mcpRoutes()...)
 	rs = append(rs, s.childRoutes()...)
 	rs = append(rs, s.vscodeRoutes()...)
+	rs = append(rs, s.canvasRoutes()...)
 	rs = append(rs, s.connectionRoutes()...)
 	return append(rs, s.runtimeRoutes(rs)...)
 }
@@ -156,12 +157,6 @@ func (s *Server) buildHandler() http.Handler {
 	mux.HandleFunc("POST /api/init", s.handleInitNotDeferred)
 	mux.HandleFunc("GET "+apidocs.Prefix, apidocs.ServeAsset)
 	mux.HandleFunc("GET "+apidocs.RedirectPath, apidocs.OAuth2Redirect)
-	// The canvas routes are served but kept out of /openapi.json for now:
-	// with them in it, Swagger UI at /docs stops rendering after the first
-	// tag (TestDocsOffline), for a reason not yet found.
-	for _, rt := range s.canvasRoutes() {
-		mux.Handle(rt.method+" "+muxPattern(rt.path), s.requireKey(rt.h))
-	}
 	mux.HandleFunc("/app-backends/{extension_name}", s.handleAppBackend)
 	mux.HandleFunc("/app-backends/{extension_name}/{path...}", s.handleAppBackend)
 	mux.HandleFunc("GET /{$}", s.handleServerInfo)
