@@ -147,6 +147,21 @@ func canvasRevision(in *request[canvasPath, canvasRevisionRequest]) (any, error)
 // refused, anything else meets the unconfigured ingress. It needs no
 // session key (the reference's bridge authenticates by its own cookie).
 func (s *Server) handleAppBackend(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case "GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD":
+	default: // the methods the reference's bridge proxies
+		w.Header().Set("Allow", "GET, POST, PUT, PATCH, DELETE, OPTIONS, HEAD")
+		writeDetail(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+		return
+	}
+	if r.PathValue("path") == "session" {
+		// POST and DELETE are the session routes'. The reference's bridge
+		// would proxy another method to the backend's own /session; with no
+		// ingress here, the published document's 405 says more than 503.
+		w.Header().Set("Allow", "POST, DELETE")
+		writeDetail(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+		return
+	}
 	name := r.PathValue("extension_name")
 	if !canvasNamePattern.MatchString(name) || len(name) > 255 {
 		writeErr(w, &invalidError{loc: []any{"path", "extension_name"}, typ: "string_pattern_mismatch", msg: "String should match pattern '" + canvasNamePattern.String() + "'"})

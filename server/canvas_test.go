@@ -49,6 +49,8 @@ func TestUnavailableRoutes(t *testing.T) {
 		{"GET", "/app-backends/foo/a%2F..%2Fb", "", 400, `{"detail":"Invalid backend path"}`},
 		{"GET", "/app-backends/foo/%252e%252e/b", "", 400, `{"detail":"Invalid backend path"}`},
 		{"GET", "/app-backends/Foo/x", "", 422, "~string_pattern_mismatch"},
+		{"TRACE", "/app-backends/foo/session", "", 405, `{"detail":"Method Not Allowed"}`},
+		{"PUT", "/app-backends/foo/session", "", 405, `{"detail":"Method Not Allowed"}`},
 		{"GET", "/api/vscode/status", "", 200, `{"running":false,"enabled":true}`},
 		{"GET", "/api/vscode/url?workspace_dir=workspace", "", 200, `{"url":null}`},
 		{"GET", "/api/conversations/not-a-uuid/vscode/status", "", 422, "~uuid_parsing"},
