@@ -55,13 +55,18 @@ func TestSecretAtDroppedEdge(t *testing.T) {
 	m.Hide(value)
 	term := newTerminal(t, &Options{NoChangeTimeout: quiet, Mask: m.Mask, Partial: m.PartialSuffix, PartialStart: m.PartialPrefix})
 	dir := term.opts.WorkingDir
-	// More than floodLimit returns the first read; the rest, more than
-	// the bound, piles up before the next.
-	total := floodLimit + maxBuffered + 5<<20
-	total -= total % (len(value) + 1) // whole lines: the last is not cut
-	o1 := run(t, term, Action{Command: "yes " + value + " | head -c " + strconv.Itoa(total) + "; touch finished; while [ ! -e gate ]; do sleep 0.05; done"})
+	// More than floodLimit returns the first read. Then, written only
+	// after it returned, more than the bound piles up before the next:
+	// however late the first read noticed the flood, bytes are dropped.
+	whole := func(n int) string { return strconv.Itoa(n - n%(len(value)+1)) } // whole lines: the last is not cut
+	flood := "yes " + value + " | head -c "
+	o1 := run(t, term, Action{Command: flood + whole(floodLimit+1<<20) + "; while [ ! -e pile ]; do sleep 0.05; done; " +
+		flood + whole(maxBuffered+5<<20) + "; touch finished; while [ ! -e gate ]; do sleep 0.05; done"})
 	if exitCode(o1) != -1 {
 		t.Fatalf("first read: exit %d", exitCode(o1))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pile"), nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Minute)
 	for {

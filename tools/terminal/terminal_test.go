@@ -283,6 +283,20 @@ func readUntil(t *testing.T, term *Terminal, o *Observation, want string) (strin
 	return text, o
 }
 
+// settle keeps reading while o is a soft timeout of a command that is
+// about to end: on a loaded machine a shell can be quiet for longer than
+// the no-output timeout before it reports the end. Output read meanwhile
+// is kept in front of the last observation's.
+func settle(t *testing.T, term *Terminal, o *Observation) (string, *Observation) {
+	t.Helper()
+	text := o.Text()
+	for i := 0; i < 20 && o.Timeout && exitCode(o) == -1; i++ {
+		o = run(t, term, Action{Command: ""})
+		text += o.Text()
+	}
+	return text, o
+}
+
 func TestReadPrompt(t *testing.T) {
 	t.Parallel()
 	term := newTerminal(t, &Options{NoChangeTimeout: 2 * time.Second})
@@ -290,9 +304,9 @@ func TestReadPrompt(t *testing.T) {
 	if exitCode(o) != -1 || !o.Timeout || !strings.Contains(text, "Name?") {
 		t.Fatalf("read prompt: exit %d, timeout %v, output %q", exitCode(o), o.Timeout, text)
 	}
-	o = run(t, term, Action{Command: "gohands", IsInput: true})
-	if exitCode(o) != 0 || !strings.HasSuffix(o.Text(), "hello, gohands") {
-		t.Errorf("after input: exit %d, output %q", exitCode(o), o.Text())
+	text, o = settle(t, term, run(t, term, Action{Command: "gohands", IsInput: true}))
+	if exitCode(o) != 0 || !strings.HasSuffix(text, "hello, gohands") {
+		t.Errorf("after input: exit %d, output %q", exitCode(o), text)
 	}
 	if o.Metadata.Prefix == "" {
 		t.Error("continued output has no prefix")
@@ -349,7 +363,7 @@ func TestSoftTimeoutReadInterrupt(t *testing.T) {
 		t.Errorf("refusal: is_error %v, suffix %q", o.IsError, o.Metadata.Suffix)
 	}
 
-	o = run(t, term, Action{Command: "C-c", IsInput: true})
+	_, o = settle(t, term, run(t, term, Action{Command: "C-c", IsInput: true}))
 	if exitCode(o) != 130 {
 		t.Errorf("C-c: exit %d, output %q, suffix %q", exitCode(o), o.Text(), o.Metadata.Suffix)
 	}
@@ -482,7 +496,7 @@ func TestCancelInterrupts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := time.Since(start); d > 6*time.Second {
+	if d := time.Since(start); d > 30*time.Second { // well before the command's 60 s
 		t.Errorf("cancelled call returned after %v", d)
 	}
 	if exitCode(o) != 130 || o.Text() != "started" || !strings.Contains(o.Metadata.Suffix, "cancelled") {

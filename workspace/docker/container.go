@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,8 +145,22 @@ func Start(ctx context.Context, opts *Options) (*Container, error) {
 		return nil, err
 	}
 	key := newKey()
-	// A port we picked may be taken between the pick and the start: pick
-	// again a few times. A port the caller chose is tried once.
+	if o.HostPort == 0 && o.Cmd == nil && o.Entrypoint == nil {
+		// The image's gohands serve: the port is chosen where it is
+		// bound (by the server on the host network, by the engine when
+		// published) and read back, so no other program can take it
+		// between a pick and the bind and answer our health checks.
+		c := newContainer(api, key, &o, log)
+		if err := c.start(ctx, &o, binds, 0); err != nil {
+			c.remove()
+			api.Close()
+			return nil, err
+		}
+		return c, nil
+	}
+	// A port we picked for the caller's command may be taken between the
+	// pick and the start: pick again a few times. A port the caller chose
+	// is tried once.
 	tries := 1
 	if o.HostPort == 0 {
 		tries = 5
@@ -170,8 +185,7 @@ func Start(ctx context.Context, opts *Options) (*Container, error) {
 		} else {
 			ln.Close()
 		}
-		c := &Container{api: api, key: key, timeout: o.HealthTimeout, log: log, out: &tail{max: 64 << 10, w: o.Output},
-			done: make(chan struct{}), url: "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+		c := newContainer(api, key, &o, log)
 		err = c.start(ctx, &o, binds, port)
 		if err == nil {
 			return c, nil
@@ -188,6 +202,13 @@ func Start(ctx context.Context, opts *Options) (*Container, error) {
 	}
 	return nil, err
 }
+
+func newContainer(api *dockerapi.Client, key string, o *Options, log *slog.Logger) *Container {
+	return &Container{api: api, key: key, timeout: o.HealthTimeout, log: log, out: &tail{max: 64 << 10, w: o.Output}, done: make(chan struct{})}
+}
+
+// serving is the line gohands serve prints once it listens.
+var serving = regexp.MustCompile(`serving the agent API on (http://127\.0\.0\.1:[0-9]+)`)
 
 var errPortTaken = errors.New("host port in use")
 
@@ -219,7 +240,17 @@ func engine(ctx context.Context, o *Options) (*dockerapi.Client, error) {
 	return api, nil
 }
 
+// start starts the container with its server on port of the host's
+// loopback; port 0 lets the server (host network) or the engine
+// (published port) choose, and c.url is set once it is known.
 func (c *Container) start(ctx context.Context, o *Options, binds []string, port int) error {
+	if port != 0 {
+		c.url = "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	}
+	hostPort := ""
+	if port != 0 {
+		hostPort = strconv.Itoa(port)
+	}
 	cfg := config(o, binds, "OH_SESSION_API_KEYS_0="+c.key)
 	cmd := cfg.Cmd
 	// The server is this client's own: it titles nothing (a title is a
@@ -237,7 +268,7 @@ func (c *Container) start(ctx context.Context, o *Options, binds []string, port 
 		}
 		p := strconv.Itoa(ContainerPort) + "/tcp"
 		cfg.ExposedPorts = map[string]struct{}{p: {}}
-		cfg.HostConfig.PortBindings = map[string][]dockerapi.PortBinding{p: {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(port)}}}
+		cfg.HostConfig.PortBindings = map[string][]dockerapi.PortBinding{p: {{HostIP: "127.0.0.1", HostPort: hostPort}}}
 	}
 	cfg.Cmd = cmd
 	c.name = "gohands-" + newKey()[:12]
@@ -265,6 +296,11 @@ func (c *Container) start(ctx context.Context, o *Options, binds []string, port 
 		}
 		return fmt.Errorf("docker: start container from %s: %w", o.Image, err)
 	}
+	if port == 0 && o.Network != "host" {
+		if err := c.publishedURL(ctx); err != nil {
+			return err
+		}
+	}
 	if err := c.waitHealthy(ctx); err != nil {
 		if o.Network == "host" && strings.Contains(c.out.String(), "address already in use") {
 			return fmt.Errorf("%w: %v", errPortTaken, err)
@@ -284,12 +320,21 @@ func (c *Container) waitHealthy(ctx context.Context) error {
 	defer deadline.Stop()
 	delay := 10 * time.Millisecond
 	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.url+"/health", nil)
-		if resp, err := hc.Do(req); err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
+		if c.url == "" {
+			// The server on the host network chose its port: it says
+			// which when it listens.
+			if m := serving.FindStringSubmatch(c.out.String()); m != nil {
+				c.url = m[1]
+			}
+		}
+		if c.url != "" {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.url+"/health", nil)
+			if resp, err := hc.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return nil
+				}
 			}
 		}
 		select {
@@ -304,6 +349,21 @@ func (c *Container) waitHealthy(ctx context.Context) error {
 		}
 		delay = min(delay*3/2, 250*time.Millisecond)
 	}
+}
+
+// publishedURL sets c.url from the host port the engine chose.
+func (c *Container) publishedURL(ctx context.Context) error {
+	j, err := c.api.ContainerInspect(ctx, c.id)
+	if err != nil {
+		return fmt.Errorf("docker: inspect container %s: %w", c.name, err)
+	}
+	for _, b := range j.NetworkSettings.Ports[strconv.Itoa(ContainerPort)+"/tcp"] {
+		if b.HostPort != "" && b.HostPort != "0" {
+			c.url = "http://" + net.JoinHostPort("127.0.0.1", b.HostPort)
+			return nil
+		}
+	}
+	return fmt.Errorf("docker: container %s: the engine published no port for %d/tcp", c.name, ContainerPort)
 }
 
 // URL is the agent server's base URL, on this machine's loopback.
