@@ -33,7 +33,7 @@ windows_build() {
   # SDK, the agent server and agent/acp must build for Windows (the file
   # store's Backend fails there with ErrUnsupported; process groups are
   # Unix-only, internal/procgroup).
-  GOOS=windows go build $(GOOS=windows go list -f '{{if .GoFiles}}{{.ImportPath}}{{end}}' ./... | grep -vE '/(cmd|examples|tests|bench)/')
+  GOOS=windows go build $(GOOS=windows go list -e -f '{{if .GoFiles}}{{.ImportPath}}{{end}}' ./... | grep -vE '/(cmd|examples|tests|bench)/')
 }
 
 static_check() {
