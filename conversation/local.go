@@ -487,7 +487,29 @@ func (c *LocalConversation) SendMessage(ctx context.Context, msg event.Message) 
 }
 
 // Run implements Conversation.
-func (c *LocalConversation) Run(ctx context.Context) (err error) {
+func (c *LocalConversation) Run(ctx context.Context) error { return c.run(ctx, func() {}) }
+
+// Start begins a run in the background and returns once it is under
+// way: its status stored (running, unless it resumes one that waits for
+// confirmation) or, when it could not start, its end. The run's result
+// arrives on the channel. A server answering a run request with Start
+// has told its client nothing the client can see contradicted: the
+// status it reads next is the new run's, not the one before it.
+func (c *LocalConversation) Start(ctx context.Context) <-chan error {
+	started := make(chan struct{})
+	res := make(chan error, 1)
+	go func() {
+		var once sync.Once
+		signal := func() { once.Do(func() { close(started) }) }
+		defer signal()
+		res <- c.run(ctx, signal)
+	}()
+	<-started
+	return res
+}
+
+// run is Run; it calls started once the run has stored its start.
+func (c *LocalConversation) run(ctx context.Context, started func()) (err error) {
 	runner, err := c.start(ctx)
 	if err != nil {
 		return err
@@ -524,6 +546,7 @@ func (c *LocalConversation) Run(ctx context.Context) (err error) {
 	if err := c.startRun(unrecorded); err != nil {
 		return c.fail(errorCode(err), err.Error(), err)
 	}
+	started()
 	err = c.runLoop(ctx, runner)
 	c.runMu.Lock()
 	c.stopped++

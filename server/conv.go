@@ -556,11 +556,15 @@ func (c *conv) startRun(ctx context.Context, reserved bool) error {
 	c.runDone = done
 	s.runWG.Add(1)
 	c.mu.Unlock()
+	// The answer waits until the run has stored its start: a client that
+	// then reads the status sees this run's, never the one before it
+	// (see awaitRunEnd).
+	runCtx, endSpan := c.traceRun()
+	result := lc.Start(runCtx)
 	go func() {
 		defer s.runWG.Done()
 		defer close(done)
-		ctx, endSpan := c.traceRun()
-		err := lc.Run(ctx)
+		err := <-result
 		endSpan(err)
 		if s.runReturned != nil {
 			s.runReturned(c.id)
@@ -601,19 +605,22 @@ func (c *conv) startRun(ctx context.Context, reserved bool) error {
 
 // runEndWait bounds how long a run request waits for a run that has
 // stopped to end (see awaitRunEnd).
-const runEndWait = 5 * time.Second
+// (a hang guard: a run that stored its end returns as soon as its step
+// is cancelled and its stop hooks ran).
+const runEndWait = 30 * time.Second
 
 // awaitRunEnd is called with c.mu held while a run is in progress. When
-// that run has left its loop (lc.Stopped moved since it started: it
-// stored that it paused, finished or waits for confirmation) and is only
-// ending, it releases c.mu, waits for the end (at most runEndWait), and
+// that run is only ending (it left its loop: lc.Stopped moved since it
+// started; or its status is no longer running, as a pause or interrupt
+// stores it before the loop returns: every run stored "running" before
+// its request was answered, see startRun), it releases c.mu, waits for the end (at most runEndWait), and
 // reports true; the caller locks c.mu again. Otherwise it keeps c.mu and
 // reports false. A client that saw the status change and asks for the
 // next run at once would otherwise get 409 and take the ending run's
 // final snapshot for its own run's end (a reference client did, under
 // load: TestGohandsServer158's pause scenario).
 func (c *conv) awaitRunEnd(ctx context.Context, lc *conversation.LocalConversation) bool {
-	if lc.Stopped() == c.runStopped {
+	if lc.Stopped() == c.runStopped && lc.Status() == conversation.StatusRunning {
 		return false
 	}
 	done := c.runDone

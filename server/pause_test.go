@@ -91,3 +91,46 @@ func TestRunAfterStoppedRun(t *testing.T) {
 		t.Errorf("the model got %d requests, want 2 (one per run)", n)
 	}
 }
+
+// TestRunAnsweredOnceStarted: POST /run answers once the run has stored
+// "running", and a run request right after an interrupt was seen (the
+// interrupted run stores "paused" before it returns) waits for that run
+// to end and starts the next, where it was refused with 409: a reference
+// 1.43.1 client then waited for the interrupted run's end and took its
+// "paused" snapshot for the next run's end (tests/pyclient
+// TestGohandsServer's interrupt scenario, under load).
+func TestRunAnsweredOnceStarted(t *testing.T) {
+	slow := llmtest.Reply{Text: "late", Delay: time.Hour} // ended by the interrupt
+	model := llmtest.NewChat(t, slow, slow, llmtest.Reply{Text: "done"})
+	ts := newTestServer(t, nil)
+	var info map[string]any
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, nil), &info)
+	id := info["id"].(string)
+	msg := func(text string) {
+		ts.must(200, "POST", "/api/conversations/"+id+"/events", map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": text}}}, nil)
+	}
+	status := func() any {
+		ts.must(200, "GET", "/api/conversations/"+id, nil, &info)
+		return info["execution_status"]
+	}
+	msg("think slowly")
+	for round := range 2 {
+		ts.must(200, "POST", "/api/conversations/"+id+"/run", nil, nil)
+		if s := status(); s != "running" {
+			t.Fatalf("round %d: status %v right after POST /run answered, want running", round, s)
+		}
+		// Interrupt the model call, not the run before it: the slow reply
+		// must be used up.
+		for deadline := time.Now().Add(time.Minute); model.Remaining() != 2-round; {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the model call did not come", round)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		ts.must(200, "POST", "/api/conversations/"+id+"/interrupt", nil, nil)
+		ts.waitStatus(id, "paused")
+		msg("go on")
+	}
+	ts.must(200, "POST", "/api/conversations/"+id+"/run", nil, nil)
+	ts.waitStatus(id, "finished")
+}
