@@ -167,7 +167,8 @@ func (w *Remote) send(ctx context.Context, method, path string, query url.Values
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	e := &APIError{Method: method, Path: path, Status: resp.StatusCode, Detail: cut(data)}
 	var d struct {
-		Detail json.RawMessage `json:"detail"`
+		Detail    json.RawMessage `json:"detail"`
+		Exception string          `json:"exception"`
 	}
 	if json.Unmarshal(data, &d) == nil && len(d.Detail) > 0 {
 		var s string
@@ -175,6 +176,11 @@ func (w *Remote) send(ctx context.Context, method, path string, query url.Values
 			e.Detail = s
 		} else {
 			e.Detail = string(d.Detail)
+		}
+		// The reference answers a 5xx with the detail "Internal Server
+		// Error" and the cause in exception.
+		if d.Exception != "" {
+			e.Detail += ": " + cut([]byte(d.Exception))
 		}
 	}
 	return nil, e

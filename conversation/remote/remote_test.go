@@ -582,3 +582,48 @@ func TestSubscribeListDelete(t *testing.T) {
 		t.Errorf("Attach after Delete: %v, want ErrNotFound", err)
 	}
 }
+
+// TestRunRetriesUnavailable: a 503 to POST /run (a busy server, or one
+// still starting the conversation) is asked again a few times; one that
+// stays 503 fails the run with the server's stated cause.
+func TestRunRetriesUnavailable(t *testing.T) {
+	for _, refusals := range []int64{2, 100} {
+		t.Run(fmt.Sprint(refusals), func(t *testing.T) {
+			ts := startServer(t)
+			var runs atomic.Int64
+			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/run") && runs.Add(1) <= refusals {
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusServiceUnavailable)
+					io.WriteString(w, `{"detail":"Internal Server Error","exception":"not ready yet"}`)
+					return
+				}
+				ts.srv.ServeHTTP(w, r)
+			}))
+			defer front.Close()
+			model := llmtest.NewChat(t, llmtest.Reply{Text: "done"})
+			ws := &workspace.Remote{Host: front.URL, APIKey: key, WorkingDir: t.TempDir()}
+			c, err := remote.New(t.Context(), scriptedAgent(model.URL), ws, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if err := c.SendMessage(t.Context(), event.UserMessage("go")); err != nil {
+				t.Fatal(err)
+			}
+			err = c.Run(t.Context())
+			if refusals == 2 {
+				if err != nil || c.Status() != conversation.StatusFinished {
+					t.Errorf("Run after two 503s: %v, status %s; want finished", err, c.Status())
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), "not ready yet") {
+				t.Errorf("Run with every answer 503: %v; want an error with the status and the cause", err)
+			}
+			if n := runs.Load(); n != 6 {
+				t.Errorf("POST /run sent %d times, want 6", n)
+			}
+		})
+	}
+}

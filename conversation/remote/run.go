@@ -44,7 +44,7 @@ func (c *Conversation) Run(ctx context.Context) (err error) {
 		c.runBusy = false
 		c.mu.Unlock()
 	}()
-	err = c.ws.Request(ctx, http.MethodPost, c.path("/run"), nil, nil, nil)
+	err = c.startRun(ctx)
 	var ae *workspace.APIError
 	switch {
 	case errors.As(err, &ae) && ae.Status == http.StatusConflict:
@@ -53,6 +53,27 @@ func (c *Conversation) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("remote: %w", err)
 	}
 	return c.wait(ctx, mark)
+}
+
+// startRun sends POST /run, again after a 503 (the server is busy or
+// still starting the conversation: the reference 1.58.2 answered one to a
+// run request 0.3 s after the conversation's creation on a loaded
+// machine), a few times over about ten seconds.
+func (c *Conversation) startRun(ctx context.Context) error {
+	delay := 200 * time.Millisecond
+	for try := 1; ; try++ {
+		err := c.ws.Request(ctx, http.MethodPost, c.path("/run"), nil, nil, nil)
+		var ae *workspace.APIError
+		if try == 6 || !errors.As(err, &ae) || ae.Status != http.StatusServiceUnavailable {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay *= 2
+	}
 }
 
 // Grace periods of the REST fallback: how long the server's REST state
