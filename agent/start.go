@@ -21,6 +21,7 @@ import (
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/mcp"
+	"github.com/gohands/gohands/plugin"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/skill"
 	"github.com/gohands/gohands/tool"
@@ -175,6 +176,16 @@ func (r *runner) initSkills(ctx context.Context) error {
 		return fmt.Errorf("agent: agent_context: %w", err)
 	}
 	home, _ := os.UserHomeDir()
+	if ac.LoadPublicSkills {
+		// A repository that cannot be reached costs the public skills, not
+		// the conversation, as in the reference.
+		opts := &plugin.FetchOptions{CacheDir: plugin.CacheDir(skill.PersistenceDir(home))}
+		public, err := plugin.LoadPublicSkills(ctx, ac.MarketplacePath, opts)
+		if err != nil {
+			r.sess.Logger().Warn("agent: public skills not loaded", "err", err)
+		}
+		ac.PublicSkills = public
+	}
 	for _, w := range ac.LoadSkills(r.sess.WorkingDir(), home) {
 		r.sess.Logger().Warn("agent: skill not loaded", "path", w.Path, "err", w.Err)
 	}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -323,5 +324,36 @@ func TestLoadPlugin(t *testing.T) {
 	skills := info["agent"].(map[string]any)["agent_context"].(map[string]any)["skills"].([]any)
 	if len(skills) != 1 || skills[0].(map[string]any)["name"] != "helper:go" {
 		t.Errorf("stored skills = %v", skills)
+	}
+}
+
+// load_public_skills fetches the public skills repository
+// ($EXTENSIONS_REPO here, a local git repository) and its default
+// marketplace's skills reach the model.
+func TestPublicSkills(t *testing.T) {
+	dir := writePlugin(t, filepath.Join(t.TempDir(), "extensions"), map[string]string{
+		"skills/gh-work/SKILL.md":   "---\ndescription: PUBLIC-SKILL-DESCRIPTION\n---\nUse gh.",
+		"marketplaces/default.json": `{"name": "default", "owner": {"name": "o"}, "plugins": [{"name": "gh-work", "source": "./skills/gh-work"}]}`,
+	})
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	t.Setenv("EXTENSIONS_PATH", "")
+	t.Setenv("EXTENSIONS_REF", "")
+	t.Setenv("EXTENSIONS_REPO", "file://"+dir)
+	t.Setenv("OH_PERSISTENCE_DIR", t.TempDir())
+	model := llmtest.NewChat(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}})
+	ts := newTestServer(t, nil)
+	body := ts.startBody(model, map[string]any{"initial_message": runMessage("hi")})
+	body["agent"].(map[string]any)["agent_context"] = map[string]any{"load_public_skills": true}
+	var info map[string]any
+	ts.must(201, "POST", "/api/conversations", body, &info)
+	ts.waitStatus(info["id"].(string), "finished")
+	if !strings.Contains(string(model.LastRequest().RawBody), "PUBLIC-SKILL-DESCRIPTION") {
+		t.Error("the public skill did not reach the model")
 	}
 }

@@ -791,8 +791,8 @@ func mcpServers(data []byte) (json.RawMessage, error) {
 // LoadProjectSkills, the workspace's (workDir). Precedence on a name clash,
 // as in the reference: project skills, then explicit ones, then the user's.
 // DisabledSkills are dropped last. Empty workDir or home skip that source.
-// Public skills (LoadPublicSkills) need a network checkout and are not
-// loaded here.
+// With LoadPublicSkills, PublicSkills (fetched by the caller) come after
+// the user's.
 func (c *AgentContext) LoadSkills(workDir, home string) []Warning {
 	var warns []Warning
 	skills := c.Skills
@@ -800,6 +800,9 @@ func (c *AgentContext) LoadSkills(workDir, home string) []Warning {
 		user, w := LoadUser(home)
 		warns = append(warns, w...)
 		skills = Merge(nil, skills, user)
+	}
+	if c.LoadPublicSkills {
+		skills = Merge(nil, skills, c.PublicSkills)
 	}
 	if c.LoadProjectSkills && workDir != "" {
 		project, w := LoadProject(workDir)

@@ -241,6 +241,10 @@ type AgentContext struct {
 	// set (see LoadMemory); like the reference's memory_context it is
 	// never serialised, since it is re-read from disk.
 	MemoryContext string `json:"-"`
+	// PublicSkills are the public skills fetched for LoadPublicSkills
+	// (package plugin fetches them); LoadSkills adds them below the
+	// user's. Never serialised.
+	PublicSkills []Skill `json:"-"`
 }
 
 // DefaultMarketplacePath is the reference's default marketplace file.
