@@ -43,3 +43,19 @@ func WriterIdle(s *Store) bool {
 	defer w.mu.Unlock()
 	return w.started == w.drains && len(w.wake) == 0 && !w.armed.Load()
 }
+
+// GCHolds is how many holds the raised collector goal has (raiseGCGoal).
+func GCHolds() int {
+	gcRaise.mu.Lock()
+	defer gcRaise.mu.Unlock()
+	return gcRaise.holds
+}
+
+// GOGC is the collector's current percent.
+func GOGC() int { gogc, _ := gcState(); return gogc }
+
+// RaisedGCPercent is raisedGCPercent.
+var (
+	RaisedGCPercent = raisedGCPercent
+	GCRaiseMinFiles = gcRaiseMinFiles
+)

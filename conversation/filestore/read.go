@@ -206,8 +206,10 @@ type keptFile struct {
 }
 
 // keep makes kept (by index; zero where nothing was kept) what Raw and
-// Event return before reading a file, for keepScanned at most.
-func (s *Store) keep(kept []keptFile) {
+// Event return before reading a file, for keepScanned at most. It reports
+// whether it kept anything; if so, it calls releaseGC once all is taken
+// or dropped.
+func (s *Store) keep(kept []keptFile, releaseGC func()) bool {
 	n := 0
 	for _, k := range kept {
 		if k.raw != nil {
@@ -215,12 +217,13 @@ func (s *Store) keep(kept []keptFile) {
 		}
 	}
 	if n == 0 {
-		return
+		return false
 	}
 	s.keptMu.Lock()
 	defer s.keptMu.Unlock()
-	s.kept, s.keptN = kept, n
+	s.kept, s.keptN, s.keptGC = kept, n, releaseGC
 	s.keptTimer = time.AfterFunc(keepScanned, s.dropKept)
+	return true
 }
 
 // takeKept returns the kept copy of event i's file, nil if there is none,
@@ -256,6 +259,16 @@ func (s *Store) forgetKept(i int) {
 	if s.keptN--; s.keptN == 0 {
 		s.kept = nil
 		s.keptTimer.Stop()
+		s.releaseKeptGC()
+	}
+}
+
+// releaseKeptGC releases the collector goal the kept files held, if any;
+// under keptMu.
+func (s *Store) releaseKeptGC() {
+	if s.keptGC != nil {
+		s.keptGC()
+		s.keptGC = nil
 	}
 }
 
@@ -266,4 +279,5 @@ func (s *Store) dropKept() {
 		s.keptTimer.Stop()
 	}
 	s.kept, s.keptN = nil, 0
+	s.releaseKeptGC()
 }

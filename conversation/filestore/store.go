@@ -70,6 +70,9 @@ type Store struct {
 	kept      []keptFile
 	keptN     int
 	keptTimer *time.Timer
+	// keptGC releases the raised collector goal (raiseGCGoal) that the
+	// kept files hold; nil if they hold none.
+	keptGC func()
 }
 
 // keepScanned is how long a cache-less open keeps the files it read for
@@ -215,6 +218,14 @@ func (s *Store) load() error {
 			cached--
 		}
 	}
+	// What the scan keeps stays reachable until it is taken or dropped:
+	// the collector's goal is raised by about its size meanwhile (see
+	// gcgoal.go), released by keep's owner or here on a failure.
+	release := func() {}
+	if uncached := n - cached; uncached >= gcRaiseMinFiles {
+		release = raiseGCGoal(int64(uncached) * gcRaisePerFile)
+	}
+	defer func() { release() }()
 	errs, kept := s.scanFiles(ids, entries, have)
 	for i := 0; i < n && errs != nil; i++ {
 		if err := errs[i]; err != nil {
@@ -230,7 +241,9 @@ func (s *Store) load() error {
 	}
 	s.loaded = entries[:n]
 	s.n.Store(int64(n))
-	s.keep(kept[:min(len(kept), n)])
+	if s.keep(kept[:min(len(kept), n)], release) {
+		release = func() {}
+	}
 	if cached != n {
 		// The cache is rewritten in the background (a third of a
 		// cache-less open's serial part). Only appends and Close use it:
