@@ -30,6 +30,10 @@ func (s *Session) Fields() *Fields { return s.c.state.Fields() }
 // WorkingDir returns the workspace directory.
 func (s *Session) WorkingDir() string { return s.c.workDir }
 
+// MaxBudgetPerRun returns the conversation's LocalOptions.MaxBudgetPerRun
+// (0: none), for sub-conversations that share it.
+func (s *Session) MaxBudgetPerRun() float64 { return s.c.budget }
+
 // Dir returns the conversation's persistence directory, or "" when it is
 // kept in memory.
 func (s *Session) Dir() string { return s.c.dir }

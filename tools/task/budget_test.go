@@ -1,7 +1,11 @@
 package task_test
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gohands/gohands/agent"
@@ -52,5 +56,87 @@ func TestSubAgentCostsCountTowardBudget(t *testing.T) {
 	}
 	if total := stats.TotalCost(); total < 0.24-1e-9 {
 		t.Errorf("total %v", total)
+	}
+}
+
+// A sub-agent shares what is left of the caller's budget: the parent's
+// call spends $0.12 of $0.30, so the sub-agent stops once its own calls
+// reach $0.18 (its second), before it finishes, with the reference's
+// budget error as the task's result; the parent then stops on its budget.
+func TestSubAgentSharesCallersBudget(t *testing.T) {
+	cfg := testConfig()
+	in, out := 0.001, 0.002
+	cfg.InputCostPerToken, cfg.OutputCostPerToken = &in, &out
+	usage := llmtest.Usage{PromptTokens: 100, CompletionTokens: 10} // $0.12 a call
+	look := llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("v", "file_editor", map[string]any{"command": "view", "path": "/"})}, Usage: usage}
+	p := llmtest.NewProvider(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("t1", "task", map[string]any{"prompt": "look around"})}, Usage: usage},
+		look, look, // the sub-agent, stopped after the second
+		llmtest.Reply{Text: "summary", Usage: usage},
+		llmtest.Reply{Text: "done", Usage: usage},
+	)
+	l, err := llm.New(cfg, &llm.Options{Provider: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := agent.New(cfg, []tool.Spec{{Name: task.ToolSetName}}, &agent.Options{Model: l})
+	parent, err := conversation.New(ctx, a, t.TempDir(), &conversation.LocalOptions{
+		Backend: filestore.NewBackend(t.TempDir(), nil), MaxBudgetPerRun: 0.3,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { parent.Close() })
+	if err := parent.SendMessage(ctx, event.UserMessage("go")); err != nil {
+		t.Fatal(err)
+	}
+	err = parent.Run(ctx)
+	var re *conversation.RunError
+	if !errors.As(err, &re) || re.Code != conversation.CodeMaxBudget {
+		t.Fatalf("Run: %v, want %s", err, conversation.CodeMaxBudget)
+	}
+	if o := observations(t, parent)["t1"]; o == nil || !o.IsError || !strings.Contains(text(o), "maximum budget limit ($0.1800)") {
+		t.Errorf("task result: %+v", o)
+	}
+	if n := p.Remaining(); n != 2 {
+		t.Errorf("%d replies left, want 2 (the sub-agent's answer and the parent's)", n)
+	}
+}
+
+// A sub-agent's stuck detector is on or off as its caller's.
+func TestSubAgentStuckDetection(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		p := llmtest.NewProvider(t,
+			llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("t1", "task", map[string]any{"prompt": "say hi"})}},
+			llmtest.Reply{Text: "hi"},
+			llmtest.Reply{Text: "done"},
+		)
+		l, err := llm.New(testConfig(), &llm.Options{Provider: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := agent.New(testConfig(), []tool.Spec{{Name: task.ToolSetName}}, &agent.Options{Model: l})
+		parent, err := conversation.New(ctx, a, t.TempDir(), &conversation.LocalOptions{
+			Backend: filestore.NewBackend(t.TempDir(), nil), DisableStuckDetection: off,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runTurn(t, parent, "go")
+		parent.Close()
+		states, _ := filepath.Glob(filepath.Join(parent.Dir(), "subagents", "*", "base_state.json"))
+		if len(states) != 1 {
+			t.Fatalf("sub-conversations: %v", states)
+		}
+		b, err := os.ReadFile(states[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st struct {
+			Stuck bool `json:"stuck_detection"`
+		}
+		if err := json.Unmarshal(b, &st); err != nil || st.Stuck == off {
+			t.Errorf("caller's stuck detection off=%v: the sub-agent's stuck_detection %v (%v)", off, st.Stuck, err)
+		}
 	}
 }

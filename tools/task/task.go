@@ -28,7 +28,10 @@
 // TaskObservation. Unlike the reference, max_turns, hidden from the model
 // as there, is honoured as a further bound on the sub-agent's iterations
 // (the reference ignores it), and a definition's max_budget_per_run stops
-// the sub-agent once its model's accumulated cost reaches it.
+// the sub-agent once its model's accumulated cost reaches it. A sub-agent
+// also stops once it has spent what is left of the caller's budget (the
+// reference gives it the caller's whole budget), and its stuck detector
+// is on or off as the caller's.
 package task
 
 import (
@@ -39,6 +42,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -410,6 +414,8 @@ func (m *manager) run(ctx context.Context, caller *agent.Caller, rec *record, de
 		HookConfig: def.Hooks,
 		Secrets:    maps.Clone(parent.SecretRegistry.Sources),
 		Logger:     log,
+		// The caller's stuck detector setting holds for its sub-agents.
+		DisableStuckDetection: !parent.StuckDetection,
 	}
 	if m.dir != "" {
 		opts.Backend = filestore.NewBackend(m.dir, nil)
@@ -449,14 +455,24 @@ func (m *manager) run(ctx context.Context, caller *agent.Caller, rec *record, de
 	}
 	defer m.rollUp(caller, rec, child, model, log)
 
-	// A budget stops the sub-agent once its model has spent it.
+	// A budget stops the sub-agent once its model has spent it: its
+	// definition's, and what is left of the caller's, which its costs
+	// count toward (the reference gives a sub-agent the caller's whole
+	// budget when its definition has none).
 	var overBudget string
+	limit := math.Inf(1)
 	if def.MaxBudgetPerRun != nil {
+		limit = *def.MaxBudgetPerRun
+	}
+	if b := caller.Session.MaxBudgetPerRun(); b > 0 {
+		limit = min(limit, b-callerSpent(caller))
+	}
+	if !math.IsInf(limit, 1) {
 		l, ok := model.(*llm.LLM)
 		if !ok {
 			log.Warn("task: max_budget_per_run needs an LLM whose costs can be read; not enforced")
 		} else {
-			limit, start := *def.MaxBudgetPerRun, l.Metrics().AccumulatedCost
+			start := l.Metrics().AccumulatedCost
 			var once sync.Once
 			unsub := child.Subscribe(func(event.Event) {
 				if spent := l.Metrics().AccumulatedCost - start; spent >= limit {
@@ -643,6 +659,24 @@ func (m *manager) rollUp(caller *agent.Caller, rec *record, child conversation.C
 	if err != nil {
 		log.Warn("task: recording the sub-agent's costs", "err", err)
 	}
+}
+
+// callerSpent is what the caller's conversation has spent: its stored
+// stats, with its model's live metrics for the model's own usage id (the
+// stats are saved after the step). Sub-agents running beside this one
+// count once they end.
+func callerSpent(caller *agent.Caller) float64 {
+	live, _ := caller.Model.(*llm.LLM)
+	var spent float64
+	for id, mt := range caller.Session.Fields().Stats.UsageToMetrics {
+		if mt != nil && (live == nil || id != live.UsageID()) {
+			spent += mt.AccumulatedCost
+		}
+	}
+	if live != nil {
+		spent += live.Metrics().AccumulatedCost
+	}
+	return spent
 }
 
 // lastError returns the detail of a conversation's last
