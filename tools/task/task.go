@@ -80,16 +80,18 @@ const (
 	StatusError     = "error"
 )
 
-// Action is one task call.
+// Action is one task call. Its unset optional fields are left out of its
+// JSON, as the reference's event files (written without None values) do,
+// so a conversation gohands wrote re-dumps byte-equal under the reference.
 type Action struct {
-	Description  *string `json:"description" desc:"A short (3-5 word) label for the task."`
+	Description  *string `json:"description,omitempty" desc:"A short (3-5 word) label for the task."`
 	Prompt       string  `json:"prompt" desc:"The task for the sub-agent: what to do, the files, names or errors involved, and what to report back."`
 	SubagentType string  `json:"subagent_type" default:"general-purpose" desc:"The kind of sub-agent to run, one of those listed in the tool description."`
-	Resume       *string `json:"resume" desc:"The task id of an earlier task, to continue its sub-agent's conversation with this prompt."`
+	Resume       *string `json:"resume,omitempty" desc:"The task id of an earlier task, to continue its sub-agent's conversation with this prompt."`
 	// MaxTurns bounds the sub-agent's iterations for this call. It is not
 	// shown to the model (the reference deprecated it) but is written and
 	// accepted (see ParseAction).
-	MaxTurns *int `json:"max_turns" hidden:"true"`
+	MaxTurns *int `json:"max_turns,omitempty" hidden:"true"`
 }
 
 // SetDefaults implements event.Defaulter: a decoded action without

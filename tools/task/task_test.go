@@ -469,7 +469,7 @@ func TestWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"description":null,"prompt":"p","subagent_type":"general-purpose","resume":null,"max_turns":3,"kind":"TaskAction"}`; string(b) != want {
+	if want := `{"prompt":"p","subagent_type":"general-purpose","max_turns":3,"kind":"TaskAction"}`; string(b) != want {
 		t.Errorf("action\n got %s\nwant %s", b, want)
 	}
 	back, err := event.DecodeKinded[event.Action](b)

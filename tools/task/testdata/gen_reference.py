@@ -52,9 +52,11 @@ def main():
     bad = TaskObservation.from_text(text="boom", task_id="task_00000002",
                                     subagent="bash-runner", status="error", is_error=True)
     wire = {
-        "action": TaskAction(prompt="p", max_turns=3).model_dump_json(),
+        # Actions as the reference's event files hold them: without None
+        # values (its event store writes exclude_none).
+        "action": TaskAction(prompt="p", max_turns=3).model_dump_json(exclude_none=True),
         "action_full": TaskAction(prompt="p", description="d", subagent_type="code-explorer",
-                                  resume="task_00000001").model_dump_json(),
+                                  resume="task_00000001").model_dump_json(exclude_none=True),
         "observation": ok.model_dump_json(),
         "observation_llm": [c.text for c in ok.to_llm_content],
         "observation_error": bad.model_dump_json(),
