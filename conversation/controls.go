@@ -221,7 +221,7 @@ func (c *LocalConversation) fork(ctx context.Context, opts *ForkOptions) (*Local
 // the root to the HEAD; other branches stay in the log. It fails with
 // ErrRunning during a Run and ErrNotFound for an unknown event.
 func (c *LocalConversation) NavigateTo(ctx context.Context, eventID string) error {
-	c.runMu.Lock()
+	c.lockBetweenRuns()
 	defer c.runMu.Unlock()
 	switch {
 	case c.closed:
@@ -262,7 +262,7 @@ func (c *LocalConversation) SwitchLLM(ctx context.Context, cfg llm.Config) error
 	if err != nil {
 		return err
 	}
-	c.runMu.Lock()
+	c.lockBetweenRuns()
 	defer c.runMu.Unlock()
 	switch {
 	case c.closed:

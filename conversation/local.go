@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -56,6 +57,9 @@ type LocalConversation struct {
 
 	runMu   sync.Mutex
 	running bool
+	// begun says the run in progress has stored its start (see
+	// lockBetweenRuns).
+	begun bool
 	// stopped counts the runs that have left their loop (see Stopped).
 	stopped  uint64
 	runDone  chan struct{}
@@ -530,7 +534,7 @@ func (c *LocalConversation) run(ctx context.Context, started func()) (err error)
 	c.runMu.Unlock()
 	defer func() {
 		c.runMu.Lock()
-		c.running, c.cancel = false, nil
+		c.running, c.begun, c.cancel = false, false, nil
 		close(done)
 		c.runMu.Unlock()
 	}()
@@ -546,6 +550,9 @@ func (c *LocalConversation) run(ctx context.Context, started func()) (err error)
 	if err := c.startRun(unrecorded); err != nil {
 		return c.fail(errorCode(err), err.Error(), err)
 	}
+	c.runMu.Lock()
+	c.begun = true
+	c.runMu.Unlock()
 	started()
 	err = c.runLoop(ctx, runner)
 	c.runMu.Lock()
@@ -718,6 +725,32 @@ func (c *LocalConversation) stuckWindow() []event.Event {
 		return nil
 	}
 	return v
+}
+
+// endWait bounds how long a change between runs waits for a run that has
+// stored its end to return (a hang guard).
+const endWait = 30 * time.Second
+
+// lockBetweenRuns locks runMu. When the run in progress has stored how it
+// ended (its status is no longer running: it finished, paused or waits
+// for confirmation, and is returning), it first waits for that run to
+// return, at most endWait: a caller that saw the status expects the
+// conversation to be between runs, not an ErrRunning (the agent server's
+// load_plugin answered 409 to a client that saw "finished").
+func (c *LocalConversation) lockBetweenRuns() {
+	c.runMu.Lock()
+	if !c.running || !c.begun || c.Status() == StatusRunning {
+		return
+	}
+	done := c.runDone
+	c.runMu.Unlock()
+	t := time.NewTimer(endWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	c.runMu.Lock()
 }
 
 // Stopped returns how many runs have left their loop. A run that has left
@@ -934,7 +967,7 @@ func (c *LocalConversation) SetConfirmationPolicy(ctx context.Context, p securit
 // RejectPendingActions implements Conversation. It fails with ErrRunning
 // while a step may be executing those actions.
 func (c *LocalConversation) RejectPendingActions(ctx context.Context, reason string) error {
-	c.runMu.Lock()
+	c.lockBetweenRuns()
 	running, closed := c.running, c.closed
 	c.runMu.Unlock()
 	if closed {

@@ -20,6 +20,9 @@ type echoAgent struct {
 	Greeting string `json:"greeting"`
 	fail     error
 	panic    bool
+	// hold, when not nil, keeps the step from returning after it stored
+	// "finished" until it is closed.
+	hold chan struct{}
 }
 
 func init() { event.RegisterKind[echoAgent]("EchoTestAgent") }
@@ -59,7 +62,13 @@ func (r *echoRunner) Step(ctx context.Context) error {
 	if err := r.s.Emit(&event.MessageEvent{Base: event.NewBase(event.SourceAgent), LLMMessage: reply}); err != nil {
 		return err
 	}
-	return r.s.SetStatus(conversation.StatusFinished)
+	if err := r.s.SetStatus(conversation.StatusFinished); err != nil {
+		return err
+	}
+	if r.a.hold != nil {
+		<-r.a.hold
+	}
+	return nil
 }
 
 func (r *echoRunner) Ask(ctx context.Context, view []event.Event, q string) (string, error) {

@@ -8,7 +8,7 @@ import "fmt"
 // The agent server's load_plugin uses it to add a plugin's skills and MCP
 // servers to a conversation.
 func (c *LocalConversation) ReplaceAgent(a Agent) error {
-	c.runMu.Lock()
+	c.lockBetweenRuns()
 	defer c.runMu.Unlock()
 	switch {
 	case c.closed:
