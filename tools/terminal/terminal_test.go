@@ -289,12 +289,13 @@ func readUntil(t *testing.T, term *Terminal, o *Observation, want string) (strin
 // is kept in front of the last observation's.
 func settle(t *testing.T, term *Terminal, o *Observation) (string, *Observation) {
 	t.Helper()
-	text := o.Text()
+	var text strings.Builder
+	text.WriteString(o.Text())
 	for i := 0; i < 20 && o.Timeout && exitCode(o) == -1; i++ {
 		o = run(t, term, Action{Command: ""})
-		text += o.Text()
+		text.WriteString(o.Text())
 	}
-	return text, o
+	return text.String(), o
 }
 
 func TestReadPrompt(t *testing.T) {
