@@ -28,8 +28,8 @@
 // TaskObservation. Unlike the reference, max_turns, hidden from the model
 // as there, is honoured as a further bound on the sub-agent's iterations
 // (the reference ignores it), and a definition's max_budget_per_run stops
-// the sub-agent once its model's accumulated cost reaches it. A sub-agent
-// also stops once it has spent what is left of the caller's budget (the
+// the sub-agent after the step where its costs reach it. A sub-agent also
+// stops once it has spent what is left of the caller's budget (the
 // reference gives it the caller's whole budget), and its stuck detector
 // is on or off as the caller's.
 package task
@@ -430,6 +430,27 @@ func (m *manager) run(ctx context.Context, caller *agent.Caller, rec *record, de
 	if a.MaxTurns != nil && (opts.MaxIterations == 0 || *a.MaxTurns < opts.MaxIterations) {
 		opts.MaxIterations = *a.MaxTurns
 	}
+	// A budget ends the sub-agent's run after the step that spends it: its
+	// definition's, and what is left of the caller's, which its costs count
+	// toward (the reference gives a sub-agent the caller's whole budget
+	// when its definition has none). The sub-conversation's budget covers
+	// its whole log, so a resumed task's earlier costs are added.
+	limit := math.Inf(1)
+	if def.MaxBudgetPerRun != nil {
+		limit = *def.MaxBudgetPerRun
+	}
+	if b := caller.Session.MaxBudgetPerRun(); b > 0 {
+		if limit = min(limit, b-callerSpent(caller)); limit <= 0 {
+			return fmt.Sprintf("Sub-agent not started: the budget ($%.4f) is spent.", b), true, nil
+		}
+	}
+	if !math.IsInf(limit, 1) {
+		var earlier float64
+		if mt := parent.Stats.UsageToMetrics["task:"+rec.id]; mt != nil {
+			earlier = mt.AccumulatedCost
+		}
+		opts.MaxBudgetPerRun = limit + earlier
+	}
 	opts.ConfirmationPolicy = parent.ConfirmationPolicy
 	if def.PermissionMode != nil {
 		opts.ConfirmationPolicy = policy(*def.PermissionMode)
@@ -457,37 +478,6 @@ func (m *manager) run(ctx context.Context, caller *agent.Caller, rec *record, de
 	}
 	defer m.rollUp(caller, rec, child, model, log)
 
-	// A budget stops the sub-agent once its model has spent it: its
-	// definition's, and what is left of the caller's, which its costs
-	// count toward (the reference gives a sub-agent the caller's whole
-	// budget when its definition has none).
-	var overBudget string
-	limit := math.Inf(1)
-	if def.MaxBudgetPerRun != nil {
-		limit = *def.MaxBudgetPerRun
-	}
-	if b := caller.Session.MaxBudgetPerRun(); b > 0 {
-		limit = min(limit, b-callerSpent(caller))
-	}
-	if !math.IsInf(limit, 1) {
-		l, ok := model.(*llm.LLM)
-		if !ok {
-			log.Warn("task: max_budget_per_run needs an LLM whose costs can be read; not enforced")
-		} else {
-			start := l.Metrics().AccumulatedCost
-			var once sync.Once
-			unsub := child.Subscribe(func(event.Event) {
-				if spent := l.Metrics().AccumulatedCost - start; spent >= limit {
-					once.Do(func() {
-						overBudget = fmt.Sprintf("Agent reached maximum budget limit ($%.4f); accumulated cost $%.4f.", limit, spent)
-						go child.Pause(ctx) // not from the committing goroutine
-					})
-				}
-			})
-			defer unsub()
-		}
-	}
-
 	if err := child.SendMessage(ctx, event.UserMessage(a.Prompt)); err != nil {
 		return "", true, err
 	}
@@ -507,14 +497,11 @@ func (m *manager) run(ctx context.Context, caller *agent.Caller, rec *record, de
 		}
 	}
 	st := child.Status()
-	if st == conversation.StatusFinished && overBudget == "" {
+	if st == conversation.StatusFinished {
 		final, _ := agent.FinalResponse(ctx, child.State())
 		return final, false, nil
 	}
-	reason := overBudget
-	if reason == "" {
-		reason = lastError(ctx, child.State())
-	}
+	reason := lastError(ctx, child.State())
 	if reason == "" {
 		reason = fmt.Sprintf("Sub-agent stopped without finishing (status: %s).", st)
 	}
