@@ -8,7 +8,7 @@ import (
 )
 
 // TestCondense: POST condense makes the condenser summarise the history
-// now; without a condenser acting on requests it is a 400, for an unknown
+// now; without a condenser acting on requests it is a 409, for an unknown
 // conversation a 404, while actions wait for confirmation a 409.
 func TestCondense(t *testing.T) {
 	// The summariser's request has no tools; the agent's has.
@@ -63,12 +63,12 @@ func TestCondense(t *testing.T) {
 		t.Errorf("the model's next request lacks the summary: %s", last.RawBody)
 	}
 
-	// No condenser: 400 with the reason.
+	// No condenser: 409 with the reason, as the reference 1.58.
 	ts.must(201, "POST", "/api/conversations", map[string]any{
 		"agent_settings": map[string]any{"llm": llmJSON, "condenser": map[string]any{"enabled": false}}, "workspace": ws,
 	}, &info)
 	status, body := ts.do("POST", "/api/conversations/"+info["id"].(string)+"/condense", nil)
-	if status != 400 || !strings.Contains(string(body), "condenser") {
+	if status != 409 || !strings.Contains(string(body), "condenser") {
 		t.Errorf("no condenser: %d %s", status, body)
 	}
 

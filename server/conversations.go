@@ -626,6 +626,8 @@ func (c *conv) info(includeSkills bool) (json.RawMessage, error) {
 	member("supports_runtime_model_switch", []byte("false"))
 	member("launched_agent_profile", raw(m.LaunchedAgentProfile))
 	member("client_tools", js(orEmptySlice(m.ClientTools)))
+	member("tool_module_qualnames", js(orEmpty(m.ToolModuleQualnames)))
+	member("runtime_info", []byte(availableRuntimeJSON))
 	b.WriteByte('}')
 	return b.Bytes(), nil
 }
@@ -820,7 +822,7 @@ func (s *Server) handleCount(in *request[countQuery, none]) (any, error) {
 }
 
 type batchQuery struct {
-	IDs           []string `query:"ids" description:"Conversation ids (at most 100)."`
+	IDs           []string `query:"ids" required:"true" description:"Conversation ids (at most 99)."`
 	IncludeSkills bool     `query:"include_skills"`
 }
 
@@ -1127,8 +1129,8 @@ func (s *Server) handleFinalResponse(in *request[none, none]) (any, error) {
 // handleCondense forces a condensation of the history (the reference's
 // condense). While a run is in progress, its next step condenses;
 // otherwise one step condenses now, before the answer. A conversation
-// whose agent has no condenser acting on requests answers 400 (the
-// reference fails with 500).
+// whose agent has no condenser acting on requests answers 409, as the
+// reference 1.58 does.
 func (s *Server) handleCondense(in *request[none, none]) (any, error) {
 	c, lc, err := in.load()
 	if err != nil {
@@ -1151,7 +1153,7 @@ func (s *Server) handleCondense(in *request[none, none]) (any, error) {
 	err = lc.Condense(in.r.Context())
 	switch {
 	case errors.Is(err, conversation.ErrCannotCondense):
-		return nil, statusErr(http.StatusBadRequest, "%s", err.Error())
+		return nil, statusErr(http.StatusConflict, "%s", err.Error())
 	case errors.Is(err, conversation.ErrWaitingForConfirmation):
 		return nil, statusErr(http.StatusConflict, "Cannot condense while actions wait for confirmation")
 	case err != nil:

@@ -139,7 +139,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, v any, allowEm
 	if err := json.Unmarshal(body, v); err != nil {
 		return jsonInvalid(err)
 	}
-	return nil
+	return missingRequired(body, v)
 }
 
 // jsonInvalid turns a JSON decoding error into a validation error.

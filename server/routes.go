@@ -77,7 +77,7 @@ func (s *Server) routeTable() []*route {
 		{method: "POST", path: conv + "/confirmation_policy", summary: "Set the confirmation policy", tag: tConv, body: policyRequest{}, resp: successResponse{}, errors: nf, h: handle(s, nil, s.handlePolicy)},
 		{method: "POST", path: conv + "/security_analyzer", summary: "Set or clear the security analyzer", tag: tConv, body: analyzerRequest{}, resp: successResponse{}, errors: nf, h: handle(s, nil, s.handleAnalyzer)},
 		{method: "POST", path: conv + "/ask_agent", summary: "Ask the agent a side question (nothing is recorded)", tag: tConv, body: askRequest{}, resp: askResponse{}, errors: []int{404, 422, 500, 502}, h: handle(s, nil, s.handleAsk)},
-		{method: "POST", path: conv + "/condense", summary: "Condense the history now (400 when the agent has no condenser acting on requests)", tag: tConv, resp: successResponse{}, errors: []int{400, 404, 409, 422}, h: handle(s, nil, s.handleCondense)},
+		{method: "POST", path: conv + "/condense", summary: "Condense the history now (409 when the agent has no condenser acting on requests)", tag: tConv, resp: successResponse{}, errors: []int{404, 409, 422}, h: handle(s, nil, s.handleCondense)},
 		{method: "GET", path: conv + "/agent_final_response", summary: "The agent's final response", tag: tConv, resp: askResponse{}, errors: nf, h: handle(s, nil, s.handleFinalResponse)},
 
 		{method: "GET", path: conv + "/events/search", summary: "Search events", tag: tEv, query: &eventSearchQuery{}, resp: eventPage{}, errors: nf, h: handle(s, nil, s.handleEventSearch)},
@@ -123,6 +123,8 @@ func (s *Server) allRoutes() []*route {
 	rs = append(rs, s.vscodeRoutes()...)
 	rs = append(rs, s.canvasRoutes()...)
 	rs = append(rs, s.connectionRoutes()...)
+	rs = append(rs, s.convRuntimeRoutes()...)
+	rs = append(rs, s.archiveRoute())
 	return append(rs, s.runtimeRoutes(rs)...)
 }
 

@@ -189,6 +189,9 @@ func (w *sessionWriter) abortAll(reason string) error {
 }
 
 func (s *Server) handleSessionSocket(w http.ResponseWriter, r *http.Request) {
+	if refuseBadID(w, r) {
+		return
+	}
 	var q sessionSocketQuery
 	if err := decodeQuery(r, &q); err != nil {
 		writeErr(w, err)

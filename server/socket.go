@@ -73,7 +73,22 @@ func (s *Server) acceptSocket(w http.ResponseWriter, r *http.Request, key string
 	return conn
 }
 
+// refuseBadID answers a socket request whose conversation id is no UUID
+// with 403 before the handshake, as the reference does (its path
+// validation fails before the socket is accepted), and reports whether it
+// did.
+func refuseBadID(w http.ResponseWriter, r *http.Request) bool {
+	if _, err := conversationID(r); err != nil {
+		http.Error(w, "Forbidden", http.StatusForbidden)
+		return true
+	}
+	return false
+}
+
 func (s *Server) handleEventSocket(w http.ResponseWriter, r *http.Request) {
+	if refuseBadID(w, r) {
+		return
+	}
 	var q socketQuery
 	if err := decodeQuery(r, &q); err != nil {
 		writeErr(w, err)

@@ -125,6 +125,19 @@ func TestSocketAuthAndNotFound(t *testing.T) {
 	if _, err := readFrame(t, c); websocket.CloseStatus(err) != 4004 {
 		t.Errorf("unknown conversation: %v, want close 4004", err)
 	}
+	// An id that is no UUID is refused before the handshake with 403, as
+	// the reference refuses it (its path validation), on both sockets.
+	for _, p := range []string{"/sockets/events/not-a-uuid", "/sockets/session/not-a-uuid"} {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.http.URL, "http")+p+"?session_api_key=secret", nil)
+		cancel()
+		if c != nil {
+			c.CloseNow()
+		}
+		if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s: %v %v, want a 403 refusal", p, resp, err)
+		}
+	}
 }
 
 // A socket that never reads does not hold the agent back: the run

@@ -6,12 +6,28 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 )
+
+// existingDir is dir or its nearest ancestor that exists: git runs
+// there to find the repository of a file whose directory was deleted.
+func existingDir(dir string) string {
+	for {
+		if _, err := os.Stat(dir); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return dir
+		}
+		dir = parent
+	}
+}
 
 // emptyTree is git's empty tree, the base of a repository without commits.
 const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -125,11 +141,20 @@ func parseNameStatus(out string) []GitChange {
 // sides are nil.
 func Diff(ctx context.Context, file, ref string) (*GitDiff, error) {
 	var d GitDiff
+	// A file missing from disk may be a deletion in the working tree: its
+	// base side is the diff. Missing on both sides, it is an error (the
+	// reference's GitPathError), not an empty diff.
+	_, statErr := os.Lstat(file)
+	missing := errors.Is(statErr, fs.ErrNotExist)
+	missingErr := fmt.Errorf("file does not exist: %s: %w", file, fs.ErrNotExist)
 	root := ""
 	if file != "" {
-		root = repoRoot(ctx, filepath.Dir(file))
+		root = repoRoot(ctx, existingDir(filepath.Dir(file)))
 	}
 	if root == "" {
+		if missing {
+			return nil, missingErr
+		}
 		return &d, nil
 	}
 	trim := func(s string) *string {
@@ -161,9 +186,11 @@ func Diff(ctx context.Context, file, ref string) (*GitDiff, error) {
 		return nil, err
 	}
 	rel, err := filepath.Rel(root, file)
+	atBase := false
 	if err == nil && ref != emptyTree && !strings.HasPrefix(rel, "..") {
 		blob := ref + ":" + filepath.ToSlash(rel)
 		if out, err := git(ctx, root, "cat-file", "-s", blob); err == nil {
+			atBase = true
 			if n, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64); err == nil && n > MaxDiffFileSize {
 				return nil, tooLarge(n)
 			}
@@ -171,6 +198,9 @@ func Diff(ctx context.Context, file, ref string) (*GitDiff, error) {
 				d.Original = trim(out)
 			}
 		}
+	}
+	if missing && !atBase {
+		return nil, missingErr
 	}
 	return &d, nil
 }

@@ -126,8 +126,15 @@ func testGit(t *testing.T, w workspace.Workspace, dir string) {
 	if ch, err := w.GitChanges(ctx, "."); err != nil || len(ch) != 0 {
 		t.Errorf("outside a repository: %v, %v", ch, err)
 	}
-	if d, err := w.GitDiff(ctx, "nothing.txt"); err != nil || d.Modified != nil || d.Original != nil {
+	if err := os.WriteFile(filepath.Join(dir, "outside.txt"), []byte("o\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := w.GitDiff(ctx, "outside.txt"); err != nil || d.Modified != nil || d.Original != nil {
 		t.Errorf("diff outside a repository: %+v, %v", d, err)
+	}
+	// A file on neither side is an error, as the reference's GitPathError.
+	if d, err := w.GitDiff(ctx, "nothing.txt"); err == nil {
+		t.Errorf("diff of a missing file outside a repository: %+v, want an error", d)
 	}
 	run := func(args ...string) {
 		t.Helper()
@@ -166,5 +173,13 @@ func testGit(t *testing.T, w workspace.Workspace, dir string) {
 	d, err := w.GitDiff(ctx, "keep.txt")
 	if err != nil || d.Original == nil || d.Modified == nil || *d.Original != "one" || *d.Modified != "two" {
 		t.Errorf("diff %+v, %v", d, err)
+	}
+	// A deletion diffs as its base side against nothing.
+	d, err = w.GitDiff(ctx, "gone.txt")
+	if err != nil || d.Original == nil || d.Modified == nil || *d.Original != "x" || *d.Modified != "" {
+		t.Errorf("diff of a deleted file %+v, %v", d, err)
+	}
+	if d, err := w.GitDiff(ctx, "never.txt"); err == nil {
+		t.Errorf("diff of a file on neither side: %+v, want an error", d)
 	}
 }

@@ -2,7 +2,7 @@ package protocol
 
 // BashRequest is the reference's ExecuteBashRequest.
 type BashRequest struct {
-	Command string  `json:"command"`
+	Command string  `json:"command" required:"true"`
 	Cwd     *string `json:"cwd,omitempty"`
 	Timeout *int    `json:"timeout,omitempty" description:"Seconds (default 300)."`
 }

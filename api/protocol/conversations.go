@@ -95,6 +95,8 @@ type ConversationInfo struct {
 	SupportsRuntimeModelSwitch bool              `json:"supports_runtime_model_switch"`
 	LaunchedAgentProfile       map[string]any    `json:"launched_agent_profile"`
 	ClientTools                []map[string]any  `json:"client_tools"`
+	ToolModuleQualnames        map[string]string `json:"tool_module_qualnames"`
+	RuntimeInfo                *RuntimeInfo      `json:"runtime_info"`
 }
 
 // ConversationPage is a page of search results.
@@ -121,7 +123,7 @@ type PolicyRequest struct {
 
 // AnalyzerRequest is the body of the security_analyzer route.
 type AnalyzerRequest struct {
-	SecurityAnalyzer json.RawMessage `json:"security_analyzer"`
+	SecurityAnalyzer json.RawMessage `json:"security_analyzer" required:"true"`
 }
 
 // AskRequest is the body of ask_agent.
@@ -153,4 +155,18 @@ type LocalWorkspace struct {
 type SocketAuth struct {
 	Type          string `json:"type"` // "auth"
 	SessionAPIKey string `json:"session_api_key"`
+}
+
+// RuntimeInfo is the reference's ConversationRuntimeInfo: whether a
+// conversation's runtime is there to run it.
+type RuntimeInfo struct {
+	RuntimeStatus string        `json:"runtime_status" enum:"available,starting,missing,ownership_lost,error"`
+	CanResume     bool          `json:"can_resume"`
+	RuntimeError  *RuntimeError `json:"runtime_error"`
+}
+
+// RuntimeError is the reference's ConversationRuntimeError.
+type RuntimeError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
