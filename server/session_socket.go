@@ -194,7 +194,8 @@ func (s *Server) handleSessionSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	var q sessionSocketQuery
 	if err := decodeQuery(r, &q); err != nil {
-		writeErr(w, err)
+		// The reference's query validation refuses the handshake.
+		http.Error(w, "Forbidden", http.StatusForbidden)
 		return
 	}
 	conn := s.acceptSocket(w, r, q.SessionAPIKey)
@@ -355,13 +356,13 @@ func (s *Server) readSessionSocket(ctx context.Context, conn *websocket.Conn, c 
 		if json.Unmarshal(probe["type"], &kind) == nil && kind == "auth" {
 			continue
 		}
-		var req sendMessageRequest
-		if err := req.decode(data); err != nil {
+		req, err := socketMessage(data)
+		if err != nil {
 			reply("ValidationError", err.Error())
 			continue
 		}
 		req.Run = true
-		if err := s.sendMessage((&http.Request{}).WithContext(ctx), c, lc, &req); err != nil {
+		if err := s.sendMessage((&http.Request{}).WithContext(ctx), c, lc, req); err != nil {
 			code := "RuntimeError"
 			var ie *invalidError
 			if errors.As(err, &ie) {

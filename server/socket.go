@@ -74,9 +74,9 @@ func (s *Server) acceptSocket(w http.ResponseWriter, r *http.Request, key string
 }
 
 // refuseBadID answers a socket request whose conversation id is no UUID
-// with 403 before the handshake, as the reference does (its path
-// validation fails before the socket is accepted), and reports whether it
-// did.
+// with 403 before the handshake, as the reference does (its validation of
+// the path and query fails before the socket is accepted), and reports
+// whether it did.
 func refuseBadID(w http.ResponseWriter, r *http.Request) bool {
 	if _, err := conversationID(r); err != nil {
 		http.Error(w, "Forbidden", http.StatusForbidden)
@@ -91,7 +91,8 @@ func (s *Server) handleEventSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	var q socketQuery
 	if err := decodeQuery(r, &q); err != nil {
-		writeErr(w, err)
+		// The reference's query validation refuses the handshake.
+		http.Error(w, "Forbidden", http.StatusForbidden)
 		return
 	}
 	since := ""
@@ -234,6 +235,27 @@ func (s *Server) writeSocket(ctx context.Context, conn *websocket.Conn, c *conv,
 	}
 }
 
+// socketMessage decodes a message a client sends on a socket. Unlike the
+// REST body (the reference's SendMessageRequest, whose role defaults to
+// user), a socket frame is the reference's Message, whose role is
+// required: a frame without one is refused, not run as an empty message.
+func socketMessage(data []byte) (*sendMessageRequest, error) {
+	var probe struct {
+		Role *string `json:"role"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, jsonInvalid(err)
+	}
+	if probe.Role == nil {
+		return nil, &invalidError{loc: []any{"role"}, typ: "missing", msg: "Field required"}
+	}
+	var req sendMessageRequest
+	if err := req.decode(data); err != nil {
+		return nil, err
+	}
+	return &req, nil
+}
+
 // readSocket reads client frames: messages, sent with run=true. Errors
 // are answered with a ServerErrorEvent frame; the socket stays open.
 func (s *Server) readSocket(ctx context.Context, conn *websocket.Conn, c *conv, lc *conversation.LocalConversation, sub *subscriber) {
@@ -251,12 +273,11 @@ func (s *Server) readSocket(ctx context.Context, conn *websocket.Conn, c *conv, 
 		if json.Unmarshal(data, &probe) == nil && probe.Type == "auth" {
 			continue
 		}
-		var req sendMessageRequest
-		err = req.decode(data)
+		req, err := socketMessage(data)
 		if err == nil {
 			req.Run = true
 			r := (&http.Request{}).WithContext(ctx)
-			err = s.sendMessage(r, c, lc, &req)
+			err = s.sendMessage(r, c, lc, req)
 		}
 		if err != nil {
 			code := "ValueError"

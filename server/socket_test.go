@@ -39,7 +39,7 @@ func (f frame) status() string {
 	return ""
 }
 
-func dial(t *testing.T, ts *testServer, path string) (*websocket.Conn, error) {
+func dial(t testing.TB, ts *testServer, path string) (*websocket.Conn, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -125,11 +125,16 @@ func TestSocketAuthAndNotFound(t *testing.T) {
 	if _, err := readFrame(t, c); websocket.CloseStatus(err) != 4004 {
 		t.Errorf("unknown conversation: %v, want close 4004", err)
 	}
-	// An id that is no UUID is refused before the handshake with 403, as
-	// the reference refuses it (its path validation), on both sockets.
-	for _, p := range []string{"/sockets/events/not-a-uuid", "/sockets/session/not-a-uuid"} {
+	// An id that is no UUID, or a bad query parameter, is refused before
+	// the handshake with 403, as the reference refuses it (its validation),
+	// on both sockets.
+	for _, p := range []string{"/sockets/events/not-a-uuid", "/sockets/session/not-a-uuid", "/sockets/session/" + unknownID + "?after_seq=abc&", "/sockets/events/" + unknownID + "?resend_mode=bogus&"} {
+		sep := "?"
+		if strings.HasSuffix(p, "&") {
+			sep = ""
+		}
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.http.URL, "http")+p+"?session_api_key=secret", nil)
+		c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.http.URL, "http")+p+sep+"session_api_key=secret", nil)
 		cancel()
 		if c != nil {
 			c.CloseNow()
@@ -381,5 +386,56 @@ func TestSocketSnapshotOnPollAfterRun(t *testing.T) {
 		if err != nil || f.status() != "waiting_for_confirmation" {
 			t.Fatalf("frame after poll %d: %+v, %v; want a full_state snapshot", i, f, err)
 		}
+	}
+}
+
+// TestSocketFrameWithoutRole: a frame without a role is the reference's
+// invalid Message on both sockets: an error frame answers it, the socket
+// stays, and nothing is stored nor run.
+func TestSocketFrameWithoutRole(t *testing.T) {
+	t.Parallel()
+	model := llmtest.NewChat(t)
+	ts := newTestServer(t, nil)
+	var info map[string]any
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, nil), &info)
+	id := info["id"].(string)
+	frame := []byte(`{"content":[{"type":"text","text":"no role"}]}`)
+	ctx := t.Context()
+
+	sc, err := dial(t, ts, "/sockets/session/"+id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.CloseNow()
+	readSFrame(t, sc) // sync
+	readSFrame(t, sc) // the snapshot
+	if err := sc.Write(ctx, websocket.MessageText, frame); err != nil {
+		t.Fatal(err)
+	}
+	if f := readSFrame(t, sc); f.Type != "error" || f.Code != "ValidationError" {
+		t.Errorf("session socket: %+v, want a ValidationError frame", f)
+	}
+
+	ec, err := dial(t, ts, "/sockets/events/"+id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ec.CloseNow()
+	if err := ec.Write(ctx, websocket.MessageText, frame); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f, err := readFrame(t, ec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Kind == "ServerErrorEvent" {
+			break
+		}
+	}
+	var n int
+	ts.must(200, "GET", "/api/conversations/"+id+"/events/count?kind=MessageEvent", nil, &n)
+	if n != 0 || len(model.Requests()) != 0 {
+		t.Errorf("%d messages stored, %d model calls; want none", n, len(model.Requests()))
 	}
 }
