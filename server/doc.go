@@ -80,12 +80,19 @@
 //   - pause and interrupt are one operation: pausing cancels the step in
 //     progress at once (an LLM call or a tool), which the reference does
 //     only on interrupt;
-//   - condense on a conversation whose agent has no condenser acting on
-//     requests answers 400 with the reason (the reference: 500), and 409
-//     while actions wait for confirmation (a step would run them);
+//   - condense answers 409 while actions wait for confirmation (a step
+//     would run them), as it does, like the reference 1.58, for an agent
+//     without a condenser acting on requests;
 //   - secrets given at creation are kept in the state's secret registry
 //     (encrypted with the server's key) rather than in meta.json;
 //   - bash events are kept in memory (the last 10,000), not in files.
+//
+// /api/file/archive (and its runtime-scoped twin) streams its archive as
+// it is made, where the reference writes it to a temporary file first: a
+// failure after the first byte cuts the transfer instead of answering 500.
+// git-delta's default base is HEAD (the empty tree before the first
+// commit); the reference looks for the branch's remote and merge-base
+// first. Its headers never carry a remote's credentials.
 //
 // The quirks clients rely on are kept: creation answers 201 (200 for an
 // existing id), pause, interrupt and delete of an unknown conversation

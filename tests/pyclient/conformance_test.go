@@ -439,6 +439,28 @@ func TestRouteConformance158(t *testing.T) {
 		}
 	}
 
+	// The session socket's envelope protocol, beyond its first frame.
+	var facts [2][]string
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i, s := range []*server{ref, goh} {
+		wg.Go(func() {
+			c := &apiClient{base: s.URL, http: http.DefaultClient}
+			body := startBody(m.URL, work)
+			body["conversation_id"] = sessionSocketID
+			if _, errs[i] = c.create(ctx, body); errs[i] == nil {
+				facts[i], errs[i] = sessionSocketFacts(ctx, s.URL)
+			}
+		})
+	}
+	wg.Wait()
+	switch {
+	case errs[0] != nil || errs[1] != nil:
+		t.Errorf("session socket: reference: %v; gohands: %v", errs[0], errs[1])
+	case !slices.Equal(facts[0], facts[1]):
+		t.Errorf("session socket: the reference\n\t%s\ngohands\n\t%s", strings.Join(facts[0], "\n\t"), strings.Join(facts[1], "\n\t"))
+	}
+
 	var diffs []difference
 	matched := 0
 	for _, op := range ops {
