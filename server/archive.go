@@ -24,7 +24,7 @@ type archiveQuery struct {
 }
 
 func (s *Server) archiveRoute() *route {
-	return &route{method: "GET", path: "/api/file/archive", summary: "Archive a directory, streamed: a git patch of its changes (git-delta) or a gzip tarball (tar.gz); symbolic links are never followed out of it", tag: "Files", query: &archiveQuery{}, resp: []byte{}, errors: []int{400, 404, 422, 500}, h: s.handleArchive}
+	return &route{method: "GET", path: "/api/file/archive", summary: "Archive a directory, streamed: a git patch of its changes (git-delta) or a gzip tarball (tar.gz); symbolic links are never followed out of it", tag: "Files", query: &archiveQuery{}, resp: mediaTypes{"text/x-patch", "application/gzip"}, errors: []int{400, 404, 422, 500}, h: s.handleArchive}
 }
 
 // handleArchive streams the archive as it is made: nothing is staged on

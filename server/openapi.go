@@ -29,7 +29,7 @@ func (s *Server) openAPI() ([]byte, error) {
 			return "Server" + rest
 		}
 		return name
-	}))
+	}), jsonschema.InterceptNullability(nullableRef))
 	for _, rt := range s.routes {
 		op, err := r.NewOperationContext(rt.method, rt.path)
 		if err != nil {
@@ -60,6 +60,10 @@ func (s *Server) openAPI() ([]byte, error) {
 		}
 		if _, raw := rt.resp.([]byte); raw && status == http.StatusNoContent {
 			op.AddRespStructure(nil, openapi.WithHTTPStatus(status))
+		} else if a, ok := rt.resp.(mediaTypes); ok {
+			for _, ct := range a {
+				op.AddRespStructure(nil, openapi.WithHTTPStatus(status), openapi.WithContentType(ct))
+			}
 		} else if _, text := rt.resp.(plainText); text {
 			op.AddRespStructure(nil, openapi.WithHTTPStatus(status), openapi.WithContentType("text/plain"))
 		} else if raw {
@@ -190,6 +194,20 @@ func describeStart(spec *openapi3.Spec) {
 			op.RequestBody.RequestBody.Content["application/json"] = mt
 		}
 	}
+}
+
+// nullableRef lets a pointer to a struct without omitempty be null, as
+// encoding/json writes a nil one (runtime_info's runtime_error): the
+// reflector leaves such a property a bare $ref to a shared definition,
+// which OpenAPI 3.0 cannot mark nullable beside it, hence the allOf.
+func nullableRef(p jsonschema.InterceptNullabilityParams) {
+	t := p.Type
+	if p.OmitEmpty || p.Schema.Ref == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return
+	}
+	ref := *p.Schema
+	*p.Schema = jsonschema.Schema{AllOf: []jsonschema.SchemaOrBool{ref.ToSchemaOrBool()}}
+	p.Schema.AddType(jsonschema.Null)
 }
 
 // startExample is the start route's example request: an LLM agent with

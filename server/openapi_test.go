@@ -129,3 +129,47 @@ func TestAskAgentModelFailureIs502(t *testing.T) {
 		t.Errorf("status %d, want 502 naming the model: %s", code, data)
 	}
 }
+
+// TestOpenAPINullableAndArchiveTypes: a pointer to a struct the server
+// answers null (runtime_info's runtime_error) is documented nullable, and
+// the archive's 200 names the two types it sends; Schemathesis found both
+// answers outside the document.
+func TestOpenAPINullableAndArchiveTypes(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, nil)
+	type prop struct {
+		Ref      string `json:"$ref"`
+		Nullable bool   `json:"nullable"`
+		AllOf    []struct {
+			Ref string `json:"$ref"`
+		} `json:"allOf"`
+	}
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]struct {
+				Content map[string]json.RawMessage `json:"content"`
+			} `json:"responses"`
+		} `json:"paths"`
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]prop `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	ts.must(200, "GET", "/openapi.json", nil, &doc)
+	for _, c := range []struct{ schema, prop, ref string }{
+		{"ServerRuntimeInfo", "runtime_error", "ServerRuntimeError"},
+		{"ServerConversationInfo", "runtime_info", "ServerRuntimeInfo"},
+	} {
+		p := doc.Components.Schemas[c.schema].Properties[c.prop]
+		if !p.Nullable || len(p.AllOf) != 1 || p.AllOf[0].Ref != "#/components/schemas/"+c.ref {
+			t.Errorf("%s.%s documented as %+v, want a nullable %s", c.schema, c.prop, p, c.ref)
+		}
+	}
+	for _, path := range []string{"/api/file/archive", "/api/conversations/{runtime_conversation_id}/file/archive"} {
+		content := doc.Paths[path]["get"].Responses["200"].Content
+		if len(content) != 2 || content["application/gzip"] == nil || content["text/x-patch"] == nil {
+			t.Errorf("GET %s 200 documents %d types, want application/gzip and text/x-patch", path, len(content))
+		}
+	}
+}

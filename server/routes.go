@@ -31,6 +31,10 @@ type route struct {
 // value), as the document says.
 type plainText string
 
+// mediaTypes as a route's resp documents a body sent as one of these
+// types, the route's choice (the archive: a patch or a tarball).
+type mediaTypes []string
+
 // idPath documents the {conversation_id} path parameter.
 type idPath struct {
 	ConversationID string `path:"conversation_id" format:"uuid"`

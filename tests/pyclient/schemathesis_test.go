@@ -22,7 +22,10 @@ import (
 // Left out: starting bash commands and uploading files. They do what they
 // are told by design — fuzzing them would run random commands and write
 // random paths as the test's user. For the same reason an ACPAgent's
-// acp_command is replaced by a missing program (testdata/schemathesis_hooks.py). The server gets an unreachable HTTP
+// acp_command is replaced by a missing program, and the archive routes
+// archive a small directory of the test's whatever path was generated (a
+// generated "/" would stream the whole disk); see
+// testdata/schemathesis_hooks.py. The server gets an unreachable HTTP
 // proxy, so conversations created with generated LLM settings reach no
 // network.
 func TestSchemathesis(t *testing.T) {
@@ -63,7 +66,11 @@ func TestSchemathesis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Env = append(os.Environ(), "SCHEMATHESIS_HOOKS="+hooks)
+	archiveDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(archiveDir, "notes.txt"), []byte("archived by the fuzz\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = append(os.Environ(), "SCHEMATHESIS_HOOKS="+hooks, "GOHANDS_ST_ARCHIVE_DIR="+archiveDir)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
