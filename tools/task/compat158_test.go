@@ -18,7 +18,8 @@ import (
 // agent delegated a task to a sub-agent and then resumed that task: every
 // event re-dumps to the bytes on disk (so the TaskAction leaves out the
 // optional fields it does not set, as the reference's event files do) and
-// the task calls are read as the reference's task tool types.
+// the task calls are read as the reference's task tool types. The
+// reference then resumes the conversation and runs a turn to its finish.
 func TestReference158ReadsTaskCalls(t *testing.T) {
 	t.Parallel()
 	py := testenv.Reference158Python(t)
@@ -45,11 +46,14 @@ func TestReference158ReadsTaskCalls(t *testing.T) {
 	}
 	home := t.TempDir()
 	t.Cleanup(func() { refenv.Cleanup(home) })
-	cmd := exec.Command(py, filepath.Join("testdata", "check158.py"), filestore.Dir(base, id), id)
+	m := llmtest.NewResponder(t, func(llmtest.Request) (llmtest.Reply, error) {
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}}, nil
+	}, nil)
+	cmd := exec.Command(py, filepath.Join("testdata", "check158.py"), filestore.Dir(base, id), id, m.URL)
 	cmd.Env = refenv.Env(home, "OPENHANDS_SUPPRESS_BANNER=1")
 	out, err := cmd.CombinedOutput()
-	want := "ok ['TaskAction', 'TaskObservation', 'TaskAction(resume=task_00000001)', 'TaskObservation']"
-	if err != nil || !bytes.Contains(out, []byte(want)) {
+	read := "ok ['TaskAction', 'TaskObservation', 'TaskAction(resume=task_00000001)', 'TaskObservation']"
+	if err != nil || !bytes.Contains(out, []byte(read)) || !bytes.Contains(out, []byte("resumed finished ['finish']")) {
 		t.Fatalf("the reference 1.58.2 does not read gohands' conversation with sub-agent calls: %v\n%s", err, out)
 	}
 }
