@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -107,7 +108,16 @@ func (c *Conversation) GenerateTitle(ctx context.Context, maxLength int) (string
 // condense, and has the condensation delivered before it returns.
 func (c *Conversation) Condense(ctx context.Context) error {
 	if err := c.post(ctx, "/condense", nil, nil); err != nil {
-		return sentinel(err, map[int]error{http.StatusBadRequest: conversation.ErrCannotCondense, http.StatusConflict: conversation.ErrWaitingForConfirmation})
+		// A 409 is the reference 1.58's answer for an agent without a
+		// condenser acting on requests; gohands' server also answers 409
+		// while actions wait for confirmation, and says so. Servers before
+		// 1.58 answered 400 for the former.
+		byStatus := map[int]error{http.StatusBadRequest: conversation.ErrCannotCondense, http.StatusConflict: conversation.ErrCannotCondense}
+		var ae *workspace.APIError
+		if errors.As(err, &ae) && strings.Contains(ae.Detail, "wait for confirmation") {
+			byStatus[http.StatusConflict] = conversation.ErrWaitingForConfirmation
+		}
+		return sentinel(err, byStatus)
 	}
 	return c.reconcile(ctx)
 }
