@@ -373,7 +373,14 @@ func (s *Server) handleMCPOAuthStart(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		defer cancel()
 		res := s.probeMCP(ctx, p, oauth, mcpOAuthConsentWait)
-		cb.Close()
+		// Gracefully: the callback that delivered the code may not have
+		// written its answer yet, and a closed connection would read as
+		// a failed callback instead of the exchange's own error.
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if cb.Shutdown(sctx) != nil {
+			cb.Close()
+		}
+		scancel()
 		job.mu.Lock()
 		job.result, job.listening = &res, false
 		job.status = "failed"
