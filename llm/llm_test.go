@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/internal/freeport"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/llm/llmtest"
 )
@@ -769,12 +770,10 @@ func TestRetryableRefuses(t *testing.T) {
 // would hide a wrong address for two minutes. A reset connection is still
 // retried.
 func TestUnreachableNotRetried(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
 	var dials int
 	refused := llm.ProviderFunc(func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 		dials++

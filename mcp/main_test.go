@@ -18,6 +18,8 @@ import (
 	"go.uber.org/goleak"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gohands/gohands/internal/freeport"
 )
 
 // npmDir holds the pinned MCP servers, installed by scripts/deps.sh
@@ -106,12 +108,11 @@ func everythingStdio(t testing.TB) Server {
 
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Pick()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // startHTTPServer runs server-everything with an HTTP transport ("sse" or

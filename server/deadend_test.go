@@ -1,11 +1,11 @@
 package server_test
 
 import (
-	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gohands/gohands/internal/freeport"
 	"github.com/gohands/gohands/llm/llmtest"
 )
 
@@ -13,12 +13,11 @@ import (
 // at once, its error event saying what to check, with the default retry
 // settings (5 attempts, 8 to 64 s apart, about two minutes before).
 func TestUnreachableModelFailsFast(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed := "http://" + l.Addr().String() + "/v1"
-	l.Close()
+	closed := "http://" + addr + "/v1"
 	ts := newTestServer(t, nil)
 	body := ts.startBody(llmtest.NewChat(t), map[string]any{
 		"initial_message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "hi"}}, "run": true},

@@ -7,13 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gohands/gohands/internal/freeport"
 	"github.com/gohands/gohands/internal/proctree"
 )
 
@@ -94,7 +94,7 @@ type serverProc struct {
 // conversations to run at once, and waits until it answers /health.
 // Extra arguments are gohands serve's.
 func (r *runner) startServer(ctx context.Context, side, dir string, maxRuns int, extra ...string) (*serverProc, error) {
-	port, err := freePort()
+	port, err := freeport.Pick()
 	if err != nil {
 		return nil, err
 	}
@@ -129,15 +129,6 @@ func (r *runner) startServer(ctx context.Context, side, dir string, maxRuns int,
 		return nil, fmt.Errorf("%w\n%s", err, out.tail())
 	}
 	return &serverProc{url: url, pid: cmd.Process.Pid, out: out, stop: stop}, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // waitHealthy polls /health until it answers 200; the reference takes

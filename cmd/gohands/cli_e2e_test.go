@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -142,12 +141,7 @@ func TestE2EResumeInStoredWorkspace(t *testing.T) {
 func TestE2EFailFast(t *testing.T) {
 	t.Parallel()
 	// A port nothing listens on.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + l.Addr().String() + "/v1"
-	l.Close()
+	closed := closedURL(t)
 	// A web server that is not an LLM API.
 	web := httptest.NewServer(http.NotFoundHandler())
 	defer web.Close()

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,18 +12,18 @@ import (
 	"time"
 
 	"github.com/gohands/gohands/eval"
+	"github.com/gohands/gohands/internal/freeport"
 	"github.com/gohands/gohands/llm/llmtest"
 )
 
 // closedURL is the base URL of a port nothing listens on.
 func closedURL(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return "http://" + l.Addr().String() + "/v1"
+	return "http://" + addr + "/v1"
 }
 
 // gohands eval against a model address where nothing listens fails each

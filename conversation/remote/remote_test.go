@@ -21,6 +21,7 @@ import (
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/remote"
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/internal/freeport"
 	"github.com/gohands/gohands/internal/testenv"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/llm/llmtest"
@@ -396,12 +397,10 @@ func TestBadInput(t *testing.T) {
 	defer cancel()
 
 	t.Run("unreachable", func(t *testing.T) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		addr, err := freeport.Addr()
 		if err != nil {
 			t.Fatal(err)
 		}
-		addr := ln.Addr().String()
-		ln.Close()
 		ws := &workspace.Remote{Host: "http://" + addr, WorkingDir: "/w"}
 		_, err = remote.New(ctx, ag, ws, nil)
 		if err == nil || !strings.Contains(err.Error(), "unreachable") {

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/gohands/gohands/internal/freeport"
 	"github.com/gohands/gohands/internal/testenv"
 
 	"golang.org/x/sys/unix"
@@ -111,22 +111,13 @@ func (s *Server) command(name string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // start starts the server process (on the same port when restarted) and
 // waits until it accepts connections.
 func (s *Server) start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.port == 0 {
-		p, err := freePort()
+		p, err := freeport.Pick()
 		if err != nil {
 			return err
 		}

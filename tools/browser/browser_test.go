@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/internal/freeport"
 	"github.com/gohands/gohands/internal/testenv"
 	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tools/browser"
@@ -423,12 +424,11 @@ func TestSlowHangingMissingAndUnreachable(t *testing.T) {
 		t.Errorf("back from the 404: %q", text(o))
 	}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed := "http://" + ln.Addr().String() + "/"
-	ln.Close()
+	closed := "http://" + addr + "/"
 	if o := ts.call(t, browser.NavigateName, `{"url":"`+closed+`"}`); !o.IsError || !strings.Contains(text(o), "ERR_CONNECTION_REFUSED") {
 		t.Errorf("unreachable: %v %q", o.IsError, text(o))
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/gohands/gohands/internal/dockerapi"
+	"github.com/gohands/gohands/internal/freeport"
 )
 
 // DefaultImage is the image scripts/image.sh builds and tags.
@@ -168,7 +169,7 @@ func Start(ctx context.Context, opts *Options) (*Container, error) {
 	for i := range tries {
 		port := o.HostPort
 		if port == 0 {
-			if port, err = freePort(); err != nil {
+			if port, err = freeport.Pick(); err != nil {
 				api.Close()
 				return nil, err
 			}
@@ -542,15 +543,6 @@ func binds(vols []string) ([]string, error) {
 		out = append(out, strings.Join(parts, ":"))
 	}
 	return out, nil
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("docker: no free port on 127.0.0.1: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 func newKey() string {
