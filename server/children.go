@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/google/uuid"
-
 	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
@@ -151,44 +149,4 @@ func (s *Server) handleStartChild(in *request[none, childRequest]) (any, error) 
 		Workspace:            &dir,
 		Isolation:            &applied,
 	}}, nil
-}
-
-// childrenOf lists the conversations whose parent is id, oldest first.
-func (s *Server) childrenOf(id string) []string {
-	s.mu.RLock()
-	convs := make([]*conv, 0, len(s.convs))
-	for _, c := range s.convs {
-		convs = append(convs, c)
-	}
-	s.mu.RUnlock()
-	type child struct{ id, created string }
-	var out []child
-	for _, c := range convs {
-		c.mu.Lock()
-		p, created, gone := c.meta.ParentConversationID, c.meta.CreatedAt, c.gone
-		c.mu.Unlock()
-		if gone || p == nil {
-			continue
-		}
-		if u, err := uuid.Parse(*p); err == nil && u.String() == id {
-			out = append(out, child{c.id, created})
-		}
-	}
-	slices.SortFunc(out, func(a, b child) int {
-		if a.created != b.created {
-			if a.created < b.created {
-				return -1
-			}
-			return 1
-		}
-		if a.id < b.id {
-			return -1
-		}
-		return 1
-	})
-	ids := make([]string, len(out))
-	for i, c := range out {
-		ids[i] = c.id
-	}
-	return ids
 }

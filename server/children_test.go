@@ -97,6 +97,26 @@ func TestStartChild(t *testing.T) {
 	if got["parent_conversation_id"] != parent {
 		t.Errorf("after a restart parent_conversation_id %v", got["parent_conversation_id"])
 	}
+	// A deleted child leaves its parent's list, in a page of the search
+	// as in the conversation's own info.
+	ts2.must(200, "DELETE", "/api/conversations/"+sid, nil, nil)
+	ts2.must(200, "GET", "/api/conversations/"+parent, nil, &info)
+	if subs := info["sub_conversation_ids"].([]any); len(subs) != 1 || subs[0] != cid {
+		t.Errorf("after deleting %s sub_conversation_ids %v, want [%s]", sid, subs, cid)
+	}
+	var page struct {
+		Items []map[string]any `json:"items"`
+	}
+	ts2.must(200, "GET", "/api/conversations/search?limit=100", nil, &page)
+	for _, it := range page.Items {
+		want := 0
+		if it["id"] == parent {
+			want = 1
+		}
+		if subs, _ := it["sub_conversation_ids"].([]any); len(subs) != want {
+			t.Errorf("search: %v has sub_conversation_ids %v", it["id"], subs)
+		}
+	}
 }
 
 // The start_child_conversation tool launches a child through the server

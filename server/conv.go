@@ -96,10 +96,13 @@ type conv struct {
 	// awaitRunEnd).
 	runStopped uint64
 	goal       *goalLoop // the goal loop in progress, if any
-	lastUsed   time.Time
-	endedAt    time.Time // when the last run ended (see publishEndedRun)
-	holds      int       // requests using the loaded conversation (see hold)
-	gone       bool      // deleted
+	// parent is the parent id under which kids indexes this conversation
+	// (see setMeta).
+	parent   string
+	lastUsed time.Time
+	endedAt  time.Time // when the last run ended (see publishEndedRun)
+	holds    int       // requests using the loaded conversation (see hold)
+	gone     bool      // deleted
 	// ran is set by a run since the conversation was loaded: its tools may
 	// hold what a reload cannot rebuild (a shell's directory and
 	// variables), so it stays loaded for IdleTTL. One that has not run is
@@ -149,7 +152,7 @@ func (s *Server) loadStored(ctx context.Context) error {
 		c := s.convs[id]
 		switch {
 		case c == nil:
-			c = &conv{s: s, id: id, meta: m, created: m.CreatedAt}
+			c = s.newConv(id, m)
 			s.convs[id] = c
 			added = append(added, c)
 		case s.cat.shared():
@@ -157,7 +160,7 @@ func (s *Server) loadStored(ctx context.Context) error {
 			// loaded is the newest.
 			c.mu.Lock()
 			if c.lc == nil && !c.gone {
-				c.meta = m
+				c.setMeta(m)
 			}
 			c.mu.Unlock()
 		}
@@ -205,7 +208,7 @@ func (s *Server) lookupErr(id string) (*conv, error) {
 	if c := s.convs[id]; c != nil {
 		return c, nil
 	}
-	c = &conv{s: s, id: id, meta: m, created: m.CreatedAt}
+	c = s.newConv(id, m)
 	s.convs[id] = c
 	s.order.add(c)
 	return c, nil
@@ -323,7 +326,7 @@ func (c *conv) attach(lc *conversation.LocalConversation) {
 // gone and lc is closed.
 func (c *conv) install(meta storedMeta, lc *conversation.LocalConversation) error {
 	c.mu.Lock()
-	c.meta = meta
+	c.setMeta(meta)
 	c.gone = false
 	c.attach(lc)
 	c.lastUsed = time.Now()

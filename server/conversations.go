@@ -942,6 +942,7 @@ func (s *Server) handleDelete(in *request[none, none]) (any, error) {
 	delete(s.convs, c.id)
 	s.mu.Unlock()
 	s.order.remove(c)
+	s.forgetChild(c)
 	if err := s.cat.remove(in.r.Context(), c.id); err != nil {
 		return nil, err
 	}

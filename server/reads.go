@@ -80,7 +80,7 @@ func (s *Server) refreshMeta(ctx context.Context, c *conv) error {
 	}
 	c.mu.Lock()
 	if c.lc == nil && !c.gone {
-		c.meta = m
+		c.setMeta(m)
 	}
 	c.mu.Unlock()
 	return nil

@@ -190,6 +190,7 @@ type Server struct {
 	mu    sync.RWMutex
 	convs map[string]*conv
 	order convOrder // the stored conversations by creation
+	kids  family    // child conversations by parent (family.go)
 
 	runs    atomic.Int64 // conversations running
 	runWG   sync.WaitGroup
