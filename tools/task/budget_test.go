@@ -18,25 +18,26 @@ import (
 	"github.com/gohands/gohands/tools/task"
 )
 
-// A sub-agent's costs count toward the parent's max_budget_per_run: the
-// parent's own call stays below the budget, the sub-agent's pushes the
-// total over it, and the parent's run stops with MaxBudgetReached.
-func TestSubAgentCostsCountTowardBudget(t *testing.T) {
+// budgetUsage is what every call of runOnBudget's model costs: $0.12.
+var budgetUsage = llmtest.Usage{PromptTokens: 100, CompletionTokens: 10}
+
+// runOnBudget runs a turn of a parent with the task tool on a budget of
+// budget dollars a run, its model (the sub-agent's too) answering replies
+// at $0.001 an input token and $0.002 an output token. The run must stop
+// on the budget; it returns the parent and the model's script.
+func runOnBudget(t *testing.T, budget float64, replies ...llmtest.Reply) (*conversation.LocalConversation, *llmtest.Provider) {
+	t.Helper()
 	cfg := testConfig()
 	in, out := 0.001, 0.002
 	cfg.InputCostPerToken, cfg.OutputCostPerToken = &in, &out
-	usage := llmtest.Usage{PromptTokens: 100, CompletionTokens: 10} // $0.12 a call
-	l, err := llm.New(cfg, &llm.Options{Provider: llmtest.NewProvider(t,
-		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("t1", "task", map[string]any{"prompt": "summarise"})}, Usage: usage},
-		llmtest.Reply{Text: "summary", Usage: usage}, // the sub-agent
-		llmtest.Reply{Text: "done", Usage: usage},
-	)})
+	p := llmtest.NewProvider(t, replies...)
+	l, err := llm.New(cfg, &llm.Options{Provider: p})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := agent.New(cfg, []tool.Spec{{Name: task.ToolSetName}}, &agent.Options{Model: l})
 	parent, err := conversation.New(ctx, a, t.TempDir(), &conversation.LocalOptions{
-		Backend: filestore.NewBackend(t.TempDir(), nil), MaxBudgetPerRun: 0.2,
+		Backend: filestore.NewBackend(t.TempDir(), nil), MaxBudgetPerRun: budget,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +51,18 @@ func TestSubAgentCostsCountTowardBudget(t *testing.T) {
 	if !errors.As(err, &re) || re.Code != conversation.CodeMaxBudget {
 		t.Fatalf("Run: %v, want %s", err, conversation.CodeMaxBudget)
 	}
+	return parent, p
+}
+
+// A sub-agent's costs count toward the parent's max_budget_per_run: the
+// parent's own call stays below the budget, the sub-agent's pushes the
+// total over it, and the parent's run stops with MaxBudgetReached.
+func TestSubAgentCostsCountTowardBudget(t *testing.T) {
+	parent, _ := runOnBudget(t, 0.2,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("t1", "task", map[string]any{"prompt": "summarise"})}, Usage: budgetUsage},
+		llmtest.Reply{Text: "summary", Usage: budgetUsage}, // the sub-agent
+		llmtest.Reply{Text: "done", Usage: budgetUsage},
+	)
 	stats := parent.State().Fields().Stats
 	if stats.UsageToMetrics["task:task_00000001"] == nil {
 		t.Fatalf("no sub-agent metrics in %v", stats.UsageToMetrics)
@@ -64,37 +77,13 @@ func TestSubAgentCostsCountTowardBudget(t *testing.T) {
 // reach $0.18 (its second), before it finishes, with the reference's
 // budget error as the task's result; the parent then stops on its budget.
 func TestSubAgentSharesCallersBudget(t *testing.T) {
-	cfg := testConfig()
-	in, out := 0.001, 0.002
-	cfg.InputCostPerToken, cfg.OutputCostPerToken = &in, &out
-	usage := llmtest.Usage{PromptTokens: 100, CompletionTokens: 10} // $0.12 a call
-	look := llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("v", "file_editor", map[string]any{"command": "view", "path": "/"})}, Usage: usage}
-	p := llmtest.NewProvider(t,
-		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("t1", "task", map[string]any{"prompt": "look around"})}, Usage: usage},
+	look := llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("v", "file_editor", map[string]any{"command": "view", "path": "/"})}, Usage: budgetUsage}
+	parent, p := runOnBudget(t, 0.3,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("t1", "task", map[string]any{"prompt": "look around"})}, Usage: budgetUsage},
 		look, look, // the sub-agent, stopped after the second
-		llmtest.Reply{Text: "summary", Usage: usage},
-		llmtest.Reply{Text: "done", Usage: usage},
+		llmtest.Reply{Text: "summary", Usage: budgetUsage},
+		llmtest.Reply{Text: "done", Usage: budgetUsage},
 	)
-	l, err := llm.New(cfg, &llm.Options{Provider: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := agent.New(cfg, []tool.Spec{{Name: task.ToolSetName}}, &agent.Options{Model: l})
-	parent, err := conversation.New(ctx, a, t.TempDir(), &conversation.LocalOptions{
-		Backend: filestore.NewBackend(t.TempDir(), nil), MaxBudgetPerRun: 0.3,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { parent.Close() })
-	if err := parent.SendMessage(ctx, event.UserMessage("go")); err != nil {
-		t.Fatal(err)
-	}
-	err = parent.Run(ctx)
-	var re *conversation.RunError
-	if !errors.As(err, &re) || re.Code != conversation.CodeMaxBudget {
-		t.Fatalf("Run: %v, want %s", err, conversation.CodeMaxBudget)
-	}
 	if o := observations(t, parent)["t1"]; o == nil || !o.IsError || !strings.Contains(text(o), "maximum budget limit ($0.1800)") {
 		t.Errorf("task result: %+v", o)
 	}
