@@ -13,6 +13,12 @@
 // with its partial answer. Each task has an id (task_00000001, ...) that a
 // later call passes as resume to continue the same sub-conversation.
 //
+// A sub-conversation's id is derived from the caller's id and the task id,
+// so a caller reopened after its process died (a crash, SIGKILL) finds the
+// tasks stored under its directory: resume continues the one that was cut
+// short, whose unfinished action is answered with an error, not run again
+// (see conversation.State.RecoverRunning), and new tasks get new ids.
+//
 // Several task calls in one reply run at once when the agent's
 // tool_concurrency_limit allows (the tool holds no lock). Pausing the
 // caller cancels the calls in progress, which pauses the sub-agents; their
@@ -241,7 +247,6 @@ func description(defs []*Definition) string {
 type record struct {
 	id             string
 	conversationID string
-	subagent       string
 	usageID        string // of the sub-agent's model
 	running        bool
 }
@@ -250,10 +255,11 @@ type record struct {
 type manager struct {
 	opts Options
 
-	mu     sync.Mutex
-	tasks  map[string]*record
-	dir    string // where sub-conversations are stored; set on first use
-	tmpDir string // a temporary dir to delete on close, if dir is one
+	mu       sync.Mutex
+	tasks    map[string]*record
+	parentID string // the caller's conversation id; set on first use
+	dir      string // where sub-conversations are stored; set on first use
+	tmpDir   string // a temporary dir to delete on close, if dir is one
 }
 
 func (m *manager) definitions() []*Definition {
@@ -371,8 +377,10 @@ func (m *manager) start(caller *agent.Caller, a *Action, def *Definition) (*reco
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.dir == "" {
+		m.parentID = caller.Session.ID()
 		if d := caller.Session.Dir(); d != "" {
 			m.dir = filepath.Join(d, "subagents")
+			m.findStored()
 		} else {
 			tmp, err := os.MkdirTemp("", "gohands-tasks-")
 			if err != nil {
@@ -392,14 +400,38 @@ func (m *manager) start(caller *agent.Caller, a *Action, def *Definition) (*reco
 		rec.running = true
 		return rec, nil
 	}
+	id := fmt.Sprintf("task_%08x", len(m.tasks)+1)
 	rec := &record{
-		id:             fmt.Sprintf("task_%08x", len(m.tasks)+1),
-		conversationID: uuid.NewString(),
-		subagent:       def.Name,
+		id:             id,
+		conversationID: subConversationID(m.parentID, id),
 		running:        true,
 	}
 	m.tasks[rec.id] = rec
 	return rec, nil
+}
+
+// taskSpace is the namespace of the sub-conversation ids derived by
+// subConversationID.
+var taskSpace = uuid.MustParse("6820be1b-f4e2-4449-b78d-ee392f35dd98")
+
+// subConversationID is the id of the sub-conversation of task taskID of
+// the conversation parentID.
+func subConversationID(parentID, taskID string) string {
+	return uuid.NewSHA1(taskSpace, []byte(parentID+"/"+taskID)).String()
+}
+
+// findStored adds the records of the tasks whose sub-conversations are
+// stored in m.dir, task_00000001 on while they exist: the tasks of an
+// earlier process of the same caller.
+func (m *manager) findStored() {
+	for n := len(m.tasks) + 1; ; n++ {
+		id := fmt.Sprintf("task_%08x", n)
+		cid := subConversationID(m.parentID, id)
+		if _, err := os.Stat(filepath.Join(filestore.Dir(m.dir, cid), filestore.BaseStateFile)); err != nil {
+			return
+		}
+		m.tasks[id] = &record{id: id, conversationID: cid}
+	}
 }
 
 // run runs the sub-conversation of rec with the prompt of a and returns
@@ -689,10 +721,11 @@ func (m *manager) close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.tasks = map[string]*record{}
-	if m.tmpDir != "" {
-		err := os.RemoveAll(m.tmpDir)
-		m.tmpDir, m.dir = "", ""
-		return err
+	// The next use finds the stored tasks again (findStored).
+	dir := m.tmpDir
+	m.tmpDir, m.dir = "", ""
+	if dir != "" {
+		return os.RemoveAll(dir)
 	}
 	return nil
 }

@@ -495,3 +495,64 @@ func TestWire(t *testing.T) {
 		}
 	}
 }
+
+// The tasks of a caller reopened in a new process (a new tool, the same
+// persisted conversation) are found: resume continues task_00000001 with
+// its history, and the next new task is task_00000002, stored apart.
+func TestResumeAfterReopen(t *testing.T) {
+	backend := filestore.NewBackend(t.TempDir(), nil)
+	ws := t.TempDir()
+	open := func(m llm.Model, id string) *conversation.LocalConversation {
+		c, err := conversation.New(ctx, parentAgent(m), ws, &conversation.LocalOptions{ID: id, Backend: backend})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	r1 := newRouter(t, nil)
+	first := open(r1, "")
+	r1.models = map[string]*llm.LLM{
+		"": scripted(t,
+			llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("t1", "task", map[string]any{"prompt": "TASK-A: count the files"})}},
+			llmtest.Reply{Text: "ok"}),
+		"TASK-A": scripted(t, llmtest.Reply{Text: "There are 3 files."}),
+	}
+	runTurn(t, first, "count")
+	id := first.ID()
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	r2 := newRouter(t, nil)
+	again := open(r2, id)
+	t.Cleanup(func() { again.Close() })
+	r2.models = map[string]*llm.LLM{
+		"": scripted(t,
+			llmtest.Reply{ToolCalls: []llmtest.ToolCall{
+				call("t2", "task", map[string]any{"prompt": "Now list them", "resume": "task_00000001"}),
+				call("t3", "task", map[string]any{"prompt": "TASK-B: read the README"}),
+			}},
+			llmtest.Reply{Text: "fine"}),
+		"TASK-A": scripted(t, llmtest.Reply{Text: "x, y and z."}),
+		"TASK-B": scripted(t, llmtest.Reply{Text: "It is short."}),
+	}
+	runTurn(t, again, "list")
+	obs := observations(t, again)
+	if o := obs["t2"]; o == nil || o.IsError || o.TaskID != "task_00000001" || text(o) != "x, y and z." {
+		t.Fatalf("task resumed after reopening: %+v", o)
+	}
+	if o := obs["t3"]; o == nil || o.IsError || o.TaskID != "task_00000002" || text(o) != "It is short." {
+		t.Fatalf("new task after reopening: %+v", o)
+	}
+	var history []string
+	for _, m := range r2.requests("TASK-A")[0] {
+		history = append(history, event.TextOf(m.Content))
+	}
+	if h := strings.Join(history, "\n"); !strings.Contains(h, "There are 3 files.") {
+		t.Errorf("the resumed sub-agent's request lacks its earlier answer:\n%s", h)
+	}
+	subs, err := os.ReadDir(filepath.Join(filestore.Dir(backend.Base(), id), "subagents"))
+	if err != nil || len(subs) != 2 {
+		t.Errorf("stored sub-conversations: %v %v", subs, err)
+	}
+}
