@@ -958,6 +958,10 @@ func newMapDecoder(t reflect.Type) decFunc {
 	}
 }
 
+// KindedDecoder returns the decoder of a field of interface type t tagged
+// kinded: what a struct's decoder calls for that field.
+func KindedDecoder(t reflect.Type) DecFunc { return kindedDecoder(t) }
+
 // kindedDecoder returns the decoder of a value of interface type t that
 // is a JSON object naming its kind (or null), decoded by the extension's
 // DecodeKinded.

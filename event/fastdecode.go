@@ -1,0 +1,363 @@
+package event
+
+import (
+	"errors"
+	"reflect"
+	"sync"
+
+	"github.com/gohands/gohands/internal/wire"
+)
+
+// This file decodes the kinds a replay reads most (ActionEvent,
+// ObservationEvent, Condensation) without the reflective struct decoder:
+// their top-level keys are matched by a switch and plain strings and
+// empty lists are read directly; every other value goes to the same
+// decoder the reflective path would call for that field. It takes only
+// the inputs it fully handles: on anything else (an unknown, repeated or
+// null key, a missing required one, a missing id or timestamp, a syntax
+// error, trailing data) it gives up and the reflective decoder decodes the
+// input afresh, so values and errors are the reflective decoder's
+// (TestFastDecodeFixtures, FuzzFastDecode).
+
+// errNotFast stops a fast decode that met something it leaves to the
+// reflective decoder.
+var errNotFast = errors.New("event: not for the fast decoder")
+
+// fastDecoder is implemented by the kinds decoded here. decodeFast fills
+// the fields of its receiver (already holding its defaults) from data, the
+// event object of kind kind, and reports whether it did; if not, the
+// receiver may be partly filled.
+type fastDecoder interface {
+	Event
+	decodeFast(kind string, data []byte) bool
+}
+
+// decodeFields decodes data into e with the fast decoder, or, if it gives
+// up, with the reflective one from e's state before.
+func decodeFields[E any, P interface {
+	*E
+	fastDecoder
+}](e P, kind string, data []byte) error {
+	saved := *e
+	if decodeFast(e, kind, data) {
+		return nil
+	}
+	*e = saved
+	return wire.DecodeKind(data, kind, e)
+}
+
+// decodeFast runs e's fast decoder, which gives up, as well, on an empty
+// id or timestamp: checkEvent replaces those with a fresh id or the time.
+func decodeFast(e fastDecoder, kind string, data []byte) bool {
+	if !e.decodeFast(kind, data) {
+		return false
+	}
+	b := e.EventBase()
+	return b.ID != "" && b.Timestamp != ""
+}
+
+// fastObject decodes the event object data of kind kind, calling member
+// for each key other than "kind" with d at its value; member returns
+// errNotFast (or any error) to give up, as fastObject does on a null value
+// (which some fields take as their zero value and others refuse). It
+// reports whether the whole input was taken.
+func fastObject(data []byte, kind string, member func(d *wire.Decoder, key []byte) error) bool {
+	d := wire.Decoder{Data: data}
+	d.SkipSpace()
+	if c, err := d.Peek(); err != nil || c != '{' {
+		return false
+	}
+	err := d.Object(func(key []byte) error {
+		if d.IsNullNext() {
+			return errNotFast
+		}
+		if string(key) == "kind" {
+			if k, err := d.Str(); err != nil || k != kind {
+				return errNotFast
+			}
+			return nil
+		}
+		return member(&d, key)
+	})
+	if err != nil {
+		return false
+	}
+	d.SkipSpace()
+	return d.Pos == len(d.Data)
+}
+
+// once records the keys seen, one bit each: a repeated key gives up (the
+// reflective decoder decodes it again into the same field).
+type once uint32
+
+func (o *once) see(bit uint) bool {
+	if *o&(1<<bit) != 0 {
+		return false
+	}
+	*o |= 1 << bit
+	return true
+}
+
+// str decodes a string field seen once.
+func str(d *wire.Decoder, o *once, bit uint, dst *string) error {
+	if !o.see(bit) {
+		return errNotFast
+	}
+	s, err := d.Str()
+	*dst = s
+	return err
+}
+
+// list decodes a list field seen once: [] directly (non-nil and without
+// an array, as the slice decoder makes it), anything else by the field's
+// decoder.
+func list[T any](d *wire.Decoder, o *once, bit uint, dst *List[T]) error {
+	if !o.see(bit) {
+		return errNotFast
+	}
+	if emptyArray(d) {
+		*dst = List[T]{}
+		return nil
+	}
+	return wire.DecoderFor(reflect.TypeFor[List[T]]())(d, reflect.ValueOf(dst).Elem(), false)
+}
+
+// emptyArray consumes [] if it is next.
+func emptyArray(d *wire.Decoder) bool {
+	if p := d.Pos; p+1 < len(d.Data) && d.Data[p] == '[' && d.Data[p+1] == ']' {
+		d.Pos += 2
+		return true
+	}
+	return false
+}
+
+// value decodes a field seen once of type T with its decoder, as the
+// reflective struct decoder does.
+func value[T any](d *wire.Decoder, o *once, bit uint, dst *T) error {
+	if !o.see(bit) {
+		return errNotFast
+	}
+	return wire.DecoderFor(reflect.TypeFor[T]())(d, reflect.ValueOf(dst).Elem(), false)
+}
+
+// actionDecoder is the decoder of ActionEvent.Action, tagged kinded; made
+// on first use, after this package's init has taught the codec its types.
+var actionDecoder = sync.OnceValue(func() wire.DecFunc { return wire.KindedDecoder(reflect.TypeFor[Action]()) })
+
+// Bits of Base's keys in once; a kind's own keys follow from bitFirst.
+const (
+	bitID = iota
+	bitTimestamp
+	bitSource
+	bitParentID
+	bitFirst // the kind's own fields from here
+
+	// baseRequired are the keys the fast decoder needs: without them the
+	// event gets a fresh id or time, which only the reflective path makes.
+	baseRequired = 1<<bitID | 1<<bitTimestamp
+)
+
+// baseOnce decodes the Base key key into b once, reporting whether key is
+// one of Base's.
+func baseOnce(d *wire.Decoder, o *once, key []byte, b *Base) (bool, error) {
+	switch string(key) {
+	case "id":
+		return true, str(d, o, bitID, &b.ID)
+	case "timestamp":
+		return true, str(d, o, bitTimestamp, &b.Timestamp)
+	case "parent_id":
+		return true, str(d, o, bitParentID, &b.ParentID)
+	case "source":
+		var s string
+		err := str(d, o, bitSource, &s)
+		b.Source = Source(s)
+		return true, err
+	}
+	return false, nil
+}
+
+func (e *ActionEvent) decodeFast(kind string, data []byte) bool {
+	const (
+		thought = bitFirst + iota
+		reasoning
+		thinking
+		responsesItem
+		action
+		toolName
+		toolCallID
+		toolCall
+		llmResponseID
+		securityRisk
+		critic
+		summary
+	)
+	var o once
+	ok := fastObject(data, kind, func(d *wire.Decoder, key []byte) error {
+		if isBase, err := baseOnce(d, &o, key, &e.Base); isBase {
+			return err
+		}
+		switch string(key) {
+		case "thought":
+			return list(d, &o, thought, &e.Thought)
+		case "reasoning_content":
+			return str(d, &o, reasoning, &e.ReasoningContent)
+		case "thinking_blocks":
+			return list(d, &o, thinking, &e.ThinkingBlocks)
+		case "responses_reasoning_item":
+			return value(d, &o, responsesItem, &e.ResponsesItem)
+		case "action":
+			if !o.see(action) {
+				return errNotFast
+			}
+			return actionDecoder()(d, reflect.ValueOf(&e.Action).Elem(), false)
+		case "tool_name":
+			return str(d, &o, toolName, &e.ToolName)
+		case "tool_call_id":
+			return str(d, &o, toolCallID, &e.ToolCallID)
+		case "tool_call":
+			if !o.see(toolCall) {
+				return errNotFast
+			}
+			return decodeToolCallFast(d, &e.ToolCall)
+		case "llm_response_id":
+			return str(d, &o, llmResponseID, &e.LLMResponseID)
+		case "security_risk":
+			var s string
+			err := str(d, &o, securityRisk, &s)
+			e.SecurityRisk = SecurityRisk(s)
+			return err
+		case "critic_result":
+			return value(d, &o, critic, &e.CriticResult)
+		case "summary":
+			return str(d, &o, summary, &e.Summary)
+		}
+		return errNotFast
+	})
+	const required = baseRequired | 1<<thought | 1<<toolName | 1<<toolCallID | 1<<toolCall | 1<<llmResponseID
+	return ok && o&required == required
+}
+
+// decodeToolCallFast decodes a tool call object whose keys are all
+// ToolCall's, each once and none null; it gives up on anything else.
+func decodeToolCallFast(d *wire.Decoder, tc *ToolCall) error {
+	if c, err := d.Peek(); err != nil || c != '{' {
+		return errNotFast
+	}
+	const (
+		id = iota
+		itemID
+		name
+		arguments
+		origin
+	)
+	var o once
+	err := d.Object(func(key []byte) error {
+		if d.IsNullNext() {
+			return errNotFast
+		}
+		switch string(key) {
+		case "id":
+			return str(d, &o, id, &tc.ID)
+		case "responses_item_id":
+			return str(d, &o, itemID, &tc.ResponsesItemID)
+		case "name":
+			return str(d, &o, name, &tc.Name)
+		case "arguments":
+			return str(d, &o, arguments, &tc.Arguments)
+		case "origin":
+			return str(d, &o, origin, &tc.Origin)
+		}
+		return errNotFast
+	})
+	const required = 1<<id | 1<<name | 1<<arguments | 1<<origin
+	if err != nil || o&required != required {
+		return errNotFast
+	}
+	return nil
+}
+
+func (e *ObservationEvent) decodeFast(kind string, data []byte) bool {
+	const (
+		toolName = bitFirst + iota
+		toolCallID
+		observation
+		actionID
+		extended
+	)
+	var o once
+	ok := fastObject(data, kind, func(d *wire.Decoder, key []byte) error {
+		if isBase, err := baseOnce(d, &o, key, &e.Base); isBase {
+			return err
+		}
+		switch string(key) {
+		case "tool_name":
+			return str(d, &o, toolName, &e.ToolName)
+		case "tool_call_id":
+			return str(d, &o, toolCallID, &e.ToolCallID)
+		case "observation":
+			return value(d, &o, observation, &e.Observation)
+		case "action_id":
+			return str(d, &o, actionID, &e.ActionID)
+		case "extended_content":
+			return list(d, &o, extended, &e.ExtendedContent)
+		}
+		return errNotFast
+	})
+	const required = baseRequired | 1<<toolName | 1<<toolCallID | 1<<observation | 1<<actionID
+	return ok && o&required == required
+}
+
+func (e *Condensation) decodeFast(kind string, data []byte) bool {
+	const (
+		forgotten = bitFirst + iota
+		summary
+		summaryOffset
+		llmResponseID
+	)
+	var o once
+	ok := fastObject(data, kind, func(d *wire.Decoder, key []byte) error {
+		if isBase, err := baseOnce(d, &o, key, &e.Base); isBase {
+			return err
+		}
+		switch string(key) {
+		case "forgotten_event_ids":
+			if !o.see(forgotten) {
+				return errNotFast
+			}
+			return decodeStringsFast(d, &e.ForgottenEventIDs)
+		case "summary":
+			if !o.see(summary) {
+				return errNotFast
+			}
+			s, err := d.Str()
+			e.Summary = &s
+			return err
+		case "summary_offset":
+			return value(d, &o, summaryOffset, &e.SummaryOffset)
+		case "llm_response_id":
+			return str(d, &o, llmResponseID, &e.LLMResponseID)
+		}
+		return errNotFast
+	})
+	const required = baseRequired | 1<<llmResponseID
+	return ok && o&required == required
+}
+
+// decodeStringsFast decodes an array of strings (no null among them) into
+// a new list, non-nil when empty as the slice decoder makes it.
+func decodeStringsFast(d *wire.Decoder, dst *List[string]) error {
+	if c, err := d.Peek(); err != nil || c != '[' {
+		return errNotFast
+	}
+	list := List[string]{}
+	err := d.Array(func() error {
+		if d.IsNullNext() {
+			return errNotFast
+		}
+		s, err := d.Str()
+		list = append(list, s)
+		return err
+	})
+	*dst = list
+	return err
+}
