@@ -264,6 +264,21 @@ var defaultToolNames = map[string]string{
 	visioninspect.KindName: visioninspect.Name,
 }
 
+// BuiltinKind returns the class name of the built-in tool that name names,
+// by class name or tool name ("switch_llm", "SwitchLLMTool"), and whether
+// there is one.
+func BuiltinKind(name string) (string, bool) {
+	if _, ok := defaultToolNames[name]; ok {
+		return name, true
+	}
+	for kind, n := range defaultToolNames {
+		if n == name {
+			return kind, true
+		}
+	}
+	return "", false
+}
+
 // ToolNames returns the names of the tools the configuration asks for: the
 // specs' names and the built-ins'. Extra tools are not included.
 func (a *Agent) ToolNames() []string {

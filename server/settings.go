@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gohands/gohands/agent"
@@ -25,11 +26,11 @@ import (
 type agentSettings struct {
 	AgentKind            string                     `json:"agent_kind,omitempty" enum:"openhands,llm" description:"Only the standard agent (openhands; llm is its old name) is built from settings; send an ACPAgent as agent."`
 	LLM                  json.RawMessage            `json:"llm" description:"The agent's LLM configuration (the reference's LLM object)."`
-	Tools                []tool.Spec                `json:"tools,omitempty" description:"Tool specs used exactly as given; absent or null: the preset's tools."`
+	Tools                []tool.Spec                `json:"tools,omitempty" description:"Tool specs; a built-in named here (switch_llm, think, ...) goes to include_default_tools. Absent or null: the preset's tools."`
 	Preset               string                     `json:"preset,omitempty" description:"gohands: the tool preset (default, gpt5, gemini, planning) giving the tools, condenser and prompt; absent: the reference's default tools."`
 	EnableSubAgents      bool                       `json:"enable_sub_agents,omitempty" description:"Add the task tool set (sub-agents)."`
 	EnableBrowser        bool                       `json:"enable_browser,omitempty" description:"gohands: add the browser tool set."`
-	EnableSwitchLLMTool  *bool                      `json:"enable_switch_llm_tool,omitempty"`
+	EnableSwitchLLMTool  *bool                      `json:"enable_switch_llm_tool,omitempty" description:"Retired in the reference 1.58 (name switch_llm in tools): true or false adds or removes the switch_llm built-in."`
 	ToolConcurrencyLimit *int                       `json:"tool_concurrency_limit,omitempty"`
 	MCPConfig            map[string]json.RawMessage `json:"mcp_config,omitempty"`
 	AgentContext         json.RawMessage            `json:"agent_context,omitempty"`
@@ -102,12 +103,30 @@ func agentFromSettings(raw json.RawMessage) (*agent.Agent, error) {
 		}
 	}
 	if st.Tools != nil {
-		a.Tools = st.Tools
+		// As the reference 1.58's create_agent: a built-in named in tools
+		// (switch_llm, think, ...) is asked for by class name in
+		// include_default_tools; the other specs are kept as given.
+		a.Tools = nil
+		for _, s := range st.Tools {
+			if kind, ok := agent.BuiltinKind(s.Name); ok && len(s.Params) == 0 {
+				a.IncludeDefaultTools = appendNew(a.IncludeDefaultTools, kind)
+				continue
+			}
+			a.Tools = append(a.Tools, s)
+		}
+		if a.Tools == nil {
+			a.Tools = []tool.Spec{}
+		}
 	}
-	if st.Preset == "" && (st.EnableSwitchLLMTool == nil || *st.EnableSwitchLLMTool) {
-		// The reference's settings offer its switch_llm built-in unless
-		// told not to; its named presets do not.
-		a.IncludeDefaultTools = append(a.IncludeDefaultTools, switchllm.KindName)
+	// The reference 1.58 offers its switch_llm built-in with its default
+	// tools (not with a named preset's) and otherwise when tools name it.
+	// enable_switch_llm_tool, which it no longer takes in a request, still
+	// turns it on or off here, as 1.58 folded a stored one into tools.
+	switch {
+	case st.EnableSwitchLLMTool != nil && !*st.EnableSwitchLLMTool:
+		a.IncludeDefaultTools = slices.DeleteFunc(a.IncludeDefaultTools, func(k string) bool { return k == switchllm.KindName })
+	case st.EnableSwitchLLMTool != nil || st.Preset == "" && st.Tools == nil:
+		a.IncludeDefaultTools = appendNew(a.IncludeDefaultTools, switchllm.KindName)
 	}
 	if st.ToolConcurrencyLimit != nil {
 		a.ToolConcurrencyLimit = *st.ToolConcurrencyLimit
@@ -171,4 +190,12 @@ func condenserFromSettings(cfg llm.Config, raw json.RawMessage) (json.RawMessage
 		return nil, fmt.Errorf("keep_first %d: must not be negative", c.KeepFirst)
 	}
 	return event.MarshalKinded(c)
+}
+
+// appendNew appends s to list unless it holds it.
+func appendNew(list event.List[string], s string) event.List[string] {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }
