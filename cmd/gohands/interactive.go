@@ -87,6 +87,7 @@ func (a *app) interactive(root *cobra.Command) {
 	fl.StringVar(&f.confirm, "confirm", "", "which actions wait for your answer: `always` (the default here, or the settings' confirm), risky or never")
 	fl.StringVar(&f.preset, "preset", preset.Default, "the agent: `NAME` of a preset, one of "+strings.Join(preset.Names(), ", "))
 	fl.BoolVar(&f.browser, "browser", false, "give the agent a web browser (headless Chromium)")
+	fl.BoolVar(&f.memory, "memory", false, "give the agent its memory (~/.openhands/memory/MEMORY.md and the workspace's .openhands/memory/MEMORY.md) and ask it to keep it")
 	fl.StringVar(&f.server, "server", "", "run the agent on the agent server at this `URL` (gohands serve or the reference's); --workspace is then a directory on that server")
 	fl.StringVar(&f.sessionKey, "session-key", "", "the agent server's session `key` (default $SESSION_API_KEY)")
 	fl.StringVar(&f.sandbox, "sandbox", "", "run the agent in a sandbox: `docker` starts the agent server of a fresh container of the gohands image (scripts/image.sh) with the workspace mounted, on this machine's network; the conversation lives in the container")

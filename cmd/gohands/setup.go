@@ -22,6 +22,7 @@ import (
 	"github.com/gohands/gohands/mcp"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
+	"github.com/gohands/gohands/skill"
 	"github.com/gohands/gohands/telemetry/oteltrace"
 	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tools/askoracle"
@@ -256,6 +257,11 @@ func (a *app) buildAgent(ctx context.Context, f *runFlags, st settings, p *prepa
 	if err != nil {
 		return usageErr("--preset: %v", err)
 	}
+	if f.memory {
+		if ag.AgentContext, err = withMemory(ag.AgentContext); err != nil {
+			return err
+		}
+	}
 	mcpFile := f.mcpConfig
 	if mcpFile == "" && len(st.MCPServers) > 0 {
 		if mcpFile, err = writeMCPSettings(st); err != nil {
@@ -275,6 +281,18 @@ func (a *app) buildAgent(ctx context.Context, f *runFlags, st settings, p *prepa
 	}
 	p.agent = ag.WithOptions(opts)
 	return nil
+}
+
+// withMemory returns the agent context raw with load_memory set.
+func withMemory(raw json.RawMessage) (json.RawMessage, error) {
+	var ac skill.AgentContext
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &ac); err != nil {
+			return nil, fmt.Errorf("agent context: %w", err)
+		}
+	}
+	ac.LoadMemory = true
+	return json.Marshal(&ac)
 }
 
 // writeMCPSettings writes the settings' enabled MCP servers as an
