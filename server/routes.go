@@ -122,6 +122,7 @@ func (s *Server) allRoutes() []*route {
 	rs = append(rs, s.pluginRoutes()...)
 	rs = append(rs, s.installedSkillRoutes()...)
 	rs = append(rs, s.metaProfileRoutes()...)
+	rs = append(rs, s.agentProfileRoutes()...)
 	rs = append(rs, s.mcpRoutes()...)
 	rs = append(rs, s.childRoutes()...)
 	rs = append(rs, s.vscodeRoutes()...)

@@ -210,7 +210,11 @@ type Server struct {
 	workspaces   *userstore.Workspaces
 	profiles     *userstore.Profiles
 	metaProfiles *userstore.Profiles
-	connections  *userstore.Connections
+	// agentProfiles is the agent-profile store; agentProfilesMu makes
+	// seeding the default profile and moving the active pointer atomic.
+	agentProfiles   *userstore.AgentProfiles
+	agentProfilesMu sync.Mutex
+	connections     *userstore.Connections
 
 	bash  *bashService
 	hooks []*webhook
@@ -257,6 +261,7 @@ func New(opts *Options) (*Server, error) {
 	s.workspaces = userstore.OpenWorkspaces(o.PersistenceDir)
 	s.profiles = userstore.OpenProfiles(o.PersistenceDir, s.cipher)
 	s.metaProfiles = userstore.OpenMetaProfiles(o.PersistenceDir)
+	s.agentProfiles = userstore.OpenAgentProfiles(o.PersistenceDir)
 	s.connections = userstore.OpenConnections(o.PersistenceDir, s.cipher)
 	if s.cipher != nil && s.cipher.HasPrevious() {
 		// A rotated key does not wait for the next write; a store that no
