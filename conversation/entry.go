@@ -74,6 +74,22 @@ func ScanDecodedEntry(i int, data []byte, e event.Event) (Entry, error) {
 	return scanEntry(i, data, true, &known)
 }
 
+// DecodedEntry is ScanDecodedEntry for data that has just decoded as e
+// with event.UnmarshalKeys, which told keys: when they are known, the
+// entry is built from e alone, without scanning data again. The entry is
+// ScanEntry's (TestDecodedEntry).
+func DecodedEntry(i int, data []byte, e event.Event, keys event.Keys) (Entry, error) {
+	kind, ok := event.KindOf(e)
+	if keys&event.KeysKnown == 0 || !ok {
+		return ScanDecodedEntry(i, data, e)
+	}
+	ent := entryOf(i, e, kind, len(data))
+	if keys&event.KeySource == 0 {
+		ent.Source = "" // the decoded event has its kind's default
+	}
+	return ent, nil
+}
+
 // scanEntry builds the entry of data, taking the strings of known (an
 // entry built otherwise, or empty) where the JSON spells them; valid says
 // data is known to be well-formed JSON. The scanners are called directly,

@@ -293,7 +293,7 @@ func (e *AgentErrorEvent) decodeKind(kind string, data []byte) error {
 	return decodeEvent(e, kind, data, nil)
 }
 func (e *Condensation) decodeKind(kind string, data []byte) error {
-	return decodeEvent(e, kind, data, func() error { return decodeFields(e, kind, data) })
+	return e.decodeKindKeys(kind, data, nil)
 }
 func (e *CondensationRequest) decodeKind(kind string, data []byte) error {
 	return decodeEvent(e, kind, data, nil)
@@ -330,11 +330,11 @@ func (e *ServerErrorEvent) decodeKind(kind string, data []byte) error {
 }
 
 func (e *ActionEvent) decodeKind(kind string, data []byte) error {
-	return decodeEvent(e, kind, data, func() error { return decodeFields(e, kind, data) })
+	return e.decodeKindKeys(kind, data, nil)
 }
 
 func (e *ObservationEvent) decodeKind(kind string, data []byte) error {
-	return decodeEvent(e, kind, data, func() error { return decodeFields(e, kind, data) })
+	return e.decodeKindKeys(kind, data, nil)
 }
 
 func (e *ConversationStateUpdateEvent) decodeKind(kind string, data []byte) error {

@@ -2,6 +2,7 @@ package event
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"sync"
 
@@ -25,21 +26,27 @@ var errNotFast = errors.New("event: not for the fast decoder")
 
 // fastDecoder is implemented by the kinds decoded here. decodeFast fills
 // the fields of its receiver (already holding its defaults) from data, the
-// event object of kind kind, and reports whether it did; if not, the
-// receiver may be partly filled.
+// event object of kind kind, and reports whether it did and the keys it
+// saw; if not, the receiver may be partly filled. decodeKindKeys is
+// decodeKind setting *seen to what the fast decoder saw, if it decoded data.
 type fastDecoder interface {
 	Event
-	decodeFast(kind string, data []byte) bool
+	decodeFast(kind string, data []byte) (once, bool)
+	decodeKindKeys(kind string, data []byte, seen *once) error
 }
 
-// decodeFields decodes data into e with the fast decoder, or, if it gives
-// up, with the reflective one from e's state before.
+// decodeFields decodes data into e with the fast decoder, setting *seen
+// (if not nil) to the keys it saw, or, if it gives up, with the reflective
+// one from e's state before.
 func decodeFields[E any, P interface {
 	*E
 	fastDecoder
-}](e P, kind string, data []byte) error {
+}](e P, kind string, data []byte, seen *once) error {
 	saved := *e
-	if decodeFast(e, kind, data) {
+	if o, ok := decodeFast(e, kind, data); ok {
+		if seen != nil {
+			*seen = o
+		}
 		return nil
 	}
 	*e = saved
@@ -48,12 +55,69 @@ func decodeFields[E any, P interface {
 
 // decodeFast runs e's fast decoder, which gives up, as well, on an empty
 // id or timestamp: checkEvent replaces those with a fresh id or the time.
-func decodeFast(e fastDecoder, kind string, data []byte) bool {
-	if !e.decodeFast(kind, data) {
-		return false
+func decodeFast(e fastDecoder, kind string, data []byte) (once, bool) {
+	o, ok := e.decodeFast(kind, data)
+	if !ok {
+		return 0, false
 	}
 	b := e.EventBase()
-	return b.ID != "" && b.Timestamp != ""
+	return o, b.ID != "" && b.Timestamp != ""
+}
+
+// Keys tells which of an event's top-level keys its JSON spelled, as
+// UnmarshalKeys learnt it.
+type Keys uint8
+
+// Keys' bits.
+const (
+	// KeysKnown is set when the other bits are known: the event was read
+	// by a decoder that saw every top-level key, each once and none null.
+	// Without it, nothing is known of the keys.
+	KeysKnown Keys = 1 << iota
+	// KeySource is set when the JSON has a "source" (absent, the event
+	// has its kind's default source).
+	KeySource
+)
+
+// UnmarshalKeys is Unmarshal, and tells what it learnt of data's keys: the
+// same event and error, so that a store reading an event file need not
+// scan it again for what the decoded event does not say.
+func UnmarshalKeys(data []byte) (Event, Keys, error) {
+	kind, ok := wire.KindAtEnd(data)
+	if !ok {
+		e, err := Unmarshal(data)
+		return e, 0, err
+	}
+	v, ok := wire.NewKind(kind)
+	fe, fast := v.(fastDecoder)
+	if !ok || !fast {
+		e, err := Unmarshal(data)
+		return e, 0, err
+	}
+	var seen once
+	if err := fe.decodeKindKeys(kind, data, &seen); err != nil {
+		return nil, 0, fmt.Errorf("event: decoding %s: %w", kind, err)
+	}
+	if seen == 0 {
+		return fe, 0, nil
+	}
+	keys := KeysKnown
+	if seen&(1<<bitSource) != 0 {
+		keys |= KeySource
+	}
+	return fe, keys, nil
+}
+
+func (e *ActionEvent) decodeKindKeys(kind string, data []byte, seen *once) error {
+	return decodeEvent(e, kind, data, func() error { return decodeFields(e, kind, data, seen) })
+}
+
+func (e *ObservationEvent) decodeKindKeys(kind string, data []byte, seen *once) error {
+	return decodeEvent(e, kind, data, func() error { return decodeFields(e, kind, data, seen) })
+}
+
+func (e *Condensation) decodeKindKeys(kind string, data []byte, seen *once) error {
+	return decodeEvent(e, kind, data, func() error { return decodeFields(e, kind, data, seen) })
 }
 
 // fastObject decodes the event object data of kind kind, calling member
@@ -176,7 +240,7 @@ func baseOnce(d *wire.Decoder, o *once, key []byte, b *Base) (bool, error) {
 	return false, nil
 }
 
-func (e *ActionEvent) decodeFast(kind string, data []byte) bool {
+func (e *ActionEvent) decodeFast(kind string, data []byte) (once, bool) {
 	const (
 		thought = bitFirst + iota
 		reasoning
@@ -234,7 +298,7 @@ func (e *ActionEvent) decodeFast(kind string, data []byte) bool {
 		return errNotFast
 	})
 	const required = baseRequired | 1<<thought | 1<<toolName | 1<<toolCallID | 1<<toolCall | 1<<llmResponseID
-	return ok && o&required == required
+	return o, ok && o&required == required
 }
 
 // decodeToolCallFast decodes a tool call object whose keys are all
@@ -276,7 +340,7 @@ func decodeToolCallFast(d *wire.Decoder, tc *ToolCall) error {
 	return nil
 }
 
-func (e *ObservationEvent) decodeFast(kind string, data []byte) bool {
+func (e *ObservationEvent) decodeFast(kind string, data []byte) (once, bool) {
 	const (
 		toolName = bitFirst + iota
 		toolCallID
@@ -304,10 +368,10 @@ func (e *ObservationEvent) decodeFast(kind string, data []byte) bool {
 		return errNotFast
 	})
 	const required = baseRequired | 1<<toolName | 1<<toolCallID | 1<<observation | 1<<actionID
-	return ok && o&required == required
+	return o, ok && o&required == required
 }
 
-func (e *Condensation) decodeFast(kind string, data []byte) bool {
+func (e *Condensation) decodeFast(kind string, data []byte) (once, bool) {
 	const (
 		forgotten = bitFirst + iota
 		summary
@@ -340,7 +404,7 @@ func (e *Condensation) decodeFast(kind string, data []byte) bool {
 		return errNotFast
 	})
 	const required = baseRequired | 1<<llmResponseID
-	return ok && o&required == required
+	return o, ok && o&required == required
 }
 
 // decodeStringsFast decodes an array of strings (no null among them) into

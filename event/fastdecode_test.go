@@ -27,7 +27,7 @@ func decodeBoth(data []byte) (fastEv Event, fastErr error, fast bool, slowEv Eve
 		return nil, nil, false, nil, nil
 	}
 	fastErr = decodeEvent(fe, kind, data, func() error {
-		if !decodeFast(fe, kind, data) {
+		if _, ok := decodeFast(fe, kind, data); !ok {
 			return errNotFast
 		}
 		return nil
@@ -61,6 +61,16 @@ func checkFastDecode(t *testing.T, data []byte) bool {
 	}
 	if uerr == nil && !reflect.DeepEqual(ue, se) {
 		t.Fatalf("Unmarshal differs:\nUnmarshal  %#v\nreflective %#v\ninput: %q", ue, se, data)
+	}
+	ke, keys, kerr := UnmarshalKeys(data)
+	if (kerr == nil) != (serr == nil) || (kerr != nil && kerr.Error() != uerr.Error()) {
+		t.Fatalf("UnmarshalKeys: %v, Unmarshal %v\ninput: %q", kerr, uerr, data)
+	}
+	if kerr == nil && !reflect.DeepEqual(ke, se) {
+		t.Fatalf("UnmarshalKeys differs:\nUnmarshalKeys %#v\nreflective    %#v\ninput: %q", ke, se, data)
+	}
+	if _, atEnd := wire.KindAtEnd(data); kerr == nil && atEnd && keys&KeysKnown == 0 {
+		t.Fatalf("UnmarshalKeys did not tell the keys the fast decoder saw\ninput: %q", data)
 	}
 	return true
 }

@@ -165,14 +165,18 @@ func (s *Store) scanFile(i int, id string, slab []byte, name *[]byte, ent *conve
 		return slab, err
 	}
 	s.sums[i] = fileSum{checksum(data), true}
-	var k keptFile
+	var (
+		k    keptFile
+		keys event.Keys
+	)
 	if keptBytes.Add(int64(len(data))) <= maxKeptBytes {
 		k.raw = data[:len(data):len(data)]
-		k.ev, _ = event.Unmarshal(k.raw)
+		k.ev, keys, _ = event.UnmarshalKeys(k.raw)
 	}
 	if k.ev != nil {
-		// It decoded, so it is well-formed: no need to check it again.
-		*ent, err = conversation.ScanDecodedEntry(i, data, k.ev)
+		// It decoded, so it is well-formed: no need to check it again,
+		// nor to scan it at all if the decoder saw all its keys.
+		*ent, err = conversation.DecodedEntry(i, data, k.ev, keys)
 	} else {
 		*ent, err = conversation.ScanEntry(i, data)
 	}
