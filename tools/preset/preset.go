@@ -41,6 +41,7 @@ import (
 	_ "github.com/gohands/gohands/tools/askoracle"
 	_ "github.com/gohands/gohands/tools/childconversation"
 	_ "github.com/gohands/gohands/tools/routetask"
+	_ "github.com/gohands/gohands/tools/workflow"
 
 	// Every wire API, for models chosen at run time.
 	_ "github.com/gohands/gohands/llm/providers"

@@ -42,6 +42,7 @@ package task
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -147,6 +148,10 @@ type Options struct {
 	Confirm func(taskID string, pending []*event.ActionEvent) bool
 	// Logger receives diagnostics; nil means the calling conversation's.
 	Logger *slog.Logger
+	// IDPrefix starts the task ids ("task" when empty: task_00000001).
+	// Tools whose tasks are stored beside the task tool's, under the same
+	// caller, each take their own.
+	IDPrefix string
 }
 
 func factory(ctx tool.Context, params json.RawMessage) ([]tool.Tool, error) {
@@ -372,6 +377,22 @@ func (m *manager) execute(ctx context.Context, a *Action) (*Observation, error) 
 	}, nil
 }
 
+// Run runs a new task for the caller ctx carries (see agent.CallerFrom)
+// outside a model's task call, as a workflow does, and returns the
+// sub-agent's answer, or an error saying why it has none. It fails with
+// the context's error when ctx ends first.
+func (t *Tool) Run(ctx context.Context, prompt, subagentType string, description *string) (string, error) {
+	obs, err := t.m.execute(ctx, &Action{Prompt: prompt, SubagentType: subagentType, Description: description})
+	if err != nil {
+		return "", err
+	}
+	text := event.TextOf(obs.Content)
+	if obs.IsError {
+		return "", errors.New(text)
+	}
+	return text, nil
+}
+
 // start finds the record of a resumed task, or makes a new one.
 func (m *manager) start(caller *agent.Caller, a *Action, def *Definition) (*record, error) {
 	m.mu.Lock()
@@ -400,7 +421,7 @@ func (m *manager) start(caller *agent.Caller, a *Action, def *Definition) (*reco
 		rec.running = true
 		return rec, nil
 	}
-	id := fmt.Sprintf("task_%08x", len(m.tasks)+1)
+	id := m.taskID(len(m.tasks) + 1)
 	rec := &record{
 		id:             id,
 		conversationID: subConversationID(m.parentID, id),
@@ -408,6 +429,11 @@ func (m *manager) start(caller *agent.Caller, a *Action, def *Definition) (*reco
 	}
 	m.tasks[rec.id] = rec
 	return rec, nil
+}
+
+// taskID is the id of the manager's nth task.
+func (m *manager) taskID(n int) string {
+	return fmt.Sprintf("%s_%08x", cmp.Or(m.opts.IDPrefix, "task"), n)
 }
 
 // taskSpace is the namespace of the sub-conversation ids derived by
@@ -425,7 +451,7 @@ func subConversationID(parentID, taskID string) string {
 // earlier process of the same caller.
 func (m *manager) findStored() {
 	for n := len(m.tasks) + 1; ; n++ {
-		id := fmt.Sprintf("task_%08x", n)
+		id := m.taskID(n)
 		cid := subConversationID(m.parentID, id)
 		if _, err := os.Stat(filepath.Join(filestore.Dir(m.dir, cid), filestore.BaseStateFile)); err != nil {
 			return
