@@ -26,6 +26,51 @@ const publicTimeout = 30 * time.Second
 // caches them.
 const publicTTL = time.Minute
 
+// publicRepoSettings returns the local copy ($EXTENSIONS_PATH), URL and
+// ref of the public skills repository.
+func publicRepoSettings() (where, url, ref string) {
+	where, url, ref = os.Getenv("EXTENSIONS_PATH"), os.Getenv("EXTENSIONS_REPO"), os.Getenv("EXTENSIONS_REF")
+	if url == "" {
+		url = PublicSkillsRepo
+	}
+	if ref == "" {
+		ref = "main"
+	}
+	return where, url, ref
+}
+
+// PublicRepo returns the directory of the public skills repository: the
+// local copy of $EXTENSIONS_PATH, or the repository fetched into the
+// cache directory of opts (its remote asked for the ref's commit each
+// time, fetched when that moved; bounded by a timeout). A repository
+// that cannot be reached is an error naming it.
+func PublicRepo(ctx context.Context, opts *FetchOptions) (string, error) {
+	where, url, ref := publicRepoSettings()
+	if where != "" && url == PublicSkillsRepo {
+		return where, nil
+	}
+	var o FetchOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Timeout == 0 {
+		o.Timeout = publicTimeout
+	}
+	dir, _, err := Fetch(ctx, Source{Source: url, Ref: &ref}, &o)
+	if err != nil {
+		return "", fmt.Errorf("public skills: %w", err)
+	}
+	return dir, nil
+}
+
+// ForgetPublicSkills drops the public skills LoadPublicSkills keeps, so
+// the next load reads the repository again (after a sync).
+func ForgetPublicSkills() {
+	publicCache.Lock()
+	defer publicCache.Unlock()
+	publicCache.key = ""
+}
+
 var publicCache struct {
 	sync.Mutex
 	key    string
@@ -44,34 +89,16 @@ func LoadPublicSkills(ctx context.Context, marketplacePath string, opts *FetchOp
 	if marketplacePath == "" {
 		marketplacePath = skill.DefaultMarketplacePath
 	}
-	repo := os.Getenv("EXTENSIONS_PATH")
-	url := os.Getenv("EXTENSIONS_REPO")
-	if url == "" {
-		url = PublicSkillsRepo
-	}
-	ref := os.Getenv("EXTENSIONS_REF")
-	if ref == "" {
-		ref = "main"
-	}
-	key := repo + "\x00" + url + "\x00" + ref + "\x00" + marketplacePath
+	where, url, ref := publicRepoSettings()
+	key := where + "\x00" + url + "\x00" + ref + "\x00" + marketplacePath
 	publicCache.Lock()
 	defer publicCache.Unlock()
 	if publicCache.key == key && time.Since(publicCache.at) < publicTTL {
 		return publicCache.skills, nil
 	}
-	if repo == "" || url != PublicSkillsRepo {
-		var o FetchOptions
-		if opts != nil {
-			o = *opts
-		}
-		if o.Timeout == 0 {
-			o.Timeout = publicTimeout
-		}
-		dir, _, err := Fetch(ctx, Source{Source: url, Ref: &ref}, &o)
-		if err != nil {
-			return nil, fmt.Errorf("public skills: %w", err)
-		}
-		repo = dir
+	repo, err := PublicRepo(ctx, opts)
+	if err != nil {
+		return nil, err
 	}
 	skillsDir := filepath.Join(repo, "skills")
 	var names []string
