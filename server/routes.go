@@ -123,6 +123,7 @@ func (s *Server) allRoutes() []*route {
 	rs = append(rs, s.installedSkillRoutes()...)
 	rs = append(rs, s.metaProfileRoutes()...)
 	rs = append(rs, s.agentProfileRoutes()...)
+	rs = append(rs, s.publicCatalogRoutes()...)
 	rs = append(rs, s.mcpRoutes()...)
 	rs = append(rs, s.childRoutes()...)
 	rs = append(rs, s.vscodeRoutes()...)

@@ -214,6 +214,9 @@ type Server struct {
 	// seeding the default profile and moving the active pointer atomic.
 	agentProfiles   *userstore.AgentProfiles
 	agentProfilesMu sync.Mutex
+	// publicRepoCache keeps the public extensions repository between
+	// catalog requests.
+	publicRepoCache publicRepoCache
 	connections     *userstore.Connections
 
 	bash  *bashService

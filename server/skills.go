@@ -66,26 +66,31 @@ func (s *Server) handleSkills(in *request[none, skillsRequest]) (any, error) {
 		Sources: map[string]int{"sandbox": 0, "registered_marketplaces": 0, "sdk_base": len(user), "org": 0, "project": len(project)},
 	}
 	for _, sk := range skill.Merge(nil, project, user) {
-		info := skillInfo{
-			Name: sk.Name, Type: "knowledge", Content: sk.Content, Triggers: sk.Keywords(),
-			IsAgentSkillsFormat: sk.IsAgentSkillsFormat, DisableModelInvocation: sk.DisableModelInvocation,
-		}
-		switch {
-		case sk.IsAgentSkillsFormat:
-			info.Type = "agentskills"
-		case sk.Trigger == nil:
-			info.Type = "repo"
-		}
-		if info.Triggers == nil {
-			info.Triggers = []string{}
-		}
-		if sk.Source != "" {
-			info.Source = &sk.Source
-		}
-		if sk.Description != "" {
-			info.Description = &sk.Description
-		}
-		out.Skills = append(out.Skills, info)
+		out.Skills = append(out.Skills, skillInfoOf(sk))
 	}
 	return out, nil
+}
+
+// skillInfoOf describes a skill as the reference lists it.
+func skillInfoOf(sk skill.Skill) skillInfo {
+	info := skillInfo{
+		Name: sk.Name, Type: "knowledge", Content: sk.Content, Triggers: sk.Keywords(),
+		IsAgentSkillsFormat: sk.IsAgentSkillsFormat, DisableModelInvocation: sk.DisableModelInvocation,
+	}
+	switch {
+	case sk.IsAgentSkillsFormat:
+		info.Type = "agentskills"
+	case sk.Trigger == nil:
+		info.Type = "repo"
+	}
+	if info.Triggers == nil {
+		info.Triggers = []string{}
+	}
+	if sk.Source != "" {
+		info.Source = &sk.Source
+	}
+	if sk.Description != "" {
+		info.Description = &sk.Description
+	}
+	return info
 }
