@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -93,22 +95,42 @@ func (s *screen) capture() string { return s.tmux("capture-pane", "-p", "-t", s.
 // waitFor waits until the screen shows all of want.
 func (s *screen) waitFor(want ...string) string {
 	s.t.Helper()
+	return s.waitUntil(func(got string) string {
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				return fmt.Sprintf("the screen does not show %q", w)
+			}
+		}
+		return ""
+	})
+}
+
+// waitForMatch waits until the screen shows a match of re and returns it.
+func (s *screen) waitForMatch(re *regexp.Regexp) string {
+	s.t.Helper()
+	return s.waitUntil(func(got string) string {
+		if !re.MatchString(got) {
+			return fmt.Sprintf("the screen shows nothing matching %q", re)
+		}
+		return ""
+	})
+}
+
+// waitUntil captures the screen until check finds nothing missing (it
+// returns "") and returns it; after a minute it fails the test with what
+// check says is missing.
+func (s *screen) waitUntil(check func(screen string) (missing string)) string {
+	s.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		got := s.capture()
-		missing := ""
-		for _, w := range want {
-			if !strings.Contains(got, w) {
-				missing = w
-				break
-			}
-		}
+		missing := check(got)
 		if missing == "" {
 			return got
 		}
 		if time.Now().After(deadline) {
 			errOut, _ := os.ReadFile(s.stderr)
-			s.t.Fatalf("the screen does not show %q:\n%s\nstderr:\n%s", missing, got, errOut)
+			s.t.Fatalf("%s:\n%s\nstderr:\n%s", missing, got, errOut)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -278,12 +300,25 @@ func TestLineModeREPL(t *testing.T) {
 
 // TestRunWaitingIndicator: gohands run on a terminal shows a spinner and
 // the time waited while the model thinks, and clears it for the answer.
+//
+// The model answers only once the test saw the indicator: with a fixed
+// delay, a loaded machine's slow screen captures missed its one second of
+// "1s" (and the delay could end before any capture).
 func TestRunWaitingIndicator(t *testing.T) {
 	t.Parallel()
-	e := newE2E(t, llmtest.Reply{Text: "Thought about it.", Delay: 3 * time.Second})
+	release := make(chan struct{})
+	var once sync.Once
+	srv := llmtest.NewResponder(t, func(llmtest.Request) (llmtest.Reply, error) {
+		<-release
+		return llmtest.Reply{Text: "Thought about it."}, nil
+	}, nil)
+	t.Cleanup(func() { once.Do(func() { close(release) }) }) // before the server closes
+	e := newE2E(t)
+	e.env = append(e.env, "LLM_BASE_URL="+srv.URL+"/v1") // the last value wins
 	s := startScreenOn(t, e, "run", true, e.args("think hard")...)
-	scr := s.waitFor("working… 1s (Ctrl-C pauses)")
+	scr := s.waitForMatch(regexp.MustCompile(`working… ([0-9]+m)?[1-9][0-9]*s \(Ctrl-C pauses\)`))
 	t.Logf("waiting:\n%s", scr)
+	once.Do(func() { close(release) })
 	scr = s.waitFor("Thought about it.", "gohands: finished")
 	if strings.Contains(scr, "working…") {
 		t.Errorf("the indicator stayed:\n%s", scr)
