@@ -464,7 +464,7 @@ func TestCachelessOpenReadsEachFileOnce(t *testing.T) {
 // TestCachelessOpenDecodesEachFileOnce: a cache-less open decodes the
 // files it reads, and Event hands each decoded event out once; a file
 // that scans but does not decode still fails in Event, with its decoding
-// error.
+// error and its file's path.
 func TestCachelessOpenDecodesEachFileOnce(t *testing.T) {
 	defer filestore.KeepScanned(time.Hour)() // a loaded machine may take seconds between open and Event
 	dir, evs := writeLog(t, 6)
@@ -496,7 +496,7 @@ func TestCachelessOpenDecodesEachFileOnce(t *testing.T) {
 		}
 		got, err := s.Event(t.Context(), i)
 		if i == bad {
-			if err == nil || errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "no_such_field") {
+			if err == nil || errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "no_such_field") || !strings.Contains(err.Error(), badPath) {
 				t.Errorf("Event(%d) of an undecodable file: %v, want its decoding error", i, err)
 			}
 			continue

@@ -684,7 +684,7 @@ func (s *Store) ReadEvent(ctx context.Context, ent conversation.Entry) (event.Ev
 	}
 	ev, err := event.Unmarshal(raw)
 	if err != nil {
-		return nil, fmt.Errorf("filestore: event %d: %w", i, err)
+		return nil, fmt.Errorf("filestore: event %d (%s): %w", i, filepath.Join(s.eventsDir, eventFileName(i, ent.ID)), err)
 	}
 	return ev, nil
 }
