@@ -172,6 +172,19 @@ func str(d *wire.Decoder, o *once, bit uint, dst *string) error {
 	return err
 }
 
+// knownStr is d.Str for a string that is usually a or b: those are
+// returned without allocating a copy.
+func knownStr(d *wire.Decoder, a, b string) (string, error) {
+	for _, k := range [...]string{a, b} {
+		if end := d.Pos + len(k) + 2; end <= len(d.Data) && d.Data[d.Pos] == '"' &&
+			d.Data[end-1] == '"' && string(d.Data[d.Pos+1:end-1]) == k {
+			d.Pos = end
+			return k, nil
+		}
+	}
+	return d.Str()
+}
+
 // list decodes a list field seen once: [] directly (non-nil and without
 // an array, as the slice decoder makes it), anything else by the field's
 // decoder.
@@ -232,8 +245,10 @@ func baseOnce(d *wire.Decoder, o *once, key []byte, b *Base) (bool, error) {
 	case "parent_id":
 		return true, str(d, o, bitParentID, &b.ParentID)
 	case "source":
-		var s string
-		err := str(d, o, bitSource, &s)
+		if !o.see(bitSource) {
+			return true, errNotFast
+		}
+		s, err := knownStr(d, string(SourceAgent), string(SourceEnvironment))
 		b.Source = Source(s)
 		return true, err
 	}
@@ -286,8 +301,10 @@ func (e *ActionEvent) decodeFast(kind string, data []byte) (once, bool) {
 		case "llm_response_id":
 			return str(d, &o, llmResponseID, &e.LLMResponseID)
 		case "security_risk":
-			var s string
-			err := str(d, &o, securityRisk, &s)
+			if !o.see(securityRisk) {
+				return errNotFast
+			}
+			s, err := knownStr(d, string(RiskUnknown), string(RiskLow))
 			e.SecurityRisk = SecurityRisk(s)
 			return err
 		case "critic_result":
@@ -329,7 +346,12 @@ func decodeToolCallFast(d *wire.Decoder, tc *ToolCall) error {
 		case "arguments":
 			return str(d, &o, arguments, &tc.Arguments)
 		case "origin":
-			return str(d, &o, origin, &tc.Origin)
+			if !o.see(origin) {
+				return errNotFast
+			}
+			s, err := knownStr(d, OriginCompletion, OriginResponses)
+			tc.Origin = s
+			return err
 		}
 		return errNotFast
 	})

@@ -92,7 +92,7 @@ func decodeContent(d *wire.Decoder, c *Content) error {
 				typ = nil
 				return nil
 			}
-			typeStr, err = d.Str()
+			typeStr, err = knownStr(d, ContentText, ContentImage)
 			typ = &typeStr
 		case "text":
 			if d.IsNullNext() {

@@ -97,6 +97,20 @@ func NewKind(name string) (any, bool) {
 	return reflect.New(t).Interface(), true
 }
 
+// kindName returns name as a string: the registered kind's own string
+// when it names one, without allocating a copy (every event and every
+// action and observation in it names its kind).
+func kindName(name []byte) string {
+	registry.mu.RLock()
+	t, ok := registry.byName[string(name)]
+	k := registry.byType[t]
+	registry.mu.RUnlock()
+	if ok && k == string(name) {
+		return k
+	}
+	return string(name)
+}
+
 // registeredKind returns the kind of struct type t, if registered.
 func registeredKind(t reflect.Type) (string, bool) {
 	registry.mu.RLock()
@@ -224,7 +238,7 @@ func KindAtEnd(data []byte) (string, bool) {
 	}
 	head = head[:len(head)-len(`"kind":`)]
 	if bytes.HasSuffix(head, []byte(",")) || bytes.Equal(bytes.TrimLeft(head, " \t\r\n"), []byte("{")) {
-		return string(name), true
+		return kindName(name), true
 	}
 	return "", false
 }
