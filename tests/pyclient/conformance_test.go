@@ -354,21 +354,30 @@ func kindOf(v any) string {
 func send(ctx context.Context, base string, p probe) answer {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	var rd io.Reader
-	if p.body != nil {
-		rd = bytes.NewReader(p.body)
+	var resp *http.Response
+	var err error
+	// A server may close a kept-alive connection after a 500 (uvicorn
+	// does); a POST on it then fails without an answer, and net/http
+	// does not retry a POST. One retry on a fresh connection asks again.
+	for attempt := 0; attempt < 2; attempt++ {
+		var rd io.Reader
+		if p.body != nil {
+			rd = bytes.NewReader(p.body)
+		}
+		req, rerr := http.NewRequestWithContext(ctx, p.method, base+p.path, rd)
+		if rerr != nil {
+			return answer{Shape: "request: " + rerr.Error()}
+		}
+		if p.contentType != "" {
+			req.Header.Set("Content-Type", p.contentType)
+		}
+		if p.key {
+			req.Header.Set("X-Session-API-Key", apiKey)
+		}
+		if resp, err = http.DefaultClient.Do(req); err == nil || ctx.Err() != nil {
+			break
+		}
 	}
-	req, err := http.NewRequestWithContext(ctx, p.method, base+p.path, rd)
-	if err != nil {
-		return answer{Shape: "request: " + err.Error()}
-	}
-	if p.contentType != "" {
-		req.Header.Set("Content-Type", p.contentType)
-	}
-	if p.key {
-		req.Header.Set("X-Session-API-Key", apiKey)
-	}
-	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return answer{Shape: "timeout"}
