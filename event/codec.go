@@ -281,7 +281,7 @@ func (e *ACPToolCallEvent) validate() error {
 }
 
 func (e *MessageEvent) decodeKind(kind string, data []byte) error {
-	return decodeEvent(e, kind, data, nil)
+	return e.decodeKindKeys(kind, data, nil)
 }
 func (e *SystemPromptEvent) decodeKind(kind string, data []byte) error {
 	return decodeEvent(e, kind, data, nil)

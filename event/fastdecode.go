@@ -10,7 +10,7 @@ import (
 )
 
 // This file decodes the kinds a replay reads most (ActionEvent,
-// ObservationEvent, Condensation) without the reflective struct decoder:
+// ObservationEvent, MessageEvent, Condensation) without the reflective struct decoder:
 // their top-level keys are matched by a switch and plain strings and
 // empty lists are read directly; every other value goes to the same
 // decoder the reflective path would call for that field. It takes only
@@ -113,6 +113,10 @@ func (e *ActionEvent) decodeKindKeys(kind string, data []byte, seen *once) error
 }
 
 func (e *ObservationEvent) decodeKindKeys(kind string, data []byte, seen *once) error {
+	return decodeEvent(e, kind, data, func() error { return decodeFields(e, kind, data, seen) })
+}
+
+func (e *MessageEvent) decodeKindKeys(kind string, data []byte, seen *once) error {
 	return decodeEvent(e, kind, data, func() error { return decodeFields(e, kind, data, seen) })
 }
 
@@ -390,6 +394,40 @@ func (e *ObservationEvent) decodeFast(kind string, data []byte) (once, bool) {
 		return errNotFast
 	})
 	const required = baseRequired | 1<<toolName | 1<<toolCallID | 1<<observation | 1<<actionID
+	return o, ok && o&required == required
+}
+
+func (e *MessageEvent) decodeFast(kind string, data []byte) (once, bool) {
+	const (
+		llmMessage = bitFirst + iota
+		llmResponseID
+		skills
+		extended
+		sender
+		critic
+	)
+	var o once
+	ok := fastObject(data, kind, func(d *wire.Decoder, key []byte) error {
+		if isBase, err := baseOnce(d, &o, key, &e.Base); isBase {
+			return err
+		}
+		switch string(key) {
+		case "llm_message":
+			return value(d, &o, llmMessage, &e.LLMMessage)
+		case "llm_response_id":
+			return str(d, &o, llmResponseID, &e.LLMResponseID)
+		case "activated_skills":
+			return list(d, &o, skills, &e.ActivatedSkills)
+		case "extended_content":
+			return list(d, &o, extended, &e.ExtendedContent)
+		case "sender":
+			return str(d, &o, sender, &e.Sender)
+		case "critic_result":
+			return value(d, &o, critic, &e.CriticResult)
+		}
+		return errNotFast
+	})
+	const required = baseRequired | 1<<llmMessage
 	return o, ok && o&required == required
 }
 

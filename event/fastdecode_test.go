@@ -110,7 +110,7 @@ func TestFastDecodeFixtures(t *testing.T) {
 			checkFastDecode(t, v)
 		}
 	}
-	for _, kind := range []string{KindAction, KindObservation, KindCondensation} {
+	for _, kind := range []string{KindAction, KindObservation, KindMessage, KindCondensation} {
 		if taken[kind] == 0 {
 			t.Errorf("the fast decoder took no %s fixture", kind)
 		}
