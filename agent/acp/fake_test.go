@@ -168,7 +168,20 @@ func fakeServer(mode string) {
 				f.fail(m.ID, -32000, "Authentication required")
 				continue
 			}
-			f.reply(m.ID, map[string]any{"sessionId": "s1"})
+			res := map[string]any{"sessionId": "s1"}
+			switch mode {
+			case "models": // the session's model state
+				res["models"] = map[string]any{"currentModelId": "m-fast", "availableModels": []any{
+					map[string]any{"modelId": "m-fast", "name": "Fast"},
+					map[string]any{"modelId": "m-big", "name": "Big", "description": "The big one"},
+				}}
+			case "options": // a model selector among the config options
+				res["configOptions"] = []any{map[string]any{"type": "select", "id": "model", "name": "Model", "currentValue": "m-big", "options": []any{
+					map[string]any{"value": "m-fast", "name": "Fast"},
+					map[string]any{"value": "m-big", "name": "Big"},
+				}}}
+			}
+			f.reply(m.ID, res)
 		case "session/load":
 			var p struct {
 				SessionID string `json:"sessionId"`
