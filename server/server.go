@@ -217,7 +217,9 @@ type Server struct {
 	// publicRepoCache keeps the public extensions repository between
 	// catalog requests.
 	publicRepoCache publicRepoCache
-	connections     *userstore.Connections
+	// acpDiscoveries keeps the answers of POST /api/acp/models.
+	acpDiscoveries acpDiscoveries
+	connections    *userstore.Connections
 
 	bash  *bashService
 	hooks []*webhook
