@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/rand"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -17,25 +16,6 @@ import (
 	"github.com/gohands/gohands/llm/llmtest"
 	"github.com/gohands/gohands/server"
 )
-
-// get fetches path from ts and returns the status, headers and body.
-func (ts *testServer) get(path string) (int, http.Header, []byte) {
-	ts.t.Helper()
-	req, _ := http.NewRequest("GET", ts.http.URL+path, nil)
-	if ts.key != "" {
-		req.Header.Set("X-Session-API-Key", ts.key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		ts.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		ts.t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, body
-}
 
 func mustRun(t *testing.T, dir string, name string, args ...string) string {
 	t.Helper()
@@ -123,7 +103,7 @@ func TestArchiveTarGz(t *testing.T) {
 	os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(work, "link.txt"))
 	os.Symlink(outside, filepath.Join(work, "linkdir"))
 
-	status, h, body := ts.get("/api/file/archive?format=tar.gz&exclude=drop&path=" + url.QueryEscape(work))
+	status, h, body := ts.send("GET", "/api/file/archive?format=tar.gz&exclude=drop&path="+url.QueryEscape(work), nil)
 	if status != 200 || h.Get("Content-Type") != "application/gzip" || !strings.Contains(h.Get("Content-Disposition"), `filename=work.tar.gz`) {
 		t.Fatalf("archive: %d %v %.200s", status, h, body)
 	}
@@ -156,7 +136,7 @@ func TestArchiveTarGz(t *testing.T) {
 
 	// A full capture keeps the generated directories and .git, but not its
 	// credentials nor reflogs.
-	status, _, body = ts.get("/api/file/archive?format=tar.gz&use_default_excludes=false&path=" + url.QueryEscape(work))
+	status, _, body = ts.send("GET", "/api/file/archive?format=tar.gz&use_default_excludes=false&path="+url.QueryEscape(work), nil)
 	if status != 200 {
 		t.Fatalf("full capture: %d %s", status, body)
 	}
@@ -195,7 +175,7 @@ func TestArchiveGitDelta(t *testing.T) {
 	indexBefore, _ := os.ReadFile(filepath.Join(repo, ".git", "index"))
 
 	// The workspace holds the one repository: it is what is archived.
-	status, h, patch := ts.get("/api/file/archive?path=" + url.QueryEscape(filepath.Join(base, "ws")))
+	status, h, patch := ts.send("GET", "/api/file/archive?path="+url.QueryEscape(filepath.Join(base, "ws")), nil)
 	if status != 200 || h.Get("Content-Type") != "text/x-patch" {
 		t.Fatalf("git-delta: %d %v %s", status, h, patch)
 	}
@@ -223,18 +203,18 @@ func TestArchiveGitDelta(t *testing.T) {
 	}
 
 	// A base ref of its own; one that does not resolve; an option.
-	if status, _, body := ts.get("/api/file/archive?base_ref=nope&path=" + url.QueryEscape(repo)); status != 400 || !strings.Contains(string(body), "could not be resolved") {
+	if status, _, body := ts.send("GET", "/api/file/archive?base_ref=nope&path="+url.QueryEscape(repo), nil); status != 400 || !strings.Contains(string(body), "could not be resolved") {
 		t.Errorf("unknown base_ref: %d %s", status, body)
 	}
-	if status, _, body := ts.get("/api/file/archive?base_ref=--output=/tmp/x&path=" + url.QueryEscape(repo)); status != 400 {
+	if status, _, body := ts.send("GET", "/api/file/archive?base_ref=--output=/tmp/x&path="+url.QueryEscape(repo), nil); status != 400 {
 		t.Errorf("base_ref as an option: %d %s", status, body)
 	}
-	if status, h, _ := ts.get("/api/file/archive?base_ref=HEAD&path=" + url.QueryEscape(repo)); status != 200 || h.Get("X-Archive-Base-Ref") != "HEAD" {
+	if status, h, _ := ts.send("GET", "/api/file/archive?base_ref=HEAD&path="+url.QueryEscape(repo), nil); status != 200 || h.Get("X-Archive-Base-Ref") != "HEAD" {
 		t.Errorf("base_ref HEAD: %d %v", status, h)
 	}
 	// Not a repository.
 	plain := t.TempDir()
-	if status, _, body := ts.get("/api/file/archive?path=" + url.QueryEscape(plain)); status != 400 || !strings.Contains(string(body), "Not a git repository") {
+	if status, _, body := ts.send("GET", "/api/file/archive?path="+url.QueryEscape(plain), nil); status != 400 || !strings.Contains(string(body), "Not a git repository") {
 		t.Errorf("not a repository: %d %s", status, body)
 	}
 }
@@ -258,7 +238,7 @@ func TestArchiveRefusals(t *testing.T) {
 		{"", 422},
 		{"format=zip&path=" + url.QueryEscape(dir), 422},
 	} {
-		if status, _, body := ts.get("/api/file/archive?" + c.query); status != c.status {
+		if status, _, body := ts.send("GET", "/api/file/archive?"+c.query, nil); status != c.status {
 			t.Errorf("?%s: %d %s, want %d", c.query, status, body, c.status)
 		}
 	}
@@ -269,15 +249,15 @@ func TestArchiveRefusals(t *testing.T) {
 	var info map[string]any
 	ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{"workspace": map[string]any{"kind": "LocalWorkspace", "working_dir": ws}}), &info)
 	prefix := "/api/conversations/" + info["id"].(string) + "/file/archive?format=tar.gz&path="
-	if status, _, body := ts.get(prefix + url.QueryEscape(filepath.Join(ws, "in"))); status != 200 || len(body) == 0 {
+	if status, _, body := ts.send("GET", prefix+url.QueryEscape(filepath.Join(ws, "in")), nil); status != 200 || len(body) == 0 {
 		t.Errorf("inside the workspace: %d", status)
 	}
 	for _, p := range []string{dir, filepath.Join(ws, "..", filepath.Base(dir)), filepath.Join(ws, "in", "..", ".."), filepath.Join(ws, "escape")} {
-		if status, _, body := ts.get(prefix + url.QueryEscape(p)); status != 422 {
+		if status, _, body := ts.send("GET", prefix+url.QueryEscape(p), nil); status != 422 {
 			t.Errorf("%s: %d %.200s, want 422", p, status, body)
 		}
 	}
-	if status, _, _ := ts.get("/api/conversations/" + unknownID + "/file/archive?path=" + url.QueryEscape(ws)); status != 404 {
+	if status, _, _ := ts.send("GET", "/api/conversations/"+unknownID+"/file/archive?path="+url.QueryEscape(ws), nil); status != 404 {
 		t.Errorf("unknown conversation: %d", status)
 	}
 }

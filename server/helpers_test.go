@@ -72,6 +72,13 @@ func (ts *testServer) on(t testing.TB) *testServer {
 // do sends a request and returns the status and body.
 func (ts *testServer) do(method, path string, body any) (int, []byte) {
 	ts.t.Helper()
+	status, _, data := ts.send(method, path, body)
+	return status, data
+}
+
+// send sends a request and returns the status, headers and body.
+func (ts *testServer) send(method, path string, body any) (int, http.Header, []byte) {
+	ts.t.Helper()
 	var r io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -105,7 +112,7 @@ func (ts *testServer) do(method, path string, body any) (int, []byte) {
 	if err != nil {
 		ts.t.Fatal(err)
 	}
-	return resp.StatusCode, data
+	return resp.StatusCode, resp.Header, data
 }
 
 // must is do that fails the test unless the status is want, and decodes
