@@ -62,12 +62,12 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		if part.FormName() != "file" {
 			continue
 		}
-		src := &countingReader{r: part}
-		if err := writeFileFrom(q.Path, src); err != nil {
+		n, err := writeFileFrom(q.Path, part)
+		if err != nil {
 			writeUploadErr(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, uploadResult{Success: true, FileSize: src.n})
+		writeJSON(w, http.StatusOK, uploadResult{Success: true, FileSize: n})
 		return
 	}
 }
@@ -76,18 +76,6 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 type uploadResult struct {
 	Success  bool  `json:"success"`
 	FileSize int64 `json:"file_size"`
-}
-
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 func writeUploadErr(w http.ResponseWriter, err error) {
@@ -124,13 +112,13 @@ func uploadTarget(path string) error {
 // writeFileFrom streams src into path through a temporary file beside it,
 // so a failed upload leaves no partial file; the temporary file, and the
 // parent directories it made, are removed whatever fails, the rename
-// included.
-func writeFileFrom(path string, src io.Reader) (err error) {
+// included. It returns the size written.
+func writeFileFrom(path string, src io.Reader) (n int64, err error) {
 	if err := uploadTarget(path); err != nil {
-		return err
+		return 0, err
 	}
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return fmt.Errorf("%w: %s is a directory or a special file", errUploadTarget, path)
+		return 0, fmt.Errorf("%w: %s is a directory or a special file", errUploadTarget, path)
 	}
 	made, err := mkdirAll(filepath.Dir(path))
 	defer func() {
@@ -142,11 +130,11 @@ func writeFileFrom(path string, src io.Reader) (err error) {
 		}
 	}()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".upload-*")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer func() {
 		if err != nil {
@@ -154,16 +142,16 @@ func writeFileFrom(path string, src io.Reader) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if _, err := io.Copy(tmp, src); err != nil {
-		return err
+	if n, err = io.Copy(tmp, src); err != nil {
+		return 0, err
 	}
 	if err := tmp.Close(); err != nil {
-		return err
+		return 0, err
 	}
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
+		return 0, err
 	}
-	return os.Rename(tmp.Name(), path)
+	return n, os.Rename(tmp.Name(), path)
 }
 
 // mkdirAll is os.MkdirAll that returns the directories it made,

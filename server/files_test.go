@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -293,6 +294,13 @@ func FuzzUploadPaths(f *testing.F) {
 		case w.Code == http.StatusOK:
 			if b, err := os.ReadFile(p); err != nil || string(b) != "uploaded" {
 				t.Errorf("upload %q answered 200 but the path reads %q, %v", p, b, err)
+			}
+			var res struct {
+				Success  bool  `json:"success"`
+				FileSize int64 `json:"file_size"`
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil || !res.Success || res.FileSize != int64(len("uploaded")) {
+				t.Errorf("upload %q answered %s, want success and file_size %d (%v)", p, w.Body.String(), len("uploaded"), err)
 			}
 			dw := httptest.NewRecorder()
 			srv.ServeHTTP(dw, httptest.NewRequest("GET", "http://127.0.0.1/api/file/download?path="+url.QueryEscape(p), nil))
