@@ -149,7 +149,14 @@ func (s *Server) startAgent(ctx context.Context, req *startRequest, obs *observa
 		ws.WorkingDir = s.opts.WorkspacePath
 	}
 	if !filepath.IsAbs(ws.WorkingDir) {
-		ws.WorkingDir = filepath.Join(filepath.Dir(s.opts.WorkspacePath), ws.WorkingDir)
+		// As the reference resolves it: against the server's working
+		// directory (the OpenHands app sends "." and runs its git set-up
+		// there).
+		abs, err := filepath.Abs(ws.WorkingDir)
+		if err != nil {
+			return nil, invalid(err.Error(), "body", "workspace", "working_dir")
+		}
+		ws.WorkingDir = abs
 	}
 	clientTools, err := addClientTools(ag, req.ClientTools)
 	if err != nil {

@@ -70,6 +70,15 @@ func OpenAIClientPython(t testing.TB) string {
 	return venvPython(t, "GOHANDS_OPENAI_PYTHON", "openai-client", "scripts/deps.d/41-openai-client.sh")
 }
 
+// OpenHandsAppPython returns the python of the venv holding the OpenHands
+// app server (openhands-ai), installed by scripts/deps.d/22-openhands-app.sh:
+// $GOHANDS_OPENHANDS_APP_PYTHON if set, else the path the script records in
+// ${GOHANDS_CACHE:-~/.cache/gohands}/openhands-app/python.
+func OpenHandsAppPython(t testing.TB) string {
+	t.Helper()
+	return venvPython(t, "GOHANDS_OPENHANDS_APP_PYTHON", "openhands-app", "scripts/deps.d/22-openhands-app.sh")
+}
+
 func venvPython(t testing.TB, env, dir, script string) string {
 	t.Helper()
 	p := os.Getenv(env)

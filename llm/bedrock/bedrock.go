@@ -16,8 +16,10 @@
 // the keys of the config, of AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY,
 // or of the profile (aws_profile_name, AWS_PROFILE, default) in the shared
 // credentials and config files: keys, a credential_process, or the role of
-// an IAM Identity Center (SSO) profile after "aws sso login". Roles
-// (aws_role_name) and instance metadata are not supported.
+// an IAM Identity Center (SSO) profile after "aws sso login"; with
+// aws_role_name, those keys assume the role through STS (aws_session_name
+// names the session). Profiles that assume roles themselves (role_arn),
+// web identity and instance metadata are not supported.
 //
 // Thinking blocks come back as event.ThinkingBlock values and are sent
 // back with their signatures, as Claude on Bedrock requires during a tool
@@ -173,15 +175,23 @@ func (p Provider) newHTTPRequest(ctx context.Context, req *llm.Request, body []b
 	if err != nil {
 		return nil, nil, &llm.APIError{Kind: llm.ErrAuthentication, Message: "bedrock: " + err.Error()}
 	}
-	if cfg.AWSRoleName != "" {
-		return nil, nil, &llm.APIError{Kind: llm.ErrAuthentication, Message: "bedrock: aws_role_name (assuming a role with STS) is not supported; set the role's temporary keys (aws_access_key_id, aws_secret_access_key, aws_session_token)"}
+	secrets := []string{creds.SecretAccessKey, creds.SessionToken}
+	if role := cfg.AWSRoleName; role != "" {
+		session := cfg.AWSSessionName
+		if session == "" {
+			session = fmt.Sprintf("gohands-session-%d", time.Now().Unix())
+		}
+		if creds, err = awsauth.AssumeRole(ctx, hc, creds, region, role, session); err != nil {
+			return nil, nil, &llm.APIError{Kind: llm.ErrAuthentication, Message: "bedrock: " + err.Error()}
+		}
+		secrets = append(secrets, creds.SecretAccessKey, creds.SessionToken)
 	}
 	now := time.Now
 	if p.Now != nil {
 		now = p.Now
 	}
 	awsauth.Sign(hr, body, creds, region, service, now())
-	return hr, []string{creds.SecretAccessKey, creds.SessionToken}, nil
+	return hr, secrets, nil
 }
 
 // redact removes secrets from the message of a provider's error.

@@ -11,9 +11,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -313,9 +315,12 @@ func TestCredentials(t *testing.T) {
 		{"role profile", func(t *testing.T, _, conf string) {
 			write(t, conf, "[profile r]\nrole_arn = arn:aws:iam::1:role/x\nsource_profile = default\n")
 		}, func(c *llm.Config) { c.AWSProfileName = "r" }, "gets its keys with role_arn, which gohands does not support"},
-		{"role", nil, func(c *llm.Config) {
-			c.AWSAccessKeyID, c.AWSSecretAccessKey, c.AWSRoleName = secret.New(testKeyID), secret.New(testSecret), "arn:aws:iam::1:role/r"
-		}, "aws_role_name (assuming a role with STS) is not supported"},
+		{"aws_role_name", func(t *testing.T, _, _ string) { stsServer(t) }, func(c *llm.Config) {
+			c.AWSAccessKeyID, c.AWSSecretAccessKey, c.AWSRoleName, c.AWSSessionName = secret.New(testKeyID), secret.New(testSecret), "arn:aws:iam::123456789012:role/bedrock", "s1"
+		}, "AKIDFROMROLE"},
+		{"aws_role_name refused", func(t *testing.T, _, _ string) { stsServer(t) }, func(c *llm.Config) {
+			c.AWSAccessKeyID, c.AWSSecretAccessKey, c.AWSRoleName = secret.New(testKeyID), secret.New(testSecret), "arn:aws:iam::123456789012:role/other"
+		}, "STS refused to assume role arn:aws:iam::123456789012:role/other with AWS credentials from the config (HTTP 403 AccessDenied"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			isolate(t)
@@ -596,4 +601,35 @@ func ssoSetup(t *testing.T, conf, account string, exp time.Time) {
 	}))
 	t.Cleanup(portal.Close)
 	t.Setenv("AWS_ENDPOINT_URL_SSO", portal.URL)
+}
+
+// stsServer starts a scripted STS that lets the test keys assume
+// arn:aws:iam::123456789012:role/bedrock (signed for us-east-1) and
+// refuses any other role, points AWS_ENDPOINT_URL_STS at it, and returns
+// the forms it received.
+func stsServer(t *testing.T) *[]url.Values {
+	t.Helper()
+	var mu sync.Mutex
+	var forms []url.Values
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		mu.Lock()
+		forms = append(forms, r.PostForm)
+		mu.Unlock()
+		auth := r.Header.Get("Authorization")
+		f := r.PostForm
+		if f.Get("Action") != "AssumeRole" || f.Get("Version") != "2011-06-15" || f.Get("RoleSessionName") == "" ||
+			!strings.Contains(auth, "Credential="+testKeyID+"/") || !strings.Contains(auth, "/us-east-1/sts/aws4_request") ||
+			f.Get("RoleArn") != "arn:aws:iam::123456789012:role/bedrock" {
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>User is not authorized to perform: sts:AssumeRole</Message></Error><RequestId>r</RequestId></ErrorResponse>`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/xml")
+		fmt.Fprintf(w, `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><AssumedRoleUser><AssumedRoleId>AROA:%[1]s</AssumedRoleId><Arn>arn:aws:sts::123456789012:assumed-role/bedrock/%[1]s</Arn></AssumedRoleUser><Credentials><AccessKeyId>AKIDFROMROLE</AccessKeyId><SecretAccessKey>role-secret-key-material</SecretAccessKey><SessionToken>role-session-token-material</SessionToken><Expiration>%[2]s</Expiration></Credentials></AssumeRoleResult><ResponseMetadata><RequestId>r</RequestId></ResponseMetadata></AssumeRoleResponse>`,
+			f.Get("RoleSessionName"), time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("AWS_ENDPOINT_URL_STS", srv.URL)
+	return &forms
 }

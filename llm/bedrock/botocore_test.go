@@ -281,3 +281,50 @@ func TestSSOMatchesBotocore(t *testing.T) {
 		t.Errorf("Authorization %q", auth)
 	}
 }
+
+// TestAssumeRoleMatchesBotocore: botocore's STS client assumes the same
+// role at the scripted STS with the same form gohands posts (signed for
+// sts in the region), and reads the same keys from its answer.
+func TestAssumeRoleMatchesBotocore(t *testing.T) {
+	isolate(t)
+	py := testenv.Reference158Python(t)
+	forms := stsServer(t)
+	script := filepath.Join(t.TempDir(), "sts.py")
+	src := `import os, botocore.session
+c = botocore.session.Session().create_client("sts", region_name="us-east-1", endpoint_url=os.environ["AWS_ENDPOINT_URL_STS"], aws_access_key_id="` + testKeyID + `", aws_secret_access_key="` + testSecret + `")
+print(c.assume_role(RoleArn="arn:aws:iam::123456789012:role/bedrock", RoleSessionName="s2")["Credentials"]["AccessKeyId"])
+`
+	if err := os.WriteFile(script, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, script)
+	for _, kv := range os.Environ() {
+		if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "AWS_") && v == "" {
+			continue
+		}
+		cmd.Env = append(cmd.Env, kv)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil || strings.TrimSpace(string(out)) != "AKIDFROMROLE" {
+		t.Fatalf("botocore: %q, %v\n%s", out, err, stderr.Bytes())
+	}
+	srv := llmtest.NewBedrock(t, llmtest.Reply{Text: "ok"})
+	l := newLLM(t, srv, claude, func(c *llm.Config) { c.AWSRoleName, c.AWSSessionName = "arn:aws:iam::123456789012:role/bedrock", "s2b" })
+	if _, err := l.Completion(context.Background(), []event.Message{event.UserMessage("hi")}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if auth := srv.LastRequest().Header.Get("Authorization"); !strings.Contains(auth, "Credential=AKIDFROMROLE/") || srv.LastRequest().Header.Get("X-Amz-Security-Token") != "role-session-token-material" {
+		t.Errorf("signed with %q", auth)
+	}
+	if len(*forms) != 2 {
+		t.Fatalf("%d STS calls", len(*forms))
+	}
+	theirs, ours := (*forms)[0], (*forms)[1]
+	theirs.Del("RoleSessionName")
+	ours.Del("RoleSessionName")
+	if theirs.Encode() != ours.Encode() {
+		t.Errorf("form %s, botocore's %s", ours.Encode(), theirs.Encode())
+	}
+}

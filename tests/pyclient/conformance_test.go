@@ -359,7 +359,7 @@ func send(ctx context.Context, base string, p probe) answer {
 	// A server may close a kept-alive connection after a 500 (uvicorn
 	// does); a POST on it then fails without an answer, and net/http
 	// does not retry a POST. One retry on a fresh connection asks again.
-	for attempt := 0; attempt < 2; attempt++ {
+	for range 2 {
 		var rd io.Reader
 		if p.body != nil {
 			rd = bytes.NewReader(p.body)
