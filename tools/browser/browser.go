@@ -1,8 +1,8 @@
-// Package browser is the browser tool set: twelve tools that let the model
+// Package browser is the browser tool set: fourteen tools that let the model
 // drive a real Chromium — navigate, read the page as a list of indexed
 // interactive elements (with a screenshot if asked) or as markdown, click,
-// type, scroll, go back, manage tabs and read or restore cookies and web
-// storage.
+// type, scroll, go back, manage tabs, read or restore cookies and web
+// storage, and record the session in rrweb's format.
 //
 // The set is registered as "browser_tool_set" and its tools, actions and
 // observation have the reference's names and JSON (BrowserNavigateTool,
@@ -30,8 +30,11 @@
 //   - A click that opens a new tab moves to it and says so.
 //   - JSON shown to the model keeps non-ASCII text as is (the reference
 //     escapes it), which is shorter and easier to read.
-//   - The session recording tools (browser_start_recording,
-//     browser_stop_recording, built on rrweb) are not provided.
+//   - Recording (browser_start_recording, browser_stop_recording) writes
+//     rrweb's file format but not with rrweb: before each action and at
+//     the stop it saves the recorded tab's page as a meta and a full DOM
+//     snapshot event (no mouse or mutation events), with form values and
+//     secret values masked (see recording.go for why).
 package browser
 
 import (
@@ -64,6 +67,8 @@ const (
 	CloseTabName   = "browser_close_tab"
 	GetStorageName = "browser_get_storage"
 	SetStorageName = "browser_set_storage"
+	StartRecName   = "browser_start_recording"
+	StopRecName    = "browser_stop_recording"
 )
 
 // NavigateAction opens a URL.
@@ -195,6 +200,8 @@ func init() {
 	event.RegisterKind[CloseTabAction]("BrowserCloseTabAction")
 	event.RegisterKind[GetStorageAction]("BrowserGetStorageAction")
 	event.RegisterKind[SetStorageAction]("BrowserSetStorageAction")
+	event.RegisterKind[StartRecordingAction]("BrowserStartRecordingAction")
+	event.RegisterKind[StopRecordingAction]("BrowserStopRecordingAction")
 	event.RegisterKind[Observation]("BrowserObservation")
 	tool.Register(Name, factory)
 }
@@ -222,6 +229,9 @@ func factory(ctx tool.Context, raw json.RawMessage) ([]tool.Tool, error) {
 			return nil, fmt.Errorf("params: action_timeout_seconds must be positive, got %v", *s)
 		}
 		opts.ActionTimeout = time.Duration(*s * float64(time.Second))
+	}
+	if ctx.WorkingDir != "" {
+		opts.RecordingDir = filepath.Join(ctx.WorkingDir, RecordingDirName)
 	}
 	if ctx.ConversationDir != "" {
 		opts.SaveDir = filepath.Join(ctx.ConversationDir, "observations")
@@ -288,5 +298,7 @@ func (b *Browser) Tools() []tool.Tool {
 		tool.New(CloseTabName, closeDesc, run(b, (*Browser).closeTab), ann(CloseTabName, false, true, false, false)),
 		tool.New(GetStorageName, getStoreDesc, run(b, (*Browser).getStorage), ann(GetStorageName, true, false, true, false)),
 		tool.New(SetStorageName, setStoreDesc, run(b, (*Browser).setStorage), ann(SetStorageName, false, true, false, false)),
+		tool.New(StartRecName, startRecDesc, run(b, (*Browser).startRecording), ann(StartRecName, false, false, false, false)),
+		tool.New(StopRecName, stopRecDesc, run(b, (*Browser).stopRecording), ann(StopRecName, false, false, false, false)),
 	}
 }

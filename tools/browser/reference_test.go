@@ -51,10 +51,6 @@ func loadReference(t *testing.T) reference {
 	return r
 }
 
-// recordingTools are the reference's rrweb session recording tools, which
-// gohands leaves out (see the package documentation).
-var recordingTools = map[string]bool{"browser_start_recording": true, "browser_stop_recording": true}
-
 // TestReferenceTools: the same tool names, kinds, annotations and
 // parameters (names, types, enums, required; descriptions are ours) as
 // the reference's BrowserToolSet.
@@ -73,9 +69,7 @@ func TestReferenceTools(t *testing.T) {
 	for _, rt := range ref.Tools {
 		tl, ok := ours[rt.Name]
 		if !ok {
-			if !recordingTools[rt.Name] {
-				t.Errorf("reference tool %s missing", rt.Name)
-			}
+			t.Errorf("reference tool %s missing", rt.Name)
 			continue
 		}
 		seen++
@@ -187,7 +181,7 @@ func TestRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tool.CloseAll(tools)
-	if len(tools) != 12 {
+	if len(tools) != 14 {
 		t.Errorf("%d tools", len(tools))
 	}
 	for _, bad := range []event.Map[string, any]{{"action_timeout_seconds": 0}, {"headless": false}} {

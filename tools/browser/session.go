@@ -56,6 +56,9 @@ type Options struct {
 	Mask func(string) string
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
+	// RecordingDir is where browser_start_recording makes its
+	// recording-<time> directories; "" disables recording.
+	RecordingDir string
 }
 
 // Browser is one headless Chromium with its tabs, shared by the tools of a
@@ -82,6 +85,8 @@ type Browser struct {
 	tabs        map[target.ID]*tab
 	order       []target.ID // tabs in the order they were first seen
 	current     target.ID
+
+	rec *recording // the running recording, or nil
 }
 
 // tab is a page target and the chromedp context attached to it.
@@ -174,6 +179,7 @@ func (b *Browser) do(ctx context.Context, f func(ctx context.Context) (result, e
 	defer cancel()
 	stop = context.AfterFunc(b.doneCtx(), cancel)
 	defer stop()
+	b.flushRecording(actx)
 	res, err := f(actx)
 	return b.observe(res, b.timedOut(ctx, actx, err, timeout))
 }
@@ -296,6 +302,7 @@ func (b *Browser) stop() error {
 	b.rootCancel()
 	b.allocCancel() // kills the process if the graceful close failed, and waits
 	b.root, b.tabs, b.order, b.current = nil, nil, nil, ""
+	b.rec = nil // its tab is gone with the browser
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		err = nil
 	}
