@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gohands/gohands/skill"
+	"github.com/gohands/gohands/tool"
 )
 
 // Definition describes a kind of sub-agent, as the reference's
@@ -334,7 +335,8 @@ func Discover(workDir, home string) (defs []*Definition, errs []error) {
 var builtinFS embed.FS
 
 // Builtins returns gohands' own sub-agents: general-purpose (the default),
-// code-explorer and bash-runner.
+// code-explorer, bash-runner and, when a browser can run,
+// web-researcher.
 func Builtins() []*Definition {
 	entries, _ := builtinFS.ReadDir("agents")
 	var defs []*Definition
@@ -347,10 +349,33 @@ func Builtins() []*Definition {
 		if err != nil {
 			panic(err) // a broken built-in is a bug the tests catch
 		}
+		if browserOnly[d.Name] && !browserRuns() {
+			continue
+		}
 		d.Source, d.Level = nil, new(LevelBuiltin)
 		defs = append(defs, d)
 	}
 	return defs
+}
+
+// browserOnly are the built-ins left out when no browser can run, as the
+// reference leaves them out without its browser tools.
+var browserOnly = map[string]bool{"web-researcher": true}
+
+// browserToolSet is the browser tool set's registry name (package
+// tools/browser, which this package does not import).
+const browserToolSet = "browser_tool_set"
+
+// browserRuns reports whether the browser tool set is linked in and makes
+// tools here (it makes none without a Chromium). Resolving starts no
+// browser: it starts on a tool's first action.
+func browserRuns() bool {
+	tools, err := tool.Resolve(tool.Context{}, tool.Spec{Name: browserToolSet})
+	if err != nil {
+		return false
+	}
+	tool.CloseAll(tools)
+	return len(tools) > 0
 }
 
 // The programmatic registry: definitions applications add, which win over

@@ -27,7 +27,7 @@
 // Sub-agent kinds come from Available: those added with Register, the
 // project's and the user's definition files (.agents/agents,
 // .openhands/agents), and the built-ins (general-purpose, code-explorer,
-// bash-runner).
+// bash-runner, and web-researcher when a browser can run).
 //
 // The tool speaks the reference's wire format: registry name
 // "task_tool_set" for the tool set (one tool, "task"), kinds TaskAction and
