@@ -2,7 +2,7 @@
 // drive a real Chromium — navigate, read the page as a list of indexed
 // interactive elements (with a screenshot if asked) or as markdown, click,
 // type, scroll, go back, manage tabs, read or restore cookies and web
-// storage, and record the session in rrweb's format.
+// storage, and record the session with rrweb.
 //
 // The set is registered as "browser_tool_set" and its tools, actions and
 // observation have the reference's names and JSON (BrowserNavigateTool,
@@ -30,11 +30,12 @@
 //   - A click that opens a new tab moves to it and says so.
 //   - JSON shown to the model keeps non-ASCII text as is (the reference
 //     escapes it), which is shorter and easier to read.
-//   - Recording (browser_start_recording, browser_stop_recording) writes
-//     rrweb's file format but not with rrweb: before each action and at
-//     the stop it saves the recorded tab's page as a meta and a full DOM
-//     snapshot event (no mouse or mutation events), with form values and
-//     secret values masked (see recording.go for why).
+//   - Recording (browser_start_recording, browser_stop_recording) saves
+//     the recorded tab's rrweb events before each action and at the stop
+//     rather than every five seconds, masks typed input and secret values,
+//     and follows the tab it started in. The rrweb script is
+//     Options.RecorderScript, or the reference's build fetched once from
+//     RecorderURL.
 package browser
 
 import (

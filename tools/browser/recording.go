@@ -4,17 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
+
+// RecorderURL is where the rrweb recorder is fetched from when
+// Options.RecorderScript is empty: the build the reference loads.
+const RecorderURL = "https://unpkg.com/rrweb@2.0.0-alpha.17/dist/rrweb.umd.cjs"
 
 // RecordingDirName is where recordings go under the workspace, as in the
 // reference: one recording-<UTC time> directory per recording.
@@ -27,34 +32,74 @@ type StartRecordingAction struct{}
 type StopRecordingAction struct{}
 
 const (
-	startRecDesc = `Start recording the browser session. Before each browser action and at the stop, the recorded tab's page is saved as rrweb events (a meta event with the URL and a full DOM snapshot, form values masked), following the tab across navigations. Files are JSON arrays of rrweb events in ` + RecordingDirName + `/recording-<time>/; rrweb-player replays them. Stop with browser_stop_recording.`
-	stopRecDesc  = `Stop the recording started by browser_start_recording and save the current page. Says how many events and files were saved, and where.`
-)
-
-// The rrweb event and node types a recording writes.
-const (
-	rrFullSnapshot = 2
-	rrMeta         = 4
-
-	rrDocument     = 0
-	rrDocumentType = 1
-	rrElement      = 2
-	rrText         = 3
-	rrCDATA        = 4
-	rrComment      = 5
+	startRecDesc = `Start recording the browser session with rrweb: page snapshots, DOM changes, mouse moves, clicks, scrolls and input (typed text masked). The recording follows the current tab across navigations. Events are saved as JSON arrays of rrweb events in ` + RecordingDirName + `/recording-<time>/, one file per flush (before each browser action and at the stop); rrweb-player replays them. Stop with browser_stop_recording.`
+	stopRecDesc  = `Stop the recording started by browser_start_recording and save the remaining events. Says how many events and files were saved, and where.`
 )
 
 // recording is the state of a running recording.
-//
-// rrweb itself (the reference injects it into the page) froze the page's
-// main thread in our Chromium 156 on its first record call, both 2.0.0-alpha.17 and
-// 2.2.2; so the events are made here from DevTools DOM snapshots in
-// rrweb's format, without mouse or mutation events.
 type recording struct {
-	dir    string
-	tab    target.ID
-	events int
-	files  int
+	dir      string
+	tab      target.ID
+	scriptID page.ScriptIdentifier
+	events   int
+	files    int
+}
+
+// recorderBoot starts rrweb in a document once and keeps its events for
+// recFlush. The start is deferred to a task of its own: rrweb's first
+// record call hung the tab when made inside a DevTools Runtime.evaluate
+// (Chromium 156), and runs fine from the page's own tasks.
+const recorderBoot = `;(function () {
+  if (window.__gohandsRec || typeof rrweb === "undefined") { return; }
+  var rec = window.__gohandsRec = { events: [] };
+  setTimeout(function () {
+    rec.stop = rrweb.record({
+      emit: function (e) { rec.events.push(e); },
+      maskAllInputs: true,
+      recordAfter: "DOMContentLoaded"
+    });
+  }, 0);
+})();`
+
+// recFlush takes the events rrweb has emitted so far, as JSON.
+const recFlush = `(function () {
+  var rec = window.__gohandsRec;
+  return JSON.stringify(rec ? rec.events.splice(0) : []);
+})()`
+
+// recStop stops rrweb and returns the events not yet flushed.
+const recStop = `(function () {
+  var rec = window.__gohandsRec;
+  if (!rec) { return "[]"; }
+  if (rec.stop) { rec.stop(); }
+  delete window.__gohandsRec;
+  return JSON.stringify(rec.events);
+})()`
+
+// recorderScript returns the rrweb recorder's source, fetching it once
+// when Options.RecorderScript is empty.
+func (b *Browser) recorderScript(ctx context.Context) (string, error) {
+	if b.opts.RecorderScript != "" {
+		return b.opts.RecorderScript, nil
+	}
+	if b.fetchedRecorder != "" {
+		return b.fetchedRecorder, nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, RecorderURL, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", modelErrorf("Unable to start recording: the rrweb recorder could not be loaded from %s: %v", RecorderURL, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return "", modelErrorf("Unable to start recording: the rrweb recorder could not be loaded from %s (status %d, %v)", RecorderURL, resp.StatusCode, err)
+	}
+	b.fetchedRecorder = string(body)
+	return b.fetchedRecorder, nil
 }
 
 func (b *Browser) startRecording(ctx context.Context, _ *StartRecordingAction) (string, error) {
@@ -64,14 +109,36 @@ func (b *Browser) startRecording(ctx context.Context, _ *StartRecordingAction) (
 	if b.opts.RecordingDir == "" {
 		return "", modelErrorf("Unable to start recording: there is no workspace to save it in.")
 	}
-	if _, _, err := b.page(ctx); err != nil {
+	src, err := b.recorderScript(ctx)
+	if err != nil {
+		return "", err
+	}
+	pctx, t, err := b.page(ctx)
+	if err != nil {
+		return "", err
+	}
+	script := src + "\n" + recorderBoot
+	res, err := cdp.Call(pctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: script})
+	if err != nil {
+		return "", err
+	}
+	undo := func() {
+		cdp.Call(pctx, t, page.RemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams{Identifier: res.Identifier})
+	}
+	ev, err := cdp.Call(pctx, t, runtime.Evaluate, runtime.EvaluateParams{Expression: script})
+	if err == nil && ev.ExceptionDetails != nil {
+		err = fmt.Errorf("script error: %s", ev.ExceptionDetails.Text)
+	}
+	if err != nil {
+		undo()
 		return "", err
 	}
 	dir := filepath.Join(b.opts.RecordingDir, "recording-"+stamp(time.Now()))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		undo()
 		return "", err
 	}
-	b.rec = &recording{dir: dir, tab: b.current}
+	b.rec = &recording{dir: dir, tab: b.current, scriptID: res.Identifier}
 	return "Recording started", nil
 }
 
@@ -80,13 +147,23 @@ func (b *Browser) stopRecording(ctx context.Context, _ *StopRecordingAction) (st
 	if rec == nil {
 		return "", modelErrorf("Not recording. Call browser_start_recording first.")
 	}
-	// The flush before this action saved the page as it is now.
 	b.rec = nil
+	if _, ok := b.tabs[rec.tab]; ok {
+		tctx, err := b.tabContext(ctx, rec.tab)
+		if err != nil {
+			return "", err
+		}
+		pctx := valuesFrom{ctx, tctx}
+		cdp.Call(pctx, chromedp.FromContext(pctx).Target, page.RemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams{Identifier: rec.scriptID})
+		if err := b.saveEvents(pctx, rec, recStop); err != nil {
+			return "", err
+		}
+	}
 	return fmt.Sprintf("Recording stopped. Captured %d events in %d file(s). Saved to: %s", rec.events, rec.files, rec.dir), nil
 }
 
-// flushRecording saves the recorded tab's page before an action that may
-// change or leave it.
+// flushRecording saves the recorded tab's events before an action that
+// may leave its page (a navigation loses the page's events).
 func (b *Browser) flushRecording(ctx context.Context) {
 	rec := b.rec
 	if rec == nil {
@@ -99,52 +176,34 @@ func (b *Browser) flushRecording(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	if err := b.saveSnapshot(valuesFrom{ctx, tctx}, rec); err != nil {
+	if err := b.saveEvents(valuesFrom{ctx, tctx}, rec, recFlush); err != nil {
 		// Recording is secondary: an action never fails for it.
-		b.log.Warn("browser: saving the recording failed", "err", err)
+		b.log.Warn("browser: saving recording events failed", "err", err)
 	}
 }
 
-// pageMetrics is read from the page for the meta and snapshot events.
-const pageMetrics = `JSON.stringify({href: location.href, width: innerWidth, height: innerHeight, left: scrollX, top: scrollY})`
-
-// saveSnapshot writes a meta and a full snapshot event of the page to the
-// next file of the recording, with secret values masked.
-func (b *Browser) saveSnapshot(ctx context.Context, rec *recording) error {
-	t := chromedp.FromContext(ctx).Target
-	res, err := cdp.Call(ctx, t, runtime.Evaluate, runtime.EvaluateParams{Expression: pageMetrics, ReturnByValue: new(true)})
+// saveEvents runs script (recFlush or recStop) in the recorded tab and
+// writes the events it returns to the next file of the recording, with
+// secret values masked.
+func (b *Browser) saveEvents(ctx context.Context, rec *recording, script string) error {
+	res, err := cdp.Call(ctx, chromedp.FromContext(ctx).Target, runtime.Evaluate, runtime.EvaluateParams{Expression: script, ReturnByValue: new(true)})
 	if err != nil {
 		return err
 	}
 	if res.ExceptionDetails != nil {
 		return fmt.Errorf("script error: %s", res.ExceptionDetails.Text)
 	}
-	var s string
-	var m struct {
-		Href          string `json:"href"`
-		Width, Height int
-		Left, Top     float64
+	var text string
+	if err := json.Unmarshal(res.Result.Value, &text); err != nil {
+		return fmt.Errorf("recording events: %w", err)
 	}
-	if err := json.Unmarshal(res.Result.Value, &s); err != nil {
-		return err
+	var events []json.RawMessage
+	if err := json.Unmarshal([]byte(text), &events); err != nil {
+		return fmt.Errorf("recording events: %w", err)
 	}
-	if err := json.Unmarshal([]byte(s), &m); err != nil {
-		return err
+	if len(events) == 0 {
+		return nil
 	}
-	doc, err := cdp.Call(ctx, t, dom.GetDocument, dom.GetDocumentParams{Depth: new(int64(-1))})
-	if err != nil {
-		return err
-	}
-	now := time.Now().UnixMilli()
-	events := []map[string]any{
-		{"type": rrMeta, "data": map[string]any{"href": m.Href, "width": m.Width, "height": m.Height}, "timestamp": now},
-		{"type": rrFullSnapshot, "data": map[string]any{"node": rrNode(doc.Root, ""), "initialOffset": map[string]any{"left": m.Left, "top": m.Top}}, "timestamp": now},
-	}
-	data, err := json.Marshal(events)
-	if err != nil {
-		return err
-	}
-	text := string(data)
 	if b.opts.Mask != nil {
 		text = b.opts.Mask(text)
 	}
@@ -154,60 +213,6 @@ func (b *Browser) saveSnapshot(ctx context.Context, rec *recording) error {
 	rec.events += len(events)
 	rec.files++
 	return nil
-}
-
-// rrNode is n as rrweb serializes a node (its id is the node's backend
-// id). Form values are masked as rrweb's maskAllInputs does, and script
-// text is left out.
-func rrNode(n *cdp.Node, parentTag string) map[string]any {
-	out := map[string]any{"id": int64(n.BackendNodeID)}
-	switch n.NodeType {
-	case 9: // document
-		out["type"] = rrDocument
-	case 10: // doctype
-		out["type"] = rrDocumentType
-		out["name"], out["publicId"], out["systemId"] = n.NodeName, n.PublicID, n.SystemID
-		return out
-	case 1: // element
-		tag := strings.ToLower(n.LocalName)
-		out["type"], out["tagName"] = rrElement, tag
-		attrs := map[string]string{}
-		for i := 0; i+1 < len(n.Attributes); i += 2 {
-			k, v := n.Attributes[i], n.Attributes[i+1]
-			if k == "value" && (tag == "input" || tag == "textarea" || tag == "select" || tag == "option") {
-				v = strings.Repeat("*", len([]rune(v)))
-			}
-			attrs[k] = v
-		}
-		out["attributes"] = attrs
-		parentTag = tag
-	case 3: // text
-		text := n.NodeValue
-		switch parentTag {
-		case "script":
-			text = "SCRIPT_PLACEHOLDER"
-		case "textarea":
-			text = strings.Repeat("*", len([]rune(text)))
-		}
-		out["type"], out["textContent"] = rrText, text
-		return out
-	case 4: // CDATA
-		out["type"], out["textContent"] = rrCDATA, ""
-		return out
-	case 8: // comment
-		out["type"], out["textContent"] = rrComment, n.NodeValue
-		return out
-	default:
-		return nil
-	}
-	children := []map[string]any{}
-	for _, c := range n.Children {
-		if rc := rrNode(c, parentTag); rc != nil {
-			children = append(children, rc)
-		}
-	}
-	out["childNodes"] = children
-	return out
 }
 
 // stamp is a UTC time as the reference names recordings and their files.

@@ -10,22 +10,36 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gohands/gohands/internal/testenv"
 	"github.com/gohands/gohands/tools/browser"
 )
 
+// rrwebScript is the recorder pinned by testdata/rrweb/package-lock.json
+// (installed by scripts/deps.d/40-rrweb.sh).
+func rrwebScript(t testing.TB) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "rrweb", "node_modules", "rrweb", "dist", "rrweb.umd.cjs"))
+	if err != nil {
+		testenv.Missing(t, "rrweb is not installed (run ./scripts/deps.sh): %v", err)
+	}
+	return string(data)
+}
+
 // TestRecording: a recording started on a form follows the tab to the
-// page the form leads to; the saved files hold rrweb meta and full
-// snapshot events of both pages, with no secret value.
+// page the form leads to; the saved files hold rrweb's events of both
+// pages (meta, full snapshots, the typing masked) and no secret value.
 func TestRecording(t *testing.T) {
 	needChromium(t)
+	script := rrwebScript(t)
 	srv := site(t)
 	const secret = "s3cret-Token-42"
 	dir := filepath.Join(t.TempDir(), "ws", browser.RecordingDirName)
 	ts, _ := newToolset(t, &browser.Options{
-		LoadTimeout:   10 * time.Second,
-		ActionTimeout: 20 * time.Second,
-		RecordingDir:  dir,
-		Mask:          func(s string) string { return strings.ReplaceAll(s, secret, "<secret-hidden>") },
+		LoadTimeout:    10 * time.Second,
+		ActionTimeout:  20 * time.Second,
+		RecordingDir:   dir,
+		RecorderScript: script,
+		Mask:           func(s string) string { return strings.ReplaceAll(s, secret, "<secret-hidden>") },
 	})
 
 	if o := ts.call(t, browser.StopRecName, `{}`); !o.IsError || !strings.Contains(text(o), "Not recording") {
@@ -82,17 +96,34 @@ func TestRecording(t *testing.T) {
 	if fmt.Sprint(len(events)) != m[1] {
 		t.Errorf("%d events in the files, the stop says %s", len(events), m[1])
 	}
-	// rrweb event types: 2 full snapshot, 4 meta (with the page's href).
-	metas, texts := map[string]bool{}, ""
+	// rrweb event types: 2 full snapshot, 3 incremental (data.source 5
+	// is an input, its text masked), 4 meta (with the page's href).
+	metas, texts, incremental, inputs := map[string]bool{}, "", 0, 0
 	for _, e := range events {
 		switch e.Type {
 		case 2:
 			texts += string(e.Data)
+		case 3:
+			incremental++
+			var in struct {
+				Source int
+				Text   *string
+			}
+			json.Unmarshal(e.Data, &in)
+			if in.Source == 5 && in.Text != nil {
+				inputs++
+				if strings.Trim(*in.Text, "*") != "" {
+					t.Errorf("input recorded unmasked: %s", e.Data)
+				}
+			}
 		case 4:
 			var meta struct{ Href string }
 			json.Unmarshal(e.Data, &meta)
 			metas[meta.Href] = true
 		}
+	}
+	if incremental == 0 || inputs == 0 {
+		t.Errorf("%d incremental events, %d inputs", incremental, inputs)
 	}
 	if !metas[srv.URL+"/form"] || !metas[srv.URL+"/result?name=<secret-hidden>&bio=&secret=x"] {
 		t.Errorf("pages %v", metas)

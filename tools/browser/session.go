@@ -56,6 +56,10 @@ type Options struct {
 	Mask func(string) string
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
+	// RecorderScript is the rrweb recorder's source (its UMD build, which
+	// defines window.rrweb); "" fetches RecorderURL on the first
+	// recording.
+	RecorderScript string
 	// RecordingDir is where browser_start_recording makes its
 	// recording-<time> directories; "" disables recording.
 	RecordingDir string
@@ -86,7 +90,8 @@ type Browser struct {
 	order       []target.ID // tabs in the order they were first seen
 	current     target.ID
 
-	rec *recording // the running recording, or nil
+	rec             *recording // the running recording, or nil
+	fetchedRecorder string     // RecorderURL's script, once fetched
 }
 
 // tab is a page target and the chromedp context attached to it.
