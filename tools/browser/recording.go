@@ -123,7 +123,7 @@ func (b *Browser) startRecording(ctx context.Context, _ *StartRecordingAction) (
 		return "", err
 	}
 	undo := func() {
-		cdp.Call(pctx, t, page.RemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams{Identifier: res.Identifier})
+		cdp.Call(pctx, t, page.RemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams(res))
 	}
 	ev, err := cdp.Call(pctx, t, runtime.Evaluate, runtime.EvaluateParams{Expression: script})
 	if err == nil && ev.ExceptionDetails != nil {
