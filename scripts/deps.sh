@@ -17,22 +17,6 @@ if ((${#need_apt[@]})); then
   $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-# MCP servers the mcp package tests run against, pinned by
-# mcp/testdata/npm/package-lock.json. npm ci only when they are missing or
-# the lock file changed since the last install.
-mcp_npm=mcp/testdata/npm
-if [[ ! -f $mcp_npm/node_modules/.package-lock.json || $mcp_npm/package-lock.json -nt $mcp_npm/node_modules/.package-lock.json ]]; then
-  if ! command -v npm >/dev/null; then
-    echo "== apt-get install nodejs npm"
-    if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
-    export DEBIAN_FRONTEND=noninteractive
-    $SUDO apt-get update -qq >/dev/null
-    $SUDO apt-get install -y -qq nodejs npm >/dev/null
-  fi
-  echo "== npm ci in $mcp_npm"
-  (cd "$mcp_npm" && npm ci --no-audit --no-fund --loglevel=error)
-fi
-
 # Each feature's own prerequisites (a Python venv, Chromium, a Docker engine,
 # PostgreSQL...) live in scripts/deps.d/*.sh, one file per feature, each
 # idempotent and cached by its inputs. They run in name order.

@@ -19,7 +19,7 @@ import (
 )
 
 // acpClient is a Node program on the official ACP TypeScript SDK
-// (@agentclientprotocol/sdk 2.4.0, installed by scripts/deps.d/40-acp.sh).
+// (@agentclientprotocol/sdk 2.4.0, installed by scripts/deps.d/40-npm.sh).
 const acpClient = "../../agent/acp/testdata/npm/acp-client.mjs"
 
 type acpClientReport struct {
@@ -150,7 +150,7 @@ func TestACPClient(t *testing.T) {
 	}
 }
 
-// claudeACP is Zed's Claude Agent ACP adapter (scripts/deps.d/40-acp.sh).
+// claudeACP is Zed's Claude Agent ACP adapter (scripts/deps.d/40-npm.sh).
 const claudeACP = "../../agent/acp/testdata/npm/node_modules/@zed-industries/claude-agent-acp/dist/index.js"
 
 // `gohands run --acp` runs a task through a real ACP server, whose model

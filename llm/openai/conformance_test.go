@@ -25,7 +25,7 @@ import (
 	"github.com/gohands/gohands/secret"
 )
 
-// prismBin is Stoplight Prism as scripts/deps.d/40-prism.sh installs it.
+// prismBin is Stoplight Prism as scripts/deps.d/40-npm.sh installs it.
 const prismBin = "testdata/prism/node_modules/.bin/prism"
 
 // patchNullable rewrites every schema of doc that has "nullable" but no

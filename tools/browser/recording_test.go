@@ -15,7 +15,7 @@ import (
 )
 
 // rrwebScript is the recorder pinned by testdata/rrweb/package-lock.json
-// (installed by scripts/deps.d/40-rrweb.sh).
+// (installed by scripts/deps.d/40-npm.sh).
 func rrwebScript(t testing.TB) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "rrweb", "node_modules", "rrweb", "dist", "rrweb.umd.cjs"))

@@ -1,6 +1,6 @@
 // Package acptest prepares the real ACP server that tests run: Zed's
 // Claude Agent ACP adapter, with the Claude Code CLI it bundles, installed
-// from npm into agent/acp/testdata/npm by scripts/deps.d/40-acp.sh, its
+// from npm into agent/acp/testdata/npm by scripts/deps.d/40-npm.sh, its
 // model a scripted Anthropic Messages server of llmtest.
 package acptest
 
