@@ -14,8 +14,9 @@ import (
 // Meta-profiles (/api/meta-profiles) are the reference's model-routing
 // configurations: a classifier profile and the profile each class of
 // task goes to. They are stored as the reference stores them
-// (meta-profiles/NAME.json) for the clients that edit them; gohands has
-// no routing tool that reads them yet, so there is no activation route.
+// (meta-profiles/NAME.json); the settings' active_meta_profile names the
+// one the route_task_to_model tool (tools/routetask) reads, and, as in
+// the reference, the settings route is what activates one.
 
 const maxMetaProfiles = 50
 
