@@ -86,6 +86,16 @@ func TestTUIMultiLineAndEsc(t *testing.T) {
 
 	s.typeLine("think for a long time")
 	s.waitFor("Thinking…")
+	// Esc once the model has the request: the screen says Thinking… as
+	// soon as the message is sent, before the run has begun, and an Esc
+	// that comes before the run begins pauses nothing (a loaded machine
+	// pressed it there; the TUI's pause acts on a running conversation).
+	for deadline := time.Now().Add(time.Minute); len(e.srv.Requests()) < 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the model got %d requests, want 2", len(e.srv.Requests()))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	s.keys("Escape")
 	scr = s.waitFor("Paused.")
 	if strings.Contains(scr, "too late") {
