@@ -48,6 +48,30 @@ type session struct {
 	switchTo *llm.Config
 	// allow holds the "always" answers: what runs unasked from then on.
 	allow allowList
+	// stop ends the exchange in progress (a Send or an Answer): Pause
+	// calls it, so that a stop asked for before the run has begun (while
+	// the message is still being stored, or the conversation opened)
+	// keeps the run from starting, where the conversation's own Pause
+	// would find nothing running and the run would start after it.
+	stop context.CancelCauseFunc
+}
+
+// errStopped is the cause of an exchange's context when the user stopped it.
+var errStopped = errors.New("stopped by the user")
+
+// exchange begins a Send or an Answer: ctx is cancelled with errStopped
+// when the user stops it. end must be called when the exchange is over.
+func (s *session) exchange(ctx context.Context) (_ context.Context, end func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	s.mu.Lock()
+	s.stop = cancel
+	s.mu.Unlock()
+	return ctx, func() {
+		s.mu.Lock()
+		s.stop = nil
+		s.mu.Unlock()
+		cancel(nil)
+	}
 }
 
 var _ tui.Backend = (*session)(nil)
@@ -141,6 +165,8 @@ func (s *session) current() conversation.Conversation {
 
 // Send implements tui.Backend.
 func (s *session) Send(ctx context.Context, text string) tui.Outcome {
+	ctx, end := s.exchange(ctx)
+	defer end()
 	conv, err := s.open()
 	if err != nil {
 		return tui.Outcome{Err: err}
@@ -152,24 +178,40 @@ func (s *session) Send(ctx context.Context, text string) tui.Outcome {
 		o.NotSent = true
 		return o
 	}
-	if err := conv.SendMessage(ctx, event.UserMessage(text)); err != nil {
+	// A stop asked for from here on leaves the message stored and unanswered.
+	if err := conv.SendMessage(context.WithoutCancel(ctx), event.UserMessage(text)); err != nil {
 		return tui.Outcome{Err: err}
 	}
 	return s.run(ctx, conv)
 }
 
-// run runs the agent until it stops.
+// run runs the agent until it stops. ctx is the exchange's (see
+// exchange): once the user has stopped it, nothing more runs, and the
+// conversation is paused even when no run had begun.
 func (s *session) run(ctx context.Context, conv conversation.Conversation) tui.Outcome {
 	if s.onOutput != nil {
 		ctx = tool.WithOutput(ctx, s.onOutput)
 	}
+	bg := context.WithoutCancel(ctx) // for what follows a stop
 	for {
-		err := conv.Run(ctx)
-		if err == nil && conv.Status() == conversation.StatusWaitingForConfirmation && s.allowed(ctx, conv) {
+		var err error
+		if ctx.Err() == nil {
+			err = conv.Run(ctx)
+		}
+		if context.Cause(ctx) == errStopped {
+			// Run returns the context's error when it was cut short;
+			// a pause is what the user asked for, not an error.
+			if errors.Is(err, context.Canceled) {
+				err = nil
+			}
+			if err == nil {
+				err = conv.Pause(bg) // pauses an idle conversation; a paused one is left as it is
+			}
+		} else if err == nil && conv.Status() == conversation.StatusWaitingForConfirmation && s.allowed(ctx, conv) {
 			continue // running approves them
 		}
 		s.flush(conv)
-		return s.outcome(ctx, conv, err)
+		return s.outcome(bg, conv, err)
 	}
 }
 
@@ -248,14 +290,18 @@ func (s *session) outcome(ctx context.Context, conv conversation.Conversation, e
 
 // Answer implements tui.Backend.
 func (s *session) Answer(ctx context.Context, ans tui.Answer) tui.Outcome {
+	ctx, end := s.exchange(ctx)
+	defer end()
 	conv := s.current()
 	if conv == nil {
 		return tui.Outcome{Err: errors.New("no conversation")}
 	}
+	// A stop asked for while the answer is recorded stops what would run after it.
+	bg := context.WithoutCancel(ctx)
 	var err error
 	switch ans {
 	case tui.AnswerNo:
-		err = conv.RejectPendingActions(ctx, "")
+		err = conv.RejectPendingActions(bg, "")
 	case tui.AnswerAlways:
 		// Scoped to these tools and commands, HIGH risk excepted (see
 		// allowList); /confirm never is the way to stop every question.
@@ -265,7 +311,7 @@ func (s *session) Answer(ctx context.Context, ans tui.Answer) tui.Outcome {
 		}
 	case tui.AnswerAuto:
 		p := security.NewConfirmRisky()
-		if err = conv.SetConfirmationPolicy(ctx, p); err == nil {
+		if err = conv.SetConfirmationPolicy(bg, p); err == nil {
 			s.setConfirm("risky", p)
 		}
 	}
@@ -284,6 +330,12 @@ func (s *session) setConfirm(mode string, p security.ConfirmationPolicy) {
 // Pause implements tui.Backend. It is called on its own, off any request,
 // so it bounds a remote conversation's call itself.
 func (s *session) Pause() {
+	s.mu.Lock()
+	stop := s.stop
+	s.mu.Unlock()
+	if stop != nil {
+		stop(errStopped)
+	}
 	if conv := s.current(); conv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
+	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/secret"
 )
@@ -54,5 +58,74 @@ func TestSwitchConfig(t *testing.T) {
 			t.Errorf("%s: base %q key %q from %q ask %v stream %v; want %q %q from %q ask %v",
 				c.model, cfg.BaseURL, cfg.APIKey.Value(), source, ask, cfg.Stream, c.base, c.key, c.source, c.ask)
 		}
+	}
+}
+
+// stopConv is a conversation that records runs and pauses, for the
+// session's stop: onSend runs while the message is being stored.
+type stopConv struct {
+	conversation.Conversation
+	onSend func()
+
+	mu     sync.Mutex
+	runs   int
+	status conversation.ExecutionStatus
+}
+
+func (c *stopConv) SendMessage(context.Context, event.Message) error {
+	if c.onSend != nil {
+		c.onSend()
+	}
+	return nil
+}
+
+func (c *stopConv) Run(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.runs++
+	if ctx.Err() != nil {
+		c.status = conversation.StatusPaused
+		return ctx.Err()
+	}
+	c.status = conversation.StatusFinished
+	return nil
+}
+
+// Pause is the conversation's: with no run in progress it pauses an idle
+// conversation, and the next Run runs all the same.
+func (c *stopConv) Pause(context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.status == conversation.StatusIdle {
+		c.status = conversation.StatusPaused
+	}
+	return nil
+}
+
+func (c *stopConv) Status() conversation.ExecutionStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.status
+}
+
+// TestStopBeforeRun: Esc pressed after a message is sent but before its
+// run has begun (the window lasts seconds under load) stops the run that
+// was about to start, and the next message runs.
+func TestStopBeforeRun(t *testing.T) {
+	conv := &stopConv{status: conversation.StatusIdle}
+	s := &session{p: &prepared{}, conv: conv}
+	conv.onSend = s.Pause
+	o := s.Send(t.Context(), "hello")
+	if o.Err != nil || o.Status != "paused" {
+		t.Fatalf("outcome %+v; want paused, no error", o)
+	}
+	if conv.runs != 0 {
+		t.Fatalf("%d runs after the stop; want none", conv.runs)
+	}
+
+	conv.onSend = nil
+	o = s.Send(t.Context(), "go on")
+	if o.Err != nil || o.Status != "finished" || conv.runs != 1 {
+		t.Fatalf("next message: outcome %+v after %d runs; want finished after one (the stop must not outlive its exchange)", o, conv.runs)
 	}
 }
