@@ -43,8 +43,9 @@
 // # Not supported yet
 //
 // AWS Bedrock and Vertex AI (the aws_* fields are carried but unused),
-// ChatGPT subscription (OAuth) login, resizing images for providers'
-// limits, and LiteLLM's
+// calls with a ChatGPT subscription login (package subscription signs in
+// and refreshes; no provider sends with it yet), resizing images for
+// providers' limits, and LiteLLM's
 // provider-specific parameter rewriting (for instance reasoning_effort
 // becoming thinking for DeepSeek). Ollama is reached through its
 // OpenAI-compatible endpoint rather than its native API.

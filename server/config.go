@@ -61,6 +61,8 @@ type fileConfig struct {
 //	OH_ALLOW_CORS_ORIGIN_REGEX       a pattern of more allowed origins
 //	OH_DEFERRED_INIT                 start dormant until POST /api/init
 //	OH_CONVERSATION_IDLE_TTL_SECONDS idle seconds before release ("null": never)
+//	OH_OPENAI_SUBSCRIPTION_ISSUER    the ChatGPT login's OAuth issuer (gohands
+//	                                 only: the reference's is fixed)
 //	OH_WEBHOOKS_0_BASE_URL, ...      webhooks (also _HEADERS as JSON,
 //	                                 _EVENT_BUFFER_SIZE, _FLUSH_DELAY,
 //	                                 _NUM_RETRIES, _RETRY_DELAY)
@@ -118,6 +120,7 @@ func LoadConfig(path string, getenv func(string) string) (*Options, error) {
 		}
 	}
 	o.DeferredInit = fc.DeferredInit
+	o.OpenAIIssuer = getenv("OH_OPENAI_SUBSCRIPTION_ISSUER")
 	if v := getenv("OH_DEFERRED_INIT"); v != "" {
 		b, ok := parseBool(v)
 		if !ok {

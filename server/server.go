@@ -125,6 +125,10 @@ type Options struct {
 	// (conversations by status, sockets, runs). It counts only what
 	// reaches it as the process's telemetry tracer (telemetry.SetTracer).
 	Metrics *prom.Registry
+	// OpenAIIssuer is the base URL of the OAuth issuer of the ChatGPT
+	// subscription login (llm/subscription.DefaultIssuer when empty); a
+	// test points it at an issuer it scripts.
+	OpenAIIssuer string
 }
 
 func (o *Options) withDefaults() Options {
@@ -186,6 +190,8 @@ type Server struct {
 	routes  []*route
 	started time.Time
 	active  atomic.Int64 // unix nanoseconds of the last request
+	// subLogins are the ChatGPT device logins in progress (subscription.go).
+	subLogins subscriptionLogins
 
 	mu    sync.RWMutex
 	convs map[string]*conv

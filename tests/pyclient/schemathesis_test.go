@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gohands/gohands/internal/testenv"
+	"github.com/gohands/gohands/llm/subscription/subscriptiontest"
 )
 
 // TestSchemathesis fuzzes `gohands serve` through its own /openapi.json
@@ -27,7 +28,9 @@ import (
 // generated "/" would stream the whole disk); see
 // testdata/schemathesis_hooks.py. The server gets an unreachable HTTP
 // proxy, so conversations created with generated LLM settings reach no
-// network.
+// network, and a scripted OAuth issuer on loopback for the ChatGPT
+// subscription login (the real one is out of reach: device/start would
+// answer 500).
 func TestSchemathesis(t *testing.T) {
 	t.Parallel()
 	py := testenv.ReferencePython(t)
@@ -42,7 +45,8 @@ func TestSchemathesis(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("GOHANDS_FUZZ_EXAMPLES")); err == nil && n > 0 {
 		examples = n
 	}
-	url := startGohandsServer(t, "HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9").URL
+	issuer := subscriptiontest.NewIssuer(t)
+	url := startGohandsServer(t, "HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9", "OH_OPENAI_SUBSCRIPTION_ISSUER="+issuer.URL).URL
 	report := t.TempDir()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Minute)
 	defer cancel()
