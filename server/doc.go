@@ -99,6 +99,15 @@
 // answer 400, PATCH of an unknown one 200 {"success": false}, counts are
 // bare integers, conversation page ids are hex.
 //
+// The ChatGPT subscription login (/api/llm/subscription/openai/...) is the
+// reference's device-code flow against OpenAI's OAuth issuer
+// (llm/subscription), storing the login where the reference does. That
+// issuer cannot be reached from this repository's tests: they run the
+// flow against a scripted issuer on loopback (Options.OpenAIIssuer,
+// llm/subscription/subscriptiontest), the reference 1.58.2 beside
+// gohands (tests/pyclient TestSubscriptionDeviceLogin158); it has not
+// been run against the real one.
+//
 // /openapi.json is generated from the route table and the request and
 // response types of the handlers (github.com/swaggest/openapi-go); /docs
 // shows it.

@@ -323,3 +323,42 @@ func writeLogin(t *testing.T, file string, m map[string]any) {
 		t.Fatal(err)
 	}
 }
+
+// A poll while another of the same login waits on the issuer answers not
+// connected; a logout meanwhile wins: the finished login is not stored,
+// and the polling token is gone.
+func TestOpenAISubscriptionPollInFlight(t *testing.T) {
+	t.Parallel()
+	is := subscriptiontest.NewIssuer(t)
+	ts, file, _ := subscriptionServer(t, is.URL)
+	var start subStart
+	ts.must(200, "POST", subBase+"/device/start", nil, &start)
+	is.Approve(start.UserCode)
+	poll := map[string]string{"device_code": start.DeviceCode}
+	arrived, release := is.Hold(subscriptiontest.PollPath)
+	type result struct {
+		code int
+		body []byte
+	}
+	first := make(chan result, 1)
+	go func() {
+		code, body := ts.do("POST", subBase+"/device/poll", poll)
+		first <- result{code, body}
+	}()
+	<-arrived
+	var st subStatus
+	ts.must(200, "POST", subBase+"/device/poll", poll, &st)
+	if st.Connected {
+		t.Errorf("second poll: %+v", st)
+	}
+	ts.must(200, "POST", subBase+"/logout", nil, nil)
+	release()
+	r := <-first
+	if r.code != 200 || json.Unmarshal(r.body, &st) != nil || st.Connected {
+		t.Errorf("the poll overtaken by logout: %d %s", r.code, r.body)
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Errorf("a login finished after logout was stored: %v", err)
+	}
+	ts.must(404, "POST", subBase+"/device/poll", poll, nil)
+}

@@ -77,7 +77,10 @@ func subscriptionSteps(t *testing.T, is *subscriptiontest.Issuer, base, dir stri
 	var out []string
 	call := func(step, method, path string, body any) map[string]any {
 		t.Helper()
-		status, ct, b := subscriptionCall(t, base, method, p+path, body)
+		status, ct, b, err := subscriptionCall(t.Context(), base, method, p+path, body)
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
 		out = append(out, fmt.Sprintf("%s %d %s", step, status, shapeOf(ct, b)))
 		var m map[string]any
 		_ = json.Unmarshal(b, &m)
@@ -132,7 +135,37 @@ func subscriptionSteps(t *testing.T, is *subscriptiontest.Issuer, base, dir stri
 	call("start-503", "POST", "/device/start", nil)
 	is.Fail(subscriptiontest.UserCodePath, 0)
 
+	// A poll while another of the same login waits on the issuer, then a
+	// logout before that one ends: nothing is stored.
+	start = call("start", "POST", "/device/start", nil)
+	poll = map[string]any{"device_code": start["device_code"]}
+	is.Approve(start["user_code"].(string))
+	arrived, release := is.Hold(subscriptiontest.PollPath)
+	type answered struct {
+		status int
+		ct     string
+		body   []byte
+	}
+	first := make(chan answered, 1)
+	go func() {
+		status, ct, b, err := subscriptionCall(t.Context(), base, "POST", p+"/device/poll", poll)
+		if err != nil {
+			b = []byte(err.Error())
+		}
+		first <- answered{status, ct, b}
+	}()
+	<-arrived
+	fact("in-flight", call("poll-in-flight", "POST", "/device/poll", poll)["connected"])
+	call("logout-in-flight", "POST", "/logout", nil)
+	release()
+	a := <-first
+	out = append(out, fmt.Sprintf("poll-overtaken %d %s", a.status, shapeOf(a.ct, a.body)))
+	_, err = os.Stat(file)
+	fact("overtaken-stored", err == nil)
+	call("poll-after-overtaken", "POST", "/device/poll", poll)
+
 	// Logout removes the login and forgets those under way.
+	writeStoredLogin(t, file, fresh)
 	start = call("start", "POST", "/device/start", nil)
 	is.Approve(start["user_code"].(string))
 	fact("logout-connected", call("logout", "POST", "/logout", nil)["connected"])
@@ -180,9 +213,8 @@ func writeStoredLogin(t *testing.T, file string, m map[string]any) {
 	}
 }
 
-func subscriptionCall(t *testing.T, base, method, path string, body any) (int, string, []byte) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+func subscriptionCall(ctx context.Context, base, method, path string, body any) (int, string, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	var rd io.Reader
 	if body != nil {
@@ -191,16 +223,16 @@ func subscriptionCall(t *testing.T, base, method, path string, body any) (int, s
 	}
 	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
-		t.Fatal(err)
+		return 0, "", nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Session-API-Key", apiKey)
 	// A connection each: uvicorn closes a kept-alive one after a 500.
 	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		return 0, "", nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header.Get("Content-Type"), b
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Content-Type"), b, err
 }

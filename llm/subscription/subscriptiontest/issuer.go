@@ -37,6 +37,13 @@ type Issuer struct {
 	refresh map[string]bool   // refresh tokens that are good
 	fail    map[string]int    // path → status to answer
 	calls   map[string]int    // path → requests
+	hold    map[string]*hold  // path → requests wait
+}
+
+type hold struct {
+	arrived chan struct{}
+	gate    chan struct{}
+	once    sync.Once
 }
 
 type login struct {
@@ -47,7 +54,7 @@ type login struct {
 
 // NewIssuer starts an issuer, closed when the test ends.
 func NewIssuer(t testing.TB) *Issuer {
-	is := &Issuer{t: t, logins: map[string]*login{}, codes: map[string]string{}, refresh: map[string]bool{}, fail: map[string]int{}, calls: map[string]int{}}
+	is := &Issuer{t: t, logins: map[string]*login{}, codes: map[string]string{}, refresh: map[string]bool{}, fail: map[string]int{}, calls: map[string]int{}, hold: map[string]*hold{}}
 	srv := httptest.NewServer(http.HandlerFunc(is.serve))
 	t.Cleanup(srv.Close)
 	is.URL = srv.URL
@@ -95,7 +102,39 @@ func (is *Issuer) RevokeRefreshTokens() {
 	clear(is.refresh)
 }
 
+// Hold makes the requests to path wait until release is called (at the
+// latest when the test ends); arrived receives once for each request that
+// waits, so a test can act while one is in flight.
+func (is *Issuer) Hold(path string) (arrived <-chan struct{}, release func()) {
+	h := &hold{arrived: make(chan struct{}, 64), gate: make(chan struct{})}
+	is.mu.Lock()
+	is.hold[path] = h
+	is.mu.Unlock()
+	release = func() {
+		h.once.Do(func() {
+			is.mu.Lock()
+			if is.hold[path] == h {
+				delete(is.hold, path)
+			}
+			is.mu.Unlock()
+			close(h.gate)
+		})
+	}
+	is.t.Cleanup(release)
+	return h.arrived, release
+}
+
 func (is *Issuer) serve(w http.ResponseWriter, r *http.Request) {
+	is.mu.Lock()
+	h := is.hold[r.URL.Path]
+	is.mu.Unlock()
+	if h != nil {
+		select {
+		case h.arrived <- struct{}{}:
+		default:
+		}
+		<-h.gate
+	}
 	is.mu.Lock()
 	defer is.mu.Unlock()
 	is.calls[r.URL.Path]++
