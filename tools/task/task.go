@@ -464,7 +464,7 @@ func (m *manager) findStored() {
 // its answer, or why it failed.
 func (m *manager) run(ctx context.Context, caller *agent.Caller, rec *record, def *Definition, a *Action) (text string, failed bool, err error) {
 	log := m.logger(caller).With("task", rec.id, "subagent", def.Name)
-	sub, model, err := m.subAgent(caller, def)
+	sub, model, err := m.subAgent(caller, def, log)
 	if err != nil {
 		return "", true, err
 	}
@@ -607,7 +607,7 @@ func policy(mode string) security.ConfirmationPolicy {
 }
 
 // subAgent builds the sub-agent of def on the caller's model.
-func (m *manager) subAgent(caller *agent.Caller, def *Definition) (*agent.Agent, llm.Model, error) {
+func (m *manager) subAgent(caller *agent.Caller, def *Definition, log *slog.Logger) (*agent.Agent, llm.Model, error) {
 	if def.Model != "" && def.Model != "inherit" {
 		return nil, nil, fmt.Errorf("sub-agent %q asks for the LLM profile %q: gohands has no profile store; use model: inherit", def.Name, def.Model)
 	}
@@ -639,8 +639,12 @@ func (m *manager) subAgent(caller *agent.Caller, def *Definition) (*agent.Agent,
 		specs = append(specs, tool.Spec{Name: n})
 	}
 	sub := agent.New(cfg, specs, &agent.Options{Model: model})
+	// A sub-agent runs with exactly its caller's MCP servers (plugin ones
+	// included); those its definition names are not started, as 1.58.2
+	// drops them for a delegated sub-agent.
+	sub.MCPConfig = maps.Clone(caller.Agent.MCPConfig)
 	if len(def.MCPConfig) > 0 {
-		sub.MCPConfig = maps.Clone(def.MCPConfig)
+		log.Info("the sub-agent's own MCP servers are not started: it uses its caller's", "declared", slices.Sorted(maps.Keys(def.MCPConfig)))
 	}
 	ac, err := agentContext(caller.Session.WorkingDir(), m.opts.Home, def)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -61,5 +62,10 @@ func TestWebResearcher(t *testing.T) {
 	d := defs[i]
 	if !slices.Equal(d.Tools, []string{"browser_tool_set"}) || d.Model != "inherit" || d.Level == nil || *d.Level != task.LevelBuiltin || d.Description == "" || d.SystemPrompt == "" {
 		t.Errorf("web-researcher: %+v", d)
+	}
+	// 1.58.2 declares fetch and tavily (listed by POST /api/sub-agents);
+	// TestSubAgentInheritsMCPServers shows declared servers are not started.
+	if _, f := d.MCPConfig["fetch"]; !f || len(d.MCPConfig) != 2 || !strings.Contains(string(d.MCPConfig["tavily"]), "${TAVILY_API_KEY}") {
+		t.Errorf("web-researcher's MCP servers: %s", d.MCPConfig)
 	}
 }
