@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/gohands/gohands/internal/wire"
@@ -225,6 +227,10 @@ func value[T any](d *wire.Decoder, o *once, bit uint, dst *T) error {
 // on first use, after this package's init has taught the codec its types.
 var actionDecoder = sync.OnceValue(func() wire.DecFunc { return wire.KindedDecoder(reflect.TypeFor[Action]()) })
 
+// observationDecoder is the decoder of ObservationEvent.Observation, the
+// reflective path's.
+var observationDecoder = sync.OnceValue(func() wire.DecFunc { return wire.DecoderFor(reflect.TypeFor[Observation]()) })
+
 // Bits of Base's keys in once; a kind's own keys follow from bitFirst.
 const (
 	bitID = iota
@@ -292,7 +298,7 @@ func (e *ActionEvent) decodeFast(kind string, data []byte) (once, bool) {
 			if !o.see(action) {
 				return errNotFast
 			}
-			return actionDecoder()(d, reflect.ValueOf(&e.Action).Elem(), false)
+			return decodeNested(d, &e.Action, actionDecoder)
 		case "tool_name":
 			return str(d, &o, toolName, &e.ToolName)
 		case "tool_call_id":
@@ -385,7 +391,10 @@ func (e *ObservationEvent) decodeFast(kind string, data []byte) (once, bool) {
 		case "tool_call_id":
 			return str(d, &o, toolCallID, &e.ToolCallID)
 		case "observation":
-			return value(d, &o, observation, &e.Observation)
+			if !o.see(observation) {
+				return errNotFast
+			}
+			return decodeNested(d, &e.Observation, observationDecoder)
 		case "action_id":
 			return str(d, &o, actionID, &e.ActionID)
 		case "extended_content":
@@ -484,4 +493,234 @@ func decodeStringsFast(d *wire.Decoder, dst *List[string]) error {
 	})
 	*dst = list
 	return err
+}
+
+// The action and observation inside an ActionEvent or ObservationEvent
+// are of a kind registered by a tool package. Two shapes cover most tools'
+// values and are decoded here without the reflective decoder: a struct of
+// plain string fields (ThinkAction, FinishAction...) and a struct that is
+// only an embedded ObservationBase (ThinkObservation...). The same rule as
+// above holds: on anything else (another shape, an unknown, repeated or
+// null key, a missing required key, a kind not last) the value is left to
+// the reflective decoder from its start.
+
+// nestedPlan is how a registered kind's value is decoded by hand.
+type nestedPlan struct {
+	typ reflect.Type // the struct type; its pointer is the value
+	// fields are the string fields' names, at their field indexes; nil
+	// for an embedded ObservationBase.
+	fields   []string
+	required once // the fields that are required, by index
+	obs      bool // the struct is only an embedded ObservationBase
+}
+
+// nestedPlans caches the plan of each kind per target interface type
+// (Action, Observation): a *nestedPlan, nil when it has none.
+var nestedPlans sync.Map // nestedKey → *nestedPlan
+
+type nestedKey struct {
+	target reflect.Type
+	kind   string
+}
+
+var (
+	observationBaseType = reflect.TypeFor[ObservationBase]()
+	stringType          = reflect.TypeFor[string]()
+	defaulterType       = reflect.TypeFor[Defaulter]()
+	kindDecoderType     = reflect.TypeFor[kindDecoder]()
+	jsonUnmarshalerType = reflect.TypeFor[interface{ UnmarshalJSON([]byte) error }]()
+	textUnmarshalerType = reflect.TypeFor[interface{ UnmarshalText([]byte) error }]()
+)
+
+// planFor returns the plan of kind as a value of interface type target,
+// or nil.
+func planFor(target reflect.Type, kind string) *nestedPlan {
+	key := nestedKey{target, kind}
+	if p, ok := nestedPlans.Load(key); ok {
+		return p.(*nestedPlan)
+	}
+	p := makePlan(target, kind)
+	nestedPlans.Store(key, p)
+	return p
+}
+
+func makePlan(target reflect.Type, kind string) *nestedPlan {
+	v, ok := wire.NewKind(kind)
+	if !ok {
+		return nil
+	}
+	pt := reflect.TypeOf(v)
+	if pt.Kind() != reflect.Pointer || pt.Elem().Kind() != reflect.Struct || !pt.Implements(target) ||
+		pt.Implements(defaulterType) || pt.Implements(kindDecoderType) ||
+		pt.Implements(jsonUnmarshalerType) || pt.Implements(textUnmarshalerType) {
+		return nil
+	}
+	t := pt.Elem()
+	if t.NumField() == 1 {
+		if f := t.Field(0); f.Anonymous && f.Type == observationBaseType && f.Tag == "" {
+			return &nestedPlan{typ: t, obs: true}
+		}
+	}
+	if t.NumField() > 32 {
+		return nil
+	}
+	p := &nestedPlan{typ: t, fields: make([]string, t.NumField())}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous || !f.IsExported() || f.Type != stringType || name == "" || name == "-" ||
+			name == "kind" || slices.Contains(p.fields, name) || f.Tag.Get("wire") != "" ||
+			(opts != "" && opts != "omitempty" && opts != "omitzero") {
+			return nil
+		}
+		p.fields[i] = name
+		if f.Tag.Get("required") == "true" {
+			p.required |= 1 << i
+		}
+	}
+	return p
+}
+
+// decodeNested decodes the kinded value at d into *dst (an Action or an
+// Observation) by its kind's plan, or else with slow, the field's
+// reflective decoder, from the value's start.
+func decodeNested[T any](d *wire.Decoder, dst *T, slow func() wire.DecFunc) error {
+	start := d.Pos
+	if v, ok := nestedFast(d, reflect.TypeFor[T]()); ok {
+		if x, ok := v.(T); ok {
+			*dst = x
+			return nil
+		}
+	}
+	d.Pos = start
+	return slow()(d, reflect.ValueOf(dst).Elem(), false)
+}
+
+// nestedFast decodes the object at d as a value of target by its kind's
+// plan, reporting whether it did.
+func nestedFast(d *wire.Decoder, target reflect.Type) (any, bool) {
+	if c, err := d.Peek(); err != nil || c != '{' {
+		return nil, false
+	}
+	raw, err := d.Skip()
+	if err != nil {
+		return nil, false
+	}
+	kind, ok := wire.KindAtEnd(raw)
+	if !ok {
+		return nil, false
+	}
+	p := planFor(target, kind)
+	if p == nil {
+		return nil, false
+	}
+	pv := reflect.New(p.typ)
+	v := pv.Elem()
+	var o once
+	const (
+		content = iota
+		isError
+	)
+	var b *ObservationBase
+	if p.obs {
+		b = v.Field(0).Addr().Interface().(*ObservationBase)
+	}
+	ok = fastObject(raw, kind, func(d *wire.Decoder, key []byte) error {
+		if b != nil {
+			switch string(key) {
+			case "content":
+				if !o.see(content) {
+					return errNotFast
+				}
+				return textContentsFast(d, &b.Content)
+			case "is_error":
+				if !o.see(isError) {
+					return errNotFast
+				}
+				return boolFast(d, &b.IsError)
+			}
+			return errNotFast
+		}
+		for i, name := range p.fields {
+			if name == string(key) {
+				var s string
+				err := str(d, &o, uint(i), &s)
+				v.Field(i).SetString(s)
+				return err
+			}
+		}
+		return errNotFast
+	})
+	if !ok || o&p.required != p.required {
+		return nil, false
+	}
+	return pv.Interface(), true
+}
+
+// textContentsFast decodes a list of text contents, each an object of
+// "type" ("text"), "text" and optionally "cache_prompt", each key once and
+// none null; it gives up on anything else (image contents included).
+func textContentsFast(d *wire.Decoder, dst *List[Content]) error {
+	if emptyArray(d) {
+		*dst = List[Content]{}
+		return nil
+	}
+	if c, err := d.Peek(); err != nil || c != '[' {
+		return errNotFast
+	}
+	list := List[Content]{}
+	err := d.Array(func() error {
+		if c, err := d.Peek(); err != nil || c != '{' {
+			return errNotFast
+		}
+		const (
+			typ = iota
+			text
+			cache
+		)
+		var o once
+		c := Content{Type: ContentText}
+		err := d.Object(func(key []byte) error {
+			if d.IsNullNext() {
+				return errNotFast
+			}
+			switch string(key) {
+			case "type":
+				if !o.see(typ) {
+					return errNotFast
+				}
+				if s, err := knownStr(d, ContentText, ContentImage); err != nil || s != ContentText {
+					return errNotFast
+				}
+				return nil
+			case "text":
+				return str(d, &o, text, &c.Text)
+			case "cache_prompt":
+				if !o.see(cache) {
+					return errNotFast
+				}
+				return boolFast(d, &c.CachePrompt)
+			}
+			return errNotFast
+		})
+		if err != nil || o&(1<<typ|1<<text) != 1<<typ|1<<text {
+			return errNotFast
+		}
+		list = append(list, c)
+		return nil
+	})
+	*dst = list
+	return err
+}
+
+// boolFast decodes true or false.
+func boolFast(d *wire.Decoder, dst *bool) error {
+	for _, lit := range [...]string{"false", "true"} {
+		if end := d.Pos + len(lit); end <= len(d.Data) && string(d.Data[d.Pos:end]) == lit {
+			d.Pos = end
+			*dst = lit == "true"
+			return nil
+		}
+	}
+	return errNotFast
 }

@@ -155,12 +155,123 @@ func fastVariants(data []byte) [][]byte {
 }
 
 // FuzzFastDecode checks that whatever the fast decoder takes, it decodes
-// as the reflective decoder does. Its seeds are the fixtures.
+// as the reflective decoder does. Its seeds are the fixtures and the
+// nested values' seeds.
 func FuzzFastDecode(f *testing.F) {
-	for _, data := range fastFixtures(f) {
+	for _, data := range append(fastFixtures(f), nestedSeeds()...) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkFastDecode(t, data)
 	})
+}
+
+// Test-only tool kinds of the two shapes the nested fast decoder takes,
+// and one it must leave alone.
+type (
+	fastThinkAction struct {
+		Thought string `json:"thought" desc:"a thought"`
+		Note    string `json:"note,omitempty" required:"true"`
+	}
+	fastThinkObservation struct{ ObservationBase }
+	slowAction           struct {
+		Thought string `json:"thought"`
+		N       int    `json:"n"`
+	}
+)
+
+func init() {
+	RegisterKind[fastThinkAction]("FastThinkAction")
+	RegisterKind[fastThinkObservation]("FastThinkObservation")
+	RegisterKind[slowAction]("SlowAction")
+}
+
+// nestedSeeds are an ActionEvent and an ObservationEvent as 1.58.2 writes
+// them for the think tool (bench/compare's replay events), of the kinds
+// above, and variants of their nested values.
+func nestedSeeds() [][]byte {
+	action := func(v string) []byte {
+		return []byte(`{"id":"2bdad1f9-b4e6-4644-896d-338dd8eaae59","timestamp":"2026-11-28T17:22:28.845067","source":"agent","parent_id":"af6d9c3d-3ba1-4c3b-a248-6d8a14b282ae","thought":[],"thinking_blocks":[],"action":` + v + `,"tool_name":"think","tool_call_id":"call_1_0","tool_call":{"id":"call_1_0","name":"think","arguments":"{\"thought\": \"step 1\"}","origin":"completion"},"llm_response_id":"chatcmpl-llmtest-1","security_risk":"UNKNOWN","summary":"think: {\"thought\": \"step 1\"}","kind":"ActionEvent"}`)
+	}
+	observation := func(v string) []byte {
+		return []byte(`{"id":"86a96b25-9684-46bd-b421-08304e3bfef2","timestamp":"2026-11-28T17:22:28.848543","source":"environment","parent_id":"2bdad1f9-b4e6-4644-896d-338dd8eaae59","tool_name":"think","tool_call_id":"call_1_0","observation":` + v + `,"action_id":"2bdad1f9-b4e6-4644-896d-338dd8eaae59","extended_content":[],"kind":"ObservationEvent"}`)
+	}
+	var out [][]byte
+	for _, v := range []string{
+		`{"thought":"step 1","note":"n","kind":"FastThinkAction"}`,
+		`{"note":"n","thought":"a \"quoted\" \u00e9 thought","kind":"FastThinkAction"}`,
+		`{"thought":"step 1","kind":"FastThinkAction"}`,
+		`{"note":"n","kind":"FastThinkAction"}`,
+		`{"thought":"step 1","note":"n","note":"m","kind":"FastThinkAction"}`,
+		`{"thought":null,"note":"n","kind":"FastThinkAction"}`,
+		`{"thought":1,"note":"n","kind":"FastThinkAction"}`,
+		`{"thought":"x","note":"n","other":1,"kind":"FastThinkAction"}`,
+		`{"kind":"FastThinkAction","thought":"x","note":"n"}`,
+		`{"thought":"x","note":"n","kind":"FastThinkAction","kind":"FastThinkAction"}`,
+		`{"thought":"x","note":"n","kind":"FastThinkObservation"}`,
+		`{"thought":"x","note":"n","kind":"NoSuchAction"}`,
+		`{"thought":"x","n":2,"kind":"SlowAction"}`,
+		`{"thought":"x","note":"n","kind":"FastThinkAction"`,
+		`{"thought":"x" "note":"n","kind":"FastThinkAction"}`,
+		`null`,
+		`[]`,
+	} {
+		out = append(out, action(v))
+	}
+	for _, v := range []string{
+		`{"content":[{"cache_prompt":false,"type":"text","text":"Your thought has been logged."}],"is_error":false,"kind":"FastThinkObservation"}`,
+		`{"content":[{"type":"text","text":"a"},{"text":"b","type":"text","cache_prompt":true}],"is_error":true,"kind":"FastThinkObservation"}`,
+		`{"content":[],"kind":"FastThinkObservation"}`,
+		`{"kind":"FastThinkObservation"}`,
+		`{"content":[{"text":"a"}],"kind":"FastThinkObservation"}`,
+		`{"content":[{"type":"text"}],"kind":"FastThinkObservation"}`,
+		`{"content":[{"type":"image","image_urls":["http://x/y.png"]}],"kind":"FastThinkObservation"}`,
+		`{"content":[{"type":"text","text":"a","image_urls":[]}],"kind":"FastThinkObservation"}`,
+		`{"content":[{"type":"text","text":"a","type":"text"}],"kind":"FastThinkObservation"}`,
+		`{"content":[{"type":"text","text":null}],"kind":"FastThinkObservation"}`,
+		`{"content":[{"type":"text","text":"a","cache_prompt":1}],"kind":"FastThinkObservation"}`,
+		`{"content":[{"type":"audio","text":"a"}],"kind":"FastThinkObservation"}`,
+		`{"content":[null],"kind":"FastThinkObservation"}`,
+		`{"content":["a"],"kind":"FastThinkObservation"}`,
+		`{"content":null,"is_error":false,"kind":"FastThinkObservation"}`,
+		`{"content":{},"kind":"FastThinkObservation"}`,
+		`{"content":[],"is_error":0,"kind":"FastThinkObservation"}`,
+		`{"content":[],"is_error":false,"is_error":true,"kind":"FastThinkObservation"}`,
+		`{"content":[],"extra":1,"kind":"FastThinkObservation"}`,
+		`{"content":[],"kind":"FastThinkAction"}`,
+		`{"content":[],"kind":"TerminalObservation"}`,
+		`{"content":[] ,"kind" : "FastThinkObservation" }`,
+	} {
+		out = append(out, observation(v))
+	}
+	return out
+}
+
+// TestFastDecodeNested checks the hand-decoded nested actions and
+// observations against the reflective decoder, and that it takes the
+// think tool's values as 1.58.2 writes them.
+func TestFastDecodeNested(t *testing.T) {
+	for _, data := range nestedSeeds() {
+		checkFastDecode(t, data)
+		for _, v := range fastVariants(data) {
+			checkFastDecode(t, v)
+		}
+	}
+	for _, tc := range []struct {
+		target reflect.Type
+		value  string
+	}{
+		{reflect.TypeFor[Action](), `{"thought":"step 1","note":"n","kind":"FastThinkAction"}`},
+		{reflect.TypeFor[Observation](), `{"content":[{"cache_prompt":false,"type":"text","text":"Your thought has been logged."}],"is_error":false,"kind":"FastThinkObservation"}`},
+	} {
+		d := wire.Decoder{Data: []byte(tc.value)}
+		if _, ok := nestedFast(&d, tc.target); !ok || d.Pos != len(d.Data) {
+			t.Errorf("the nested fast decoder did not take %s", tc.value)
+		}
+	}
+	for _, kind := range []string{"SlowAction", "TerminalAction", "TerminalObservation"} {
+		if p := planFor(reflect.TypeFor[any](), kind); p != nil {
+			t.Errorf("%s has a nested plan; its fields are not all strings", kind)
+		}
+	}
 }
