@@ -20,8 +20,8 @@ import (
 // five minutes unless refresh asks again; at most two servers are asked
 // at once. The command is acp_command: gohands has no default launch
 // command per acp_server (the reference's pinned npx packages), so one
-// without acp_command is refused. supports_runtime_model_switch is false:
-// a gohands conversation cannot switch an ACP server's model live.
+// without acp_command is refused. supports_runtime_model_switch is true
+// for a server known to take a live switch (acp.SupportsRuntimeModelSwitch).
 
 const acpDiscoveryTTL = 5 * time.Minute
 

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gohands/gohands/agent"
+	"github.com/gohands/gohands/agent/acp"
 	"github.com/gohands/gohands/api/protocol"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
@@ -628,9 +629,13 @@ func (c *conv) info(includeSkills bool) (json.RawMessage, error) {
 	if a, ok := f.Agent.(*agent.Agent); ok && a.LLM.Model != "" {
 		model = &a.LLM.Model
 	}
+	switchable := false
+	if a, ok := f.Agent.(*acp.Agent); ok {
+		model, switchable = acpModelState(a, f.AgentState)
+	}
 	member("current_model_id", js(model))
 	member("available_models", []byte("[]"))
-	member("supports_runtime_model_switch", []byte("false"))
+	member("supports_runtime_model_switch", js(switchable))
 	member("launched_agent_profile", raw(m.LaunchedAgentProfile))
 	member("client_tools", js(orEmptySlice(m.ClientTools)))
 	member("tool_module_qualnames", js(orEmpty(m.ToolModuleQualnames)))

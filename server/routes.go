@@ -125,7 +125,7 @@ func (s *Server) allRoutes() []*route {
 	rs = append(rs, s.agentProfileRoutes()...)
 	rs = append(rs, s.publicCatalogRoutes()...)
 	rs = append(rs, s.subscriptionRoutes()...)
-	rs = append(rs, s.acpModelsRoute())
+	rs = append(rs, s.acpModelsRoute(), s.acpSwitchRoute())
 	rs = append(rs, s.mcpRoutes()...)
 	rs = append(rs, s.childRoutes()...)
 	rs = append(rs, s.vscodeRoutes()...)

@@ -17,6 +17,13 @@
 // the conversation's metrics), and ends with a FinishAction as the
 // reference does.
 //
+// LocalConversation.SwitchAgentModel switches the server's model, as the
+// reference's switch_acp_model does: in the live session after the turn
+// in progress (the "model" config option when the session has one, else
+// session/set_model), or, before the first turn, recorded for the session
+// to select; acp_model in the stored agent names it, so a resumed
+// session selects it again.
+//
 // Unlike the reference, which approves every permission request, a
 // session/request_permission goes through the conversation's security
 // analyzer and confirmation policy: an action the policy holds is logged as

@@ -33,7 +33,8 @@ type Discovery struct {
 	CurrentModelID  *string     `json:"current_model_id"`
 	AvailableModels []ModelInfo `json:"available_models"`
 	// SupportsRuntimeModelSwitch is whether a conversation can switch
-	// among the models live: never, in gohands yet.
+	// among the models live: the server opened a session and is one
+	// known to take a switch (see SupportsRuntimeModelSwitch).
 	SupportsRuntimeModelSwitch bool            `json:"supports_runtime_model_switch"`
 	Error                      *DiscoveryError `json:"error"`
 }
@@ -114,8 +115,11 @@ func discover(ctx context.Context, a *Agent, env []string, dir string) (Discover
 	if err != nil {
 		return d, srv, fmt.Errorf("session/new: %w", err)
 	}
+	if d.AgentName != nil {
+		d.SupportsRuntimeModelSwitch = SupportsRuntimeModelSwitch(*d.AgentName)
+	}
 	// A "model" select option (the newer protocol) wins over the
-	// session's model state (the unstable one), as selectModel does.
+	// session's model state (the unstable one), as a conversation does.
 	for _, o := range resp.ConfigOptions {
 		s := o.Select
 		if s == nil || string(s.Id) != "model" {

@@ -1,6 +1,7 @@
 package acp_test
 
 import (
+	"cmp"
 	"testing"
 
 	"github.com/gohands/gohands/agent/acp"
@@ -11,14 +12,19 @@ func TestDiscover(t *testing.T) {
 		mode, current string
 		models        []string
 		code          string
+		name          string // the server's agentInfo.name, "fake-acp" if empty
 	}{
+		{mode: "options", name: "codex-acp", current: "m-big", models: []string{"m-fast", "m-big"}},
 		{mode: "models", current: "m-fast", models: []string{"m-fast", "m-big"}},
 		{mode: "options", current: "m-big", models: []string{"m-fast", "m-big"}},
 		{mode: "ok"},
 		{mode: "auth", code: acp.CodeAuthRequired},
 		{mode: "exit", code: acp.CodeInit},
 	} {
-		t.Run(c.mode, func(t *testing.T) {
+		t.Run(c.mode+c.name, func(t *testing.T) {
+			if c.name != "" {
+				t.Setenv("GOHANDS_FAKE_NAME", c.name)
+			}
 			a := &acp.Agent{Command: fakeCommand(t, c.mode), StartupTimeout: 60}
 			d := acp.Discover(t.Context(), a, map[string]string{"SOME_KEY": "v"}, t.TempDir())
 			if c.code != "" {
@@ -27,7 +33,9 @@ func TestDiscover(t *testing.T) {
 				}
 				return
 			}
-			if d.Error != nil || d.AgentName == nil || *d.AgentName != "fake-acp" || d.AgentVersion == nil || d.SupportsRuntimeModelSwitch {
+			// A server known to take a live switch says so; an unknown one does not.
+			name := cmp.Or(c.name, "fake-acp")
+			if d.Error != nil || ptr(d.AgentName) != name || d.AgentVersion == nil || d.SupportsRuntimeModelSwitch != (c.name != "") {
 				t.Fatalf("discovery: %+v", d)
 			}
 			var ids []string

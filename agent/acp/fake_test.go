@@ -2,6 +2,7 @@ package acp_test
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -162,7 +163,7 @@ func fakeServer(mode string) {
 		}
 		switch m.Method {
 		case "initialize":
-			f.reply(m.ID, map[string]any{"protocolVersion": 1, "agentCapabilities": map[string]any{"loadSession": true}, "authMethods": []any{}, "agentInfo": map[string]any{"name": "fake-acp", "version": "1.0"}})
+			f.reply(m.ID, map[string]any{"protocolVersion": 1, "agentCapabilities": map[string]any{"loadSession": true}, "authMethods": []any{}, "agentInfo": map[string]any{"name": cmp.Or(os.Getenv("GOHANDS_FAKE_NAME"), "fake-acp"), "version": "1.0"}})
 		case "session/new":
 			if mode == "auth" {
 				f.fail(m.ID, -32000, "Authentication required")
@@ -195,6 +196,24 @@ func fakeServer(mode string) {
 			f.reply(m.ID, map[string]any{})
 		case "session/set_mode":
 			f.reply(m.ID, map[string]any{})
+		case "session/set_model", "session/set_config_option":
+			// Models m-fast and m-big exist; m-slow is never answered.
+			var p struct {
+				ModelID string `json:"modelId"`
+				Value   string `json:"value"`
+			}
+			json.Unmarshal(m.Params, &p)
+			switch p.ModelID + p.Value {
+			case "m-fast", "m-big":
+				if m.Method == "session/set_config_option" {
+					f.reply(m.ID, map[string]any{"configOptions": []any{}})
+				} else {
+					f.reply(m.ID, map[string]any{})
+				}
+			case "m-slow":
+			default:
+				f.fail(m.ID, -32602, "Invalid params: unknown model "+p.ModelID+p.Value)
+			}
 		case "session/cancel":
 			select {
 			case f.cancel <- struct{}{}:

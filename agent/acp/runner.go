@@ -127,6 +127,9 @@ type server struct {
 	name    string
 	version string
 	caps    sdk.AgentCapabilities
+	// viaConfig says the session selects its model by the "model"
+	// config option rather than session/set_model.
+	viaConfig bool
 }
 
 // turn is a prompt in flight.
@@ -327,22 +330,23 @@ func (r *runner) start(ctx context.Context) (*server, error) {
 		return srv, err
 	}
 	prior, resumed := r.priorSession(cwd), false
+	var opts []sdk.SessionConfigOption
+	var models *sdk.SessionModelState
 	if prior != "" && srv.caps.LoadSession {
-		_, err := call(ctx, srv, func(ctx context.Context) (sdk.LoadSessionResponse, error) {
+		resp, err := call(ctx, srv, func(ctx context.Context) (sdk.LoadSessionResponse, error) {
 			return srv.conn.LoadSession(ctx, sdk.LoadSessionRequest{Cwd: cwd, SessionId: sdk.SessionId(prior), McpServers: mcp})
 		})
 		var re *sdk.RequestError
 		switch {
 		case err == nil:
 			srv.session, resumed = sdk.SessionId(prior), true
+			opts, models = resp.ConfigOptions, resp.Models
 		case errors.As(err, &re):
 			r.log.Warn("acp agent: session/load failed; starting a new session", "err", err)
 		default:
 			return srv, fmt.Errorf("session/load: %w", err)
 		}
 	}
-	var opts []sdk.SessionConfigOption
-	var models *sdk.SessionModelState
 	if !resumed {
 		resp, err := call(ctx, srv, func(ctx context.Context) (sdk.NewSessionResponse, error) {
 			return srv.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: mcp})
@@ -352,9 +356,24 @@ func (r *runner) start(ctx context.Context) (*server, error) {
 		}
 		srv.session, opts, models = resp.SessionId, resp.ConfigOptions, resp.Models
 	}
+	viaConfig, current, said := sessionModel(opts, models)
+	if !said && resumed {
+		// A loaded session need not repeat its model state: use what
+		// the session said when it was made.
+		viaConfig, _ = r.sess.Fields().AgentState[stateViaConfig].(bool)
+	}
+	srv.viaConfig = viaConfig
 	if m := r.a.Model; m != nil && *m != "" {
-		if err := r.selectModel(ctx, srv, *m, opts, models); err != nil {
-			return srv, err
+		// As in the reference, a model the server refuses leaves the
+		// session on its default rather than failing the start: a
+		// server's model list depends on the account.
+		switch err := r.applyModel(ctx, srv, *m); {
+		case err == nil:
+			current = *m
+		case ctx.Err() != nil:
+			return srv, fmt.Errorf("selecting model %s: %w", *m, err)
+		default:
+			r.log.Warn("acp agent: the server refused the model; the session runs its default", "model", *m, "err", err)
 		}
 	}
 	if m := r.a.SessionMode; m != nil && *m != "" {
@@ -369,12 +388,19 @@ func (r *runner) start(ctx context.Context) (*server, error) {
 	r.installed = resumed && r.sess.Fields().AgentState[stateSuffixInstalled] == true
 	r.mu.Unlock()
 	err = r.sess.State().Update(func(f *conversation.Fields) error {
-		st := make(map[string]any, len(f.AgentState)+4)
+		st := make(map[string]any, len(f.AgentState)+7)
 		maps.Copy(st, f.AgentState)
 		st[stateSessionID] = string(srv.session)
 		st[stateSessionCwd] = cwd
 		st[stateAgentName] = srv.name
 		st[stateAgentVersion] = srv.version
+		st[stateRuntimeSwitch] = SupportsRuntimeModelSwitch(srv.name)
+		st[stateViaConfig] = srv.viaConfig
+		if current != "" {
+			st[stateCurrentModel] = current
+		} else {
+			delete(st, stateCurrentModel)
+		}
 		if !resumed {
 			delete(st, stateSuffixInstalled)
 		}
@@ -386,31 +412,6 @@ func (r *runner) start(ctx context.Context) (*server, error) {
 	}
 	r.log.Info("acp agent: session ready", "server", srv.name, "version", srv.version, "resumed", resumed)
 	return srv, nil
-}
-
-// selectModel asks the server for model: through the "model" config
-// option when the server has one, else session/set_model.
-func (r *runner) selectModel(ctx context.Context, srv *server, model string, opts []sdk.SessionConfigOption, models *sdk.SessionModelState) error {
-	for _, o := range opts {
-		if o.Select != nil && string(o.Select.Id) == "model" {
-			_, err := call(ctx, srv, func(ctx context.Context) (sdk.SetSessionConfigOptionResponse, error) {
-				return srv.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
-					SessionId: srv.session, ConfigId: "model", Value: sdk.SessionConfigValueId(model),
-				}})
-			})
-			if err != nil {
-				return fmt.Errorf("selecting model %s: %w", model, err)
-			}
-			return nil
-		}
-	}
-	_, err := call(ctx, srv, func(ctx context.Context) (sdk.UnstableSetSessionModelResponse, error) {
-		return srv.conn.UnstableSetSessionModel(ctx, sdk.UnstableSetSessionModelRequest{SessionId: srv.session, ModelId: sdk.UnstableModelId(model)})
-	})
-	if err != nil {
-		return fmt.Errorf("selecting model %s: %w", model, err)
-	}
-	return nil
 }
 
 // priorSession is the session to resume: acp_resume_session_id, else the

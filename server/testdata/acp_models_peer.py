@@ -1,7 +1,9 @@
-"""A scripted ACP server for TestACPModels: it answers initialize and
-session/new (with its models) and appends a line to $PEER_LOG each time
-it starts; with PEER_AUTH unset it refuses session/new for want of
-credentials."""
+"""A scripted ACP server for TestACPModels and TestSwitchACPModel: it
+answers initialize (as $PEER_NAME, else "peer") and session/new (with its
+models), appends a line to $PEER_LOG each time it starts and each model it
+is asked for (session/set_model: fast and big exist, others are refused),
+and answers a prompt with one message; with PEER_AUTH unset it refuses
+session/new for want of credentials."""
 import json
 import os
 import sys
@@ -26,12 +28,26 @@ for line in sys.stdin:
     method, i = m.get("method"), m.get("id")
     if method == "initialize":
         reply(i, {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": [],
-                  "agentInfo": {"name": "peer", "version": "2.0"}})
+                  "agentInfo": {"name": os.environ.get("PEER_NAME", "peer"), "version": "2.0"}})
     elif method == "session/new":
         if not os.environ.get("PEER_AUTH"):
             reply(i, error={"code": -32000, "message": "Authentication required"})
             continue
         reply(i, {"sessionId": "s1", "models": {"currentModelId": "fast", "availableModels": [
             {"modelId": "fast", "name": "Fast"}, {"modelId": "big", "name": "Big", "description": "Slow"}]}})
+    elif method == "session/set_model":
+        model = m["params"]["modelId"]
+        if os.environ.get("PEER_LOG"):
+            with open(os.environ["PEER_LOG"], "a") as f:
+                f.write("set_model " + model + "\n")
+        if model in ("fast", "big"):
+            reply(i, {})
+        else:
+            reply(i, error={"code": -32602, "message": "Invalid params: no model " + model})
+    elif method == "session/prompt":
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": {
+            "sessionId": "s1", "update": {"sessionUpdate": "agent_message_chunk",
+                                          "content": {"type": "text", "text": "done"}}}}) + "\n")
+        reply(i, {"stopReason": "end_turn"})
     elif i is not None:
         reply(i, error={"code": -32601, "message": "Method not found"})
