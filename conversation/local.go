@@ -149,7 +149,7 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 	if ds, ok := store.(DirStore); ok {
 		c.dir = ds.Dir()
 	}
-	sopts := &Options{Cipher: o.Cipher, OnEvent: c.onEvent, RecordChanges: o.RecordStateChanges}
+	sopts := &Options{Cipher: o.Cipher, OnEvent: c.onEvent, RecordChanges: o.RecordStateChanges, RestartNote: c.restartNote}
 	base, err := store.ReadBase(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("conversation: %w", err))

@@ -34,6 +34,10 @@ type Options struct {
 	// HEAD moves and secret registry changes are not recorded, as in the
 	// reference.
 	RecordChanges bool
+	// RestartNote, if set, returns what to add to the restart error of an
+	// action a crash cut short (RecoverRunning, AnswerUnanswered): what the
+	// model needs to pick the work up. "" adds nothing.
+	RestartNote func(toolName string, action json.RawMessage) string
 }
 
 // State is a conversation's mutable state: its Fields and its event log.

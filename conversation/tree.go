@@ -221,11 +221,17 @@ func (s *State) restartAnswer(a Entry) (*event.AgentErrorEvent, error) {
 	if err := jsonString(topField(raw, "tool_name"), &toolName); err != nil {
 		return nil, fmt.Errorf("conversation: action %s: tool_name: %w", a.ID, err)
 	}
+	msg := RestartError
+	if s.opts.RestartNote != nil {
+		if note := s.opts.RestartNote(toolName, raw); note != "" {
+			msg += " " + note
+		}
+	}
 	return &event.AgentErrorEvent{
 		Base:       event.NewBase(event.SourceAgent),
 		ToolName:   toolName,
 		ToolCallID: a.ToolCallID,
-		Error:      RestartError,
+		Error:      msg,
 		Classification: event.ErrorClassification{
 			Kind: event.ErrorKindInternal, Retryable: false, UserAction: "none",
 		},
