@@ -212,7 +212,12 @@ func (c *LocalConversation) fork(ctx context.Context, opts *ForkOptions) (*Local
 			return nil, fmt.Errorf("conversation: fork: %w", err)
 		}
 	}
-	return New(ctx, agent, c.workDir, &lo)
+	fork, err := New(ctx, agent, c.workDir, &lo)
+	if err != nil {
+		return nil, err
+	}
+	c.copyIntoFork(ctx, fork)
+	return fork, nil
 }
 
 // NavigateTo moves the HEAD of the event tree to eventID, or empties it
