@@ -402,6 +402,8 @@ func (m *manager) start(caller *agent.Caller, a *Action, def *Definition) (*reco
 		if d := caller.Session.Dir(); d != "" {
 			m.dir = filepath.Join(d, "subagents")
 			m.findStored()
+			m.adoptOld(context.Background(), caller.Session.State().Events(), m.logger(caller))
+			m.findStored()
 		} else {
 			tmp, err := os.MkdirTemp("", "gohands-tasks-")
 			if err != nil {
