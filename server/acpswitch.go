@@ -53,14 +53,18 @@ func (s *Server) handleSwitchACPModel(in *request[none, switchACPModelRequest]) 
 
 // acpModelState is what a conversation's info says of an ACP agent's
 // model: the one its session runs (agent_state, kept by the runner and
-// by a switch), else the one it asks for; and whether its server takes
-// a live switch.
-func acpModelState(a *acp.Agent, state map[string]any) (model *string, switchable bool) {
+// by a switch), else the one it asks for; the models its session offers;
+// and whether its server takes a live switch.
+func acpModelState(a *acp.Agent, state map[string]any) (model *string, available any, switchable bool) {
 	if m, ok := state["acp_current_model_id"].(string); ok && m != "" {
 		model = &m
 	} else if a.Model != nil && *a.Model != "" {
 		model = a.Model
 	}
+	available = state["acp_available_models"]
+	if available == nil {
+		available = []any{}
+	}
 	switchable, _ = state["acp_supports_runtime_model_switch"].(bool)
-	return model, switchable
+	return model, available, switchable
 }

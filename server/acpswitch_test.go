@@ -68,6 +68,9 @@ func TestSwitchACPModel(t *testing.T) {
 	if _, _, sw := modelOf(); sw != true {
 		t.Errorf("supports_runtime_model_switch %v for a codex-acp server, want true", sw)
 	}
+	if ms, _ := info["available_models"].([]any); len(ms) != 2 || ms[1].(map[string]any)["model_id"] != "big" || ms[1].(map[string]any)["description"] != "Slow" {
+		t.Errorf("available_models %v, want the session's fast and big", info["available_models"])
+	}
 
 	ts.must(200, "POST", sw, map[string]any{"model": "fast"}, nil)
 	if got := peerCalls(); got != "set_model big set_model fast" {

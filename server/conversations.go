@@ -629,12 +629,12 @@ func (c *conv) info(includeSkills bool) (json.RawMessage, error) {
 	if a, ok := f.Agent.(*agent.Agent); ok && a.LLM.Model != "" {
 		model = &a.LLM.Model
 	}
-	switchable := false
+	switchable, available := false, any([]any{})
 	if a, ok := f.Agent.(*acp.Agent); ok {
-		model, switchable = acpModelState(a, f.AgentState)
+		model, available, switchable = acpModelState(a, f.AgentState)
 	}
 	member("current_model_id", js(model))
-	member("available_models", []byte("[]"))
+	member("available_models", js(available))
 	member("supports_runtime_model_switch", js(switchable))
 	member("launched_agent_profile", raw(m.LaunchedAgentProfile))
 	member("client_tools", js(orEmptySlice(m.ClientTools)))

@@ -118,37 +118,8 @@ func discover(ctx context.Context, a *Agent, env []string, dir string) (Discover
 	if d.AgentName != nil {
 		d.SupportsRuntimeModelSwitch = SupportsRuntimeModelSwitch(*d.AgentName)
 	}
-	// A "model" select option (the newer protocol) wins over the
-	// session's model state (the unstable one), as a conversation does.
-	for _, o := range resp.ConfigOptions {
-		s := o.Select
-		if s == nil || string(s.Id) != "model" {
-			continue
-		}
-		cur := string(s.CurrentValue)
-		d.CurrentModelID = &cur
-		var opts []sdk.SessionConfigSelectOption
-		if u := s.Options.Ungrouped; u != nil {
-			opts = *u
-		}
-		if g := s.Options.Grouped; g != nil {
-			for _, grp := range *g {
-				opts = append(opts, grp.Options...)
-			}
-		}
-		for _, op := range opts {
-			name := op.Name
-			d.AvailableModels = append(d.AvailableModels, ModelInfo{ModelID: string(op.Value), Name: &name, Description: op.Description})
-		}
-		return d, srv, nil
-	}
-	if m := resp.Models; m != nil {
-		cur := string(m.CurrentModelId)
-		d.CurrentModelID = &cur
-		for _, mi := range m.AvailableModels {
-			name := mi.Name
-			d.AvailableModels = append(d.AvailableModels, ModelInfo{ModelID: string(mi.ModelId), Name: &name, Description: mi.Description})
-		}
+	if _, cur, available, ok := sessionModels(resp.ConfigOptions, resp.Models); ok {
+		d.CurrentModelID, d.AvailableModels = &cur, available
 	}
 	return d, srv, nil
 }

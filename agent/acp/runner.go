@@ -356,7 +356,7 @@ func (r *runner) start(ctx context.Context) (*server, error) {
 		}
 		srv.session, opts, models = resp.SessionId, resp.ConfigOptions, resp.Models
 	}
-	viaConfig, current, said := sessionModel(opts, models)
+	viaConfig, current, available, said := sessionModels(opts, models)
 	if !said && resumed {
 		// A loaded session need not repeat its model state: use what
 		// the session said when it was made.
@@ -396,6 +396,11 @@ func (r *runner) start(ctx context.Context) (*server, error) {
 		st[stateAgentVersion] = srv.version
 		st[stateRuntimeSwitch] = SupportsRuntimeModelSwitch(srv.name)
 		st[stateViaConfig] = srv.viaConfig
+		if said {
+			// A session that says nothing of models keeps the list
+			// its conversation had.
+			st[stateModels] = available
+		}
 		if current != "" {
 			st[stateCurrentModel] = current
 		} else {

@@ -18,6 +18,7 @@ const (
 	stateCurrentModel  = "acp_current_model_id"
 	stateRuntimeSwitch = "acp_supports_runtime_model_switch"
 	stateViaConfig     = "acp_model_via_config_option"
+	stateModels        = "acp_available_models"
 )
 
 // switchProviders are fragments of the agent names (initialize's
@@ -137,18 +138,40 @@ func (r *runner) applyModel(ctx context.Context, srv *server, model string) erro
 	return err
 }
 
-// sessionModel reads a session's answer (session/new or session/load):
-// whether it selects models by the "model" config option, and the model
-// it runs ("" if it does not say). ok is false when it says nothing of
-// models.
-func sessionModel(opts []sdk.SessionConfigOption, models *sdk.SessionModelState) (viaConfig bool, current string, ok bool) {
+// sessionModels reads a session's answer (session/new or session/load)
+// for its models: whether it selects them by the "model" config option
+// (which wins over the unstable model state), the model it runs ("" if
+// it does not say) and the models it offers. ok is false when it says
+// nothing of models.
+func sessionModels(opts []sdk.SessionConfigOption, models *sdk.SessionModelState) (viaConfig bool, current string, available []ModelInfo, ok bool) {
 	for _, o := range opts {
-		if o.Select != nil && string(o.Select.Id) == "model" {
-			return true, string(o.Select.CurrentValue), true
+		s := o.Select
+		if s == nil || string(s.Id) != "model" {
+			continue
 		}
+		var choices []sdk.SessionConfigSelectOption
+		if u := s.Options.Ungrouped; u != nil {
+			choices = *u
+		}
+		if g := s.Options.Grouped; g != nil {
+			for _, grp := range *g {
+				choices = append(choices, grp.Options...)
+			}
+		}
+		available = []ModelInfo{}
+		for _, c := range choices {
+			name := c.Name
+			available = append(available, ModelInfo{ModelID: string(c.Value), Name: &name, Description: c.Description})
+		}
+		return true, string(s.CurrentValue), available, true
 	}
-	if models != nil {
-		return false, string(models.CurrentModelId), true
+	if models == nil {
+		return false, "", nil, false
 	}
-	return false, "", false
+	available = []ModelInfo{}
+	for _, m := range models.AvailableModels {
+		name := m.Name
+		available = append(available, ModelInfo{ModelID: string(m.ModelId), Name: &name, Description: m.Description})
+	}
+	return false, string(models.CurrentModelId), available, true
 }

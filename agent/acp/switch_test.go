@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/gohands/gohands/agent/acp"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
+	"github.com/gohands/gohands/event"
 )
 
 // modelCall is a model selection the fake received: its method and model.
@@ -96,6 +98,9 @@ func TestSwitchModel(t *testing.T) {
 			if st["acp_current_model_id"] != "m-fast" || st["acp_supports_runtime_model_switch"] != c.switchable || st["acp_model_via_config_option"] != (c.mode == "options") {
 				t.Errorf("agent_state %v", st)
 			}
+			if b, _ := json.Marshal(st["acp_available_models"]); !strings.Contains(string(b), `"model_id":"m-fast"`) || !strings.Contains(string(b), `"model_id":"m-big"`) {
+				t.Errorf("acp_available_models %s, want m-fast and m-big", b)
+			}
 
 			if err := conv.SwitchAgentModel(ctx, "m-big"); err != nil {
 				t.Fatalf("live switch: %v", err)
@@ -152,5 +157,43 @@ func TestSwitchModel(t *testing.T) {
 				t.Errorf("after the resume: model calls %v in %d sessions, want m-big last, in a second session", calls, sessions)
 			}
 		})
+	}
+}
+
+// A switch asked for during a turn waits for the turn's end, as the
+// reference's waits for the step: the server is asked for the model
+// after the last of the turn's requests is answered.
+func TestSwitchModelWaitsForTurn(t *testing.T) {
+	msgs := filepath.Join(t.TempDir(), "received.jsonl")
+	t.Setenv("GOHANDS_FAKE_LOG", msgs)
+	conv := open(t, acp.New(fakeCommand(t, "models")...), nil)
+	switched := make(chan error, 1)
+	var once sync.Once
+	defer conv.Subscribe(func(e event.Event) {
+		if _, ok := e.(*event.ACPToolCallEvent); ok {
+			once.Do(func() { go func() { switched <- conv.SwitchAgentModel(ctx, "m-big") }() })
+		}
+	})()
+	send(t, conv, "hi")
+	if err := conv.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-switched; err != nil {
+		t.Fatalf("switch during the turn: %v", err)
+	}
+	setModel, lastAnswer := -1, -1
+	for i, m := range received(t, msgs) {
+		switch {
+		case m.Method == "session/set_model":
+			setModel = i
+		case m.Answers != "":
+			lastAnswer = i
+		}
+	}
+	if setModel < 0 || lastAnswer < 0 || setModel < lastAnswer {
+		t.Errorf("set_model is message %d, the turn's last answer %d: want the switch after the turn", setModel, lastAnswer)
+	}
+	if got := storedModel(conv); got != "m-big" {
+		t.Errorf("stored acp_model %q, want m-big", got)
 	}
 }
