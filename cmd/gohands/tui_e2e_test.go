@@ -136,6 +136,14 @@ func (s *screen) waitUntil(check func(screen string) (missing string)) string {
 	}
 }
 
+// waitIdle waits until the run has ended: the screen can show a run's
+// last words before the interface has its outcome, and until then it
+// keeps /new, /resume, /model and /condense for later.
+func (s *screen) waitIdle() {
+	s.t.Helper()
+	s.waitGone("· Ctrl-C pauses")
+}
+
 // waitGone waits until the screen no longer shows text.
 func (s *screen) waitGone(text string) {
 	s.t.Helper()
@@ -211,6 +219,7 @@ func TestTUIInTmux(t *testing.T) {
 	scr = s.waitFor("second-line", "Counted two lines.", "confirm always", "› thanks", "You are welcome.")
 	t.Logf("after the first task and the queued message:\n%s", scr)
 	s.waitGone("queued")
+	s.waitIdle()
 	s.typeLine("/cost")
 	s.waitFor("Total: $")
 	s.typeLine("/model openai/gpt-4o-mini")
@@ -521,13 +530,14 @@ func TestTUINewAndCondense(t *testing.T) {
 	for i, q := range []string{"question one", "question two", "question three", "question four"} {
 		s.typeLine(q)
 		s.waitFor("Answer " + []string{"one", "two", "three", "four"}[i] + ".")
-		s.waitGone("· Ctrl-C pauses") // the run has ended: /condense waits for that
+		s.waitIdle()
 	}
 	s.typeLine("/condense")
 	scr := s.waitFor("The history was condensed: ")
 	t.Logf("condensed:\n%s", scr)
 	s.typeLine("question five")
 	s.waitFor("Answer after the summary.")
+	s.waitIdle()
 	body := string(e.srv.LastRequest().RawBody)
 	if !strings.Contains(body, "SUMMARY: the user asked four questions.") {
 		t.Errorf("the request after /condense lacks the summary:\n%s", body)

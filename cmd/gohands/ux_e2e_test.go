@@ -73,6 +73,7 @@ func TestTUIMultiLineAndEsc(t *testing.T) {
 	}
 	s.keys("Enter")
 	s.waitFor("Got all four lines.")
+	s.waitIdle()
 	want := "fix this:\nTraceback (most recent call last):\n  File \"calc.py\", line 3\nZeroDivisionError\nthanks"
 	if got := lastUserText(t, e.srv); got != want {
 		t.Errorf("the model got %q, want %q", got, want)
@@ -250,6 +251,7 @@ func TestTUIResumeExitHint(t *testing.T) {
 	s.waitFor("Ask gohands")
 	s.typeLine("first task")
 	s.waitFor("Answer one.")
+	s.waitIdle()
 	infos, err := listConversations(e.data, func(string, error) {})
 	if err != nil || len(infos) != 1 {
 		t.Fatalf("stored %v, %v", infos, err)
@@ -259,6 +261,7 @@ func TestTUIResumeExitHint(t *testing.T) {
 	s.waitFor("New conversation.")
 	s.typeLine("second task")
 	s.waitFor("Answer two.")
+	s.waitIdle()
 	s.typeLine("/resume " + first[:8])
 	s.waitFor("Resumed conversation")
 	s.typeLine("/exit")
