@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -112,47 +108,9 @@ func TestE2EServeAutotitleDefault(t *testing.T) {
 	}
 }
 
-// startServeBin starts `gohands serve` on a loopback port with home as its
-// HOME and XDG directories (its settings are home/gohands/settings.json)
-// and work as its workspace path, and returns its URL.
+// startServeBin starts `gohands serve` (see startServeProc) and returns
+// its URL.
 func startServeBin(t *testing.T, home, work string) string {
 	t.Helper()
-	cmd := exec.Command(binPath, "serve", "--host", "127.0.0.1", "--port", "0")
-	cmd.Dir = t.TempDir()
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "LLM_") && !strings.HasPrefix(kv, "OH_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "XDG_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "HOME="+home, "XDG_DATA_HOME="+home, "XDG_CONFIG_HOME="+home,
-		"OH_CONVERSATIONS_PATH="+filepath.Join(home, "convs"), "OH_WORKSPACE_PATH="+work)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if _, rest, ok := strings.Cut(sc.Text(), "serving the agent API on "); ok {
-				addr <- strings.Fields(rest)[0]
-			}
-		}
-		close(addr)
-	}()
-	var url string
-	select {
-	case u, ok := <-addr:
-		if !ok {
-			t.Fatal("gohands serve ended before serving")
-		}
-		url = u
-	case <-time.After(time.Minute):
-		t.Fatal("gohands serve did not start within a minute")
-	}
-	return url
+	return startServeProc(t, home, work).URL
 }
