@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -252,6 +253,12 @@ func (a *app) buildAgent(ctx context.Context, f *runFlags, st settings, p *prepa
 	popts := &preset.Options{SubAgents: true, Browser: f.browser}
 	if _, ok := p.profiles[askoracle.Profile]; ok {
 		popts.ExtraTools = append(popts.ExtraTools, tool.Spec{Name: askoracle.Name})
+	}
+	for _, name := range f.tools {
+		if !slices.Contains(tool.Registered(), name) {
+			return usageErr("--tool %q: no such tool (known: %s)", name, strings.Join(tool.Registered(), ", "))
+		}
+		popts.ExtraTools = append(popts.ExtraTools, tool.Spec{Name: name})
 	}
 	ag, err := preset.New(f.preset, cfg, popts)
 	if err != nil {
