@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -154,10 +155,8 @@ func (s *serveBin) waitStatus(id string, limit time.Duration, want ...string) st
 	deadline := time.Now().Add(limit)
 	for {
 		st := s.status(id)
-		for _, w := range want {
-			if st == w {
-				return st
-			}
+		if slices.Contains(want, st) {
+			return st
 		}
 		if time.Now().After(deadline) {
 			s.t.Fatalf("conversation %s: status %s after %s, want one of %v\nserver log:\n%s", id, st, limit, want, s.logs())
