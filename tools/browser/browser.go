@@ -35,7 +35,7 @@
 //     rather than every five seconds, masks typed input and secret values,
 //     and follows the tab it started in. The rrweb script is
 //     Options.RecorderScript, or the reference's build fetched once from
-//     RecorderURL.
+//     RecorderURL ($GOHANDS_RRWEB_URL, if set, for the tool set).
 package browser
 
 import (
@@ -43,6 +43,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
@@ -224,7 +225,7 @@ func factory(ctx tool.Context, raw json.RawMessage) ([]tool.Tool, error) {
 	if err := dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("params: %w", err)
 	}
-	opts := &Options{ExecPath: p.ExecutablePath, Mask: ctx.Mask}
+	opts := &Options{ExecPath: p.ExecutablePath, Mask: ctx.Mask, RecorderURLOverride: os.Getenv(RecorderURLEnv)}
 	if s := p.ActionTimeoutSeconds; s != nil {
 		if *s <= 0 {
 			return nil, fmt.Errorf("params: action_timeout_seconds must be positive, got %v", *s)

@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -76,6 +77,10 @@ const recStop = `(function () {
   return JSON.stringify(rec.events);
 })()`
 
+// RecorderURLEnv names the environment variable the tool set's factory
+// takes Options.RecorderURLOverride from.
+const RecorderURLEnv = "GOHANDS_RRWEB_URL"
+
 // recorderScript returns the rrweb recorder's source, fetching it once
 // when Options.RecorderScript is empty.
 func (b *Browser) recorderScript(ctx context.Context) (string, error) {
@@ -85,18 +90,19 @@ func (b *Browser) recorderScript(ctx context.Context) (string, error) {
 	if b.fetchedRecorder != "" {
 		return b.fetchedRecorder, nil
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, RecorderURL, nil)
+	url := cmp.Or(b.opts.RecorderURLOverride, RecorderURL)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return "", err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return "", modelErrorf("Unable to start recording: the rrweb recorder could not be loaded from %s: %v", RecorderURL, err)
+		return "", modelErrorf("Unable to start recording: the rrweb recorder could not be loaded from %s: %v", url, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil || resp.StatusCode != http.StatusOK {
-		return "", modelErrorf("Unable to start recording: the rrweb recorder could not be loaded from %s (status %d, %v)", RecorderURL, resp.StatusCode, err)
+		return "", modelErrorf("Unable to start recording: the rrweb recorder could not be loaded from %s (status %d, %v)", url, resp.StatusCode, err)
 	}
 	b.fetchedRecorder = string(body)
 	return b.fetchedRecorder, nil

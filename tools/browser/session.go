@@ -57,9 +57,13 @@ type Options struct {
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
 	// RecorderScript is the rrweb recorder's source (its UMD build, which
-	// defines window.rrweb); "" fetches RecorderURL on the first
-	// recording.
+	// defines window.rrweb); "" fetches RecorderURLOverride, or
+	// RecorderURL, on the first recording.
 	RecorderScript string
+	// RecorderURLOverride is where the recorder is fetched from instead of
+	// RecorderURL (a mirror, or a copy served on the machine where the
+	// internet is out of reach).
+	RecorderURLOverride string
 	// RecordingDir is where browser_start_recording makes its
 	// recording-<time> directories; "" disables recording.
 	RecordingDir string
