@@ -112,5 +112,5 @@ func TestE2EServeAutotitleDefault(t *testing.T) {
 // its URL.
 func startServeBin(t *testing.T, home, work string) string {
 	t.Helper()
-	return startServeProc(t, home, work).URL
+	return startServeProc(t, home, work, nil).URL
 }

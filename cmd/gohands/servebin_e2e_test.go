@@ -29,9 +29,10 @@ type serveBin struct {
 // startServeProc starts `gohands serve` on a loopback port with home as its
 // HOME and XDG directories (its settings are home/gohands/settings.json),
 // home/convs as its conversations' path and work as its workspace path,
-// with extra flags, and waits until it serves. A second server on the same
+// with env added to its environment and extra flags, and waits until it
+// serves. A second server on the same
 // home takes up the first's conversations.
-func startServeProc(t *testing.T, home, work string, extra ...string) *serveBin {
+func startServeProc(t *testing.T, home, work string, env []string, extra ...string) *serveBin {
 	t.Helper()
 	cmd := exec.Command(binPath, append([]string{"serve", "--host", "127.0.0.1", "--port", "0"}, extra...)...)
 	cmd.Dir = t.TempDir()
@@ -42,6 +43,7 @@ func startServeProc(t *testing.T, home, work string, extra ...string) *serveBin 
 	}
 	cmd.Env = append(cmd.Env, "HOME="+home, "XDG_DATA_HOME="+home, "XDG_CONFIG_HOME="+home,
 		"OH_CONVERSATIONS_PATH="+filepath.Join(home, "convs"), "OH_WORKSPACE_PATH="+work)
+	cmd.Env = append(cmd.Env, env...)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

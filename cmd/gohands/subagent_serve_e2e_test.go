@@ -36,7 +36,7 @@ func TestE2EServeSubAgentKillAndResume(t *testing.T) {
 	)
 	home, work := t.TempDir(), t.TempDir()
 	const tools = `[{"name":"terminal"},{"name":"task_tool_set"}]`
-	srv := startServeProc(t, home, work, "--autotitle=false")
+	srv := startServeProc(t, home, work, nil, "--autotitle=false")
 	id := srv.startConversation(model.URL, tools, work, "delegate")
 	waitPath(t, filepath.Join(work, "started"), 2*time.Minute)
 	srv.kill()
@@ -46,7 +46,7 @@ func TestE2EServeSubAgentKillAndResume(t *testing.T) {
 		llmtest.Reply{Text: "looked around"},
 		finishReply("done"),
 	)
-	srv = startServeProc(t, home, work, "--autotitle=false")
+	srv = startServeProc(t, home, work, nil, "--autotitle=false")
 	if st := srv.status(id); st != "error" {
 		t.Errorf("status after the restart %s, want error", st)
 	}

@@ -89,7 +89,7 @@ func TestE2EWorkflowServe(t *testing.T) {
 	requireTool(t, "python3")
 	model := llmtest.New(t, workflowReplies()...)
 	home, work := t.TempDir(), t.TempDir()
-	srv := startServeProc(t, home, work, "--autotitle=false")
+	srv := startServeProc(t, home, work, nil, "--autotitle=false")
 	id := srv.startConversation(model.URL, `[{"name":"terminal"},{"name":"`+workflow.ToolSetName+`"}]`, work, "pick two things")
 	if st := srv.waitStatus(id, 2*time.Minute, "finished", "error", "stuck"); st != "finished" {
 		t.Fatalf("status %s, want finished\nserver log:\n%s", st, srv.logs())
