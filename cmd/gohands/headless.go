@@ -201,6 +201,16 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	r.refuseHigh = p.confirm == "never" && !f.allowHighRisk
 	if r.refuseHigh {
 		p.policy, p.analyzer = refuseHighPolicy(p.workDir, slices.Sorted(maps.Keys(p.sources)))
+		if p.stored.analyzer {
+			// A resumed conversation keeps its own analyzer (one the
+			// reference wrote, say: it reads it back), and its policy
+			// if that makes actions wait; what waits is refused if
+			// HIGH (refuse rates it with the rules too).
+			p.analyzer = nil
+			if p.stored.asks {
+				p.policy = nil
+			}
+		}
 	}
 	r.setOutput()
 	defer r.ask.close()
@@ -321,7 +331,7 @@ func (r *headlessRun) open(ctx context.Context) error {
 		Profiles:           p.profiles,
 		// The default's ratings are bookkeeping, and the reference cannot
 		// read them: the refusals are what is stored.
-		OmitSecurityAnalysis: r.refuseHigh,
+		OmitSecurityAnalysis: r.refuseHigh && !p.stored.analyzer,
 	}
 	if r.jsonl != nil {
 		opts.OnEvent = r.jsonl.OnEvent
@@ -461,7 +471,7 @@ func (r *headlessRun) runGoal() error {
 // refuse rejects the HIGH risk actions among pending (nobody is asked);
 // the others run when the run goes on, since running approves them.
 func (r *headlessRun) refuse(pending []*event.ActionEvent) error {
-	these, reason := refusal(r.runCtx, r.p.analyzer, pending)
+	these, reason := refusal(r.runCtx, r.ask.analyzer, pending)
 	if len(these) == 0 {
 		return nil
 	}

@@ -85,7 +85,10 @@ without running: the agent is told and continues, the refused actions are
 printed (listed as "refused" in the --json result) and the exit status is 6.
 --allow-high-risk runs them unasked instead (the old default: use it only in
 a sandbox). Nothing else is sandboxed: LOW and MEDIUM risk commands run as
-you (--sandbox docker runs the whole run in a container).
+you (--sandbox docker runs the whole run in a container). A resumed
+conversation with a security analyzer of its own (one the reference wrote,
+say) keeps it, and its confirmation policy, unless --confirm is given: what
+they make wait is refused if HIGH and runs otherwise.
 
 With --confirm always or risky, actions wait for an answer: each is shown
 with its risk and "y" on standard input runs them, "n" rejects them (the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
+	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/mcp"
@@ -51,7 +53,10 @@ type prepared struct {
 	confirm   string
 	policy    security.ConfirmationPolicy
 	analyzer  security.Analyzer
-	logger    *slog.Logger
+	// stored is what the resumed conversation's own security settings
+	// are, when no --confirm (flag or settings) chose others.
+	stored storedSafety
+	logger *slog.Logger
 	// profiles are the settings' llm_profiles, which tools consult (the
 	// "oracle" one adds ask_oracle).
 	profiles llm.Profiles
@@ -111,6 +116,9 @@ func (a *app) prepare(ctx context.Context, f *runFlags) (*prepared, error) {
 	}
 	if p.policy, p.analyzer, err = confirmPolicy(p.confirm, p.workDir, secretNames); err != nil {
 		return nil, err
+	}
+	if f.confirm == "" && st.Confirm == "" && p.resume && !p.creating {
+		p.stored = readStoredSafety(stored.Dir)
 	}
 
 	level := slog.LevelWarn
@@ -566,4 +574,34 @@ func (a *app) conversationWorkspace(ctx context.Context, f *runFlags, p *prepare
 		return nil, "", &exitErr{code: exitError, msg: fmt.Sprintf("sandbox: %v", err)}
 	}
 	return dw, "", nil
+}
+
+// storedSafety is what a conversation's base state says of its security
+// settings not made by gohands.
+type storedSafety struct {
+	analyzer bool // it has a security analyzer gohands did not make
+	asks     bool // its confirmation policy makes actions wait (not NeverConfirm)
+}
+
+// readStoredSafety reads the security settings of the conversation in dir;
+// an unreadable base state has none (the resume reports it).
+func readStoredSafety(dir string) storedSafety {
+	b, err := os.ReadFile(filepath.Join(dir, filestore.BaseStateFile))
+	if err != nil {
+		return storedSafety{}
+	}
+	var st struct {
+		Analyzer json.RawMessage `json:"security_analyzer"`
+		Policy   struct {
+			Kind string `json:"kind"`
+		} `json:"confirmation_policy"`
+	}
+	if json.Unmarshal(b, &st) != nil {
+		return storedSafety{}
+	}
+	// gohands' own analyzer (the rules of a --confirm run, whose
+	// PatternSecurityAnalyzer has a work_dir the reference's has not) is
+	// made again for each run, with this run's secrets.
+	an := len(st.Analyzer) > 0 && string(st.Analyzer) != "null" && !bytes.Contains(st.Analyzer, []byte(`"work_dir"`))
+	return storedSafety{analyzer: an, asks: st.Policy.Kind != "" && st.Policy.Kind != "NeverConfirm"}
 }
