@@ -67,6 +67,11 @@
 //     reference registers them, so a conversation's task tool runs them;
 //     kept in meta.json and registered again when a stored conversation is
 //     loaded;
+//   - plugins: each source (the reference's PluginSource: source, ref,
+//     repo_path; 422 for a bad one) is fetched and loaded when the
+//     conversation is created: its skills and MCP servers join the stored
+//     agent and its hooks follow the request's own; a plugin that cannot
+//     be fetched or loaded is a 400 naming its source;
 //   - accepted at their defaults only, refused with a 422 naming the field
 //     otherwise: agent_launch_additions, prompt, container,
 //     conversation_runtime (other than "local"), agent_profile_id.
