@@ -92,6 +92,9 @@ type conv struct {
 	unsub   func()
 	running bool
 	runDone chan struct{} // closed when the last run started ends
+	// announced is closed, per webhook, once the info of a conversation
+	// just installed was posted (see awaitAnnounced).
+	announced []<-chan struct{}
 	// runStopped is lc.Stopped() when the last run started (see
 	// awaitRunEnd).
 	runStopped uint64
@@ -340,10 +343,43 @@ func (c *conv) install(meta storedMeta, lc *conversation.LocalConversation) erro
 	}
 	c.created = meta.CreatedAt
 	c.s.order.add(c)
+	announced := make([]<-chan struct{}, 0, len(c.s.hooks))
 	for _, h := range c.s.hooks {
-		h.addConversation(c)
+		announced = append(announced, h.addConversation(c))
 	}
+	c.mu.Lock()
+	c.announced = announced
+	c.mu.Unlock()
 	return nil
+}
+
+// awaitAnnounced waits, at most max, until the webhooks have been sent
+// the info of the conversation install made. A create answers after
+// that: the OpenHands app (1.11) records a conversation both when its
+// create is answered and when the webhook reaches it, each by a look-up
+// then an insert, and when the two overlap the second insert fails and
+// the app's start task with it. The reference posts the webhook in the
+// background, so the app's race is open with it too; a receiver that is
+// down or slow delays the answer by max at most.
+func (c *conv) awaitAnnounced(ctx context.Context, max time.Duration) {
+	c.mu.Lock()
+	announced := c.announced
+	c.announced = nil
+	c.mu.Unlock()
+	if len(announced) == 0 {
+		return
+	}
+	t := time.NewTimer(max)
+	defer t.Stop()
+	for _, done := range announced {
+		select {
+		case <-done:
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // toWebhooks hands every event to the webhooks (off the agent's path:

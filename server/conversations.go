@@ -92,12 +92,18 @@ func (s *Server) handleStart(in *request[includeSkillsQuery, startRequest]) (any
 			}
 		}
 	}
+	if res.isNew {
+		res.c.awaitAnnounced(r.Context(), announceWait)
+	}
 	info, err := res.c.info(in.query.IncludeSkills)
 	if err != nil {
 		return nil, err
 	}
 	return reply{status, info}, nil
 }
+
+// announceWait bounds how long a create waits for its webhook post.
+const announceWait = 10 * time.Second
 
 // start creates the conversation req describes, or returns the existing
 // one with its id.

@@ -558,6 +558,42 @@ func TestWebhooks(t *testing.T) {
 	}
 }
 
+// TestWebhookBeforeCreateAnswer: a create is answered after its
+// conversation's info has reached the webhooks (the OpenHands app records
+// the conversation on both, and its start task failed when the two
+// overlapped). The receiver holds the first post for up to 2 s, watching
+// for the create's answer: it must not come while the post is held.
+func TestWebhookBeforeCreateAnswer(t *testing.T) {
+	answered := make(chan struct{})
+	var once sync.Once
+	early := make(chan bool, 1)
+	hook := newHookServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/hook/conversations" {
+			return
+		}
+		once.Do(func() {
+			select {
+			case <-answered:
+				early <- true
+			case <-time.After(2 * time.Second):
+				early <- false
+			}
+		})
+	})
+	model := llmtest.NewChat(t)
+	ts := newTestServer(t, &server.Options{Webhooks: []server.WebhookSpec{{BaseURL: hook + "/hook", FlushDelay: 0.05}}})
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, nil), nil)
+	close(answered)
+	select {
+	case e := <-early:
+		if e {
+			t.Fatal("the create was answered while its webhook post was still being received")
+		}
+	case <-time.After(2 * time.Minute): // a hang guard
+		t.Fatal("no conversation info reached the webhook")
+	}
+}
+
 // The idle evictor never closes a conversation a request is using: a
 // create that sends an initial message, or a message sent to a released
 // conversation, is not answered "conversation: closed" however short

@@ -42,7 +42,7 @@ type webhook struct {
 	mu      sync.Mutex
 	queue   map[string][]json.RawMessage // conversation hex id → events
 	total   int
-	infos   []*conv
+	infos   []announcement
 	wake    chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
@@ -97,11 +97,22 @@ func (h *webhook) addEvent(convID string, data []byte) {
 	h.kick()
 }
 
-func (h *webhook) addConversation(c *conv) {
+// announcement is a conversation's info waiting to be posted; done is
+// closed once it was (or given up on).
+type announcement struct {
+	c    *conv
+	done chan struct{}
+}
+
+// addConversation queues c's info; the channel is closed once it has been
+// posted, or given up on.
+func (h *webhook) addConversation(c *conv) <-chan struct{} {
+	a := announcement{c, make(chan struct{})}
 	h.mu.Lock()
-	h.infos = append(h.infos, c)
+	h.infos = append(h.infos, a)
 	h.mu.Unlock()
 	h.kick()
+	return a.done
 }
 
 // kick wakes the sender, which sends the full batches and restarts its
@@ -159,12 +170,11 @@ func (h *webhook) flush(all bool) {
 		body, _ := json.Marshal(evs)
 		h.post(base+"/events/"+id, body)
 	}
-	for _, c := range infos {
-		info, err := c.info(false)
-		if err != nil {
-			continue
+	for _, a := range infos {
+		if info, err := a.c.info(false); err == nil {
+			h.post(base+"/conversations", info)
 		}
-		h.post(base+"/conversations", info)
+		close(a.done)
 	}
 }
 
