@@ -652,15 +652,40 @@ func (s *Server) handleListSecrets(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	if q.AgentProfileID != nil {
-		// No agent profile is stored by this server yet.
-		writeDetail(w, http.StatusNotFound, "Agent profile not found")
-		return
+	// With a profile, only the secrets its secret_refs name (all of
+	// them when it has none), as the reference scopes the list.
+	var allowed []string
+	if id := q.AgentProfileID; id != nil {
+		name, err := s.agentProfiles.NameForID(*id)
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		if name == "" {
+			writeDetail(w, http.StatusNotFound, "Agent profile not found")
+			return
+		}
+		p, err := s.loadAgentProfile(name)
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		if refs, ok := p["secret_refs"].([]any); ok {
+			allowed = []string{}
+			for _, r := range refs {
+				if n, ok := r.(string); ok {
+					allowed = append(allowed, n)
+				}
+			}
+		}
 	}
 	items, err := s.secrets.List()
 	if err != nil && !errors.Is(err, userstore.ErrUnreadable) {
 		writeErr(w, err)
 		return
+	}
+	if allowed != nil {
+		items = slices.DeleteFunc(items, func(it userstore.SecretItem) bool { return !slices.Contains(allowed, it.Name) })
 	}
 	if items == nil {
 		items = []userstore.SecretItem{}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -339,4 +340,43 @@ print("ok")
 	if _, body := ts.do("GET", "/api/settings/secrets/FROM_GO", nil); string(body) != "go-value" {
 		t.Errorf("after the reference's write: %q", body)
 	}
+}
+
+// TestSecretsScopedByProfile: ?agent_profile_id lists only the secrets
+// the profile's secret_refs name, all of them for a profile without
+// secret_refs, and 404 for an unknown profile, as the reference does.
+func TestSecretsScopedByProfile(t *testing.T) {
+	t.Parallel()
+	ts := settingsServer(t, t.TempDir())
+	for _, n := range []string{"GH_TOKEN", "NPM_TOKEN", "PYPI_TOKEN"} {
+		ts.must(200, "PUT", "/api/settings/secrets", map[string]any{"name": n, "value": "v-" + n}, nil)
+	}
+	ts.must(201, "POST", "/api/agent-profiles/scoped", map[string]any{"llm_profile_ref": "fast", "secret_refs": []string{"NPM_TOKEN", "GONE"}}, nil)
+	ts.must(201, "POST", "/api/agent-profiles/open", map[string]any{"llm_profile_ref": "fast"}, nil)
+	idOf := func(name string) string {
+		var det struct {
+			Profile map[string]any `json:"profile"`
+		}
+		ts.must(200, "GET", "/api/agent-profiles/"+name, nil, &det)
+		return det.Profile["id"].(string)
+	}
+	names := func(query string) []string {
+		var list struct {
+			Secrets []struct{ Name string } `json:"secrets"`
+		}
+		ts.must(200, "GET", "/api/settings/secrets"+query, nil, &list)
+		var out []string
+		for _, s := range list.Secrets {
+			out = append(out, s.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := names("?agent_profile_id=" + idOf("scoped")); !slices.Equal(got, []string{"NPM_TOKEN"}) {
+		t.Errorf("scoped by secret_refs: %v, want [NPM_TOKEN]", got)
+	}
+	if got := names("?agent_profile_id=" + idOf("open")); len(got) != 3 {
+		t.Errorf("a profile without secret_refs: %v, want all three", got)
+	}
+	ts.must(404, "GET", "/api/settings/secrets?agent_profile_id=nope", nil, nil)
 }
