@@ -434,9 +434,24 @@ func strs(v any) []string {
 // raised; the resolved settings (secrets redacted) come only with a
 // valid profile.
 func (s *Server) materialize(p map[string]any) (any, error) {
-	d, err := s.settings.Load()
+	diag, err := s.resolveAgentProfile(p, false)
 	if err != nil {
 		return nil, err
+	}
+	return diag, nil
+}
+
+// resolveAgentProfile is materialize's work: the diagnostics of the
+// validated profile p and, when valid, the settings it launches with,
+// their secrets in the clear when expose (for a launch, never answered).
+func (s *Server) resolveAgentProfile(p map[string]any, expose bool) (agentProfileDiagnostics, error) {
+	redact := userstore.Redact
+	if expose {
+		redact = func(m map[string]any) map[string]any { return m }
+	}
+	d, err := s.settings.Load()
+	if err != nil {
+		return agentProfileDiagnostics{}, err
 	}
 	kind := p["agent_kind"].(string)
 	diag := agentProfileDiagnostics{AgentKind: kind, MCPServerRefs: strs(p["mcp_server_refs"]), SecretRefs: strs(p["secret_refs"])}
@@ -546,7 +561,7 @@ func (s *Server) materialize(p map[string]any) (any, error) {
 			return diag.filled(), nil
 		}
 		settings = userstore.DefaultAgentSettings("openhands")
-		settings["llm"] = userstore.Redact(userstore.Fill(lc, settings["llm"].(map[string]any)))
+		settings["llm"] = redact(userstore.Fill(lc, settings["llm"].(map[string]any)))
 		settings["agent"] = p["agent"]
 		settings["tools"] = p["tools"]
 		if p["tools"] == nil {
@@ -570,7 +585,7 @@ func (s *Server) materialize(p map[string]any) (any, error) {
 		}
 		return diag.filled(), nil
 	}
-	settings["mcp_config"] = userstore.Redact(resolvedMCP)
+	settings["mcp_config"] = redact(resolvedMCP)
 	diag.ResolvedSettings = settings
 	diag.Valid = true
 	return diag.filled(), nil

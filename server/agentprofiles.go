@@ -22,8 +22,8 @@ import (
 // made from the current agent settings. Activation moves the pointer
 // only. Materialize reports what launching a profile would build —
 // dangling references, unusable tools, the resolved settings — without
-// raising; starting a conversation from a profile (agent_profile_id) is
-// not built here.
+// raising; starting a conversation from a profile (agent_profile_id, see
+// agentprofile_launch.go) builds the same settings and raises instead.
 
 const (
 	maxAgentProfiles        = 50

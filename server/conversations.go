@@ -137,6 +137,33 @@ func (s *Server) startAgent(ctx context.Context, req *startRequest, obs *observa
 		return nil, err
 	}
 	ag := given
+	var launched *launchedProfile
+	if ag == nil && req.AgentProfileID != nil && isNull(req.Agent) && (len(req.AgentSettings) == 0 || isNull(req.AgentSettings)) {
+		settings, l, err := s.profileLaunch(*req.AgentProfileID)
+		if err != nil {
+			return nil, err
+		}
+		a, err := agentFromSettings(settings)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkAgent(a, "agent_settings"); err != nil {
+			return nil, err
+		}
+		ag, launched = a, l
+		if l.SecretRefs != nil {
+			// The profile's allow-list scopes the request's secrets.
+			kept := map[string]json.RawMessage{}
+			for k, v := range req.Secrets {
+				if slices.Contains(l.SecretRefs, k) {
+					kept[k] = v
+				}
+			}
+			r := *req
+			r.Secrets = kept
+			req = &r
+		}
+	}
 	if ag == nil {
 		var err error
 		if ag, err = decodeAgent(req); err != nil {
@@ -307,6 +334,9 @@ func (s *Server) startAgent(ctx context.Context, req *startRequest, obs *observa
 		RequiredRuntimeCredentialBindings: []string{},
 		ID:                                hexid, CreatedAt: now, UpdatedAt: now,
 	}
+	if launched != nil {
+		meta.LaunchedAgentProfile, _ = json.Marshal(launched)
+	}
 	if o := obs; o != nil {
 		meta.ObservabilitySpanName, meta.ObservabilityMetadata, meta.ObservabilityParentSpanContext = o.spanName, o.metadata, o.parent
 		meta.ObservabilityTags, _ = json.Marshal(orEmptySlice(o.tags))
@@ -359,8 +389,6 @@ func decodeAgent(req *startRequest) (conversation.Agent, error) {
 	switch {
 	case req.AgentProfileID != nil && (hasSettings || !isNull(req.Agent)):
 		return nil, invalid("`agent_profile_id` is mutually exclusive with `agent` and `agent_settings`", "body")
-	case req.AgentProfileID != nil:
-		return nil, invalid("agent_profile_id is not supported by this server; send agent or agent_settings", "body", "agent_profile_id")
 	case len(req.Agent) > 0 && !isNull(req.Agent):
 	case hasSettings:
 		// The reference builds the agent from the settings only when no

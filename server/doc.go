@@ -72,9 +72,18 @@
 //     conversation is created: its skills and MCP servers join the stored
 //     agent and its hooks follow the request's own; a plugin that cannot
 //     be fetched or loaded is a 400 naming its source;
+//   - agent_profile_id (instead of agent or agent_settings): the stored
+//     agent profile with that id is resolved as its materialize does (its
+//     LLM profile, tools, condenser, MCP servers, verification) and the
+//     agent built from those settings; an unknown id is a 404, dangling
+//     references a 422 whose detail lists them all (code
+//     unresolved_profile_references), an ACP profile a 422
+//     (invalid_agent_launch); the conversation's launched_agent_profile
+//     records the profile's id, revision and secret_refs, which keeps only
+//     the request secrets it names;
 //   - accepted at their defaults only, refused with a 422 naming the field
 //     otherwise: agent_launch_additions, prompt, container,
-//     conversation_runtime (other than "local"), agent_profile_id.
+//     conversation_runtime (other than "local").
 //
 // Where the reference has a quirk that is a bug, this server does better:
 //

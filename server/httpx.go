@@ -77,7 +77,10 @@ func writeErr(w http.ResponseWriter, err error) {
 	var ie *invalidError
 	var he *httpError
 	var me *missingError
+	var le *launchError
 	switch {
+	case errors.As(err, &le):
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": le.detail})
 	case errors.As(err, &me) && me.status == http.StatusOK:
 		writeJSON(w, http.StatusOK, successResponse{Success: false})
 	case me != nil:
