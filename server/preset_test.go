@@ -206,7 +206,6 @@ func TestPresetAgents(t *testing.T) {
 			{"bad settings", map[string]any{"agent_settings": []any{1}}, "agent_settings"},
 			{"bad llm", map[string]any{"agent_settings": map[string]any{"llm": "gpt"}}, "llm"},
 			{"profile and agent", map[string]any{"agent_profile_id": "3fa85f64-5717-4562-b3fc-2c963f66afa6", "agent_settings": map[string]any{"llm": llmJSON}}, "mutually exclusive"},
-			{"profile", map[string]any{"agent_profile_id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"}, "agent_profile_id"},
 		} {
 			c.body["workspace"] = ws
 			status, data := ts.do("POST", "/api/conversations", c.body)
