@@ -178,6 +178,11 @@ func condenserFromSettings(cfg llm.Config, raw json.RawMessage) (json.RawMessage
 		return nil, fmt.Errorf("unknown condenser_kind %q (llm_summarizing, noop)", cs.Kind)
 	}
 	cfg.UsageID = preset.CondenserUsageID
+	if !cfg.IsSubscription() {
+		// As the reference's condenser: a summary is read whole, so it
+		// does not stream unless the provider requires it.
+		cfg.Stream = false
+	}
 	c := condenser.NewLLMSummarizing(cfg, nil)
 	if err := json.Unmarshal(raw, c); err != nil {
 		return nil, err

@@ -1,0 +1,108 @@
+package pyclient_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gohands/gohands/internal/testenv"
+)
+
+// TestAgentProfileStart158 starts conversations with agent_profile_id on a
+// reference 1.58.2 server and on gohands serve, each with the same LLM
+// profile and agent profiles saved, and compares the agent each stores
+// (kind, model, tools, condenser), its launched_agent_profile, and the
+// answers to an unknown id and to a profile with dangling references.
+func TestAgentProfileStart158(t *testing.T) {
+	t.Parallel()
+	py := testenv.Reference158Python(t)
+	ref := startReferenceServer(t, py, "OH_PERSISTENCE_DIR="+t.TempDir())
+	gh := startGohandsServer(t)
+
+	type result struct {
+		agent, launched map[string]any
+		unknown, orphan string
+	}
+	run := func(srv *server) result {
+		c := &apiClient{base: srv.URL, http: &http.Client{Timeout: 5 * time.Minute}}
+		must := func(method, path string, body, out any) {
+			if _, err := c.do(t.Context(), method, path, body, out); err != nil {
+				t.Fatalf("%s: %v", srv.name, err)
+			}
+		}
+		must("POST", "/api/profiles/fast", map[string]any{"llm": map[string]any{"model": "openai/gpt-4o"}}, nil)
+		must("POST", "/api/agent-profiles/p1", map[string]any{"llm_profile_ref": "fast", "revision": 3, "secret_refs": []any{"KEEP"},
+			"tools": []any{map[string]any{"name": "terminal"}, map[string]any{"name": "file_editor"}}}, nil)
+		must("POST", "/api/agent-profiles/orphan", map[string]any{"llm_profile_ref": "gone", "mcp_server_refs": []any{"nowhere"}}, nil)
+		var list struct {
+			Profiles []struct {
+				ID   string `json:"id"`
+				Name string `json:"name"`
+			} `json:"profiles"`
+		}
+		must("GET", "/api/agent-profiles", nil, &list)
+		ids := map[string]string{}
+		for _, p := range list.Profiles {
+			ids[p.Name] = p.ID
+		}
+		ws := map[string]any{"kind": "LocalWorkspace", "working_dir": t.TempDir()}
+		var info map[string]any
+		must("POST", "/api/conversations", map[string]any{"agent_profile_id": ids["p1"], "workspace": ws}, &info)
+		var r result
+		r.agent, _ = info["agent"].(map[string]any)
+		r.launched, _ = info["launched_agent_profile"].(map[string]any)
+		if r.launched != nil && r.launched["agent_profile_id"] == ids["p1"] {
+			r.launched["agent_profile_id"] = "<p1>"
+		}
+		answer := func(id string) string {
+			st, err := c.do(t.Context(), "POST", "/api/conversations", map[string]any{"agent_profile_id": id, "workspace": ws}, nil)
+			if err == nil {
+				return "no error"
+			}
+			_, body, _ := strings.Cut(err.Error(), ": ")
+			var v any
+			_, body, _ = strings.Cut(body, " ")
+			if json.Unmarshal([]byte(body), &v) != nil {
+				v = body
+			}
+			b, _ := json.Marshal(v)
+			return http.StatusText(st) + " " + string(b)
+		}
+		r.unknown = answer("6f1c3d2e-0000-4000-8000-000000000000")
+		r.orphan = answer(ids["orphan"])
+		return r
+	}
+	rr, gr := run(ref), run(gh)
+
+	pick := func(a map[string]any) map[string]any {
+		var tools []any
+		for _, tl := range anyList(a["tools"]) {
+			tools = append(tools, tl.(map[string]any)["name"])
+		}
+		llm, _ := a["llm"].(map[string]any)
+		cond, _ := a["condenser"].(map[string]any)
+		condLLM, _ := cond["llm"].(map[string]any)
+		return map[string]any{"kind": a["kind"], "model": llm["model"], "stream": llm["stream"], "tools": tools,
+			"condenser": cond["kind"], "condenser_stream": condLLM["stream"], "condenser_usage_id": condLLM["usage_id"]}
+	}
+	if r, g := pick(rr.agent), pick(gr.agent); !reflect.DeepEqual(r, g) {
+		t.Errorf("the stored agent: reference %v, gohands %v", r, g)
+	}
+	if !reflect.DeepEqual(rr.launched, gr.launched) {
+		t.Errorf("launched_agent_profile: reference %v, gohands %v", rr.launched, gr.launched)
+	}
+	if rr.unknown != gr.unknown {
+		t.Errorf("unknown id: reference %s, gohands %s", rr.unknown, gr.unknown)
+	}
+	if rr.orphan != gr.orphan {
+		t.Errorf("dangling references: reference %s, gohands %s", rr.orphan, gr.orphan)
+	}
+}
+
+func anyList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
