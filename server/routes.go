@@ -67,7 +67,7 @@ func (s *Server) routeTable() []*route {
 		{method: "GET", path: "/ready", summary: "Readiness", tag: tSrv, public: true, resp: statusResponse{}, errors: []int{503}, h: s.handleReady},
 		{method: "GET", path: "/server_info", summary: "Server information", tag: tSrv, public: true, resp: serverInfo{}, h: s.handleServerInfo},
 
-		{method: "POST", path: "/api/conversations", summary: "Start a conversation (201), or get the one with conversation_id (200)", tag: tConv, query: &includeSkillsQuery{}, body: startRequest{}, resp: conversationInfo{}, status: 201, errors: []int{200, 422, 429}, h: handle(s, nil, s.handleStart)},
+		{method: "POST", path: "/api/conversations", summary: "Start a conversation (201), or get the one with conversation_id (200)", tag: tConv, query: &includeSkillsQuery{}, body: startRequest{}, resp: conversationInfo{}, status: 201, errors: []int{200, 404, 422, 429}, h: handle(s, nil, s.handleStart)},
 		{method: "GET", path: "/api/conversations/search", summary: "Search conversations", tag: tConv, query: &searchQuery{}, resp: conversationPage{}, errors: []int{422}, h: handle(s, nil, s.handleSearch)},
 		{method: "GET", path: "/api/conversations/count", summary: "Count conversations", tag: tConv, query: &countQuery{}, resp: 0, errors: []int{422}, h: handle(s, nil, s.handleCount)},
 		{method: "GET", path: "/api/conversations", summary: "Get conversations by id (null for unknown ids)", tag: tConv, query: &batchQuery{}, resp: []*conversationInfo{}, errors: []int{422}, h: handle(s, nil, s.handleBatchGet), nullableItems: true},
