@@ -237,26 +237,39 @@ func (r *runner) Step(ctx context.Context) error {
 	return r.wait(ctx, t)
 }
 
-// connect starts the server and its session unless it runs already.
-func (r *runner) connect(ctx context.Context) (*server, error) {
+// current returns the runner's server while it runs, or, when it has
+// exited, nil and the exited one (dead), which the caller drops or
+// ignores. A closed runner is ErrConversationClosed.
+func (r *runner) current() (srv, dead *server, err error) {
 	r.mu.Lock()
 	srv, closed := r.srv, r.closed
 	r.mu.Unlock()
 	if closed {
-		return nil, conversation.ErrConversationClosed
+		return nil, nil, conversation.ErrConversationClosed
 	}
 	if srv != nil {
 		select {
 		case <-srv.p.exited:
-			r.log.Warn("acp agent: the server exited between turns; restarting it", "err", srv.p.exitError())
-			r.dropServer(srv)
+			return nil, srv, nil
 		default:
-			return srv, nil
 		}
+	}
+	return srv, nil, nil
+}
+
+// connect starts the server and its session unless it runs already.
+func (r *runner) connect(ctx context.Context) (*server, error) {
+	srv, dead, err := r.current()
+	if err != nil || srv != nil {
+		return srv, err
+	}
+	if dead != nil {
+		r.log.Warn("acp agent: the server exited between turns; restarting it", "err", dead.p.exitError())
+		r.dropServer(dead)
 	}
 	ctx, cancel := context.WithTimeout(ctx, seconds(r.a.StartupTimeout))
 	defer cancel()
-	srv, err := r.start(ctx)
+	srv, err = r.start(ctx)
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded && (srv == nil || srv.p.broken() == nil) {
 			err = fmt.Errorf("the ACP server did not start within %gs (acp_startup_timeout): %w", r.a.StartupTimeout, context.DeadlineExceeded)

@@ -66,18 +66,11 @@ func (r *runner) SwitchModel(ctx context.Context, model string) (conversation.Ag
 	}
 	r.stepMu.Lock()
 	defer r.stepMu.Unlock()
-	r.mu.Lock()
-	srv, closed := r.srv, r.closed
-	r.mu.Unlock()
-	if closed {
-		return nil, conversation.ErrConversationClosed
-	}
-	if srv != nil {
-		select {
-		case <-srv.p.exited:
-			srv = nil // the next turn starts a session, with the new model
-		default:
-		}
+	// An exited server is left to the next turn, which starts a session
+	// with the new model.
+	srv, _, err := r.current()
+	if err != nil {
+		return nil, err
 	}
 	if srv != nil {
 		cctx, cancel := context.WithTimeout(ctx, seconds(r.a.PromptTimeout))
