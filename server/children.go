@@ -1,13 +1,17 @@
 package server
 
 import (
+	"cmp"
+	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"slices"
 
 	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/llm"
 )
 
 // childRequest is the reference's StartChildConversationRequest.
@@ -150,3 +154,53 @@ func (s *Server) handleStartChild(in *request[none, childRequest]) (any, error) 
 		Isolation:            &applied,
 	}}, nil
 }
+
+// chargeParent records, once a child's run has ended, the child's model
+// costs in its parent's stats under "child:<id>" (the child's whole
+// figure, replacing the last: it is cumulative), as the task tool records
+// a sub-agent's under "task:<id>": the parent's stats, and a budget it is
+// run on, count what its children spent. A grandchild's costs reach the
+// grandparent through the child. The 1.58.2 reference keeps a child's
+// costs apart from its parent's. Neither agent server keeps a per-run
+// budget, so there is none for a child to share.
+func (s *Server) chargeParent(child *conv, lc *conversation.LocalConversation) {
+	child.mu.Lock()
+	pid := child.meta.ParentConversationID
+	child.mu.Unlock()
+	if pid == nil || *pid == child.id {
+		return
+	}
+	parent := s.lookup(*pid)
+	if parent == nil {
+		return // deleted: nothing to charge
+	}
+	ctx := context.Background()
+	plc, err := parent.load(ctx)
+	if err != nil {
+		s.log.Warn("charging a child's costs to its parent", "conversation", child.id, "parent", *pid, "err", err)
+		return
+	}
+	var total llm.Metrics
+	for _, id := range slices.Sorted(maps.Keys(lc.State().Fields().Stats.UsageToMetrics)) {
+		if mt := lc.State().Fields().Stats.UsageToMetrics[id]; mt != nil {
+			total.Merge(*mt)
+			total.ModelName = cmp.Or(total.ModelName, mt.ModelName)
+		}
+	}
+	err = plc.State().Update(func(f *conversation.Fields) error {
+		next := maps.Clone(f.Stats.UsageToMetrics)
+		if next == nil {
+			next = event.Map[string, *llm.Metrics]{}
+		}
+		next[ChildUsagePrefix+child.id] = &total
+		f.Stats.UsageToMetrics = next
+		return nil
+	})
+	if err != nil {
+		s.log.Warn("charging a child's costs to its parent", "conversation", child.id, "parent", *pid, "err", err)
+	}
+}
+
+// ChildUsagePrefix starts the usage id under which a parent's stats hold
+// a child conversation's costs.
+const ChildUsagePrefix = "child:"

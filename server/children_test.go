@@ -3,11 +3,13 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -185,5 +187,72 @@ func TestChildTool(t *testing.T) {
 				t.Errorf("refused launch observation %v", o)
 			}
 		}
+	}
+}
+
+// A child's model costs are charged to its parent: once the child's run
+// has ended, the parent's stats hold the child's whole figure under
+// "child:<id>" (a second run replaces it, not adds to it), and the child
+// runs under the parent's confirmation policy and stuck detection.
+func TestChildCostsAndPolicy(t *testing.T) {
+	ts := newTestServer(t, nil)
+	usage := llmtest.Usage{PromptTokens: 100, CompletionTokens: 10} // $0.12 at the prices below
+	model := llmtest.NewChat(t,
+		llmtest.Reply{Text: "parent done", Usage: usage},
+		llmtest.Reply{Text: "child done", Usage: usage},
+		llmtest.Reply{Text: "child done again", Usage: usage},
+	)
+	ag := pythonAgent(t, model.URL+"/v1")
+	ag["llm"].(map[string]any)["input_cost_per_token"] = 0.001
+	ag["llm"].(map[string]any)["output_cost_per_token"] = 0.002
+	var info map[string]any
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, map[string]any{
+		"agent":               ag,
+		"initial_message":     userText("parent task", true),
+		"confirmation_policy": map[string]any{"kind": "ConfirmRisky", "threshold": "HIGH", "confirm_unknown": false},
+		"stuck_detection":     false,
+	}), &info)
+	parent := info["id"].(string)
+	ts.waitStatus(parent, "finished")
+
+	var child map[string]any
+	ts.must(201, "POST", "/api/conversations/"+parent+"/children", map[string]any{"task": "child task", "isolation": "shared"}, &child)
+	cid := child["conversation_id"].(string)
+	got := ts.waitStatus(cid, "finished")
+	if p, _ := got["confirmation_policy"].(map[string]any); p["kind"] != "ConfirmRisky" || got["stuck_detection"] != false {
+		t.Errorf("child's confirmation_policy %v stuck_detection %v, want the parent's", got["confirmation_policy"], got["stuck_detection"])
+	}
+	// waitCost waits for the parent's stats to hold want as the child's
+	// cost; the charge follows the end of the child's run.
+	waitCost := func(want float64) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second) // a hang guard
+		for {
+			var info map[string]any
+			ts.must(200, "GET", "/api/conversations/"+parent, nil, &info)
+			stats, _ := info["stats"].(map[string]any)
+			usages, _ := stats["usage_to_metrics"].(map[string]any)
+			m, _ := usages[server.ChildUsagePrefix+cid].(map[string]any)
+			if c, ok := m["accumulated_cost"].(float64); ok && math.Abs(c-want) < 1e-9 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the parent's stats %v, want %v under %s", usages, want, server.ChildUsagePrefix+cid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitCost(0.12)
+	ts.must(200, "POST", "/api/conversations/"+cid+"/events", userText("again", true), nil)
+	waitCost(0.24)
+	var pinfo map[string]any
+	ts.must(200, "GET", "/api/conversations/"+parent, nil, &pinfo)
+	usages := pinfo["stats"].(map[string]any)["usage_to_metrics"].(map[string]any)
+	var total float64
+	for _, m := range usages {
+		total += m.(map[string]any)["accumulated_cost"].(float64)
+	}
+	if math.Abs(total-0.36) > 1e-9 {
+		t.Errorf("the parent's total cost %v, want 0.36 (its own $0.12 and the child's $0.24): %v", total, usages)
 	}
 }

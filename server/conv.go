@@ -629,6 +629,7 @@ func (c *conv) startRun(ctx context.Context, reserved bool) error {
 			s.log.Error("saving meta.json", "conversation", c.id, "err", err)
 		}
 		c.publishFullState(lc)
+		s.chargeParent(c, lc)
 		for _, h := range s.hooks {
 			h.addConversation(c)
 		}
