@@ -35,6 +35,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/gohands/gohands/agent/switchllm"
@@ -277,6 +278,11 @@ func BuiltinKind(name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// BuiltinNames returns the tool names of the built-in tools, sorted.
+func BuiltinNames() []string {
+	return slices.Sorted(maps.Values(defaultToolNames))
 }
 
 // ToolNames returns the names of the tools the configuration asks for: the

@@ -262,15 +262,27 @@ func (a *app) buildAgent(ctx context.Context, f *runFlags, st settings, p *prepa
 	if _, ok := p.profiles[askoracle.Profile]; ok {
 		popts.ExtraTools = append(popts.ExtraTools, tool.Spec{Name: askoracle.Name})
 	}
+	// As in a start request's tools, a built-in (switch_llm, think, ...)
+	// is asked for by class name in include_default_tools.
+	var builtins []string
 	for _, name := range f.tools {
+		if kind, ok := agent.BuiltinKind(name); ok {
+			builtins = append(builtins, kind)
+			continue
+		}
 		if !slices.Contains(tool.Registered(), name) {
-			return usageErr("--tool %q: no such tool (known: %s)", name, strings.Join(tool.Registered(), ", "))
+			return usageErr("--tool %q: no such tool (known: %s)", name, strings.Join(knownTools(), ", "))
 		}
 		popts.ExtraTools = append(popts.ExtraTools, tool.Spec{Name: name})
 	}
 	ag, err := preset.New(f.preset, cfg, popts)
 	if err != nil {
 		return usageErr("--preset: %v", err)
+	}
+	for _, kind := range builtins {
+		if !slices.Contains(ag.IncludeDefaultTools, kind) {
+			ag.IncludeDefaultTools = append(ag.IncludeDefaultTools, kind)
+		}
 	}
 	if f.memory {
 		if ag.AgentContext, err = withMemory(ag.AgentContext); err != nil {
@@ -296,6 +308,19 @@ func (a *app) buildAgent(ctx context.Context, f *runFlags, st settings, p *prepa
 	}
 	p.agent = ag.WithOptions(opts)
 	return nil
+}
+
+// knownTools lists what --tool takes: the registered tools and the
+// built-ins' tool names.
+func knownTools() []string {
+	names := tool.Registered()
+	for _, n := range agent.BuiltinNames() {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // withMemory returns the agent context raw with load_memory set.
