@@ -106,7 +106,12 @@
 // failure after the first byte cuts the transfer instead of answering 500.
 // git-delta's default base is HEAD (the empty tree before the first
 // commit); the reference looks for the branch's remote and merge-base
-// first. Its headers never carry a remote's credentials.
+// first. Its headers never carry a remote's credentials. The search of
+// GitHub repositories (/api/git/repositories/search) takes its token from
+// the user's secrets as the reference does; where the reference's failure
+// detail is only "GitHub repository search failed", this one also names
+// the URL asked and the status GitHub answered (never the token), and its
+// 15-second bound covers the whole search, not each request.
 //
 // The quirks clients rely on are kept: creation answers 201 (200 for an
 // existing id), pause, interrupt and delete of an unknown conversation

@@ -13,7 +13,7 @@ func (s *Server) gitMoreRoutes() []*route {
 	return []*route{
 		{method: "GET", path: "/api/git/commits", summary: "The newest commits of a repository (an empty page outside one)", tag: "Git", query: &commitsQuery{}, resp: workspace.GitCommitsPage{}, errors: []int{400, 422}, h: handle(s, nil, s.handleGitCommits)},
 		{method: "GET", path: "/api/git/commits/{sha}/changes", summary: "The files a commit changed against its first parent", tag: "Git", query: &repoQuery{}, resp: []gitChange{}, errors: []int{400, 422}, h: handle(s, nil, s.handleCommitChanges)},
-		{method: "GET", path: "/api/git/repositories/search", summary: "Repositories a configured git provider token can access", tag: "Git", query: &repoSearchQuery{}, resp: repoPage{}, errors: []int{400, 422}, h: handle(s, nil, s.handleRepoSearch)},
+		{method: "GET", path: "/api/git/repositories/search", summary: "Repositories a configured git provider token can access", tag: "Git", query: &repoSearchQuery{}, resp: repoPage{}, errors: []int{400, 401, 403, 422, 502, 504}, h: handle(s, nil, s.handleRepoSearch)},
 	}
 }
 
@@ -60,29 +60,28 @@ func (s *Server) handleCommitChanges(in *request[repoQuery, none]) (any, error) 
 }
 
 type repoSearchQuery struct {
-	Provider string `query:"provider" required:"true" enum:"github,gitlab,bitbucket,azure_devops" description:"Git provider to search."`
-	Query    string `query:"query" description:"Optional repository name filter."`
-	Limit    *int   `query:"limit" minimum:"1" maximum:"100" description:"Maximum repositories to return (default 100)."`
-	PageID   string `query:"page_id" description:"Provider-specific page cursor."`
+	Provider string  `query:"provider" required:"true" enum:"github,gitlab,bitbucket,azure_devops" description:"Git provider to search."`
+	Query    string  `query:"query" description:"Optional repository name filter."`
+	Limit    *int    `query:"limit" minimum:"1" maximum:"100" description:"Maximum repositories to return (default 100)."`
+	PageID   *string `query:"page_id" description:"Provider-specific page cursor."`
 }
 
-// repoPage is the reference's GitProviderRepositoryPage.
-type repoPage struct {
-	Items        []any   `json:"items"`
-	NextPageID   *string `json:"next_page_id"`
-	MissingToken bool    `json:"missing_token"`
-}
-
-// handleRepoSearch answers as the reference does without a provider
-// token: this server keeps no git provider tokens (the secret store of
-// issue 29's group 3 is where one would come from), so GitHub answers an
-// empty page marked missing_token and other providers are not supported.
+// handleRepoSearch lists the repositories of the user's GitHub token (see
+// gitrepos.go).
 func (s *Server) handleRepoSearch(in *request[repoSearchQuery, none]) (any, error) {
-	if _, err := limitParam(in.query.Limit, 100); err != nil {
+	limit, err := limitParam(in.query.Limit, 100)
+	if err != nil {
 		return nil, err
 	}
 	if p := in.query.Provider; p != "github" {
 		return nil, statusErr(http.StatusBadRequest, "Repository discovery is not supported for provider '%s'", p)
 	}
-	return repoPage{Items: []any{}, MissingToken: true}, nil
+	token, err := s.githubToken()
+	if err != nil {
+		return nil, err
+	}
+	if token == "" {
+		return repoPage{Items: []providerRepo{}, MissingToken: true}, nil
+	}
+	return s.searchGitHub(in.r.Context(), token, in.query.Query, limit, in.query.PageID)
 }

@@ -129,6 +129,10 @@ type Options struct {
 	// subscription login (llm/subscription.DefaultIssuer when empty); a
 	// test points it at an issuer it scripts.
 	OpenAIIssuer string
+	// GitHubAPI is the base URL of GitHub's REST API, where the search of
+	// the user's repositories goes (DefaultGitHubAPI when empty); a test
+	// points it at a GitHub it scripts.
+	GitHubAPI string
 }
 
 func (o *Options) withDefaults() Options {
@@ -144,6 +148,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.BashEventsDir == "" {
 		c.BashEventsDir = DefaultBashEventsDir
+	}
+	if c.GitHubAPI == "" {
+		c.GitHubAPI = DefaultGitHubAPI
 	}
 	if c.ConversationWorktreeRoot == "" {
 		c.ConversationWorktreeRoot = DefaultConversationWorktreeRoot

@@ -41,6 +41,8 @@ func (s Store) Load() (*Credentials, error) {
 		ExpiresAt    *int64  `json:"expires_at"`
 	}
 	if json.Unmarshal(b, &c) != nil || c.Vendor == nil || c.AccessToken == nil || c.RefreshToken == nil || c.ExpiresAt == nil || (c.Type != nil && *c.Type != "oauth") {
+		// The reference deletes such a file; it is kept here on purpose
+		// (see the package doc): a new login replaces it.
 		return nil, fmt.Errorf("%w: %s", ErrUnreadable, s.Path())
 	}
 	return &Credentials{Type: "oauth", Vendor: *c.Vendor, AccessToken: *c.AccessToken, RefreshToken: *c.RefreshToken, ExpiresAt: *c.ExpiresAt}, nil

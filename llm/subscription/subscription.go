@@ -15,6 +15,10 @@
 // issuer they script (net/http/httptest), since the real one is not
 // reachable from them. Nothing here has been run against the real issuer.
 //
+// A stored login that cannot be read is treated as no login but kept,
+// where the reference deletes it: the file is the user's (perhaps written
+// by a newer version or being edited), and a new login replaces it anyway.
+//
 // Tokens never appear in errors or logs: an error names the issuer's URL
 // and its status (and the OAuth error code of its answer, if it has one).
 //
