@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,5 +68,78 @@ func TestE2ERunSwitchLLMTool(t *testing.T) {
 	e2.mustRun(0, e2.args("solve it")...)
 	if strings.Contains(string(e2.srv.LastRequest().RawBody), `"switch_llm"`) {
 		t.Error("switch_llm offered without --tool switch_llm")
+	}
+}
+
+// writeFiles writes files (path → content), making their directories.
+func writeFiles(t *testing.T, files map[string]string) {
+	t.Helper()
+	for p, body := range files {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// gitRun runs git in dir.
+func gitRun(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// gohands run --plugin loads plugins by source, as a start request's
+// plugins: a directory's skills, hooks and MCP servers, and a git
+// repository at the ref after #.
+func TestE2ERunPluginSource(t *testing.T) {
+	t.Parallel()
+	requireTool(t, "git")
+	e := newE2E(t, finishReply("done"))
+	dir := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "hook-ran")
+	writeFiles(t, map[string]string{
+		filepath.Join(dir, ".plugin/plugin.json"): `{"name": "local-tools"}`,
+		filepath.Join(dir, "skills/tip.md"):       "DIR-PLUGIN-SKILL",
+		filepath.Join(dir, "hooks/hooks.json"):    `{"SessionStart": [{"hooks": [{"type": "command", "command": "touch ` + marker + `"}]}]}`,
+		filepath.Join(dir, ".mcp.json"):           `{"mcpServers": {"plugin-srv": {"command": "` + filepath.Join(dir, "no-such-server") + `"}}}`,
+	})
+	repo := t.TempDir()
+	writeFiles(t, map[string]string{
+		filepath.Join(repo, ".plugin/plugin.json"): `{"name": "pinned"}`,
+		filepath.Join(repo, "skills/pin.md"):       "GIT-PLUGIN-V1",
+	})
+	gitRun(t, repo, "init", "-q", "-b", "main")
+	gitRun(t, repo, "add", "-A")
+	gitRun(t, repo, "commit", "-qm", "v1")
+	gitRun(t, repo, "tag", "v1")
+	writeFiles(t, map[string]string{filepath.Join(repo, "skills/pin.md"): "GIT-PLUGIN-V2"})
+	gitRun(t, repo, "commit", "-qam", "v2")
+
+	r := e.mustRun(0, e.args("--plugin", dir, "--plugin", "file://"+repo+"#v1", "say hi")...)
+	body := string(e.srv.LastRequest().RawBody)
+	for _, want := range []string{"DIR-PLUGIN-SKILL", "GIT-PLUGIN-V1"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the model was not sent %q", want)
+		}
+	}
+	if strings.Contains(body, "GIT-PLUGIN-V2") {
+		t.Error("the git plugin was not taken at the ref v1")
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the plugin's SessionStart hook did not run: %v", err)
+	}
+	if !strings.Contains(r.stderr, `MCP server "plugin-srv" did not start`) {
+		t.Errorf("the plugin's MCP server was not started:\n%s", r.stderr)
+	}
+	// A source that cannot be fetched fails the run before it starts.
+	e2 := newE2E(t)
+	r = e2.mustRun(1, e2.args("--plugin", filepath.Join(dir, "missing"), "say hi")...)
+	if !strings.Contains(r.stderr, "--plugin") || len(e2.srv.Requests()) != 0 {
+		t.Errorf("a missing plugin: %s", r.stderr)
 	}
 }

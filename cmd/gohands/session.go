@@ -109,6 +109,7 @@ func (s *session) open() (conversation.Conversation, error) {
 		ConfirmationPolicy: p.policy,
 		SecurityAnalyzer:   p.analyzer,
 		Profiles:           p.profiles,
+		HookConfig:         p.hookConfig,
 	})
 	if errors.Is(err, conversation.ErrLocked) {
 		return nil, fmt.Errorf("conversation %s is in use by another process", p.id)

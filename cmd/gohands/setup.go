@@ -60,6 +60,9 @@ type prepared struct {
 	// profiles are the settings' llm_profiles, which tools consult (the
 	// "oracle" one adds ask_oracle).
 	profiles llm.Profiles
+	// hookConfig, if set, is the conversation's hook_config: the
+	// workspace's hooks and those of the --plugin sources.
+	hookConfig json.RawMessage
 	// creating is set when resuming a creation that stopped after storing
 	// the task and before the base state: a task given again is not sent
 	// twice (conversation.LocalOptions.FirstMessage).
@@ -289,10 +292,20 @@ func (a *app) buildAgent(ctx context.Context, f *runFlags, st settings, p *prepa
 			return err
 		}
 	}
+	ag, pluginServers, err := a.applyPlugins(ctx, f, p, ag)
+	if err != nil {
+		return err
+	}
 	mcpFile := f.mcpConfig
 	if mcpFile == "" && len(st.MCPServers) > 0 {
 		if mcpFile, err = writeMCPSettings(st); err != nil {
 			return &exitErr{code: exitError, msg: fmt.Sprintf("MCP servers of the settings: %v", err)}
+		}
+		defer os.Remove(mcpFile)
+	}
+	if len(pluginServers) > 0 {
+		if mcpFile, err = withServers(mcpFile, pluginServers); err != nil {
+			return &exitErr{code: exitError, msg: fmt.Sprintf("MCP servers of the plugins: %v", err)}
 		}
 		defer os.Remove(mcpFile)
 	}
@@ -348,6 +361,11 @@ func writeMCPSettings(st settings) (string, error) {
 		}
 		servers[name] = raw
 	}
+	return writeMCPServers(servers)
+}
+
+// writeMCPServers writes servers as a temporary mcp.json file.
+func writeMCPServers(servers map[string]json.RawMessage) (string, error) {
 	data, err := json.Marshal(map[string]any{"mcpServers": servers})
 	if err != nil {
 		return "", err
