@@ -495,7 +495,12 @@ func (s *Server) resolveAgentProfile(p map[string]any, expose bool) (agentProfil
 			settings["acp_args"] = args
 		}
 		settings["acp_file_secrets"] = acpFileSecretSpecs
-		settings["agent_context"] = userstore.DefaultAgentSettings("openhands")["agent_context"]
+		// As the reference: no timestamp, no project skills (the ACP
+		// server reads the workspace itself).
+		ctx := userstore.DefaultAgentSettings("openhands")["agent_context"].(map[string]any)
+		ctx["load_project_skills"] = false
+		ctx["current_datetime"] = nil
+		settings["agent_context"] = ctx
 	} else {
 		ref := p["llm_profile_ref"].(string)
 		diag.LLMProfileRef = &ref

@@ -3,11 +3,14 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/google/uuid"
 
+	"github.com/gohands/gohands/agent/acp"
+	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/server/userstore"
 )
 
@@ -22,6 +25,20 @@ import (
 // profile launched it (launched_agent_profile: id, revision, secret
 // allow-list), and only the request secrets the profile's secret_refs
 // allow are kept.
+//
+// An ACP profile (agent_kind acp) launches an ACPAgent, as the
+// reference's ACPAgentSettings.create_agent builds it: acp_server,
+// acp_model, acp_session_mode, the timeouts and acp_args as the profile
+// has them, acp_command split as a shell splits it, the MCP servers it
+// names, the placeholder LLM named after acp_model, and an agent_context
+// without a timestamp or project skills (the ACP server reads the
+// workspace itself). A profile stores no credential: the provider's
+// variables are request secrets (those secret_refs allow), which reach
+// the server's environment as for any ACPAgent. The server is started by
+// the first run, not by the start. Unlike the reference, which runs its
+// pinned npx package for each acp_server, gohands has no default launch
+// command, so a profile without acp_command is 422 invalid_agent_launch
+// (the reference answers so only for acp_server custom).
 
 // launchError is the reference's AgentLaunchError answer: 422 with an
 // object detail.
@@ -39,9 +56,9 @@ type launchedProfile struct {
 	LLMProfileRef  *string  `json:"llm_profile_ref"`
 }
 
-// profileLaunch resolves agent_profile_id into the agent settings it
-// launches with and the provenance to store.
-func (s *Server) profileLaunch(rawID string) (json.RawMessage, *launchedProfile, error) {
+// profileLaunch resolves agent_profile_id into the agent it launches
+// and the provenance to store.
+func (s *Server) profileLaunch(rawID string) (conversation.Agent, *launchedProfile, error) {
 	u, err := uuid.Parse(rawID)
 	if err != nil {
 		return nil, nil, &invalidError{loc: []any{"body", "agent_profile_id"}, typ: "uuid_parsing", msg: "Input should be a valid UUID"}
@@ -66,9 +83,6 @@ func (s *Server) profileLaunch(rawID string) (json.RawMessage, *launchedProfile,
 	if p == nil {
 		return nil, nil, statusErr(http.StatusInternalServerError, "Could not load agent profile: %s", agentProfileInvalidText)
 	}
-	if p["agent_kind"] == "acp" {
-		return nil, nil, &launchError{map[string]any{"code": "invalid_agent_launch", "message": "ACP agent profiles cannot be launched by this server; send the ACPAgent as agent"}}
-	}
 	diag, err := s.resolveAgentProfile(p, true)
 	if err != nil {
 		return nil, nil, err
@@ -76,7 +90,15 @@ func (s *Server) profileLaunch(rawID string) (json.RawMessage, *launchedProfile,
 	if !diag.Valid {
 		return nil, nil, diagLaunchError(diag)
 	}
+	launched := &launchedProfile{AgentProfileID: id, Revision: p["revision"], SecretRefs: strs(p["secret_refs"])}
 	settings := diag.ResolvedSettings
+	if p["agent_kind"] == "acp" {
+		a, err := acpProfileAgent(settings)
+		if err != nil {
+			return nil, nil, err
+		}
+		return a, launched, nil
+	}
 	if l, ok := settings["llm"].(map[string]any); ok {
 		// As the reference: a profile cannot say, so the launch streams.
 		l["stream"] = true
@@ -85,7 +107,40 @@ func (s *Server) profileLaunch(rawID string) (json.RawMessage, *launchedProfile,
 	if err != nil {
 		return nil, nil, err
 	}
-	return raw, &launchedProfile{AgentProfileID: id, Revision: p["revision"], SecretRefs: strs(p["secret_refs"])}, nil
+	a, err := agentFromSettings(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkAgent(a, "agent_settings"); err != nil {
+		return nil, nil, err
+	}
+	return a, launched, nil
+}
+
+// acpProfileAgent is the ACPAgent the resolved settings of an ACP
+// profile launch: its JSON, decoded as a client's ACPAgent is.
+func acpProfileAgent(st map[string]any) (conversation.Agent, error) {
+	if cmd, _ := st["acp_command"].([]any); len(cmd) == 0 {
+		msg := "acp_command is required when acp_server='custom' — there is no default launch command to fall back to"
+		if srv := st["acp_server"]; srv != "custom" {
+			msg = fmt.Sprintf("acp_command is required: gohands has no default launch command for acp_server='%v' (set the command that starts its ACP server)", srv)
+		}
+		return nil, &launchError{map[string]any{"code": "invalid_agent_launch", "message": msg}}
+	}
+	model := acp.SentinelUsageID
+	if m, _ := st["acp_model"].(string); m != "" {
+		model = m
+	}
+	a := map[string]any{"kind": acp.Kind, "llm": map[string]any{"model": model, "usage_id": acp.SentinelUsageID}}
+	for _, k := range []string{"acp_command", "acp_server", "acp_args", "acp_model", "acp_session_mode", "acp_prompt_timeout",
+		"acp_startup_timeout", "acp_isolate_data_dir", "acp_file_secrets", "mcp_config", "agent_context"} {
+		a[k] = st[k]
+	}
+	raw, err := json.Marshal(a)
+	if err != nil {
+		return nil, err
+	}
+	return decodeAgent(&startRequest{Agent: raw})
 }
 
 // diagLaunchError is the launch failure materialize's diagnostics describe:

@@ -2,8 +2,14 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gohands/gohands/internal/testenv"
 )
 
 // A start with agent_profile_id launches the stored profile: its LLM
@@ -87,4 +93,96 @@ func TestStartFromAgentProfile(t *testing.T) {
 	}
 	// Mutually exclusive with agent.
 	ts.must(422, "POST", "/api/conversations", map[string]any{"agent_profile_id": p1, "agent": map[string]any{"llm": map[string]any{"model": "x"}}, "workspace": workspace}, nil)
+}
+
+// An ACP agent profile, stored through the agent-profiles route, launches
+// an ACPAgent: the profile's command (split as a shell splits it), server,
+// model and timeouts; the request secrets its secret_refs name reach the
+// ACP server's environment, the others do not. The server (the scripted
+// peer) starts with the first run, not with the conversation. A profile
+// without acp_command, or naming an MCP server that is not configured,
+// cannot launch.
+func TestStartFromACPAgentProfile(t *testing.T) {
+	t.Parallel()
+	py := testenv.Program(t, "python3")
+	script, err := filepath.Abs("testdata/acp_models_peer.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	peerLog := filepath.Join(t.TempDir(), "peer.log")
+	ts := settingsServer(t, t.TempDir())
+	ts.must(201, "POST", "/api/agent-profiles/peer", map[string]any{"agent_kind": "acp", "acp_server": "custom",
+		"acp_command": "'" + py + "' '" + script + "'", "acp_model": "big", "acp_prompt_timeout": 120, "acp_startup_timeout": 120,
+		"revision": 4, "secret_refs": []any{"PEER_LOG", "PEER_AUTH"}}, nil)
+	ts.must(201, "POST", "/api/agent-profiles/codex", map[string]any{"agent_kind": "acp", "acp_server": "codex"}, nil)
+	ts.must(201, "POST", "/api/agent-profiles/custom", map[string]any{"agent_kind": "acp", "acp_server": "custom"}, nil)
+	ts.must(201, "POST", "/api/agent-profiles/nomcp", map[string]any{"agent_kind": "acp", "acp_command": "x", "mcp_server_refs": []any{"nowhere"}}, nil)
+	var list agentProfileList
+	ts.must(200, "GET", "/api/agent-profiles", nil, &list)
+	workspace := map[string]any{"kind": "LocalWorkspace", "working_dir": t.TempDir()}
+	secrets := map[string]any{}
+	// PEER_NAME is not among the profile's secret_refs: the peer, not
+	// told its name, is not a codex-acp server.
+	for k, v := range map[string]string{"PEER_LOG": peerLog, "PEER_AUTH": "1", "PEER_NAME": "codex-acp-peer"} {
+		secrets[k] = map[string]any{"kind": "StaticSecret", "value": v}
+	}
+
+	var info map[string]any
+	ts.must(201, "POST", "/api/conversations", map[string]any{"agent_profile_id": list.id("peer"), "workspace": workspace, "secrets": secrets}, &info)
+	id, _ := info["id"].(string)
+	a, _ := info["agent"].(map[string]any)
+	l, _ := a["llm"].(map[string]any)
+	ctx, _ := a["agent_context"].(map[string]any)
+	if a["kind"] != "ACPAgent" || fmt.Sprint(a["acp_command"]) != fmt.Sprint([]any{py, script}) || a["acp_server"] != "custom" ||
+		a["acp_model"] != "big" || a["acp_prompt_timeout"] != 120.0 || a["acp_startup_timeout"] != 120.0 || l["model"] != "big" ||
+		ctx == nil || ctx["load_project_skills"] != false || ctx["current_datetime"] != nil {
+		t.Errorf("the profile's agent: %v", a)
+	}
+	want := map[string]any{"agent_profile_id": list.id("peer"), "revision": 4.0, "secret_refs": []any{"PEER_LOG", "PEER_AUTH"}, "llm_profile_ref": nil}
+	if !reflect.DeepEqual(info["launched_agent_profile"], want) {
+		t.Errorf("launched_agent_profile %v, want %v", info["launched_agent_profile"], want)
+	}
+	if b, err := os.ReadFile(peerLog); err == nil {
+		t.Errorf("the ACP server started with the conversation: %q", b)
+	}
+
+	ts.must(200, "POST", "/api/conversations/"+id+"/events", map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "hi"}}, "run": true}, nil)
+	info = ts.waitStatus(id, "finished", "error")
+	var page struct {
+		Items []map[string]any `json:"items"`
+	}
+	ts.must(200, "GET", "/api/conversations/"+id+"/events/search?limit=100", nil, &page)
+	var answer string
+	for _, e := range page.Items {
+		if act, ok := e["action"].(map[string]any); ok && act["kind"] == "FinishAction" {
+			answer, _ = act["message"].(string)
+		}
+	}
+	if info["execution_status"] != "finished" || answer != "done" {
+		b, _ := json.Marshal(page.Items)
+		t.Fatalf("status %v, answer %q; events %s", info["execution_status"], answer, b)
+	}
+	if b, _ := os.ReadFile(peerLog); strings.Join(strings.Fields(string(b)), " ") != "start set_model big" {
+		t.Errorf("the peer was asked %q, want start set_model big", b)
+	}
+	if info["supports_runtime_model_switch"] != false {
+		t.Errorf("supports_runtime_model_switch %v: PEER_NAME, not in secret_refs, reached the ACP server", info["supports_runtime_model_switch"])
+	}
+	if !reflect.DeepEqual(info["launched_agent_profile"], want) {
+		t.Errorf("stored launched_agent_profile %v", info["launched_agent_profile"])
+	}
+
+	for _, c := range []struct{ name, want string }{
+		{"codex", `{"detail":{"code":"invalid_agent_launch","message":"acp_command is required: gohands has no default launch command for acp_server='codex' (set the command that starts its ACP server)"}}`},
+		{"custom", `{"detail":{"code":"invalid_agent_launch","message":"acp_command is required when acp_server='custom' — there is no default launch command to fall back to"}}`},
+		{"nomcp", `{"detail":{"code":"unresolved_profile_references","dangling_llm_profile_ref":null,"dangling_mcp_server_refs":["nowhere"],"dangling_meta_profile_llm_refs":[],"dangling_meta_profile_ref":null,"message":"MCP server(s) not configured: nowhere"}}`},
+	} {
+		st, body := ts.do("POST", "/api/conversations", map[string]any{"agent_profile_id": list.id(c.name), "workspace": workspace})
+		var got, want any
+		json.Unmarshal(body, &got)
+		json.Unmarshal([]byte(c.want), &want)
+		if st != 422 || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %d %s", c.name, st, body)
+		}
+	}
 }

@@ -139,15 +139,8 @@ func (s *Server) startAgent(ctx context.Context, req *startRequest, obs *observa
 	ag := given
 	var launched *launchedProfile
 	if ag == nil && req.AgentProfileID != nil && isNull(req.Agent) && (len(req.AgentSettings) == 0 || isNull(req.AgentSettings)) {
-		settings, l, err := s.profileLaunch(*req.AgentProfileID)
+		a, l, err := s.profileLaunch(*req.AgentProfileID)
 		if err != nil {
-			return nil, err
-		}
-		a, err := agentFromSettings(settings)
-		if err != nil {
-			return nil, err
-		}
-		if err := checkAgent(a, "agent_settings"); err != nil {
 			return nil, err
 		}
 		ag, launched = a, l

@@ -77,10 +77,14 @@
 //     LLM profile, tools, condenser, MCP servers, verification) and the
 //     agent built from those settings; an unknown id is a 404, dangling
 //     references a 422 whose detail lists them all (code
-//     unresolved_profile_references), an ACP profile a 422
-//     (invalid_agent_launch); the conversation's launched_agent_profile
-//     records the profile's id, revision and secret_refs, which keeps only
-//     the request secrets it names;
+//     unresolved_profile_references); an ACP profile launches an ACPAgent
+//     (its command, server, model, timeouts and MCP servers) whose server
+//     starts with the first run, but gohands has no default launch command
+//     per acp_server (the reference's pinned npx packages), so an ACP
+//     profile without acp_command is a 422 (invalid_agent_launch); the
+//     conversation's launched_agent_profile records the profile's id,
+//     revision and secret_refs, which keeps only the request secrets it
+//     names;
 //   - accepted at their defaults only, refused with a 422 naming the field
 //     otherwise: agent_launch_additions, prompt, container,
 //     conversation_runtime (other than "local").
