@@ -53,12 +53,28 @@ type FetchOptions struct {
 	// CacheDir holds fetched repositories: <PersistenceDir>/cache/plugins
 	// when empty.
 	CacheDir string
-	// Timeout bounds each git command (DefaultFetchTimeout when 0).
+	// Timeout bounds each git command (DefaultFetchTimeout, or
+	// $GOHANDS_FETCH_TIMEOUT, when 0).
 	Timeout time.Duration
 }
 
 // DefaultFetchTimeout bounds one git command of Fetch.
 const DefaultFetchTimeout = 2 * time.Minute
+
+// FetchTimeoutEnv names a Go duration ("1s", "90s") that replaces the
+// default timeouts of fetches (DefaultFetchTimeout, and the public
+// repository's), so a test waits a second on a remote that never answers.
+// A timeout set in FetchOptions is kept.
+const FetchTimeoutEnv = "GOHANDS_FETCH_TIMEOUT"
+
+// defaultTimeout is $GOHANDS_FETCH_TIMEOUT when it is a positive
+// duration, else d.
+func defaultTimeout(d time.Duration) time.Duration {
+	if v, err := time.ParseDuration(os.Getenv(FetchTimeoutEnv)); err == nil && v > 0 {
+		return v
+	}
+	return d
+}
 
 // CacheDir is where fetched plugins are kept for a user whose OpenHands
 // directory is persistDir (~/.openhands).
@@ -85,7 +101,7 @@ func Fetch(ctx context.Context, src Source, opts *FetchOptions) (dir, commit str
 		o = *opts
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = DefaultFetchTimeout
+		o.Timeout = defaultTimeout(DefaultFetchTimeout)
 	}
 	kind, loc, sub, err := parseSource(src.Source)
 	if err != nil {

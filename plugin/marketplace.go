@@ -191,6 +191,17 @@ func (r *Registration) AutoLoads(name string) bool {
 	return json.Unmarshal(r.AutoLoad, &names) == nil && slices.Contains(names, name)
 }
 
+// AutoLoadsAny reports whether the registration auto-loads anything:
+// auto_load is true or a list of names that is not empty.
+func (r *Registration) AutoLoadsAny() bool {
+	var b bool
+	if json.Unmarshal(r.AutoLoad, &b) == nil {
+		return b
+	}
+	var names []string
+	return json.Unmarshal(r.AutoLoad, &names) == nil && len(names) > 0
+}
+
 // Fetch fetches and loads the registration's marketplace.
 func (r *Registration) Fetch(ctx context.Context, opts *FetchOptions) (*Marketplace, error) {
 	dir, _, err := Fetch(ctx, Source{Source: r.Source, Ref: r.Ref, RepoPath: r.RepoPath}, opts)

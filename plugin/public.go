@@ -54,7 +54,7 @@ func PublicRepo(ctx context.Context, opts *FetchOptions) (string, error) {
 		o = *opts
 	}
 	if o.Timeout == 0 {
-		o.Timeout = publicTimeout
+		o.Timeout = defaultTimeout(publicTimeout)
 	}
 	dir, _, err := Fetch(ctx, Source{Source: url, Ref: &ref}, &o)
 	if err != nil {
@@ -78,11 +78,16 @@ var publicCache struct {
 	skills []skill.Skill
 }
 
+// AllPublicSkills is the marketplace path of LoadPublicSkills that lists
+// no marketplace: every skill of the repository (the reference's
+// marketplace_path null).
+const AllPublicSkills = "*"
+
 // LoadPublicSkills loads the public skills: those of the repository's
 // skills/ that the marketplace file at marketplacePath (relative to the
 // repository; skill.DefaultMarketplacePath when empty) lists as plugins,
 // or every one when that file does not exist and marketplacePath is the
-// default. The repository is fetched (bounded by a timeout) into the
+// default, or marketplacePath is AllPublicSkills. The repository is fetched (bounded by a timeout) into the
 // cache directory of opts; a repository that cannot be reached is an
 // error naming it.
 func LoadPublicSkills(ctx context.Context, marketplacePath string, opts *FetchOptions) ([]skill.Skill, error) {
@@ -101,17 +106,22 @@ func LoadPublicSkills(ctx context.Context, marketplacePath string, opts *FetchOp
 		return nil, err
 	}
 	skillsDir := filepath.Join(repo, "skills")
-	var names []string
-	if data, err := os.ReadFile(filepath.Join(repo, filepath.FromSlash(marketplacePath))); err == nil {
-		var m Marketplace
-		if err := json.Unmarshal(data, &m); err != nil {
-			return nil, fmt.Errorf("public skills: marketplace %s: %w", marketplacePath, err)
+	var names []string // nil: every skill
+	if marketplacePath != AllPublicSkills {
+		data, err := os.ReadFile(filepath.Join(repo, filepath.FromSlash(marketplacePath)))
+		switch {
+		case err == nil:
+			var m Marketplace
+			if err := json.Unmarshal(data, &m); err != nil {
+				return nil, fmt.Errorf("public skills: marketplace %s: %w", marketplacePath, err)
+			}
+			names = make([]string, 0, len(m.Plugins)) // none listed: none loaded
+			for _, p := range m.Plugins {
+				names = append(names, p.Name)
+			}
+		case marketplacePath != skill.DefaultMarketplacePath:
+			return nil, fmt.Errorf("public skills: marketplace %s cannot be read: %w", marketplacePath, err)
 		}
-		for _, p := range m.Plugins {
-			names = append(names, p.Name)
-		}
-	} else if marketplacePath != skill.DefaultMarketplacePath {
-		return nil, fmt.Errorf("public skills: marketplace %s cannot be read: %w", marketplacePath, err)
 	}
 	var out []skill.Skill
 	if names == nil {

@@ -24,6 +24,7 @@ func publicRepo(t *testing.T) string {
 		"skills/unlisted/SKILL.md":  "---\ndescription: not in the marketplace\n---\nx",
 		"marketplaces/default.json": `{"name": "default", "owner": {"name": "OpenHands"}, "plugins": [{"name": "github", "source": "./skills/github"}, {"name": "docker", "source": "./skills/docker"}, {"name": "gone", "source": "./skills/gone"}]}`,
 		"marketplaces/small.json":   `{"name": "small", "owner": {"name": "OpenHands"}, "plugins": [{"name": "docker", "source": "./skills/docker"}]}`,
+		"marketplaces/empty.json":   `{"name": "empty", "owner": {"name": "OpenHands"}, "plugins": []}`,
 	})
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-qm", "skills"}} {
 		cmd := exec.Command("git", args...)
@@ -59,6 +60,12 @@ func TestLoadPublicSkills(t *testing.T) {
 	}
 	if got, want := names("marketplaces/small.json"), []string{"docker"}; !slices.Equal(got, want) {
 		t.Errorf("small marketplace: %v, want %v", got, want)
+	}
+	if got, want := names(AllPublicSkills), []string{"docker", "github", "unlisted"}; !slices.Equal(got, want) {
+		t.Errorf("every skill: %v, want %v", got, want)
+	}
+	if got := names("marketplaces/empty.json"); len(got) != 0 {
+		t.Errorf("a marketplace listing nothing loaded %v", got)
 	}
 	if _, err := LoadPublicSkills(context.Background(), "marketplaces/none.json", opts); err == nil {
 		t.Error("a marketplace that does not exist loaded")

@@ -11,6 +11,9 @@ import (
 func TestSkillsRoute(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
+	// No public skills: an empty local copy of the public repository.
+	t.Setenv("EXTENSIONS_REPO", "")
+	t.Setenv("EXTENSIONS_PATH", t.TempDir())
 	ts := newTestServer(t, &server.Options{SessionAPIKeys: []string{"sess"}})
 	proj := t.TempDir()
 	write := func(path, text string) {
