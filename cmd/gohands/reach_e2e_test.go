@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/gohands/gohands/agent/switchllm"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm/llmtest"
@@ -141,5 +143,50 @@ func TestE2ERunPluginSource(t *testing.T) {
 	r = e2.mustRun(1, e2.args("--plugin", filepath.Join(dir, "missing"), "say hi")...)
 	if !strings.Contains(r.stderr, "--plugin") || len(e2.srv.Requests()) != 0 {
 		t.Errorf("a missing plugin: %s", r.stderr)
+	}
+}
+
+// The settings' load_public_skills and registered_marketplaces reach
+// gohands run's agent context: the public skills (a local copy named by
+// $EXTENSIONS_PATH) and what a registered marketplace auto-loads are
+// sent to the model.
+func TestE2ERunPublicSkillsAndMarketplaces(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t, finishReply("done"), finishReply("done"))
+	ext, market := t.TempDir(), t.TempDir()
+	writeFiles(t, map[string]string{
+		filepath.Join(ext, "skills/pubtip/SKILL.md"):                 "---\nname: pubtip\ndescription: PUBLIC-SKILL-DESCRIPTION\n---\nPublic body.",
+		filepath.Join(market, ".plugin/marketplace.json"):            `{"name": "company", "owner": {"name": "Tools"}, "plugins": [{"name": "weather", "source": "./plugins/weather"}, {"name": "skipped", "source": "./plugins/skipped"}], "skills": [{"name": "greet", "source": "./skills/greet"}]}`,
+		filepath.Join(market, "plugins/weather/.plugin/plugin.json"): `{"name": "weather"}`,
+		filepath.Join(market, "plugins/weather/skills/now.md"):       "MARKET-PLUGIN-SKILL",
+		filepath.Join(market, "plugins/skipped/.plugin/plugin.json"): `{"name": "skipped"}`,
+		filepath.Join(market, "plugins/skipped/skills/no.md"):        "NOT-AUTO-LOADED",
+		filepath.Join(market, "skills/greet/SKILL.md"):               "---\nname: greet\ndescription: MARKET-STANDALONE-SKILL\n---\nGreet.",
+	})
+	e.env = append(e.env, "EXTENSIONS_PATH="+ext, "OH_PERSISTENCE_DIR="+filepath.Join(e.home, ".openhands"))
+	// Without the settings, neither is loaded.
+	e.mustRun(0, e.args("say hi")...)
+	body := string(e.srv.LastRequest().RawBody)
+	for _, absent := range []string{"PUBLIC-SKILL-DESCRIPTION", "MARKET-PLUGIN-SKILL", "MARKET-STANDALONE-SKILL"} {
+		if strings.Contains(body, absent) {
+			t.Fatalf("%q sent without the settings", absent)
+		}
+	}
+	e.writeSettings(`{"load_public_skills": true, "registered_marketplaces": [{"name": "company", "source": "` + market + `", "auto_load": ["weather", "greet"]}]}`)
+	e.id = uuid.NewString()
+	e.mustRun(0, e.args("say hi")...)
+	body = string(e.srv.LastRequest().RawBody)
+	for _, want := range []string{"PUBLIC-SKILL-DESCRIPTION", "MARKET-PLUGIN-SKILL", "MARKET-STANDALONE-SKILL"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the model was not sent %q", want)
+		}
+	}
+	if strings.Contains(body, "NOT-AUTO-LOADED") {
+		t.Error("a plugin the registration does not auto-load was sent")
+	}
+	// A registration without a source is refused.
+	e.writeSettings(`{"registered_marketplaces": [{"name": "company"}]}`)
+	if r := e.mustRun(2, e.args("say hi")...); !strings.Contains(r.stderr, "registered_marketplaces[0]") {
+		t.Errorf("bad registration: %s", r.stderr)
 	}
 }

@@ -33,6 +33,13 @@ type settings struct {
 	// model calls, as the LLM configuration's fields of those names.
 	NumRetries   *int     `json:"num_retries,omitempty"`
 	RetryMaxWait *float64 `json:"retry_max_wait,omitempty"`
+	// LoadPublicSkills and RegisteredMarketplaces are the agent
+	// context's fields of those names: the public skills
+	// (github.com/OpenHands/extensions, or $EXTENSIONS_PATH), and the
+	// marketplaces ({name, source, ref, repo_path, auto_load}) whose
+	// auto-loaded plugins and skills every conversation gets.
+	LoadPublicSkills       bool              `json:"load_public_skills,omitempty"`
+	RegisteredMarketplaces []json.RawMessage `json:"registered_marketplaces,omitempty"`
 }
 
 // settingsPath is $XDG_CONFIG_HOME/gohands/settings.json when

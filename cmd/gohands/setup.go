@@ -23,6 +23,7 @@ import (
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/mcp"
+	"github.com/gohands/gohands/plugin"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/skill"
@@ -287,8 +288,16 @@ func (a *app) buildAgent(ctx context.Context, f *runFlags, st settings, p *prepa
 			ag.IncludeDefaultTools = append(ag.IncludeDefaultTools, kind)
 		}
 	}
-	if f.memory {
-		if ag.AgentContext, err = withMemory(ag.AgentContext); err != nil {
+	if f.memory || st.LoadPublicSkills || len(st.RegisteredMarketplaces) > 0 {
+		if err := checkMarketplaces(st.RegisteredMarketplaces); err != nil {
+			return err
+		}
+		ag.AgentContext, err = withContext(ag.AgentContext, func(ac *skill.AgentContext) {
+			ac.LoadMemory = ac.LoadMemory || f.memory
+			ac.LoadPublicSkills = ac.LoadPublicSkills || st.LoadPublicSkills
+			ac.RegisteredMarketplaces = append(ac.RegisteredMarketplaces, st.RegisteredMarketplaces...)
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -336,16 +345,35 @@ func knownTools() []string {
 	return names
 }
 
-// withMemory returns the agent context raw with load_memory set.
-func withMemory(raw json.RawMessage) (json.RawMessage, error) {
+// withContext returns the agent context raw changed by set.
+func withContext(raw json.RawMessage, set func(*skill.AgentContext)) (json.RawMessage, error) {
 	var ac skill.AgentContext
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &ac); err != nil {
 			return nil, fmt.Errorf("agent context: %w", err)
 		}
 	}
-	ac.LoadMemory = true
+	set(&ac)
 	return json.Marshal(&ac)
+}
+
+// checkMarketplaces checks the settings' registered_marketplaces: each
+// a registration with a name and a source.
+func checkMarketplaces(regs []json.RawMessage) error {
+	for i, raw := range regs {
+		var r plugin.Registration
+		err := json.Unmarshal(raw, &r)
+		if err == nil && (r.Name == "" || r.Source == "") {
+			err = errors.New("name and source are required")
+		}
+		if err == nil {
+			err = (&plugin.Source{Source: r.Source, Ref: r.Ref, RepoPath: r.RepoPath}).Validate()
+		}
+		if err != nil {
+			return usageErr("settings: registered_marketplaces[%d]: %v", i, err)
+		}
+	}
+	return nil
 }
 
 // writeMCPSettings writes the settings' enabled MCP servers as an
