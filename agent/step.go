@@ -137,7 +137,7 @@ func (r *runner) Step(ctx context.Context) error {
 	if r.cond != nil {
 		// The session's view has condensations applied but drops
 		// requests: the flag tells the condenser it must act.
-		cview := &condenser.View{Events: view}
+		cview := &condenser.View{Events: view, ConversationID: r.sess.ID()}
 		if r.condRequests {
 			if cview.UnhandledRequest, err = r.sess.State().CondensationPending(); err != nil {
 				return err

@@ -65,3 +65,29 @@ func TestSummarizerBorrowsAgentCredentials(t *testing.T) {
 		t.Errorf("the summary was counted in the agent's metrics: %+v", m.TokenUsages)
 	}
 }
+
+// With KeepFirst 0 the leading system prompt is still kept (the condensed
+// view must open with it, as in the reference), and the summary call
+// carries the view's conversation id (the provider's prompt cache key).
+func TestSummaryKeepsSystemPromptAndConversationID(t *testing.T) {
+	model, p := scripted(t, llmtest.Reply{Text: "summary"})
+	c := NewLLMSummarizing(llm.DefaultConfig("openai/gpt-4o"), model)
+	c.MaxSize, c.KeepFirst = 6, 0
+	var b builder
+	b.system().user("count to ten")
+	for range 5 {
+		b.batch(1, "ok", false)
+	}
+	view := NewView(b.events)
+	view.ConversationID = "conv-7"
+	cond, err := c.Condense(context.Background(), view, nil)
+	if err != nil || cond == nil {
+		t.Fatalf("condense: %v %v", cond, err)
+	}
+	if cond.SummaryOffset == nil || *cond.SummaryOffset != 1 || cond.ForgottenEventIDs[0] != b.events[1].EventBase().ID {
+		t.Errorf("offset %v, forgotten %v: the system prompt must stay first", cond.SummaryOffset, cond.ForgottenEventIDs)
+	}
+	if reqs := p.Requests(); len(reqs) != 1 || reqs[0].ConversationID != "conv-7" {
+		t.Errorf("summary requests %d, conversation id %q; want conv-7", len(reqs), reqs[0].ConversationID)
+	}
+}

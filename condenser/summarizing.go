@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 
@@ -220,7 +221,13 @@ func (c *LLMSummarizing) forgetRange(view *View, r reasons) (start, end int, err
 		tail = min(tail, c.tailForReduction(view.Events, r.total-r.cap/2))
 	}
 	idx := ManipulationIndices(view.Events)
-	start, ok1 := nextIndex(idx, c.KeepFirst)
+	// A leading system prompt is never forgotten, even with KeepFirst 0:
+	// the condensed view must still open with it.
+	head := c.KeepFirst
+	if i := slices.IndexFunc(view.Events, isSystemPrompt); i >= 0 {
+		head = max(head, i+1)
+	}
+	start, ok1 := nextIndex(idx, head)
 	end, ok2 := nextIndex(idx, n-tail) // a negative tail finds no index, as in the reference
 	if !ok1 || !ok2 {
 		return 0, 0, fmt.Errorf("%w: no cut point in the view", ErrNoCondensation)
@@ -262,12 +269,17 @@ func (c *LLMSummarizing) tailForReduction(events []event.Event, reduction int) i
 	return len(rest) - k
 }
 
+func isSystemPrompt(e event.Event) bool {
+	_, ok := e.(*event.SystemPromptEvent)
+	return ok
+}
+
 func (c *LLMSummarizing) condense(ctx context.Context, view *View, r reasons) (*event.Condensation, error) {
 	start, end, err := c.forgetRange(view, r)
 	if err != nil {
 		return nil, err
 	}
-	return c.summarize(ctx, view.Events[start:end], start, 0)
+	return c.summarize(ctx, view.ConversationID, view.Events[start:end], start, 0)
 }
 
 // hardReset summarises the whole view (after a leading system prompt,
@@ -285,7 +297,7 @@ func (c *LLMSummarizing) hardReset(ctx context.Context, view *View) *event.Conde
 	}
 	limit := 0
 	for range c.HardContextResetMaxRetries {
-		cond, err := c.summarize(ctx, events, offset, limit)
+		cond, err := c.summarize(ctx, view.ConversationID, events, offset, limit)
 		if err == nil {
 			return cond
 		}
@@ -305,20 +317,22 @@ func (c *LLMSummarizing) hardReset(ctx context.Context, view *View) *event.Conde
 }
 
 // summarize asks the LLM to summarise forgotten, each event's text cut to
-// limit characters when limit > 0.
-func (c *LLMSummarizing) summarize(ctx context.Context, forgotten []event.Event, offset, limit int) (*event.Condensation, error) {
+// limit characters when limit > 0. convID is the conversation's id, if
+// known.
+func (c *LLMSummarizing) summarize(ctx context.Context, convID string, forgotten []event.Event, offset, limit int) (*event.Condensation, error) {
 	if len(forgotten) == 0 {
 		return nil, fmt.Errorf("%w: no events to summarise", ErrNoCondensation)
 	}
 	// As in the reference, the instructions go in the system message and the
 	// events in the user message, so that the Responses API gets them as
 	// instructions and input. (Responses calls are always store=false here,
-	// which the reference asks for explicitly.)
+	// which the reference asks for explicitly.) The conversation's id keys
+	// the provider's prompt cache, as on the agent's own calls.
 	msgs := []event.Message{
 		{Role: event.RoleSystem, Content: event.List[event.Content]{event.Text(summaryInstructions)}},
 		event.UserMessage(summaryEvents(forgotten, limit)),
 	}
-	resp, err := c.Model.Completion(ctx, msgs, nil, &llm.CallOptions{NoStream: true})
+	resp, err := c.Model.Completion(ctx, msgs, nil, &llm.CallOptions{ConversationID: convID, NoStream: true})
 	if err != nil {
 		return nil, fmt.Errorf("%w: summary LLM call failed: %w", ErrNoCondensation, err)
 	}

@@ -16,6 +16,10 @@ type View struct {
 	// UnhandledRequest is true when a CondensationRequest came after the
 	// last Condensation.
 	UnhandledRequest bool
+	// ConversationID, when set, is the conversation's id: a summary call
+	// sends it as the agent's calls do (prompt_cache_key where the
+	// provider takes one).
+	ConversationID string
 }
 
 // NewView builds the view of events, the active branch oldest first.
