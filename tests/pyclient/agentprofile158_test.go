@@ -3,6 +3,8 @@ package pyclient_test
 import (
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -16,6 +18,10 @@ import (
 // profile and agent profiles saved, and compares the agent each stores
 // (kind, model, tools, condenser), its launched_agent_profile, and the
 // answers to an unknown id and to a profile with dangling references.
+// An ACP profile's start stores the same ACPAgent on both, with its
+// launched_agent_profile, and starts no ACP server (its command, which
+// would leave a file, has not run); a custom one without acp_command is
+// the same 422 on both.
 func TestAgentProfileStart158(t *testing.T) {
 	t.Parallel()
 	py := testenv.Reference158Python(t)
@@ -23,8 +29,10 @@ func TestAgentProfileStart158(t *testing.T) {
 	gh := startGohandsServer(t)
 
 	type result struct {
-		agent, launched map[string]any
-		unknown, orphan string
+		agent, launched       map[string]any
+		acpAgent, acpLaunched map[string]any
+		unknown, orphan       string
+		noCommand             string
 	}
 	run := func(srv *server) result {
 		c := &apiClient{base: srv.URL, http: &http.Client{Timeout: 5 * time.Minute}}
@@ -37,6 +45,10 @@ func TestAgentProfileStart158(t *testing.T) {
 		must("POST", "/api/agent-profiles/p1", map[string]any{"llm_profile_ref": "fast", "revision": 3, "secret_refs": []any{"KEEP"},
 			"tools": []any{map[string]any{"name": "terminal"}, map[string]any{"name": "file_editor"}}}, nil)
 		must("POST", "/api/agent-profiles/orphan", map[string]any{"llm_profile_ref": "gone", "mcp_server_refs": []any{"nowhere"}}, nil)
+		marker := filepath.Join(t.TempDir(), "spawned")
+		must("POST", "/api/agent-profiles/acp", map[string]any{"agent_kind": "acp", "acp_server": "custom", "acp_command": "touch '" + marker + "'",
+			"acp_args": []any{"--x"}, "acp_model": "big", "acp_prompt_timeout": 120, "revision": 2, "secret_refs": []any{"PEER_AUTH"}}, nil)
+		must("POST", "/api/agent-profiles/nocmd", map[string]any{"agent_kind": "acp", "acp_server": "custom"}, nil)
 		var list struct {
 			Profiles []struct {
 				ID   string `json:"id"`
@@ -73,6 +85,24 @@ func TestAgentProfileStart158(t *testing.T) {
 		}
 		r.unknown = answer("6f1c3d2e-0000-4000-8000-000000000000")
 		r.orphan = answer(ids["orphan"])
+		r.noCommand = answer(ids["nocmd"])
+
+		info = nil
+		must("POST", "/api/conversations", map[string]any{"agent_profile_id": ids["acp"], "workspace": ws}, &info)
+		r.acpAgent, _ = info["agent"].(map[string]any)
+		r.acpLaunched, _ = info["launched_agent_profile"].(map[string]any)
+		if r.acpAgent == nil || r.acpLaunched == nil {
+			t.Fatalf("%s: the ACP profile's start: %v", srv.name, info)
+		}
+		if r.acpLaunched != nil && r.acpLaunched["agent_profile_id"] == ids["acp"] {
+			r.acpLaunched["agent_profile_id"] = "<acp>"
+		}
+		if cmd := anyList(r.acpAgent["acp_command"]); len(cmd) == 2 && cmd[1] == marker {
+			cmd[1] = "<marker>"
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Errorf("%s: the ACP server's command ran at the start", srv.name)
+		}
 		return r
 	}
 	rr, gr := run(ref), run(gh)
@@ -99,6 +129,29 @@ func TestAgentProfileStart158(t *testing.T) {
 	}
 	if rr.orphan != gr.orphan {
 		t.Errorf("dangling references: reference %s, gohands %s", rr.orphan, gr.orphan)
+	}
+
+	pickACP := func(a map[string]any) map[string]any {
+		out := map[string]any{}
+		for _, k := range []string{"kind", "acp_command", "acp_server", "acp_args", "acp_model", "acp_session_mode", "acp_prompt_timeout",
+			"acp_startup_timeout", "acp_isolate_data_dir", "acp_file_secrets", "acp_resume_session_id", "mcp_config", "agent_context",
+			"tools", "include_default_tools", "condenser", "critic"} {
+			out[k] = a[k]
+		}
+		llm, _ := a["llm"].(map[string]any)
+		out["llm.model"], out["llm.usage_id"] = llm["model"], llm["usage_id"]
+		return out
+	}
+	if r, g := pickACP(rr.acpAgent), pickACP(gr.acpAgent); !reflect.DeepEqual(r, g) {
+		rb, _ := json.Marshal(r)
+		gb, _ := json.Marshal(g)
+		t.Errorf("the ACP profile's agent:\nreference %s\ngohands   %s", rb, gb)
+	}
+	if !reflect.DeepEqual(rr.acpLaunched, gr.acpLaunched) {
+		t.Errorf("ACP launched_agent_profile: reference %v, gohands %v", rr.acpLaunched, gr.acpLaunched)
+	}
+	if rr.noCommand != gr.noCommand {
+		t.Errorf("custom ACP profile without acp_command: reference %s, gohands %s", rr.noCommand, gr.noCommand)
 	}
 }
 
