@@ -190,3 +190,43 @@ func TestE2ERunPublicSkillsAndMarketplaces(t *testing.T) {
 		t.Errorf("bad registration: %s", r.stderr)
 	}
 }
+
+// gohands run --meta-profile NAME gives the agent route_task_to_model
+// with that stored meta-profile (not the first one stored): the
+// classifier profile is asked, and the next step runs on the chosen
+// class's profile. An unknown name is a usage error.
+func TestE2ERunMetaProfile(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("call_r", "route_task_to_model", map[string]any{})}},
+		llmtest.Reply{Text: "2"},
+		finishReply("routed"))
+	e.writeSettings(`{"llm_profiles":{"cls":` + e.profileJSON("cls-1") + `,"strong":` + e.profileJSON("strong-1") + `,"cheap":` + e.profileJSON("cheap-1") + `}}`)
+	store := filepath.Join(e.home, "oh")
+	e.env = append(e.env, "OH_PERSISTENCE_DIR="+store)
+	writeFiles(t, map[string]string{
+		filepath.Join(store, "meta-profiles/aaa.json"):   `{"classifier_model":"cls","classes":[{"description":"anything","model":"cheap"},{"description":"else","model":"cheap"}]}`,
+		filepath.Join(store, "meta-profiles/route.json"): `{"classifier_model":"cls","classes":[{"description":"routine edits","model":"cheap"},{"description":"hard algorithms","model":"strong"}]}`,
+	})
+	e.mustRun(0, e.args("--meta-profile", "route", "write a faster sort")...)
+	reqs := e.srv.Requests()
+	if got := requestModels(reqs); got != "gpt-4o,cls-1,strong-1" {
+		t.Fatalf("models called: %s", got)
+	}
+	if c := string(reqs[1].RawBody); !strings.Contains(c, "hard algorithms") || !strings.Contains(c, "write a faster sort") {
+		t.Errorf("classifier call: %s", c)
+	}
+	evs, _ := e.events()
+	var found bool
+	for _, o := range ofKind[*event.ObservationEvent](evs) {
+		if c, ok := o.Observation.(*event.ClassifyAndSwitchLLMObservation); ok {
+			found = !c.IsError && c.Model == "strong" && c.ActiveModel == "openai/strong-1"
+		}
+	}
+	if !found {
+		t.Fatalf("no successful routing observation: %v", kinds(evs))
+	}
+	if r := e.mustRun(2, e.args("--meta-profile", "nope", "again")...); !strings.Contains(r.stderr, "nope.json") {
+		t.Errorf("unknown meta-profile: %s", r.stderr)
+	}
+}

@@ -31,6 +31,7 @@ import (
 	"github.com/gohands/gohands/tool"
 	"github.com/gohands/gohands/tools/askoracle"
 	"github.com/gohands/gohands/tools/preset"
+	"github.com/gohands/gohands/tools/routetask"
 	"github.com/gohands/gohands/workspace"
 	"github.com/gohands/gohands/workspace/docker"
 
@@ -279,6 +280,13 @@ func (a *app) buildAgent(ctx context.Context, f *runFlags, st settings, p *prepa
 		}
 		popts.ExtraTools = append(popts.ExtraTools, tool.Spec{Name: name})
 	}
+	if f.metaProfile != "" {
+		spec, err := metaProfileTool(f.metaProfile)
+		if err != nil {
+			return err
+		}
+		popts.ExtraTools = append(popts.ExtraTools, spec)
+	}
 	ag, err := preset.New(f.preset, cfg, popts)
 	if err != nil {
 		return usageErr("--preset: %v", err)
@@ -330,6 +338,19 @@ func (a *app) buildAgent(ctx context.Context, f *runFlags, st settings, p *prepa
 	}
 	p.agent = ag.WithOptions(opts)
 	return nil
+}
+
+// metaProfileTool is the route_task_to_model spec of --meta-profile
+// name, which must be stored.
+func metaProfileTool(name string) (tool.Spec, error) {
+	dir := routetask.StoreDir()
+	if strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
+		return tool.Spec{}, usageErr("--meta-profile %q: not a meta-profile name", name)
+	}
+	if _, err := os.Stat(filepath.Join(dir, name+".json")); err != nil {
+		return tool.Spec{}, usageErr("--meta-profile %s: no %s.json in %s", name, name, dir)
+	}
+	return tool.Spec{Name: routetask.KindName, Params: event.Map[string, any]{"active_meta_profile": name}}, nil
 }
 
 // knownTools lists what --tool takes: the registered tools and the
