@@ -372,6 +372,10 @@ type agentProfileDiagnostics struct {
 	DanglingMetaProfileRef     *string        `json:"dangling_meta_profile_ref"`
 	DanglingMetaProfileLLMRefs []string       `json:"dangling_meta_profile_llm_refs"`
 	ResolvedSettings           map[string]any `json:"resolved_settings"`
+
+	// buildProblem is why the settings cannot be built, when that is the
+	// error (Errors has it prefaced).
+	buildProblem string
 }
 
 // filled gives the lists the reference always sends their empty value.
@@ -589,6 +593,13 @@ func (s *Server) resolveAgentProfile(p map[string]any, expose bool) (agentProfil
 			diag.Errors = append(diag.Errors, "MCP server(s) not configured: "+strings.Join(diag.DanglingMCPServerRefs, ", "))
 		}
 		return diag.filled(), nil
+	}
+	if kind == "acp" {
+		if msg := acpCommandProblem(settings); msg != "" {
+			diag.buildProblem = msg
+			diag.Errors = append(diag.Errors, "Failed to build agent settings: "+msg)
+			return diag.filled(), nil
+		}
 	}
 	settings["mcp_config"] = redact(resolvedMCP)
 	diag.ResolvedSettings = settings

@@ -38,7 +38,8 @@ import (
 // the first run, not by the start. Unlike the reference, which runs its
 // pinned npx package for each acp_server, gohands has no default launch
 // command, so a profile without acp_command is 422 invalid_agent_launch
-// (the reference answers so only for acp_server custom).
+// (the reference answers so only for acp_server custom), and its
+// materialize is not valid.
 
 // launchError is the reference's AgentLaunchError answer: 422 with an
 // object detail.
@@ -117,16 +118,23 @@ func (s *Server) profileLaunch(rawID string) (conversation.Agent, *launchedProfi
 	return a, launched, nil
 }
 
+// acpCommandProblem is why the resolved settings of an ACP profile
+// cannot launch for want of a command, or "": the reference falls back
+// to a pinned npx package for every acp_server but custom, gohands to
+// none.
+func acpCommandProblem(st map[string]any) string {
+	if cmd, _ := st["acp_command"].([]any); len(cmd) > 0 {
+		return ""
+	}
+	if srv := st["acp_server"]; srv != "custom" {
+		return fmt.Sprintf("acp_command is required: gohands has no default launch command for acp_server='%v' (set the command that starts its ACP server)", srv)
+	}
+	return "acp_command is required when acp_server='custom' — there is no default launch command to fall back to"
+}
+
 // acpProfileAgent is the ACPAgent the resolved settings of an ACP
 // profile launch: its JSON, decoded as a client's ACPAgent is.
 func acpProfileAgent(st map[string]any) (conversation.Agent, error) {
-	if cmd, _ := st["acp_command"].([]any); len(cmd) == 0 {
-		msg := "acp_command is required when acp_server='custom' — there is no default launch command to fall back to"
-		if srv := st["acp_server"]; srv != "custom" {
-			msg = fmt.Sprintf("acp_command is required: gohands has no default launch command for acp_server='%v' (set the command that starts its ACP server)", srv)
-		}
-		return nil, &launchError{map[string]any{"code": "invalid_agent_launch", "message": msg}}
-	}
 	model := acp.SentinelUsageID
 	if m, _ := st["acp_model"].(string); m != "" {
 		model = m
@@ -151,7 +159,11 @@ func diagLaunchError(d agentProfileDiagnostics) error {
 		dangLLM = d.LLMProfileRef
 	}
 	if dangLLM == nil && len(d.DanglingMCPServerRefs) == 0 && d.DanglingMetaProfileRef == nil && len(d.DanglingMetaProfileLLMRefs) == 0 {
-		return &launchError{map[string]any{"code": "invalid_agent_launch", "message": strings.Join(d.Errors, "; ")}}
+		msg := strings.Join(d.Errors, "; ")
+		if d.buildProblem != "" {
+			msg = d.buildProblem // as the reference's launch says it, without materialize's preface
+		}
+		return &launchError{map[string]any{"code": "invalid_agent_launch", "message": msg}}
 	}
 	var problems []string
 	if dangLLM != nil {

@@ -101,7 +101,7 @@ func TestStartFromAgentProfile(t *testing.T) {
 // ACP server's environment, the others do not. The server (the scripted
 // peer) starts with the first run, not with the conversation. A profile
 // without acp_command, or naming an MCP server that is not configured,
-// cannot launch.
+// cannot launch, and its materialize says why.
 func TestStartFromACPAgentProfile(t *testing.T) {
 	t.Parallel()
 	py := testenv.Program(t, "python3")
@@ -184,5 +184,23 @@ func TestStartFromACPAgentProfile(t *testing.T) {
 		if st != 422 || !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: %d %s", c.name, st, body)
 		}
+	}
+	// materialize reports what the launch would say.
+	var diag struct {
+		Valid    bool           `json:"valid"`
+		Errors   []string       `json:"errors"`
+		Settings map[string]any `json:"resolved_settings"`
+	}
+	ts.must(200, "POST", "/api/agent-profiles/custom/materialize", nil, &diag)
+	if diag.Valid || diag.Settings != nil || strings.Join(diag.Errors, "|") != "Failed to build agent settings: acp_command is required when acp_server='custom' — there is no default launch command to fall back to" {
+		t.Errorf("materialize of a custom profile without acp_command: %+v", diag)
+	}
+	ts.must(200, "POST", "/api/agent-profiles/codex/materialize", nil, &diag)
+	if diag.Valid || len(diag.Errors) != 1 || !strings.Contains(diag.Errors[0], "gohands has no default launch command for acp_server='codex'") {
+		t.Errorf("materialize of a codex profile without acp_command: %+v", diag)
+	}
+	ts.must(200, "POST", "/api/agent-profiles/peer/materialize", nil, &diag)
+	if !diag.Valid || len(diag.Errors) != 0 || fmt.Sprint(diag.Settings["acp_command"]) != fmt.Sprint([]any{py, script}) {
+		t.Errorf("materialize of the peer's profile: %+v", diag)
 	}
 }

@@ -72,7 +72,7 @@ func TestAgentProfiles(t *testing.T) {
 	if det.Profile["id"] != id || det.Profile["revision"] != 8.0 || len(det.Profile["tools"].([]any)) != 1 {
 		t.Errorf("overwritten: %+v", det)
 	}
-	ts.must(201, "POST", "/api/agent-profiles/a1", map[string]any{"agent_kind": "acp", "acp_server": "codex"}, nil)
+	ts.must(201, "POST", "/api/agent-profiles/a1", map[string]any{"agent_kind": "acp", "acp_server": "codex", "acp_command": "codex-acp"}, nil)
 	det.Profile = nil // Unmarshal merges into a map it is given
 	ts.must(200, "GET", "/api/agent-profiles/a1", nil, &det)
 	if det.Profile["acp_prompt_timeout"] != 1800.0 || det.Profile["llm_profile_ref"] != nil {

@@ -81,7 +81,9 @@
 //     (its command, server, model, timeouts and MCP servers) whose server
 //     starts with the first run, but gohands has no default launch command
 //     per acp_server (the reference's pinned npx packages), so an ACP
-//     profile without acp_command is a 422 (invalid_agent_launch); the
+//     profile without acp_command is a 422 (invalid_agent_launch) and
+//     its materialize not valid (the reference's only for acp_server
+//     custom); the
 //     conversation's launched_agent_profile records the profile's id,
 //     revision and secret_refs, which keeps only the request secrets it
 //     names;
