@@ -230,3 +230,61 @@ func TestE2ERunMetaProfile(t *testing.T) {
 		t.Errorf("unknown meta-profile: %s", r.stderr)
 	}
 }
+
+// gohands skills install puts a skill where gohands run loads it (its
+// description reaches the model); a second install needs --force; list
+// shows it. gohands skills sync fetches the public repository
+// ($EXTENSIONS_REPO) again: a commit made since is on disk afterwards.
+func TestE2ESkillsInstallAndSync(t *testing.T) {
+	t.Parallel()
+	requireTool(t, "git")
+	e := newE2E(t, finishReply("done"))
+	src := filepath.Join(t.TempDir(), "deploy-notes")
+	writeFiles(t, map[string]string{
+		filepath.Join(src, "SKILL.md"): "---\nname: deploy-notes\ndescription: INSTALLED-SKILL-DESCRIPTION\n---\nHow we deploy.",
+	})
+	r := e.mustRun(0, "skills", "install", src)
+	if !strings.Contains(r.stdout, "Installed skill deploy-notes") {
+		t.Fatalf("install: %s", r.stdout)
+	}
+	if r := e.mustRun(2, "skills", "install", src); !strings.Contains(r.stderr, "--force") {
+		t.Errorf("second install: %s", r.stderr)
+	}
+	e.mustRun(0, "skills", "install", "--force", src)
+	if r := e.mustRun(0, "skills", "list"); !strings.Contains(r.stdout, "deploy-notes") || !strings.Contains(r.stdout, "INSTALLED-SKILL-DESCRIPTION") {
+		t.Errorf("list: %s", r.stdout)
+	}
+	e.mustRun(0, e.args("say hi")...)
+	if !strings.Contains(string(e.srv.LastRequest().RawBody), "INSTALLED-SKILL-DESCRIPTION") {
+		t.Error("the installed skill did not reach the model")
+	}
+
+	repo := t.TempDir()
+	writeFiles(t, map[string]string{filepath.Join(repo, "skills/pub/SKILL.md"): "---\nname: pub\ndescription: V1\n---\nv1"})
+	gitRun(t, repo, "init", "-q", "-b", "main")
+	gitRun(t, repo, "add", "-A")
+	gitRun(t, repo, "commit", "-qm", "v1")
+	e.env = append(e.env, "EXTENSIONS_REPO=file://"+repo, "EXTENSIONS_REF=main")
+	synced := func() string {
+		r := e.mustRun(0, "skills", "sync")
+		dir, ok := strings.CutPrefix(strings.TrimSpace(r.stdout), "Synced the public skills in ")
+		if !ok {
+			t.Fatalf("sync: %s", r.stdout)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "skills/pub/SKILL.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if got := synced(); !strings.Contains(got, "V1") {
+		t.Fatalf("first sync: %s", got)
+	}
+	writeFiles(t, map[string]string{filepath.Join(repo, "skills/pub/SKILL.md"): "---\nname: pub\ndescription: V2\n---\nv2"})
+	gitRun(t, repo, "commit", "-qam", "v2")
+	if got := synced(); !strings.Contains(got, "V2") {
+		t.Fatalf("second sync: %s", got)
+	}
+	e.env = append(e.env, "EXTENSIONS_REPO=file://"+filepath.Join(repo, "gone"))
+	e.mustRun(1, "skills", "sync")
+}
