@@ -43,15 +43,33 @@ func cutShort(id, dir string) []string {
 	m := &manager{}
 	for n := 1; ; n++ {
 		tid := m.taskID(n)
-		data, err := os.ReadFile(filepath.Join(filestore.Dir(dir, subConversationID(id, tid)), filestore.BaseStateFile))
-		if err != nil {
+		st, ok := storedStatus(id, dir, tid)
+		if !ok {
 			return out
 		}
-		var st struct {
-			Status conversation.ExecutionStatus `json:"execution_status"`
-		}
-		if json.Unmarshal(data, &st) == nil && st.Status == conversation.StatusRunning {
+		if st == conversation.StatusRunning {
 			out = append(out, tid)
 		}
 	}
+}
+
+// StoredStatus returns the stored execution status of the task taskID of
+// the conversation id stored in the directory dir, and whether the task's
+// sub-conversation is stored there.
+func StoredStatus(id, dir, taskID string) (conversation.ExecutionStatus, bool) {
+	return storedStatus(id, filepath.Join(dir, "subagents"), taskID)
+}
+
+// storedStatus is StoredStatus with the directory of the
+// sub-conversations.
+func storedStatus(id, subDir, taskID string) (conversation.ExecutionStatus, bool) {
+	data, err := os.ReadFile(filepath.Join(filestore.Dir(subDir, subConversationID(id, taskID)), filestore.BaseStateFile))
+	if err != nil {
+		return "", false
+	}
+	var st struct {
+		Status conversation.ExecutionStatus `json:"execution_status"`
+	}
+	json.Unmarshal(data, &st) // a state that does not parse has no status
+	return st.Status, true
 }

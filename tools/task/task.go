@@ -336,8 +336,18 @@ func errorObs(taskID, subagent, text string) *Observation {
 	}
 }
 
+// callHooks are what Tool.Do adds to a task call.
+type callHooks struct {
+	started func(id string) // told the task's id before its sub-agent runs
+	replay  bool            // a resumed task that finished answers without running
+}
+
 // execute runs one task call.
 func (m *manager) execute(ctx context.Context, a *Action) (*Observation, error) {
+	return m.executeCall(ctx, a, callHooks{})
+}
+
+func (m *manager) executeCall(ctx context.Context, a *Action, hooks callHooks) (*Observation, error) {
 	caller, ok := agent.CallerFrom(ctx)
 	if !ok {
 		return errorObs("unknown", a.SubagentType, "Failed to execute task: the task tool runs only in an agent's conversation."), nil
@@ -355,7 +365,10 @@ func (m *manager) execute(ctx context.Context, a *Action) (*Observation, error) 
 		rec.running = false
 		m.mu.Unlock()
 	}()
-	text, failed, err := m.run(ctx, caller, rec, def, a)
+	if hooks.started != nil {
+		hooks.started(rec.id)
+	}
+	text, failed, err := m.run(ctx, caller, rec, def, a, hooks.replay)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err // the caller was paused; the sub-agent is paused too
@@ -382,15 +395,44 @@ func (m *manager) execute(ctx context.Context, a *Action) (*Observation, error) 
 // sub-agent's answer, or an error saying why it has none. It fails with
 // the context's error when ctx ends first.
 func (t *Tool) Run(ctx context.Context, prompt, subagentType string, description *string) (string, error) {
-	obs, err := t.m.execute(ctx, &Action{Prompt: prompt, SubagentType: subagentType, Description: description})
+	_, text, err := t.Do(ctx, &Call{Prompt: prompt, SubagentType: subagentType, Description: description})
+	return text, err
+}
+
+// Call is a task run outside a model's task call (see Tool.Do).
+type Call struct {
+	Prompt       string
+	SubagentType string
+	Description  *string
+	// Resume, if set, is the id of the task to continue with Prompt.
+	Resume string
+	// Replay makes a resumed task whose sub-agent had finished give its
+	// final answer again without running (Prompt is not sent): for a
+	// caller whose process died before it got the answer.
+	Replay bool
+	// Started, if set, is told the task's id before its sub-agent runs.
+	Started func(id string)
+}
+
+// Do is Run for a Call: it returns the task's id (empty if none was
+// given) with the answer.
+func (t *Tool) Do(ctx context.Context, c *Call) (id, answer string, err error) {
+	a := &Action{Prompt: c.Prompt, SubagentType: c.SubagentType, Description: c.Description}
+	if c.Resume != "" {
+		a.Resume = &c.Resume
+	}
+	obs, err := t.m.executeCall(ctx, a, callHooks{started: c.Started, replay: c.Replay})
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	text := event.TextOf(obs.Content)
-	if obs.IsError {
-		return "", errors.New(text)
+	if obs.TaskID != "unknown" {
+		id = obs.TaskID
 	}
-	return text, nil
+	if obs.IsError {
+		return id, "", errors.New(text)
+	}
+	return id, text, nil
 }
 
 // start finds the record of a resumed task, or makes a new one.
@@ -464,7 +506,7 @@ func (m *manager) findStored() {
 
 // run runs the sub-conversation of rec with the prompt of a and returns
 // its answer, or why it failed.
-func (m *manager) run(ctx context.Context, caller *agent.Caller, rec *record, def *Definition, a *Action) (text string, failed bool, err error) {
+func (m *manager) run(ctx context.Context, caller *agent.Caller, rec *record, def *Definition, a *Action, replay bool) (text string, failed bool, err error) {
 	log := m.logger(caller).With("task", rec.id, "subagent", def.Name)
 	sub, model, err := m.subAgent(caller, def, log)
 	if err != nil {
@@ -538,6 +580,10 @@ func (m *manager) run(ctx context.Context, caller *agent.Caller, rec *record, de
 	}
 	defer m.rollUp(caller, rec, child, model, log)
 
+	if replay && child.Status() == conversation.StatusFinished {
+		final, _ := agent.FinalResponse(ctx, child.State())
+		return final, false, nil
+	}
 	if err := child.SendMessage(ctx, event.UserMessage(a.Prompt)); err != nil {
 		return "", true, err
 	}

@@ -12,7 +12,10 @@
 // (tools/task), run here with the calling conversation's model, budget,
 // confirmation policy and stuck detection, its costs added to the
 // caller's stats; at most max_concurrency run at once. Pausing the caller
-// ends the script and pauses its sub-agents.
+// ends the script and pauses its sub-agents. The same workflow run again
+// after a crash or a pause takes up the sub-agents of the run cut short
+// rather than starting them over (see restart.go), and the restart error
+// of a workflow a crash cut short says so.
 //
 // Names and wire format are the reference 1.58's: registry names
 // "workflow_tool_set" and "workflow", kinds WorkflowAction and
@@ -207,6 +210,11 @@ func (r *run) execute(ctx context.Context, a *Action) (*Observation, error) {
 	if _, err := exec.LookPath(python); err != nil {
 		return result(a, fmt.Sprintf("Workflows need Python 3 (%s): %v", python, err), true), nil
 	}
+	jnl, err := openJournal(journalPath(caller.Session.Dir(), a))
+	if err != nil {
+		log.Warn("workflow: its journal is unreadable: its tasks start over", "err", err)
+		jnl = &journal{path: journalPath(caller.Session.Dir(), a)}
+	}
 	rctx, cancel := context.WithTimeoutCause(ctx, Timeout, fmt.Errorf("the workflow ran longer than %s", Timeout))
 	defer cancel()
 	cmd := exec.CommandContext(rctx, python, "-I", "-c", runner)
@@ -261,7 +269,7 @@ func (r *run) execute(ctx context.Context, a *Action) (*Observation, error) {
 					return
 				}
 				defer func() { <-slots }()
-				text, err := r.opts.Tasks.Run(rctx, m.Prompt, m.SubagentType, m.Description)
+				text, err := r.task(rctx, jnl, &m, log)
 				if rctx.Err() != nil {
 					return // the workflow is over
 				}
@@ -287,6 +295,11 @@ func (r *run) execute(ctx context.Context, a *Action) (*Observation, error) {
 	if s := strings.TrimSpace(stderr.String()); s != "" {
 		log.Info("workflow: the script's output", "stderr", s)
 	}
+	if ctx.Err() == nil {
+		if err := jnl.remove(); err != nil {
+			log.Warn("workflow: removing its journal", "err", err)
+		}
+	}
 	switch {
 	case ctx.Err() != nil:
 		return nil, context.Cause(ctx) // the caller was paused
@@ -299,6 +312,32 @@ func (r *run) execute(ctx context.Context, a *Action) (*Observation, error) {
 	default:
 		return result(a, fmt.Sprintf("Workflow failed: %v", context.Cause(rctx)), true), nil
 	}
+}
+
+// task runs the sub-agent of the runner's call m: a task of an earlier
+// run of the workflow cut short, taken up, or a new one, recorded in the
+// journal.
+func (r *run) task(ctx context.Context, jnl *journal, m *message, log *slog.Logger) (string, error) {
+	c := &task.Call{Prompt: m.Prompt, SubagentType: m.SubagentType, Description: m.Description}
+	if id, ok := jnl.claim(m.Prompt, m.SubagentType); ok {
+		// A task recorded just before a crash may have no sub-conversation
+		// yet: it starts over.
+		if caller, _ := agent.CallerFrom(ctx); caller != nil {
+			if _, stored := task.StoredStatus(caller.Session.ID(), caller.Session.Dir(), id); stored {
+				c.Resume, c.Replay, c.Prompt = id, true, continuePrompt
+				_, text, err := r.opts.Tasks.Do(ctx, c)
+				return text, err
+			}
+		}
+	}
+	c.Started = func(id string) {
+		e := journalEntry{TaskID: id, Prompt: m.Prompt, SubagentType: m.SubagentType}
+		if err := jnl.add(e); err != nil {
+			log.Warn("workflow: recording a task in its journal", "task", id, "err", err)
+		}
+	}
+	_, text, err := r.opts.Tasks.Do(ctx, c)
+	return text, err
 }
 
 // limited writes at most n bytes to w and drops the rest.
