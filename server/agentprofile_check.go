@@ -493,7 +493,11 @@ func (s *Server) resolveAgentProfile(p map[string]any, expose bool) (agentProfil
 			settings[k] = p[k]
 		}
 		if cmd, ok := p["acp_command"].(string); ok && cmd != "" {
-			settings["acp_command"] = shellWords(cmd)
+			if words, err := shellWords(cmd); err != nil {
+				diag.buildProblem = err.Error()
+			} else {
+				settings["acp_command"] = words
+			}
 		}
 		if args, ok := p["acp_args"].([]any); ok {
 			settings["acp_args"] = args
@@ -595,9 +599,11 @@ func (s *Server) resolveAgentProfile(p map[string]any, expose bool) (agentProfil
 		return diag.filled(), nil
 	}
 	if kind == "acp" {
-		if msg := acpCommandProblem(settings); msg != "" {
-			diag.buildProblem = msg
-			diag.Errors = append(diag.Errors, "Failed to build agent settings: "+msg)
+		if diag.buildProblem == "" {
+			diag.buildProblem = acpCommandProblem(settings)
+		}
+		if diag.buildProblem != "" {
+			diag.Errors = append(diag.Errors, "Failed to build agent settings: "+diag.buildProblem)
 			return diag.filled(), nil
 		}
 	}
@@ -622,37 +628,53 @@ func defaultToolSelection() []any {
 	return out
 }
 
-// shellWords splits a command line as a POSIX shell does for words:
-// blanks separate, single quotes keep everything, double quotes keep all
-// but backslash escapes.
-func shellWords(s string) []any {
-	var out []any
+// shlexError is why a command line does not split, in the words of the
+// reference's shlex (which a launch answers with).
+type shlexError string
+
+func (e shlexError) Error() string { return string(e) }
+
+// shellWords splits a command line as a POSIX shell (and the reference's
+// shlex.split) does for words: blanks separate, single quotes keep
+// everything, double quotes keep all but a backslash before " or \, a
+// backslash outside quotes keeps the next character. An unclosed quote
+// or a trailing backslash is an error, with shlex's words.
+func shellWords(s string) ([]any, error) {
+	out := []any{}
 	var w strings.Builder
 	inWord := false
 	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		switch {
-		case ch == '\'':
+		switch ch := s[i]; ch {
+		case '\'':
 			inWord = true
 			j := strings.IndexByte(s[i+1:], '\'')
 			if j < 0 {
-				j = len(s) - i - 1
+				return nil, shlexError("No closing quotation")
 			}
 			w.WriteString(s[i+1 : i+1+j])
 			i += j + 1
-		case ch == '"':
+		case '"':
 			inWord = true
-			for i++; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) {
+			for i++; ; i++ {
+				if i >= len(s) {
+					return nil, shlexError("No closing quotation")
+				}
+				if s[i] == '"' {
+					break
+				}
+				if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
 					i++
 				}
 				w.WriteByte(s[i])
 			}
-		case ch == '\\' && i+1 < len(s):
+		case '\\':
+			if i+1 == len(s) {
+				return nil, shlexError("No escaped character")
+			}
 			inWord = true
 			i++
 			w.WriteByte(s[i])
-		case ch == ' ' || ch == '\t' || ch == '\n':
+		case ' ', '\t', '\r', '\n':
 			if inWord {
 				out = append(out, w.String())
 				w.Reset()
@@ -666,8 +688,5 @@ func shellWords(s string) []any {
 	if inWord {
 		out = append(out, w.String())
 	}
-	if out == nil {
-		out = []any{}
-	}
-	return out
+	return out, nil
 }

@@ -116,6 +116,8 @@ func TestStartFromACPAgentProfile(t *testing.T) {
 		"revision": 4, "secret_refs": []any{"PEER_LOG", "PEER_AUTH"}}, nil)
 	ts.must(201, "POST", "/api/agent-profiles/codex", map[string]any{"agent_kind": "acp", "acp_server": "codex"}, nil)
 	ts.must(201, "POST", "/api/agent-profiles/custom", map[string]any{"agent_kind": "acp", "acp_server": "custom"}, nil)
+	ts.must(201, "POST", "/api/agent-profiles/unclosed", map[string]any{"agent_kind": "acp", "acp_command": `x 'a b`}, nil)
+	ts.must(201, "POST", "/api/agent-profiles/quoted", map[string]any{"agent_kind": "acp", "acp_command": `x "a\"b" 'c d' e\ f "g\h" "\\"`}, nil)
 	ts.must(201, "POST", "/api/agent-profiles/nomcp", map[string]any{"agent_kind": "acp", "acp_command": "x", "mcp_server_refs": []any{"nowhere"}}, nil)
 	var list agentProfileList
 	ts.must(200, "GET", "/api/agent-profiles", nil, &list)
@@ -175,6 +177,7 @@ func TestStartFromACPAgentProfile(t *testing.T) {
 	for _, c := range []struct{ name, want string }{
 		{"codex", `{"detail":{"code":"invalid_agent_launch","message":"acp_command is required: gohands has no default launch command for acp_server='codex' (set the command that starts its ACP server)"}}`},
 		{"custom", `{"detail":{"code":"invalid_agent_launch","message":"acp_command is required when acp_server='custom' — there is no default launch command to fall back to"}}`},
+		{"unclosed", `{"detail":{"code":"invalid_agent_launch","message":"No closing quotation"}}`},
 		{"nomcp", `{"detail":{"code":"unresolved_profile_references","dangling_llm_profile_ref":null,"dangling_mcp_server_refs":["nowhere"],"dangling_meta_profile_llm_refs":[],"dangling_meta_profile_ref":null,"message":"MCP server(s) not configured: nowhere"}}`},
 	} {
 		st, body := ts.do("POST", "/api/conversations", map[string]any{"agent_profile_id": list.id(c.name), "workspace": workspace})
@@ -198,6 +201,11 @@ func TestStartFromACPAgentProfile(t *testing.T) {
 	ts.must(200, "POST", "/api/agent-profiles/codex/materialize", nil, &diag)
 	if diag.Valid || len(diag.Errors) != 1 || !strings.Contains(diag.Errors[0], "gohands has no default launch command for acp_server='codex'") {
 		t.Errorf("materialize of a codex profile without acp_command: %+v", diag)
+	}
+	// The command splits as the reference's shlex.split splits it.
+	ts.must(200, "POST", "/api/agent-profiles/quoted/materialize", nil, &diag)
+	if b, _ := json.Marshal(diag.Settings["acp_command"]); string(b) != `["x","a\"b","c d","e f","g\\h","\\"]` {
+		t.Errorf("acp_command split: %s", b)
 	}
 	ts.must(200, "POST", "/api/agent-profiles/peer/materialize", nil, &diag)
 	if !diag.Valid || len(diag.Errors) != 0 || fmt.Sprint(diag.Settings["acp_command"]) != fmt.Sprint([]any{py, script}) {
