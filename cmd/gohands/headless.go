@@ -155,11 +155,13 @@ type runResult struct {
 
 // headlessRun is one `gohands run`: what its steps share.
 type headlessRun struct {
-	a     *app
-	f     *runFlags
-	p     *prepared
-	task  string
-	start time.Time
+	a    *app
+	f    *runFlags
+	p    *prepared
+	task string
+	// images are the --attach-image images, sent with the task.
+	images []string
+	start  time.Time
 	// refuseHigh: nobody answers questions, and HIGH risk actions are
 	// refused rather than run.
 	refuseHigh bool
@@ -189,6 +191,13 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	if err := checkRunFlags(f); err != nil {
 		return err
 	}
+	if len(f.images) > 0 && task == "" {
+		return usageErr("--attach-image goes with a task: give one")
+	}
+	images, err := readImages(f.images)
+	if err != nil {
+		return err
+	}
 	p, err := a.prepare(ctx, f)
 	if err != nil {
 		return err
@@ -197,7 +206,7 @@ func (a *app) run(ctx context.Context, f *runFlags, args []string) error {
 	if task == "" && !p.resume && f.server == "" {
 		return usageErr("no conversation %s in %s, and no task to start one", p.id, p.base)
 	}
-	r := &headlessRun{a: a, f: f, p: p, task: task, start: start, unsubscribe: func() {}}
+	r := &headlessRun{a: a, f: f, p: p, task: task, images: images, start: start, unsubscribe: func() {}}
 	r.refuseHigh = p.confirm == "never" && !f.allowHighRisk
 	if r.refuseHigh {
 		p.policy, p.analyzer = refuseHighPolicy(p.workDir, slices.Sorted(maps.Keys(p.sources)))
@@ -248,6 +257,8 @@ func checkRunFlags(f *runFlags) error {
 		return usageErr("--plugin cannot be used with --server")
 	case f.acp != "" && len(f.plugins) > 0:
 		return usageErr("--plugin cannot be used with --acp: the ACP server brings its own skills and tools")
+	case f.goal > 0 && len(f.images) > 0:
+		return usageErr("--attach-image cannot be used with --goal: a goal is text")
 	case f.server != "" && f.moveWorkspace:
 		return usageErr("--move-workspace cannot be used with --server: the agent server keeps a conversation in its workspace")
 	}
@@ -347,7 +358,7 @@ func (r *headlessRun) open(ctx context.Context) error {
 		// Stored with the conversation's creation: a kill in between
 		// cannot leave a conversation without its task. (A goal's
 		// objective is sent by the goal loop.)
-		m := event.UserMessage(r.task)
+		m := taskMessage(r.task, r.images)
 		opts.FirstMessage, r.sent = &m, true
 	}
 	ws, keyFrom, err := r.a.conversationWorkspace(ctx, f, p)
@@ -433,7 +444,7 @@ func (r *headlessRun) drive() error {
 		return r.runGoal()
 	}
 	if r.task != "" && !r.sent {
-		if err := conv.SendMessage(r.runCtx, event.UserMessage(r.task)); err != nil {
+		if err := conv.SendMessage(r.runCtx, taskMessage(r.task, r.images)); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gohands/gohands/agent/switchllm"
+	"github.com/gohands/gohands/agent/visioninspect"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm/llmtest"
 )
@@ -287,4 +289,53 @@ func TestE2ESkillsInstallAndSync(t *testing.T) {
 	}
 	e.env = append(e.env, "EXTENSIONS_REPO=file://"+filepath.Join(repo, "gone"))
 	e.mustRun(1, "skills", "sync")
+}
+
+// onePixelPNG is a 1×1 PNG.
+const onePixelPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+
+// gohands run --attach-image FILE sends the image with the task; a model that
+// cannot see images, with a vision profile saved, gets
+// inspect_image_with_vision, whose call sends the image and the question
+// to the profile's model. A file that is no image is a usage error.
+func TestE2ERunImageVision(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("call_v", "inspect_image_with_vision", map[string]any{"image_index": 0, "question": "What colour is the square?"})}},
+		llmtest.Reply{Text: "Red."},
+		finishReply("it is red"))
+	e.writeSettings(`{"llm_profiles":{"eye":` + e.profileJSON("gpt-4o") + `}}`)
+	png, err := base64.StdEncoding.DecodeString(onePixelPNG)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := filepath.Join(t.TempDir(), "square.png")
+	writeFile(t, img, string(png))
+	e.mustRun(0, e.args("--model", "openai/gpt-3.5-turbo", "--attach-image", img, "what is in the picture?")...)
+	reqs := e.srv.Requests()
+	if got := requestModels(reqs); got != "gpt-3.5-turbo,gpt-4o,gpt-3.5-turbo" {
+		t.Fatalf("models called: %s", got)
+	}
+	if !strings.Contains(string(reqs[0].RawBody), `"inspect_image_with_vision"`) {
+		t.Fatal("the agent was not offered inspect_image_with_vision")
+	}
+	vision := string(reqs[1].RawBody)
+	if !strings.Contains(vision, "What colour is the square?") || !strings.Contains(vision, "data:image/png;base64,"+onePixelPNG) {
+		t.Fatalf("vision call: %s", vision)
+	}
+	evs, _ := e.events()
+	var found bool
+	for _, o := range ofKind[*event.ObservationEvent](evs) {
+		if v, ok := o.Observation.(*visioninspect.Observation); ok {
+			found = !v.IsError && v.Answer != nil && *v.Answer == "Red."
+		}
+	}
+	if !found {
+		t.Fatalf("no vision observation: %v", kinds(evs))
+	}
+	notImage := filepath.Join(t.TempDir(), "notes.txt")
+	writeFile(t, notImage, "plain text")
+	if r := e.mustRun(2, e.args("--attach-image", notImage, "look")...); !strings.Contains(r.stderr, "not a PNG") {
+		t.Errorf("a text file as --attach-image: %s", r.stderr)
+	}
 }

@@ -57,6 +57,7 @@ type runFlags struct {
 	memory                 bool
 	plugins                []string
 	metaProfile            string
+	images                 []string
 	moveWorkspace          bool
 	server, sessionKey     string
 	sandbox, sandboxImage  string
@@ -144,6 +145,7 @@ at once.`,
 	fl.StringVar(&f.preset, "preset", preset.Default, "the agent: `NAME` of a preset, one of "+strings.Join(preset.Names(), ", ")+" (all but planning can hand work to sub-agents with the task tool)")
 	fl.BoolVar(&f.browser, "browser", false, "give the agent a web browser: the browser tools drive a headless Chromium (Debian's chromium package), started on first use and stopped with the run")
 	fl.StringArrayVar(&f.tools, "tool", nil, "give the agent a further tool or tool set by its registered `NAME`, as a start request's tools list does, e.g. switch_llm (the model moves the conversation to another of the settings' llm_profiles) or workflow_tool_set (sub-agents run by a Python script); repeatable")
+	fl.StringArrayVar(&f.images, "attach-image", nil, "send the image `FILE` (PNG, JPEG, GIF or WebP; or an http(s) URL) with TASK; a model that cannot see images asks a vision model of the settings' llm_profiles with inspect_image_with_vision; repeatable")
 	fl.StringVar(&f.metaProfile, "meta-profile", "", "give the agent route_task_to_model: a classifier picks the kind of task by the meta-profile `NAME` ($OH_PERSISTENCE_DIR or ~/.openhands, meta-profiles/NAME.json) and the conversation switches to that kind's profile of the settings' llm_profiles")
 	fl.StringArrayVar(&f.plugins, "plugin", nil, "load the plugin at `SOURCE` (github:owner/repo[/path], a git URL or a directory; SOURCE#REF pins a branch, tag or commit) for this conversation, as a start request's plugins: its skills, hooks and MCP servers; repeatable")
 	fl.BoolVar(&f.memory, "memory", false, "give the agent its memory: the indexes ~/.openhands/memory/MEMORY.md (yours) and .openhands/memory/MEMORY.md (the workspace's) are shown to it, and it is asked to keep them up to date (the agent context's load_memory)")
