@@ -1,11 +1,9 @@
 package main
 
 import (
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +20,9 @@ import (
 // the child's model costs are in the parent's stats: at least its call
 // after the restart (a run saves its model metrics when it stops and
 // every 16 calls, see agent/stats.go, so the call before the SIGKILL is
-// not on disk).
+// not on disk). The tool finds the server, on a port of the system's
+// choosing, without $OH_INTERNAL_SERVER_URL: serve sets it to its own
+// address.
 func TestE2EServeChildKillAndResume(t *testing.T) {
 	t.Parallel()
 	const childMarker, parentMarker = "sleep 6153", "sleep 6154"
@@ -55,18 +55,8 @@ func TestE2EServeChildKillAndResume(t *testing.T) {
 	}
 	model := llmtest.NewResponder(t, pb.Respond, nil)
 
-	// The tool reaches the server at $OH_INTERNAL_SERVER_URL: the server
-	// listens on a port chosen here, the same for both processes.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
-	env := []string{"OH_INTERNAL_SERVER_URL=http://127.0.0.1:" + port}
-
 	home, work := t.TempDir(), t.TempDir()
-	srv := startServeProc(t, home, work, env, "--autotitle=false", "--port", port)
+	srv := startServeProc(t, home, work, nil, "--autotitle=false")
 	body := `{"agent":{"kind":"Agent","llm":{"model":"openai/gpt-4o","base_url":"` + model.URL + `/v1","api_key":"k","usage_id":"agent","num_retries":0,` +
 		`"input_cost_per_token":0.001,"output_cost_per_token":0.002},` +
 		`"tools":[{"name":"terminal"},{"name":"start_child_conversation"}]},"workspace":{"kind":"LocalWorkspace","working_dir":` + quote(work) + `},` +
@@ -88,7 +78,7 @@ func TestE2EServeChildKillAndResume(t *testing.T) {
 	child := pinfo.Subs[0]
 	srv.kill()
 
-	srv = startServeProc(t, home, work, env, "--autotitle=false", "--port", port)
+	srv = startServeProc(t, home, work, nil, "--autotitle=false")
 	for _, id := range []string{parent, child} {
 		if st := srv.status(id); st != "error" {
 			t.Errorf("%s: status after the restart %s, want error", id, st)

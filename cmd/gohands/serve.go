@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/gohands/gohands/conversation/pgstore"
 	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/server"
 	"github.com/gohands/gohands/telemetry"
 	"github.com/gohands/gohands/telemetry/oteltrace"
@@ -211,6 +213,13 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 		return &exitErr{code: exitError, msg: err.Error()}
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second}
+	// The server's own tools (start_child_conversation, secrets given as
+	// relative URLs) reach it at $OH_INTERNAL_SERVER_URL, whose default is
+	// the reference's port 8000: unless the deployer set it, it is this
+	// listener.
+	if _, ok := os.LookupEnv(secret.InternalServerURLEnv); !ok {
+		os.Setenv(secret.InternalServerURLEnv, "http://"+loopbackAddr(ln.Addr()))
+	}
 	fmt.Fprintf(a.stderr, "gohands: serving the agent API on http://%s (docs at /docs)\n", ln.Addr())
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
@@ -273,4 +282,14 @@ func (a *app) hideServerCredentials() error {
 		}
 	}
 	return nil
+}
+
+// loopbackAddr is the address at which this host reaches the listener at
+// addr: a wildcard host (0.0.0.0, ::) is reached on loopback.
+func loopbackAddr(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return addr.String()
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
 }
