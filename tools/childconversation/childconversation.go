@@ -6,8 +6,16 @@
 // /api/conversations/{id}/children, as in the reference 1.58.2) at the
 // spec's launch_url param, or else at $OH_INTERNAL_SERVER_URL (default
 // http://127.0.0.1:8000), with the server's own session key from
-// $OH_SESSION_API_KEYS_0 or $SESSION_API_KEY. The child gets the parent's
-// settings from the server; the tool only sends the task.
+// $OH_SESSION_API_KEYS_0 or $SESSION_API_KEY (gohands serve sets
+// $OH_INTERNAL_SERVER_URL to its own address when the deployer did not).
+// The child gets the parent's settings from the server (its confirmation
+// policy, stuck detection and limits among them); the tool only sends the
+// task. The server charges the child's model costs to the parent's stats
+// (under "child:<id>") when each of the child's runs ends; the reference
+// keeps them apart. Neither server keeps a per-run budget, so a child has
+// none to share. A child cut short by a crash is resumed as any
+// conversation: run again, its unfinished action is answered with the
+// restart error, not run twice.
 //
 // Kinds: StartChildConversationTool, StartChildConversationAction,
 // StartChildConversationObservation, as in the reference.
