@@ -409,7 +409,8 @@ func (r *Runner) runAgent(ctx context.Context, d *Definition, in Input) Result {
 }
 
 // decide reads the decision in a prompt or agent hook's answer; anything
-// but a clear allow or deny falls open.
+// but a clear allow or deny falls open. The answer is not kept as the
+// hook's stdout: a model's hook has none (1.58.2 stores "" too).
 func decide(raw, kind string, fallOpen func(string) Result) Result {
 	obj := firstJSONObject(raw)
 	if obj == nil {
@@ -421,9 +422,9 @@ func decide(raw, kind string, fallOpen func(string) Result) Result {
 	}
 	switch strings.ToLower(fmt.Sprint(obj["decision"])) {
 	case "deny":
-		return Result{Success: true, Blocked: true, Decision: Deny, Reason: reason, Stdout: raw}
+		return Result{Success: true, Blocked: true, Decision: Deny, Reason: reason}
 	case "allow":
-		return Result{Success: true, Decision: Allow, Reason: reason, Stdout: raw}
+		return Result{Success: true, Decision: Allow, Reason: reason}
 	}
 	return fallOpen(kind + " hook returned an invalid decision")
 }

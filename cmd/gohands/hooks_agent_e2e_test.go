@@ -109,9 +109,9 @@ func checkHookEvents(t *testing.T, evs []event.Event, deny bool) {
 		t.Fatalf("%d PreToolUse hook runs stored, want 1; kinds %v", len(runs), kinds(evs))
 	}
 	h := runs[0]
-	if h.HookCommand != "agent-hook:judge" || h.ToolName != "terminal" || h.Blocked != deny || !h.Success {
-		t.Errorf("hook run: command %q, tool %q, blocked %v, success %v; want agent-hook:judge, terminal, %v, true",
-			h.HookCommand, h.ToolName, h.Blocked, h.Success, deny)
+	if h.HookCommand != "agent-hook:judge" || h.ToolName != "terminal" || h.Blocked != deny || !h.Success || h.Stdout != "" {
+		t.Errorf("hook run: command %q, tool %q, blocked %v, success %v, stdout %q; want agent-hook:judge, terminal, %v, true, none (as 1.58.2)",
+			h.HookCommand, h.ToolName, h.Blocked, h.Success, h.Stdout, deny)
 	}
 	rejects := ofKind[*event.UserRejectObservation](evs)
 	var ran bool
