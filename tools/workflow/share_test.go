@@ -1,12 +1,15 @@
 package workflow_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
@@ -140,6 +143,87 @@ func TestSubAgentInheritsPolicyAndStuckDetection(t *testing.T) {
 	}
 	// A workflow that ended leaves no journal.
 	if left, _ := filepath.Glob(filepath.Join(c.Dir(), "workflows", "*")); len(left) != 0 {
+		t.Errorf("journals left: %v", left)
+	}
+}
+
+// A workflow paused while its second sub-agent works, then run again (the
+// same name and script), takes up its sub-agents: the first, finished,
+// gives its stored answer without a model call, the second, paused, is
+// resumed; the result has both answers and the journal is gone.
+func TestRerunTakesUpSubAgents(t *testing.T) {
+	t.Parallel()
+	held := make(chan struct{})
+	var once sync.Once
+	m := &model{answer: func(task string) (string, error) {
+		if strings.HasPrefix(task, "first") {
+			return "A", nil
+		}
+		return "B", nil
+	}}
+	m.gate = func(ctx context.Context, task string) error {
+		if !strings.HasPrefix(task, "second") {
+			return nil
+		}
+		first := false
+		once.Do(func() { first = true; close(held) })
+		if first {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	}
+	args := llmtest.Args(map[string]any{"name": "two", "script": "async def main(wf):\n    a = await wf.run_agent('first')\n    b = await wf.run_agent('second')\n    return a + '|' + b\n"})
+	c := newParentReplies(t, m,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "w1", Name: workflow.Name, Arguments: args}}},
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "w2", Name: workflow.Name, Arguments: args}}},
+		llmtest.Reply{Text: "done"},
+	)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(t.Context()) }()
+	select {
+	case <-held:
+	case <-time.After(2 * time.Minute): // a hang guard
+		t.Fatal("the second sub-agent never called its model")
+	}
+	if err := c.Pause(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(c.Dir(), "workflows", "*.json")); len(left) != 1 {
+		t.Fatalf("journals after the pause: %v, want one", left)
+	}
+	if err := c.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var results []string
+	log := c.State().Events()
+	for i := range log.Len() {
+		e, _ := log.Event(t.Context(), i)
+		if o, ok := e.(*event.ObservationEvent); ok {
+			if w, ok := o.Observation.(*workflow.Observation); ok {
+				results = append(results, o.ToolCallID+": "+event.TextOf(w.Content))
+			}
+		}
+	}
+	if len(results) == 0 || results[len(results)-1] != "w2: A|B" {
+		t.Errorf("workflow results %q, want the last w2: A|B", results)
+	}
+	var firsts, seconds int
+	for _, task := range m.tasks {
+		if strings.HasPrefix(task, "first") {
+			firsts++
+		}
+		if strings.HasPrefix(task, "second") {
+			seconds++
+		}
+	}
+	if firsts != 1 || seconds != 2 {
+		t.Errorf("sub-agent calls: first %d, second %d, want 1 and 2 (the paused one resumed)", firsts, seconds)
+	}
+	if left, _ := filepath.Glob(filepath.Join(c.Dir(), "workflows", "*.json")); len(left) != 0 {
 		t.Errorf("journals left: %v", left)
 	}
 }

@@ -45,6 +45,8 @@ type model struct {
 	answer func(task string) (string, error)
 	// hold, if set, answers every sub-agent call instead of answer.
 	hold func(ctx context.Context) error
+	// gate, if set, is called before answer; an error answers the call.
+	gate func(ctx context.Context, task string) error
 
 	mu             sync.Mutex
 	inFlight, peak int
@@ -77,6 +79,11 @@ func (m *model) Completion(ctx context.Context, msgs []event.Message, tools []ll
 	}()
 	if m.hold != nil {
 		return nil, m.hold(ctx)
+	}
+	if m.gate != nil {
+		if err := m.gate(ctx, task); err != nil {
+			return nil, err
+		}
 	}
 	text, err := m.answer(task)
 	if err != nil {
@@ -121,15 +128,21 @@ func runWorkflow(t *testing.T, m *model, script string, maxConcurrency int) (*wo
 // calls the workflow tool with script.
 func newParent(t *testing.T, m *model, script string, maxConcurrency int) *conversation.LocalConversation {
 	t.Helper()
-	testenv.Program(t, "python3")
 	args := map[string]any{"name": "audit", "script": script}
 	if maxConcurrency > 0 {
 		args["max_concurrency"] = maxConcurrency
 	}
-	parent, err := llm.New(testConfig(), &llm.Options{Provider: llmtest.NewProvider(t,
+	return newParentReplies(t, m,
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "w1", Name: workflow.Name, Arguments: llmtest.Args(args)}}},
 		llmtest.Reply{Text: "done"},
-	)})
+	)
+}
+
+// newParentReplies is newParent with the parent's replies.
+func newParentReplies(t *testing.T, m *model, replies ...llmtest.Reply) *conversation.LocalConversation {
+	t.Helper()
+	testenv.Program(t, "python3")
+	parent, err := llm.New(testConfig(), &llm.Options{Provider: llmtest.NewProvider(t, replies...)})
 	if err != nil {
 		t.Fatal(err)
 	}
