@@ -44,6 +44,7 @@ import (
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/secret"
+	"github.com/gohands/gohands/skill"
 	"github.com/gohands/gohands/tool"
 
 	// The default tools are built in, as in the reference.
@@ -250,6 +251,14 @@ func (a *Agent) Validate() error {
 	if raw := bytes.TrimSpace(a.Condenser); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
 		if _, err := condenser.Decode(raw); err != nil {
 			return fmt.Errorf("agent: condenser: %w", err)
+		}
+	}
+	// So is an agent context that cannot be read, explicit skills of one
+	// name among them (the reference's validation refuses them too).
+	if raw := bytes.TrimSpace(a.AgentContext); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		var ac skill.AgentContext
+		if err := json.Unmarshal(raw, &ac); err != nil {
+			return fmt.Errorf("agent: %w", err)
 		}
 	}
 	return nil
