@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -425,11 +426,11 @@ func TestTwoFilesForOneIndex(t *testing.T) {
 	_ = evs
 }
 
-// TestCachelessOpenReadsEachFileOnce checks that a conversation without
-// the index cache (one the reference wrote) has each event file read once:
-// Raw returns what the open read, then forgets it.
-func TestCachelessOpenReadsEachFileOnce(t *testing.T) {
-	defer filestore.KeepScanned(time.Hour)() // a loaded machine may take seconds between open and Event
+// TestCachelessOpenRawReadsTheFile: a cache-less open keeps the events
+// it decoded, not the files' bytes: Raw reads the file, checked against
+// the size and checksum the open took.
+func TestCachelessOpenRawReadsTheFile(t *testing.T) {
+	defer filestore.KeepScanned(time.Hour)() // a loaded machine may take seconds between open and Raw
 	dir, evs := writeLog(t, 6)
 	os.Remove(filepath.Join(dir, filestore.IndexFile))
 	want := make([][]byte, len(evs))
@@ -442,22 +443,67 @@ func TestCachelessOpenReadsEachFileOnce(t *testing.T) {
 	}
 	s := openLogT(t, dir)
 	defer s.Close()
-	for i, e := range evs {
-		os.Remove(eventPath(dir, i, e.EventBase().ID))
+	const changed, removed = 1, 2
+	b := bytes.Clone(want[changed])
+	b[bytes.IndexByte(b, '"')+1] ^= 1 // same size, other content
+	if err := os.WriteFile(eventPath(dir, changed, evs[changed].EventBase().ID), b, 0o644); err != nil {
+		t.Fatal(err)
 	}
+	os.Remove(eventPath(dir, removed, evs[removed].EventBase().ID))
 	for i := range evs {
 		got, err := s.Raw(i)
-		if err != nil {
-			t.Fatalf("Raw(%d) after the files were removed: %v", i, err)
-		}
-		if !bytes.Equal(got, want[i]) {
+		switch {
+		case i == changed:
+			if !errors.Is(err, filestore.ErrDamaged) {
+				t.Errorf("Raw(%d) of a file changed since the open: %v, want damage", i, err)
+			}
+		case i == removed:
+			if !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("Raw(%d) of a file removed since the open: %v, want not found", i, err)
+			}
+		case err != nil:
+			t.Errorf("Raw(%d): %v", i, err)
+		case !bytes.Equal(got, want[i]):
 			t.Errorf("Raw(%d) = %q, want %q", i, got, want[i])
 		}
-		_ = append(got, "{garbage}"...) // must not write over the next file's bytes
 	}
-	// The copies are not kept once used: the next read goes to the file.
-	if _, err := s.Raw(0); err == nil {
-		t.Error("second Raw(0) succeeded without its file")
+	// The events the open decoded are still handed out.
+	for i := range evs {
+		if _, err := s.Event(t.Context(), i); err != nil {
+			t.Errorf("Event(%d): %v", i, err)
+		}
+	}
+}
+
+// TestCachelessOpenKeepsNoBytes: the scan reads every file into one
+// buffer per goroutine, so no event it decoded may share memory with the
+// bytes it was decoded from: each must equal the event decoded from a
+// copy of its file.
+func TestCachelessOpenKeepsNoBytes(t *testing.T) {
+	defer filestore.KeepScanned(time.Hour)()
+	dir, evs := writeLog(t, 300) // several goroutines, each reading ~100 files
+	os.Remove(filepath.Join(dir, filestore.IndexFile))
+	s := openLogT(t, dir)
+	defer s.Close()
+	for i, e := range evs {
+		if !filestore.KeptDecoded(s.Store, i) {
+			t.Fatalf("event %d not decoded by the open", i)
+		}
+		got, err := s.Event(t.Context(), i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(eventPath(dir, i, e.EventBase().ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := event.Unmarshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("event %d decoded by the open differs from its file's:\n%#v\n%#v", i, got, want)
+		}
 	}
 }
 

@@ -22,8 +22,8 @@ const (
 	// gcRaiseMinFiles is the fewest files scanned that raise the goal.
 	gcRaiseMinFiles = 128
 	// gcRaisePerFile is the allocation expected per event file scanned:
-	// its bytes kept and the event decoded from them (~2.6 KB for the
-	// reference's think steps, ~11 KB for events with tool output).
+	// the event decoded from it and its entry (~1.6 KB for the
+	// reference's think steps, several times that with tool output).
 	gcRaisePerFile = 8 << 10
 	gcRaiseMax     = maxKeptBytes
 )

@@ -90,14 +90,18 @@ var atimeRefused atomic.Bool
 // from their files, on a few goroutines: for a conversation the reference
 // wrote, which has no cache, reading a thousand small files is most of
 // an open. It records each file's checksum in s.sums and returns each
-// index's error, nil if none failed, and what it read of each file (up to
-// maxKeptBytes in all; nil if none) for Store.keep.
+// index's error, nil if none failed, and what decoding each file gave
+// (nil if no file was decoded) for Store.keep.
 //
-// Each kept file is also decoded here: a cache-less open is nearly always
-// followed by a replay or a resume that decodes every event in log order
-// on one goroutine, while here the decoding is spread over the open's
-// goroutines (half the wall time on two cores). A file that does not
-// decode keeps only its bytes, so that Event reports the error as usual.
+// Each file is decoded here, while its bytes are at hand: a cache-less
+// open is nearly always followed by a replay or a resume that decodes
+// every event in log order on one goroutine, while here the decoding is
+// spread over the open's goroutines (half the wall time on two cores).
+// The bytes themselves are not kept: each goroutine reads every file into
+// one buffer, so the scan touches no fresh memory for them (a fresh
+// process pays a page fault per 4 KB page it touches first, ~1 µs each).
+// Raw reads a file again, checked against the size and checksum taken
+// here. A file that does not decode keeps its error for Event.
 func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []bool) (errs []error, kept []keptFile) {
 	var todo []int
 	for i := range ids {
@@ -110,8 +114,8 @@ func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []boo
 	}
 	kept = make([]keptFile, len(ids))
 	var (
-		errOnce   sync.Once
-		keptBytes atomic.Int64
+		errOnce     sync.Once
+		decodeBytes atomic.Int64
 	)
 	// The goroutines take the files a few at a time from a shared counter,
 	// not a fixed share each: on a busy machine one of them may wait for
@@ -119,7 +123,7 @@ func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []boo
 	var next atomic.Int64
 	const chunk = 16
 	scan := func() {
-		var slab, name []byte
+		var buf, name []byte
 		for {
 			lo := int(next.Add(chunk)) - chunk
 			if lo >= len(todo) {
@@ -127,7 +131,7 @@ func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []boo
 			}
 			for _, i := range todo[lo:min(lo+chunk, len(todo))] {
 				var err error
-				slab, err = s.scanFile(i, ids[i], slab, &name, &entries[i], &kept[i], &keptBytes)
+				buf, err = s.scanFile(i, ids[i], buf, &name, &entries[i], &kept[i], &decodeBytes)
 				if err != nil {
 					errOnce.Do(func() { errs = make([]error, len(ids)) })
 					errs[i] = err // distinct i per goroutine
@@ -144,34 +148,30 @@ func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []boo
 	return errs, kept
 }
 
-// scanFile reads event file i (id id), fills its entry and checksum,
-// and, while keptBytes stays within maxKeptBytes, keeps its bytes and the
-// event decoded from them.
-//
-// Files are read straight into slab, 64 KB that the files kept share,
-// so that keeping one costs neither an allocation nor a copy; it returns
-// slab with the kept file's bytes added (or a new slab). A file larger
-// than the room left gets an array of its own. A kept file's bytes may
-// hold their slab in memory until Raw's caller drops them. The file's
-// name is built in name, reused from file to file.
-func (s *Store) scanFile(i int, id string, slab []byte, name *[]byte, ent *conversation.Entry, kept *keptFile, keptBytes *atomic.Int64) ([]byte, error) {
-	if cap(slab)-len(slab) < minSlabRoom {
-		slab = make([]byte, 0, slabSize)
+// scanFile reads event file i (id id) into buf, fills its entry and
+// checksum, and, while decodeBytes (the bytes of the files decoded so
+// far) stays within maxKeptBytes, decodes it into *kept. It returns buf,
+// grown if the file did not fit. The file's name is built in name,
+// reused from file to file.
+func (s *Store) scanFile(i int, id string, buf []byte, name *[]byte, ent *conversation.Entry, kept *keptFile, decodeBytes *atomic.Int64) ([]byte, error) {
+	if buf == nil {
+		buf = make([]byte, 0, scanBufSize)
 	}
-	room := slab[len(slab):len(slab):cap(slab)]
 	*name = appendEventFileName((*name)[:0], i, id)
-	data, err := readAt(s.eventsFD, *name, room)
+	data, err := readAt(s.eventsFD, *name, buf[:0])
 	if err != nil {
-		return slab, err
+		return buf, err
 	}
+	buf = data[:0]
 	s.sums[i] = fileSum{checksum(data), true}
 	var (
 		k    keptFile
 		keys event.Keys
 	)
-	if keptBytes.Add(int64(len(data))) <= maxKeptBytes {
-		k.raw = data[:len(data):len(data)]
-		k.ev, keys, _ = event.UnmarshalKeys(k.raw)
+	if decodeBytes.Add(int64(len(data))) <= maxKeptBytes {
+		// The decoder copies what it keeps: buf can be reused
+		// (TestCachelessOpenKeepsNoBytes).
+		k.ev, keys, k.err = event.UnmarshalKeys(data)
 	}
 	if k.ev != nil {
 		// It decoded, so it is well-formed: no need to check it again,
@@ -183,40 +183,32 @@ func (s *Store) scanFile(i int, id string, slab []byte, name *[]byte, ent *conve
 	if err == nil && ent.ID != id {
 		err = fmt.Errorf("file name says id %s, content says %s", id, ent.ID)
 	}
-	if err != nil || k.raw == nil {
-		return slab, err // the room is free for the next file
+	if err != nil {
+		return buf, err
 	}
 	*kept = k
-	if cap(data) == cap(room) { // read into the room, not grown out of it
-		slab = slab[:len(slab)+len(data)]
-	}
-	return slab, nil
+	return buf, nil
 }
 
-// Sizes of the slabs scanFile reads event files into: a new slab is
-// started when less than minSlabRoom is left. Small slabs leave little
-// unused room, which counts towards the next collection as much as used
-// room does.
-const (
-	slabSize    = 64 << 10
-	minSlabRoom = 8 << 10
-)
+// scanBufSize is the buffer each scanning goroutine starts with: larger
+// than most event files (a larger one grows it).
+const scanBufSize = 16 << 10
 
-// keptFile is what a cache-less open read of one event file: its bytes,
-// and the event decoded from them (nil if it did not decode).
+// keptFile is what a cache-less open's decoding of one event file gave:
+// the event, or the error. Both are zero where the file was not decoded.
 type keptFile struct {
-	raw []byte
 	ev  event.Event
+	err error
 }
 
-// keep makes kept (by index; zero where nothing was kept) what Raw and
-// Event return before reading a file, for keepScanned at most. It reports
+// keep makes kept (by index) what Event returns before reading a file,
+// for keepScanned at most. It reports
 // whether it kept anything; if so, it calls releaseGC once all is taken
 // or dropped.
 func (s *Store) keep(kept []keptFile, releaseGC func()) bool {
 	n := 0
 	for _, k := range kept {
-		if k.raw != nil {
+		if k.ev != nil || k.err != nil {
 			n++
 		}
 	}
@@ -230,41 +222,22 @@ func (s *Store) keep(kept []keptFile, releaseGC func()) bool {
 	return true
 }
 
-// takeKept returns the kept copy of event i's file, nil if there is none,
-// and forgets it: the caller owns it.
-func (s *Store) takeKept(i int) []byte {
+// takeKept returns what the open's decoding of event i's file gave, ok
+// false if it has none, and forgets it: the caller owns the event.
+func (s *Store) takeKept(i int) (k keptFile, ok bool) {
 	s.keptMu.Lock()
 	defer s.keptMu.Unlock()
-	if i >= len(s.kept) || s.kept[i].raw == nil {
-		return nil
+	if i >= len(s.kept) || s.kept[i] == (keptFile{}) {
+		return keptFile{}, false
 	}
-	data := s.kept[i].raw
-	s.forgetKept(i)
-	return data
-}
-
-// takeKeptEvent returns the event decoded from the kept copy of event i's
-// file, nil if there is none, and forgets both: the caller owns the
-// event, and a later Raw reads the file.
-func (s *Store) takeKeptEvent(i int) event.Event {
-	s.keptMu.Lock()
-	defer s.keptMu.Unlock()
-	if i >= len(s.kept) || s.kept[i].ev == nil {
-		return nil
-	}
-	ev := s.kept[i].ev
-	s.forgetKept(i)
-	return ev
-}
-
-// forgetKept drops kept file i, which is there; under keptMu.
-func (s *Store) forgetKept(i int) {
+	k = s.kept[i]
 	s.kept[i] = keptFile{}
 	if s.keptN--; s.keptN == 0 {
 		s.kept = nil
 		s.keptTimer.Stop()
 		s.releaseKeptGC()
 	}
+	return k, true
 }
 
 // releaseKeptGC releases the collector goal the kept files held, if any;

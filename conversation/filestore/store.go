@@ -60,24 +60,25 @@ type Store struct {
 	// sums are the checksums of the events found at open, by index: Raw
 	// checks what it reads against them. Not changed after open.
 	sums []fileSum
-	// kept holds, by index, the event files a cache-less open read and
-	// the events decoded from them, until Raw or Event first asks for
-	// each: replaying such a conversation (one the reference wrote) then
-	// reads and decodes every file once. What is not asked for within
-	// keepScanned is dropped, so an idle store does not hold its log in
-	// memory. Under keptMu.
+	// kept holds, by index, what a cache-less open's decoding of the
+	// files it read gave (an event or an error), until Event first asks
+	// for each: replaying such
+	// a conversation (one the reference wrote) then reads and decodes
+	// every file once. What is not asked for within keepScanned is
+	// dropped, so an idle store does not hold its log in memory. Under
+	// keptMu.
 	keptMu    sync.Mutex
 	kept      []keptFile
 	keptN     int
 	keptTimer *time.Timer
 	// keptGC releases the raised collector goal (raiseGCGoal) that the
-	// kept files hold; nil if they hold none.
+	// kept events hold; nil if they hold none.
 	keptGC func()
 }
 
-// keepScanned is how long a cache-less open keeps the files it read for
-// Raw, and maxKeptBytes how many bytes at most: a resume builds its view
-// from them well within that time.
+// keepScanned is how long a cache-less open keeps the events it decoded
+// for Event, and maxKeptBytes how many bytes of files at most it decodes
+// for that: a resume builds its view from them well within that time.
 // keepScanned is a variable so that tests on a loaded machine can widen it.
 var keepScanned = 3 * time.Second
 
@@ -645,9 +646,6 @@ func (s *Store) Raw(_ context.Context, ent conversation.Entry) ([]byte, error) {
 	if data, ok := s.pendingData(i); ok {
 		return data, nil
 	}
-	if data := s.takeKept(i); data != nil {
-		return data[:len(data):len(data)], nil // read and checked by the open
-	}
 	// Size is known, so one read usually does it; one byte more detects a
 	// file that grew behind our back.
 	s.fdMu.RLock()
@@ -675,18 +673,18 @@ func (s *Store) Raw(_ context.Context, ent conversation.Entry) ([]byte, error) {
 // open decoded are handed out once without decoding them again.
 func (s *Store) ReadEvent(ctx context.Context, ent conversation.Entry) (event.Event, error) {
 	i := ent.Index
-	if ev := s.takeKeptEvent(i); ev != nil {
-		return ev, nil // decoded by the open
+	k, ok := s.takeKept(i) // decoded by the open
+	if !ok {
+		raw, err := s.Raw(ctx, ent)
+		if err != nil {
+			return nil, err
+		}
+		k.ev, k.err = event.Unmarshal(raw)
 	}
-	raw, err := s.Raw(ctx, ent)
-	if err != nil {
-		return nil, err
+	if k.err != nil {
+		return nil, fmt.Errorf("filestore: event %d (%s): %w", i, filepath.Join(s.eventsDir, eventFileName(i, ent.ID)), k.err)
 	}
-	ev, err := event.Unmarshal(raw)
-	if err != nil {
-		return nil, fmt.Errorf("filestore: event %d (%s): %w", i, filepath.Join(s.eventsDir, eventFileName(i, ent.ID)), err)
-	}
-	return ev, nil
+	return k.ev, nil
 }
 
 // Dir returns the conversation directory.
