@@ -62,7 +62,7 @@ agent in every run (--mcp-config replaces them for one run).`,
 			},
 		}
 	}
-	cmd.AddCommand(add, list, remove, toggle("enable", false), toggle("disable", true))
+	cmd.AddCommand(add, list, remove, toggle("enable", false), toggle("disable", true), a.mcpLoginCmd())
 	return cmd
 }
 
@@ -70,12 +70,14 @@ agent in every run (--mcp-config replaces them for one run).`,
 func (a *app) mcpAddCmd() *cobra.Command {
 	var env []string
 	var url string
+	var oauth bool
 	add := &cobra.Command{
 		Use:   "add NAME [--url URL | -- COMMAND [ARGS...]]",
 		Short: "Add (or replace) an MCP server: a command to start, or a URL",
 		Example: `  gohands mcp add fetch -- uvx mcp-server-fetch
   gohands mcp add github --env GITHUB_TOKEN=... -- npx -y @modelcontextprotocol/server-github
-  gohands mcp add docs --url http://localhost:8931/mcp`,
+  gohands mcp add docs --url http://localhost:8931/mcp
+  gohands mcp add linear --url https://mcp.linear.app/mcp --oauth && gohands mcp login linear`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
@@ -90,6 +92,12 @@ func (a *app) mcpAddCmd() *cobra.Command {
 				server["args"] = args[2:]
 			default:
 				return usageErr("mcp add %s: give the server's command after --, or --url", name)
+			}
+			if oauth {
+				if url == "" {
+					return usageErr("--oauth goes with --url")
+				}
+				server["auth"] = map[string]string{"strategy": "oauth2"}
 			}
 			if len(env) > 0 {
 				vars := map[string]string{}
@@ -117,6 +125,7 @@ func (a *app) mcpAddCmd() *cobra.Command {
 	}
 	add.Flags().StringArrayVar(&env, "env", nil, "environment variable of the server's process, `NAME=VALUE` (repeatable)")
 	add.Flags().StringVar(&url, "url", "", "`URL` of a server reached over HTTP")
+	add.Flags().BoolVar(&oauth, "oauth", false, "with --url: the server signs in with OAuth (auth strategy oauth2); sign in with gohands mcp login NAME")
 
 	return add
 }

@@ -2,11 +2,15 @@ package main
 
 import (
 	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -14,6 +18,7 @@ import (
 	"github.com/gohands/gohands/agent/visioninspect"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm/llmtest"
+	"github.com/gohands/gohands/mcp/oauthtest"
 )
 
 // writeSettings writes the settings file of e's $HOME.
@@ -337,5 +342,93 @@ func TestE2ERunImageVision(t *testing.T) {
 	writeFile(t, notImage, "plain text")
 	if r := e.mustRun(2, e.args("--attach-image", notImage, "look")...); !strings.Contains(r.stderr, "not a PNG") {
 		t.Errorf("a text file as --attach-image: %s", r.stderr)
+	}
+}
+
+// waitLine waits until a line of the process's standard output starts
+// with prefix and returns it.
+func (p *proc) waitLine(prefix string, limit time.Duration) string {
+	p.t.Helper()
+	deadline := time.After(limit)
+	for {
+		for _, l := range p.snapshot() {
+			if strings.HasPrefix(l, prefix) {
+				return l
+			}
+		}
+		select {
+		case <-p.cond:
+		case <-p.done:
+			for _, l := range p.snapshot() {
+				if strings.HasPrefix(l, prefix) {
+					return l
+				}
+			}
+			p.t.Fatalf("gohands ended without printing %q: %v\nstderr:\n%s", prefix, p.err, p.stderr.String())
+		case <-deadline:
+			p.t.Fatalf("no line %q within %s; stderr:\n%s", prefix, limit, p.stderr.String())
+		}
+	}
+}
+
+// gohands mcp add --oauth and gohands mcp login: the user (here an HTTP
+// client) follows the printed authorization address of a loopback OAuth
+// server, which redirects to gohands' loopback callback; the tokens are
+// saved in the settings, and gohands run then calls the server's tool
+// with them.
+func TestE2EMCPLogin(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New(t)
+	e := newE2E(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("call_w", "whoami", map[string]any{})}},
+		finishReply("asked"))
+	e.mustRun(0, "mcp", "add", "tracker", "--url", as.URL, "--oauth")
+	if r := e.mustRun(2, "mcp", "login", "nope"); !strings.Contains(r.stderr, `no MCP server "nope"`) {
+		t.Errorf("login to an unknown server: %s", r.stderr)
+	}
+
+	p := e.start("mcp", "login", "--no-browser", "tracker")
+	authURL := p.waitLine("http://", time.Minute)
+	resp, err := http.Get(authURL) // follows the redirect to gohands' callback
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "signed in") {
+		t.Fatalf("callback page %d: %s", resp.StatusCode, page)
+	}
+	if r := p.wait(time.Minute); r.code != 0 || !strings.Contains(r.stdout, "Signed in to tracker") {
+		t.Fatalf("login: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if reg, exch, _ := as.Counts(); reg != 1 || exch != 1 {
+		t.Fatalf("registered %d clients, exchanged %d codes", reg, exch)
+	}
+	data, err := os.ReadFile(filepath.Join(e.home, ".gohands", "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		MCPServers map[string]struct {
+			Auth struct {
+				State struct {
+					Tokens struct {
+						AccessToken string `json:"access_token"`
+					} `json:"tokens"`
+				} `json:"state"`
+			} `json:"auth"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	if tok := st.MCPServers["tracker"].Auth.State.Tokens.AccessToken; tok == "" || strings.Contains(tok, "*") {
+		t.Fatalf("saved access token %q", tok)
+	}
+
+	e.mustRun(0, e.args("who am I?")...)
+	_, texts := toolResults(t, e.srv.LastRequest())
+	if len(texts) != 1 || !strings.Contains(texts[0], "caller tester") {
+		t.Fatalf("whoami result %q", texts)
 	}
 }
