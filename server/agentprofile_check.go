@@ -533,7 +533,7 @@ func (s *Server) resolveAgentProfile(p map[string]any, expose bool) (agentProfil
 		if len(failing) > 0 {
 			diag.Errors = append(diag.Errors, "Tool(s) this server cannot run: "+strings.Join(failing, ", "))
 		}
-		lc, err := s.profiles.Load(ref)
+		lc, err := s.llmProfileSettings(ref)
 		switch {
 		case err == nil:
 			diag.LLMProfileResolved = true
@@ -561,7 +561,7 @@ func (s *Server) resolveAgentProfile(p map[string]any, expose bool) (agentProfil
 					}
 				}
 				for _, r := range refs {
-					if _, err := s.profiles.Load(r); err != nil && !slices.Contains(diag.DanglingMetaProfileLLMRefs, r) {
+					if _, err := s.llmProfileSettings(r); err != nil && !slices.Contains(diag.DanglingMetaProfileLLMRefs, r) {
 						diag.DanglingMetaProfileLLMRefs = append(diag.DanglingMetaProfileLLMRefs, r)
 					}
 				}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 
@@ -57,9 +58,20 @@ type launchedProfile struct {
 	LLMProfileRef  *string  `json:"llm_profile_ref"`
 }
 
-// profileLaunch resolves agent_profile_id into the agent it launches
-// and the provenance to store.
-func (s *Server) profileLaunch(rawID string) (conversation.Agent, *launchedProfile, error) {
+// launchAdditions is what a launch adds to the agent profile it resolves,
+// the reference's AgentLaunchAdditions as the OpenAI gateway sends them
+// (a start request's agent_launch_additions are still refused).
+type launchAdditions struct {
+	// LLMProfileRef is the LLM profile to launch with instead of the
+	// agent profile's own ("": its own; an openhands profile only).
+	LLMProfileRef string `json:"llm_profile_ref,omitempty"`
+	// SystemSuffix is appended to the agent's system message suffix.
+	SystemSuffix string `json:"system_message_suffix_append,omitempty"`
+}
+
+// profileLaunch resolves agent_profile_id, with what add adds (nil:
+// nothing), into the agent it launches and the provenance to store.
+func (s *Server) profileLaunch(rawID string, add *launchAdditions) (conversation.Agent, *launchedProfile, error) {
 	u, err := uuid.Parse(rawID)
 	if err != nil {
 		return nil, nil, &invalidError{loc: []any{"body", "agent_profile_id"}, typ: "uuid_parsing", msg: "Input should be a valid UUID"}
@@ -84,6 +96,16 @@ func (s *Server) profileLaunch(rawID string) (conversation.Agent, *launchedProfi
 	if p == nil {
 		return nil, nil, statusErr(http.StatusInternalServerError, "Could not load agent profile: %s", agentProfileInvalidText)
 	}
+	if add == nil {
+		add = &launchAdditions{}
+	}
+	if add.LLMProfileRef != "" {
+		if p["agent_kind"] == "acp" {
+			return nil, nil, &launchError{map[string]any{"code": "invalid_agent_launch", "message": "agent_launch_additions.llm_profile_ref applies only to an OpenHands Agent Profile"}}
+		}
+		p = maps.Clone(p)
+		p["llm_profile_ref"] = add.LLMProfileRef
+	}
 	diag, err := s.resolveAgentProfile(p, true)
 	if err != nil {
 		return nil, nil, err
@@ -92,7 +114,21 @@ func (s *Server) profileLaunch(rawID string) (conversation.Agent, *launchedProfi
 		return nil, nil, diagLaunchError(diag)
 	}
 	launched := &launchedProfile{AgentProfileID: id, Revision: p["revision"], SecretRefs: strs(p["secret_refs"])}
+	if add.LLMProfileRef != "" {
+		launched.LLMProfileRef = &add.LLMProfileRef
+	}
 	settings := diag.ResolvedSettings
+	if add := strings.TrimSpace(add.SystemSuffix); add != "" {
+		ac, _ := settings["agent_context"].(map[string]any)
+		if ac == nil {
+			ac = map[string]any{}
+			settings["agent_context"] = ac
+		}
+		if prev, _ := ac["system_message_suffix"].(string); strings.TrimSpace(prev) != "" {
+			add = strings.TrimSpace(prev) + "\n\n" + add
+		}
+		ac["system_message_suffix"] = add
+	}
 	if p["agent_kind"] == "acp" {
 		a, err := acpProfileAgent(settings)
 		if err != nil {

@@ -113,7 +113,7 @@ func (s *Server) handleStartChild(in *request[none, childRequest]) (any, error) 
 		sr.Workspace, _ = json.Marshal(map[string]string{"working_dir": plc.WorkingDir(), "kind": "LocalWorkspace"})
 	}
 	ctx := in.r.Context()
-	res, err := s.startAgent(ctx, sr, nil, ag)
+	res, err := s.startAgent(ctx, sr, nil, ag, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -108,13 +108,14 @@ const announceWait = 10 * time.Second
 // start creates the conversation req describes, or returns the existing
 // one with its id.
 func (s *Server) start(ctx context.Context, req *startRequest, obs *observability) (*created, error) {
-	return s.startAgent(ctx, req, obs, nil)
+	return s.startAgent(ctx, req, obs, nil, nil)
 }
 
 // startAgent is start with the agent given (nil: decoded from req), as a
 // child conversation gets its parent's without a trip through JSON that
-// would redact its keys.
-func (s *Server) startAgent(ctx context.Context, req *startRequest, obs *observability, given conversation.Agent) (*created, error) {
+// would redact its keys, and what add adds to the agent profile of
+// agent_profile_id (nil: nothing).
+func (s *Server) startAgent(ctx context.Context, req *startRequest, obs *observability, given conversation.Agent, add *launchAdditions) (*created, error) {
 	id := uuid.NewString()
 	if req.ConversationID != nil {
 		u, err := uuid.Parse(*req.ConversationID)
@@ -139,7 +140,7 @@ func (s *Server) startAgent(ctx context.Context, req *startRequest, obs *observa
 	ag := given
 	var launched *launchedProfile
 	if ag == nil && req.AgentProfileID != nil && isNull(req.Agent) && (len(req.AgentSettings) == 0 || isNull(req.AgentSettings)) {
-		a, l, err := s.profileLaunch(*req.AgentProfileID)
+		a, l, err := s.profileLaunch(*req.AgentProfileID, add)
 		if err != nil {
 			return nil, err
 		}
@@ -329,6 +330,9 @@ func (s *Server) startAgent(ctx context.Context, req *startRequest, obs *observa
 	}
 	if launched != nil {
 		meta.LaunchedAgentProfile, _ = json.Marshal(launched)
+		if add != nil && *add != (launchAdditions{}) {
+			meta.AgentLaunchAdditions, _ = json.Marshal(add)
+		}
 	}
 	if o := obs; o != nil {
 		meta.ObservabilitySpanName, meta.ObservabilityMetadata, meta.ObservabilityParentSpanContext = o.spanName, o.metadata, o.parent

@@ -119,6 +119,11 @@
 // the URL asked and the status GitHub answered (never the token), and its
 // 15-second bound covers the whole search, not each request.
 //
+// The OpenAI-compatible gateway (/v1, gateway.go) runs the active agent
+// profile with the LLM profile the request's model names, as the
+// reference does; its models, like the LLM profiles an agent profile can
+// name, are the stored ones (/api/profiles) and also Options.Profiles.
+//
 // The quirks clients rely on are kept: creation answers 201 (200 for an
 // existing id), pause, interrupt and delete of an unknown conversation
 // answer 400, PATCH of an unknown one 200 {"success": false}, counts are

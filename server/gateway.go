@@ -10,12 +10,14 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/server/userstore"
 )
 
 // The OpenAI-compatible gateway (the reference's /v1 routes): each LLM
@@ -23,17 +25,19 @@ import (
 // completion or a response runs a whole agent conversation with the
 // request's last user message, in the server's workspace, answering the
 // agent's final response. Any OpenAI client can so use a gohands agent as
-// a model. As in the reference, the system and developer messages are
-// appended to the agent's system message, a streamed chat completion
-// sends the final answer as chunks once the run is over, and a response
-// cannot be streamed or stored.
-//
-// The agent is the one of the user's settings (/api/settings) with the
-// profile's model; the reference takes its active agent profile instead
-// and answers 409 without one (agent profiles are not stored here).
+// a model. As in the reference 1.58.2, the agent is the active agent
+// profile's (active_agent_profile_id of the settings; "default", made from
+// the agent settings, when none is) launched with the model's LLM profile
+// instead of its own, and without one the answer is 409; the system and
+// developer messages are appended to the agent's system message suffix, a
+// streamed chat completion sends the final answer as chunks once the run
+// is over, and a response cannot be streamed or stored.
 
 const (
 	gatewayModelPrefix = "openhands_"
+	// maxSystemAppend bounds the system text a request adds to the
+	// agent's, as the reference's AgentLaunchAdditions does.
+	maxSystemAppend = 32768
 	// gatewayTimeout bounds one request's agent run, as the reference's.
 	gatewayTimeout = 120 * time.Second
 )
@@ -194,68 +198,23 @@ type gatewayRun struct {
 	usage conversation.Stats
 }
 
-// runGateway starts a conversation with the agent of the settings and the
-// profile model names, sends it the user content, waits for its run to
-// end and returns its final response. reuse names a conversation to send
-// the message to instead, if it exists.
+// runGateway runs the user content on the active agent profile with the
+// LLM profile model names, as the reference 1.58.2's gateway does: in a
+// new conversation, or in the conversation reuse names if it exists (a
+// new one of that id if not), waits for the run to end and returns its
+// final response.
 func (s *Server) runGateway(ctx context.Context, model, system string, content []event.Content, reuse string) (*gatewayRun, error) {
-	name, found := strings.CutPrefix(model, gatewayModelPrefix)
-	if !found || name == "" {
-		return nil, statusErr(http.StatusNotFound, "Unknown OpenHands model '%s'. Use GET /v1/models.", model)
-	}
-	cfg, err := s.llmProfiles().Profile(name)
+	req, add, err := s.gatewayStart(model, system, reuse)
 	if err != nil {
-		return nil, statusErr(http.StatusNotFound, "Profile '%s' not found", name)
+		return nil, err
 	}
 	var c *conv
 	if reuse != "" {
 		c = s.lookup(reuse)
 	}
 	if c == nil {
-		d, err := s.settings.Load()
+		res, err := s.startAgent(ctx, req, nil, nil, add)
 		if err != nil {
-			return nil, err
-		}
-		as := d.AgentSettings
-		if k, _ := as["agent_kind"].(string); k == "acp" {
-			return nil, statusErr(http.StatusConflict, "The gateway runs an OpenHands agent; the settings' agent is an ACP one")
-		}
-		lc, err := exposedConfig(cfg)
-		if err != nil {
-			return nil, err
-		}
-		as["llm"] = lc
-		if system != "" {
-			ac, _ := as["agent_context"].(map[string]any)
-			if ac == nil {
-				ac = map[string]any{}
-			}
-			if prev, _ := ac["system_message_suffix"].(string); prev != "" {
-				system = prev + "\n\n" + system
-			}
-			ac["system_message_suffix"] = system
-			as["agent_context"] = ac
-		}
-		raw, err := json.Marshal(as)
-		if err != nil {
-			return nil, err
-		}
-		ws, _ := json.Marshal(map[string]string{"kind": "LocalWorkspace", "working_dir": s.opts.WorkspacePath})
-		no := false
-		req := &startRequest{AgentSettings: raw, Workspace: ws, Autotitle: &no}
-		if mi, err := d.ConversationSettings["max_iterations"].(json.Number).Int64(); err == nil && mi > 0 {
-			n := int(mi)
-			req.MaxIterations = &n
-		}
-		if reuse != "" {
-			req.ConversationID = &reuse
-		}
-		res, err := s.start(ctx, req, nil)
-		if err != nil {
-			var ie *invalidError
-			if errors.As(err, &ie) {
-				return nil, statusErr(http.StatusConflict, "The settings' agent cannot be built: %s", ie.msg)
-			}
 			return nil, err
 		}
 		c = res.c
@@ -302,6 +261,80 @@ func (s *Server) runGateway(ctx context.Context, model, system string, content [
 		return nil, err
 	}
 	return &gatewayRun{id: c.id, final: final, usage: lc.State().Fields().Stats}, nil
+}
+
+// gatewayStart is the start request of a gateway conversation, checked
+// as the reference checks it whether or not a conversation is reused:
+// model names an LLM profile (404 otherwise), and an agent profile is
+// active (409 otherwise; one is made from the settings when none is).
+// The conversation settings give its confirmation policy, security
+// analyzer and iteration limit, as they give the reference's.
+func (s *Server) gatewayStart(model, system, reuse string) (*startRequest, *launchAdditions, error) {
+	name, found := strings.CutPrefix(model, gatewayModelPrefix)
+	if !found || name == "" {
+		return nil, nil, statusErr(http.StatusNotFound, "Unknown OpenHands model '%s'. Use GET /v1/models.", model)
+	}
+	if _, err := s.llmProfiles().Profile(name); err != nil {
+		return nil, nil, statusErr(http.StatusNotFound, "Profile '%s' not found", name)
+	}
+	if err := s.ensureActiveAgentProfile(); err != nil {
+		return nil, nil, err
+	}
+	d, err := s.settings.Load()
+	if err != nil {
+		return nil, nil, err
+	}
+	noProfile := statusErr(http.StatusConflict, "No active Agent Profile; activate one to use the gateway")
+	if d.ActiveAgentProfileID == nil {
+		return nil, nil, noProfile
+	}
+	id := *d.ActiveAgentProfileID
+	profile, err := s.agentProfiles.NameForID(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if profile == "" {
+		return nil, nil, noProfile
+	}
+	p, err := s.agentProfiles.Load(profile)
+	if errors.Is(err, userstore.ErrNoProfile) {
+		return nil, nil, noProfile
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if utf8.RuneCountInString(system) > maxSystemAppend {
+		return nil, nil, statusErr(http.StatusBadRequest, "System instructions are too long")
+	}
+	add := &launchAdditions{SystemSuffix: system}
+	if p["agent_kind"] != "acp" {
+		// An ACP agent runs its own model.
+		add.LLMProfileRef = name
+	}
+	ws, _ := json.Marshal(map[string]string{"kind": "LocalWorkspace", "working_dir": s.opts.WorkspacePath})
+	no := false
+	req := &startRequest{AgentProfileID: &id, Workspace: ws, Autotitle: &no}
+	if reuse != "" {
+		req.ConversationID = &reuse
+	}
+	cs := d.ConversationSettings
+	if n, ok := cs["max_iterations"].(json.Number); ok {
+		if mi, err := n.Int64(); err == nil && mi > 0 {
+			m := int(mi)
+			req.MaxIterations = &m
+		}
+	}
+	analyzer, _ := cs["security_analyzer"].(string)
+	analyzer = strings.ToLower(analyzer)
+	policy := "NeverConfirm"
+	if confirm, _ := cs["confirmation_mode"].(bool); confirm {
+		policy = map[bool]string{true: "ConfirmRisky", false: "AlwaysConfirm"}[analyzer == "llm"]
+	}
+	req.ConfirmationPolicy, _ = json.Marshal(map[string]string{"kind": policy})
+	if analyzer == "llm" {
+		req.SecurityAnalyzer, _ = json.Marshal(map[string]string{"kind": "LLMSecurityAnalyzer"})
+	}
+	return req, add, nil
 }
 
 func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {

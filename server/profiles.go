@@ -343,3 +343,14 @@ func (s *Server) llmProfiles() llm.Profiles {
 	maps.Copy(out, s.opts.Profiles)
 	return out
 }
+
+// llmProfileSettings is the LLM profile name, secrets exposed, as an agent
+// profile's launch takes it: one of Options.Profiles, which win on a name
+// clash as in llmProfiles, or a stored one (userstore.ErrNoProfile when
+// neither).
+func (s *Server) llmProfileSettings(name string) (map[string]any, error) {
+	if cfg, ok := s.opts.Profiles[name]; ok {
+		return exposedConfig(cfg)
+	}
+	return s.profiles.Load(name)
+}
