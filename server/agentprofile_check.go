@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gohands/gohands/agent/acp"
 	"github.com/gohands/gohands/server/userstore"
 	"github.com/gohands/gohands/tool"
 )
@@ -404,12 +405,17 @@ var acpCredentials = map[string]struct {
 }
 
 // acpFileSecretSpecs are the file credentials of every provider, as the
-// reference's resolved ACP settings list them.
-var acpFileSecretSpecs = []any{
-	map[string]any{"secret_name": "CODEX_AUTH_JSON", "filename": "auth.json", "env_var": "CODEX_HOME", "subdir": "codex", "env_points_to": "dir", "warn_if_unset": []any{}},
-	map[string]any{"secret_name": "GOOGLE_APPLICATION_CREDENTIALS_JSON", "filename": "gcloud-credentials.json", "env_var": "GOOGLE_APPLICATION_CREDENTIALS", "subdir": "gemini-cli", "env_points_to": "file", "warn_if_unset": []any{"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"}},
-	map[string]any{"secret_name": "KIMI_CODE_CONFIG_TOML", "filename": "config.toml", "env_var": "KIMI_CODE_HOME", "subdir": "kimi-code", "env_points_to": "dir", "warn_if_unset": []any{}},
-	map[string]any{"secret_name": "PI_AUTH_JSON", "filename": "auth.json", "env_var": "PI_CODING_AGENT_DIR", "subdir": "pi", "env_points_to": "dir", "warn_if_unset": []any{}},
+// reference's resolved ACP settings list them: the ACPAgent's default.
+func acpFileSecretSpecs() []any {
+	var l []any
+	for _, raw := range acp.DefaultFileSecrets() {
+		var spec any
+		if err := json.Unmarshal(raw, &spec); err != nil {
+			panic(err) // a constant
+		}
+		l = append(l, spec)
+	}
+	return l
 }
 
 func strOrNil(v any) *string {
@@ -502,7 +508,7 @@ func (s *Server) resolveAgentProfile(p map[string]any, expose bool) (agentProfil
 		if args, ok := p["acp_args"].([]any); ok {
 			settings["acp_args"] = args
 		}
-		settings["acp_file_secrets"] = acpFileSecretSpecs
+		settings["acp_file_secrets"] = acpFileSecretSpecs()
 		// As the reference: no timestamp, no project skills (the ACP
 		// server reads the workspace itself).
 		ctx := userstore.DefaultAgentSettings("openhands")["agent_context"].(map[string]any)

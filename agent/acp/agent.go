@@ -63,12 +63,15 @@ const (
 	SentinelUsageID = "acp-managed"
 )
 
-// defaultFileSecrets is the reference's default acp_file_secrets, kept so
+// defaultFileSecrets is the reference 1.58's default acp_file_secrets
+// (Codex, Gemini CLI on Vertex, Kimi Code, pi), kept so
 // that a configuration written by gohands reads the same in Python.
 // gohands does not materialise file secrets.
 var defaultFileSecrets = []json.RawMessage{
 	json.RawMessage(`{"secret_name":"CODEX_AUTH_JSON","filename":"auth.json","env_var":"CODEX_HOME","subdir":"codex","env_points_to":"dir","warn_if_unset":[]}`),
 	json.RawMessage(`{"secret_name":"GOOGLE_APPLICATION_CREDENTIALS_JSON","filename":"gcloud-credentials.json","env_var":"GOOGLE_APPLICATION_CREDENTIALS","subdir":"gemini-cli","env_points_to":"file","warn_if_unset":["GOOGLE_CLOUD_PROJECT","GOOGLE_CLOUD_LOCATION"]}`),
+	json.RawMessage(`{"secret_name":"KIMI_CODE_CONFIG_TOML","filename":"config.toml","env_var":"KIMI_CODE_HOME","subdir":"kimi-code","env_points_to":"dir","warn_if_unset":[]}`),
+	json.RawMessage(`{"secret_name":"PI_AUTH_JSON","filename":"auth.json","env_var":"PI_CODING_AGENT_DIR","subdir":"pi","env_points_to":"dir","warn_if_unset":[]}`),
 }
 
 // Agent is the ACPAgent configuration. The base fields are the reference's
@@ -145,6 +148,10 @@ func (a *Agent) SetDefaults() {
 	a.StartupTimeout = DefaultStartupTimeout
 	a.FileSecrets = slices.Clone(defaultFileSecrets)
 }
+
+// DefaultFileSecrets returns the default acp_file_secrets, one JSON
+// object per spec.
+func DefaultFileSecrets() []json.RawMessage { return slices.Clone(defaultFileSecrets) }
 
 // MapSecrets implements secret.Holder: the resume session id and acp_env
 // values are secrets.

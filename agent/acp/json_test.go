@@ -13,7 +13,7 @@ import (
 	"github.com/gohands/gohands/tool"
 )
 
-// refAgent is the reference's ACPAgent(acp_command=["node","x.js"],
+// refAgent is the reference 1.58.2's ACPAgent(acp_command=["node","x.js"],
 // acp_model="m") as model_dump_json writes it, without its llm.
 const refAgent = `{"tools":[],"mcp_config":{},"filter_tools_regex":null,"include_default_tools":[],
 "agent_context":null,"system_prompt":null,"system_prompt_filename":"system_prompt.j2",
@@ -24,7 +24,10 @@ const refAgent = `{"tools":[],"mcp_config":{},"filter_tools_regex":null,"include
 "env_var":"CODEX_HOME","subdir":"codex","env_points_to":"dir","warn_if_unset":[]},
 {"secret_name":"GOOGLE_APPLICATION_CREDENTIALS_JSON","filename":"gcloud-credentials.json",
 "env_var":"GOOGLE_APPLICATION_CREDENTIALS","subdir":"gemini-cli","env_points_to":"file",
-"warn_if_unset":["GOOGLE_CLOUD_PROJECT","GOOGLE_CLOUD_LOCATION"]}],"acp_isolate_data_dir":false,"kind":"ACPAgent"}`
+"warn_if_unset":["GOOGLE_CLOUD_PROJECT","GOOGLE_CLOUD_LOCATION"]},
+{"secret_name":"KIMI_CODE_CONFIG_TOML","filename":"config.toml","env_var":"KIMI_CODE_HOME","subdir":"kimi-code",
+"env_points_to":"dir","warn_if_unset":[]},{"secret_name":"PI_AUTH_JSON","filename":"auth.json",
+"env_var":"PI_CODING_AGENT_DIR","subdir":"pi","env_points_to":"dir","warn_if_unset":[]}],"acp_isolate_data_dir":false,"kind":"ACPAgent"}`
 
 // gohands writes an ACPAgent as the reference does, and reads the
 // reference's.
