@@ -82,18 +82,12 @@ func (a *Agent) WithPlugins(set *plugin.Set) (*Agent, error) {
 // marketplaces auto-load (plugin.LoadRegistered); what cannot be loaded is
 // logged and left out, as in the reference.
 func (a *Agent) registeredMarketplaces(sess *conversation.Session, home string) *plugin.Set {
-	raw := a.AgentContext
-	if len(raw) == 0 || string(raw) == "null" {
-		return &plugin.Set{}
-	}
-	var ac struct {
-		Registered []plugin.Registration `json:"registered_marketplaces"`
-	}
-	if err := json.Unmarshal(raw, &ac); err != nil || len(ac.Registered) == 0 {
+	regs, err := a.Marketplaces()
+	if err != nil || len(regs) == 0 {
 		return &plugin.Set{}
 	}
 	opts := &plugin.FetchOptions{CacheDir: plugin.CacheDir(skill.PersistenceDir(home))}
-	set, warns := plugin.LoadRegistered(context.Background(), ac.Registered, opts)
+	set, warns := plugin.LoadRegistered(context.Background(), regs, opts)
 	for _, w := range warns {
 		sess.Logger().Warn("agent: marketplace not loaded", "source", w.Path, "err", w.Err)
 	}

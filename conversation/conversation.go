@@ -9,6 +9,7 @@ import (
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/plugin"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
 )
@@ -89,6 +90,15 @@ type Conversation interface {
 	// without a condenser acting on requests, and with
 	// ErrWaitingForConfirmation while actions wait.
 	Condense(ctx context.Context) error
+	// LoadPlugin adds a plugin of the marketplaces the agent's context
+	// registers to the conversation; ref is "name" or
+	// "name@marketplace". Its skills and MCP servers join the agent,
+	// which is stored with them, and its hooks the conversation's, from
+	// the next step on: during a Run, from the step after the one in
+	// progress (LoadPlugin does not wait for it). A plugin or marketplace
+	// that is not there is an error matching plugin.ErrNotFound; one that
+	// cannot be resolved, fetched or loaded, ErrCannotLoadPlugin.
+	LoadPlugin(ctx context.Context, ref string) error
 	// Subscribe registers fn to be called with every event committed from
 	// now on, in commit order, until the returned function is called.
 	// fn runs apart from the committing goroutine, so a slow fn never
@@ -125,6 +135,13 @@ type Agent interface {
 	// copy that shares no runtime part with this one (a model accumulating
 	// metrics), or the agent itself when it has none.
 	ForkAgent() (Agent, error)
+	// Marketplaces returns the plugin marketplaces the agent's context
+	// registers, where LoadPlugin finds plugins (none: nil).
+	Marketplaces() ([]plugin.Registration, error)
+	// AddPlugins returns a copy of the agent with the skills and MCP
+	// servers of set added (their hooks are the conversation's). An agent
+	// that takes no plugins returns an error matching ErrUnsupported.
+	AddPlugins(set *plugin.Set) (Agent, error)
 }
 
 // Started is what Agent.Start returns: the runner, and what the

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/plugin"
 	"github.com/gohands/gohands/pubsub"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
@@ -79,6 +80,9 @@ type LocalConversation struct {
 	budget float64
 	// switchReq is a model switch asked for during a Run (under runMu).
 	switchReq *llm.Config
+	// loads are the plugins LoadPlugin added during a Run, for the run
+	// loop to add before its next step (under runMu).
+	loads []*plugin.Set
 	// opts are the options the conversation was opened with (Fork
 	// opens the fork with them).
 	opts LocalOptions
@@ -535,6 +539,7 @@ func (c *LocalConversation) run(ctx context.Context, started func()) (err error)
 	defer func() {
 		c.runMu.Lock()
 		c.running, c.begun, c.cancel = false, false, nil
+		c.addLeftLoads()
 		close(done)
 		c.runMu.Unlock()
 	}()
@@ -635,6 +640,11 @@ func (c *LocalConversation) runLoop(ctx context.Context, runner Runner) error {
 		if err := c.applySwitch(runner); err != nil {
 			return c.fail(errorCode(err), err.Error(), err)
 		}
+		loaded, lerr := c.applyLoads(ctx, runner)
+		if lerr != nil {
+			return c.fail(errorCode(lerr), lerr.Error(), lerr)
+		}
+		runner = loaded
 		stepCtx, cancel := context.WithCancelCause(ctx)
 		c.runMu.Lock()
 		c.cancel = cancel

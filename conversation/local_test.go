@@ -12,6 +12,7 @@ import (
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/filestore"
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/plugin"
 )
 
 // echoAgent is the smallest Agent: it answers every user message with its
@@ -38,7 +39,11 @@ func (a *echoAgent) Verify(persisted any) error {
 	return nil
 }
 
-func (a *echoAgent) ForkAgent() (conversation.Agent, error) { return a, nil }
+func (a *echoAgent) ForkAgent() (conversation.Agent, error)       { return a, nil }
+func (a *echoAgent) Marketplaces() ([]plugin.Registration, error) { return nil, nil }
+func (a *echoAgent) AddPlugins(*plugin.Set) (conversation.Agent, error) {
+	return nil, conversation.ErrUnsupported
+}
 
 type echoRunner struct {
 	a *echoAgent

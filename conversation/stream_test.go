@@ -16,6 +16,7 @@ import (
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/storetest"
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/plugin"
 	"github.com/gohands/gohands/pubsub"
 )
 
@@ -32,8 +33,12 @@ func (a *chattyAgent) Start(ctx context.Context, s *conversation.Session) (conve
 	return conversation.Started{Runner: &chattyRunner{a: a, s: s}}, nil
 }
 
-func (a *chattyAgent) Verify(any) error                       { return nil }
-func (a *chattyAgent) ForkAgent() (conversation.Agent, error) { return a, nil }
+func (a *chattyAgent) Verify(any) error                             { return nil }
+func (a *chattyAgent) ForkAgent() (conversation.Agent, error)       { return a, nil }
+func (a *chattyAgent) Marketplaces() ([]plugin.Registration, error) { return nil, nil }
+func (a *chattyAgent) AddPlugins(*plugin.Set) (conversation.Agent, error) {
+	return nil, conversation.ErrUnsupported
+}
 
 type chattyRunner struct {
 	a *chattyAgent

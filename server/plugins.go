@@ -395,85 +395,26 @@ func (s *Server) handleFetchPlugin(in *request[none, fetchPluginRequest]) (any, 
 	return out, nil
 }
 
-type loadPluginRequest struct {
-	PluginRef *string `json:"plugin_ref" required:"true"`
-}
-
 func (s *Server) loadPluginRoute() *route {
-	return &route{method: "POST", path: "/api/conversations/{conversation_id}/load_plugin", summary: "Load a plugin of the conversation's registered marketplaces (name or name@marketplace) into its agent", tag: "Conversations", body: loadPluginRequest{}, resp: successResponse{}, errors: []int{400, 404, 409, 422}, h: handle(s, nil, s.handleLoadPlugin)}
+	return &route{method: "POST", path: "/api/conversations/{conversation_id}/load_plugin", summary: "Load a plugin of the conversation's registered marketplaces (name or name@marketplace) into its agent", tag: "Conversations", body: loadPluginRequest{}, resp: successResponse{}, errors: []int{400, 404, 422}, h: handle(s, nil, s.handleLoadPlugin)}
 }
 
-// handleLoadPlugin resolves plugin_ref in the agent's registered
-// marketplaces, fetches and loads the plugin and makes the conversation's
-// agent have its skills and MCP servers from the next step on.
+// handleLoadPlugin is the conversation's LoadPlugin: a plugin or
+// marketplace that is not there is a 404, one that cannot be loaded a 400,
+// as in the reference. During a run the plugin joins before the next
+// step.
 func (s *Server) handleLoadPlugin(in *request[none, loadPluginRequest]) (any, error) {
-	if in.body.PluginRef == nil {
-		return nil, &invalidError{loc: []any{"body", "plugin_ref"}, typ: "missing", msg: "Field required"}
-	}
 	c, lc, err := in.load()
 	if err != nil {
 		return nil, err
 	}
-	a, ok := lc.State().Fields().Agent.(*agent.Agent)
-	if !ok {
-		return nil, statusErr(http.StatusBadRequest, "Plugins can only be loaded into an Agent")
-	}
-	var ac struct {
-		Registered []plugin.Registration `json:"registered_marketplaces"`
-	}
-	if raw := a.AgentContext; len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &ac); err != nil {
-			return nil, statusErr(http.StatusBadRequest, "agent_context: %s", err.Error())
-		}
-	}
-	ref := *in.body.PluginRef
-	name, market, _ := strings.Cut(ref, "@")
-	if name == "" {
-		return nil, statusErr(http.StatusBadRequest, "Invalid plugin reference %q: want name or name@marketplace", ref)
-	}
-	var found *plugin.Source
-	var searched []string
-	for i := range ac.Registered {
-		r := &ac.Registered[i]
-		if market != "" && r.Name != market {
-			continue
-		}
-		m, err := r.Fetch(in.r.Context(), s.fetchOptions())
-		if err != nil {
-			if market != "" {
-				return nil, statusErr(http.StatusBadRequest, "%s", err.Error())
-			}
-			s.log.Warn("load_plugin: marketplace not loaded", "marketplace", r.Name, "err", err)
-			continue
-		}
-		searched = append(searched, r.Name)
-		if e := m.Plugin(name); e != nil {
-			src, err := m.Resolve(e)
-			if err != nil {
-				return nil, statusErr(http.StatusBadRequest, "%s", err.Error())
-			}
-			found = &src
-			break
-		}
-	}
+	err = lc.LoadPlugin(in.r.Context(), in.body.PluginRef)
 	switch {
-	case market != "" && len(searched) == 0:
-		return nil, statusErr(http.StatusNotFound, "Marketplace '%s' is not registered", market)
-	case found == nil:
-		return nil, statusErr(http.StatusNotFound, "Plugin '%s' not found in the registered marketplaces %v", name, searched)
-	}
-	set, _, err := plugin.LoadSources(in.r.Context(), []plugin.Source{*found}, s.fetchOptions())
-	if err != nil {
+	case errors.Is(err, plugin.ErrNotFound):
+		return nil, statusErr(http.StatusNotFound, "%s", err.Error())
+	case errors.Is(err, conversation.ErrCannotLoadPlugin):
 		return nil, statusErr(http.StatusBadRequest, "%s", err.Error())
-	}
-	b, err := a.WithPlugins(set)
-	if err != nil {
-		return nil, statusErr(http.StatusBadRequest, "%s", err.Error())
-	}
-	if err := lc.ReplaceAgent(b); err != nil {
-		if errors.Is(err, conversation.ErrRunning) {
-			return nil, errAlreadyRunning
-		}
+	case err != nil:
 		return nil, err
 	}
 	c.publishFullState(lc)

@@ -21,6 +21,7 @@ type (
 	navigateRequest       = protocol.NavigateRequest
 	switchLLMRequest      = protocol.SwitchLLMRequest
 	switchProfileRequest  = protocol.SwitchProfileRequest
+	loadPluginRequest     = protocol.LoadPluginRequest
 	generateTitleRequest  = protocol.GenerateTitleRequest
 	generateTitleResponse = protocol.GenerateTitleResponse
 	startGoalRequest      = protocol.StartGoalRequest

@@ -29,6 +29,12 @@ type SwitchProfileRequest struct {
 	ProfileName string `json:"profile_name" required:"true" minLength:"1"`
 }
 
+// LoadPluginRequest is the body of load_plugin: a plugin of the
+// conversation's registered marketplaces, "name" or "name@marketplace".
+type LoadPluginRequest struct {
+	PluginRef string `json:"plugin_ref" required:"true"`
+}
+
 // GenerateTitleRequest is the body of generate_title: the longest title
 // (1..200, 50 by default) and the model to use instead of the agent's.
 type GenerateTitleRequest struct {

@@ -19,7 +19,9 @@ import (
 // TestLocal runs the suite on LocalConversations stored in a directory.
 func TestLocal(t *testing.T) {
 	conversationtest.Run(t, func(t *testing.T, s *conversationtest.Setup) conversation.Conversation {
-		c, err := conversation.New(t.Context(), agent.New(s.LLM, s.Tools, nil), s.WorkDir, &conversation.LocalOptions{
+		a := agent.New(s.LLM, s.Tools, nil)
+		a.AgentContext = s.AgentContext
+		c, err := conversation.New(t.Context(), a, s.WorkDir, &conversation.LocalOptions{
 			Backend: filestore.NewBackend(t.TempDir(), nil),
 		})
 		if err != nil {
@@ -55,7 +57,9 @@ func TestRemote(t *testing.T) {
 	})
 	conversationtest.Run(t, func(t *testing.T, s *conversationtest.Setup) conversation.Conversation {
 		ws := &workspace.Remote{Host: hs.URL, APIKey: key, WorkingDir: s.WorkDir}
-		c, err := remote.New(t.Context(), agent.New(s.LLM, s.Tools, nil), ws, nil)
+		a := agent.New(s.LLM, s.Tools, nil)
+		a.AgentContext = s.AgentContext
+		c, err := remote.New(t.Context(), a, ws, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,6 +42,9 @@ type Setup struct {
 	Tools []tool.Spec
 	// WorkDir is a new, empty directory to work in.
 	WorkDir string
+	// AgentContext, if set, is the agent's agent_context (it registers
+	// the marketplace of the LoadPlugin scenarios).
+	AgentContext json.RawMessage
 }
 
 // Open opens a new conversation of the kind under test, with an agent of
@@ -75,6 +78,8 @@ func Run(t *testing.T, open Open) {
 		{"CondenseWithoutCondenser", testCondenseWithoutCondenser},
 		{"Goal", testGoal},
 		{"Closed", testClosed},
+		{"LoadPlugin", testLoadPlugin},
+		{"LoadPluginDuringRun", testLoadPluginDuringRun},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, open) })
 	}
@@ -90,7 +95,12 @@ type model struct {
 	judged atomic.Int32
 	// hold, if set, delays the agent's steps until the client goes away.
 	hold atomic.Bool
+	// gate, if set, holds the next agent step's request: it is taken,
+	// entered is closed and the reply waits for release to be closed.
+	gate atomic.Pointer[gate]
 }
+
+type gate struct{ entered, release chan struct{} }
 
 var usage = llmtest.Usage{PromptTokens: 100, CompletionTokens: 7}
 
@@ -106,6 +116,10 @@ func newModel(t *testing.T, replies ...llmtest.Reply) *model {
 				return llmtest.Reply{Text: `{"score": 0.4, "complete": false, "missing": "the proof"}`, Usage: usage}, nil
 			}
 			return llmtest.Reply{Text: `{"score": 1.0, "complete": true}`, Usage: usage}, nil
+		}
+		if g := m.gate.Swap(nil); g != nil {
+			close(g.entered)
+			<-g.release
 		}
 		if m.hold.Load() {
 			return llmtest.Reply{Text: answer, Delay: time.Hour}, nil

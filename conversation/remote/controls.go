@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/gohands/gohands/conversation/title"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/plugin"
 	"github.com/gohands/gohands/workspace"
 )
 
@@ -87,6 +89,30 @@ func (c *Conversation) SwitchLLM(ctx context.Context, cfg llm.Config) error {
 func (c *Conversation) SwitchProfile(ctx context.Context, name string) error {
 	err := c.post(ctx, "/switch_profile", protocol.SwitchProfileRequest{ProfileName: name}, nil)
 	return sentinel(err, map[int]error{http.StatusConflict: conversation.ErrRunning, http.StatusBadRequest: conversation.ErrCannotSwitch, http.StatusNotFound: llm.ErrNoProfile})
+}
+
+// LoadPlugin implements conversation.Conversation with the server's
+// load_plugin: a 404 is plugin.ErrNotFound (or an unknown conversation),
+// a 400 conversation.ErrCannotLoadPlugin. The mirror's agent is then read
+// back, skills included (during a run the server adds the plugin before
+// its next step: the agent read may not have it yet).
+func (c *Conversation) LoadPlugin(ctx context.Context, ref string) error {
+	err := c.post(ctx, "/load_plugin", protocol.LoadPluginRequest{PluginRef: ref}, nil)
+	if err != nil {
+		return sentinel(err, map[int]error{http.StatusNotFound: plugin.ErrNotFound, http.StatusBadRequest: conversation.ErrCannotLoadPlugin, http.StatusConflict: conversation.ErrRunning})
+	}
+	var info conversationInfo
+	if err := c.ws.Request(ctx, http.MethodGet, c.path(""), url.Values{"include_skills": {"true"}}, nil, &info); err != nil {
+		return fmt.Errorf("remote: load_plugin: reading the agent back: %w", err)
+	}
+	a, err := event.DecodeKinded[any](info.Agent)
+	if err != nil {
+		return fmt.Errorf("remote: load_plugin: the conversation's agent: %w", err)
+	}
+	return c.state.Update(func(f *conversation.Fields) error {
+		f.Agent = a
+		return nil
+	})
 }
 
 // GenerateTitle implements title.Generator: it asks the server for a
