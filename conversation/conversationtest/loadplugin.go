@@ -88,6 +88,12 @@ func (m *model) requestsWith(s string) int {
 	return n
 }
 
+// RunLoadPlugin runs the LoadPlugin scenario alone, for a conversation
+// kind Run is not for (a remote one on the reference's server, whose
+// load_plugin holds its caller until the step in progress ends, so that
+// LoadPluginDuringRun does not apply).
+func RunLoadPlugin(t *testing.T, open Open) { testLoadPlugin(t, open) }
+
 // A plugin loaded between runs: what is not there is plugin.ErrNotFound,
 // what cannot be loaded ErrCannotLoadPlugin, neither changes the agent;
 // the plugin's skill answers the next message that triggers it, its MCP
