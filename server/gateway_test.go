@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/llm/llmtest"
+	"github.com/gohands/gohands/server"
 )
 
 // TestGatewayActiveAgentProfile runs the OpenAI-compatible gateway on the
@@ -122,5 +124,32 @@ func TestGatewayActiveAgentProfile(t *testing.T) {
 	}
 	if n := len(beta.Requests()); n != 1 {
 		t.Errorf("the model was called %d times, want 1", n)
+	}
+}
+
+// TestGatewayOptionsProfile: an LLM profile of Options.Profiles (not
+// stored) is a gateway model too, and the active agent profile (default,
+// made from the settings) launches on it; its key reaches the model.
+func TestGatewayOptionsProfile(t *testing.T) {
+	t.Parallel()
+	gamma := llmtest.NewChat(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message": "From gamma."}`}}})
+	var cfg llm.Config
+	if err := json.Unmarshal([]byte(`{"model":"openai/gamma","base_url":"`+gamma.URL+`/v1","api_key":"sk-gamma","num_retries":0}`), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServer(t, &server.Options{Profiles: llm.Profiles{"gamma": cfg}})
+	var models struct {
+		Data []struct{ ID string } `json:"data"`
+	}
+	ts.must(200, "GET", "/v1/models", nil, &models)
+	if len(models.Data) != 1 || models.Data[0].ID != "openhands_gamma" {
+		t.Errorf("models: %+v", models)
+	}
+	data := ts.must(200, "POST", "/v1/responses", map[string]any{"model": "openhands_gamma", "input": "Who answers?"}, nil)
+	if !strings.Contains(string(data), `"text":"From gamma."`) {
+		t.Errorf("response: %s", data)
+	}
+	if auth := gamma.LastRequest().Header.Get("Authorization"); auth != "Bearer sk-gamma" {
+		t.Errorf("the model call's key: %q", auth)
 	}
 }
