@@ -377,6 +377,16 @@ func (r *runner) connectMCP(ctx context.Context, resolved []tool.Tool) error {
 	if err != nil {
 		return fmt.Errorf("agent: mcp_config: %w", err)
 	}
+	if c := r.sess.Cipher(); c != nil {
+		// Secrets the server handed out encrypted with its key (an MCP
+		// server's OAuth state from its sign-in routes) are opened here,
+		// in memory: the stored mcp_config keeps them encrypted.
+		open, err := cfg.MapSecrets(c.Decrypt)
+		if err != nil {
+			return fmt.Errorf("agent: mcp_config: a secret does not decrypt with the conversation's key: %w", err)
+		}
+		cfg = open.(mcp.Config)
+	}
 	reserved := make([]string, 0, len(resolved))
 	for _, t := range resolved {
 		reserved = append(reserved, t.Name())

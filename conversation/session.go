@@ -38,6 +38,10 @@ func (s *Session) MaxBudgetPerRun() float64 { return s.c.budget }
 // kept in memory.
 func (s *Session) Dir() string { return s.c.dir }
 
+// Cipher returns the key the conversation keeps its secrets under at
+// rest, nil when it has none.
+func (s *Session) Cipher() *secret.Cipher { return s.c.state.cipher }
+
 // Secrets returns the conversation's secret registry.
 func (s *Session) Secrets() *secret.Manager { return s.c.secrets }
 

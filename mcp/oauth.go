@@ -327,8 +327,16 @@ func (h *oauthHandler) setTokenLocked(tok *oauth2.Token, client *OAuthClientInfo
 }
 
 // Authorize implements auth.OAuthHandler: the authorization code flow with
-// PKCE, or ErrOAuthReauthorize when no one can authorize.
+// PKCE, or ErrOAuthReauthorize when no one can authorize. A 401 to a
+// request that carried an access token is first answered by refreshing
+// it (the server may end a token before the expiry it announced); the
+// transport then sends the request again once. The reference goes
+// straight to a new authorization, which needs a user at a browser.
 func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	if resp.StatusCode == http.StatusUnauthorized && req.Header.Get("Authorization") != "" && h.refreshRejected(req) {
+		resp.Body.Close()
+		return nil
+	}
 	if h.opts.Authorize == nil {
 		resp.Body.Close()
 		return fmt.Errorf("MCP server %q (%s): %w", h.server, h.url, ErrOAuthReauthorize)
@@ -424,6 +432,23 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		return err
 	}
 	return nil
+}
+
+// refreshRejected refreshes the access token req was rejected with, and
+// reports whether there is a new one. A token already replaced (by
+// another request's refresh) counts as new.
+func (h *oauthHandler) refreshRejected(req *http.Request) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st := h.state
+	if st == nil || st.Tokens == nil || st.Tokens.RefreshToken.IsZero() {
+		return false
+	}
+	if req.Header.Get("Authorization") != "Bearer "+st.Tokens.AccessToken.Value() {
+		return true
+	}
+	_, err := h.refreshLocked()
+	return err == nil
 }
 
 // scopes returns the configured scopes (a string of space-separated
