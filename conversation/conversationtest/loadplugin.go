@@ -25,6 +25,9 @@ const (
 	pluginSkillBody = "PLUGIN-SKILL-BODY"
 	// pluginTool is the tool of its MCP server.
 	pluginTool = "plugin_echo"
+	// hookMark is the file its UserPromptSubmit hook makes in the
+	// working directory.
+	hookMark = "plugin-hook-ran"
 )
 
 // marketplace writes a marketplace "conformance" with two plugins:
@@ -49,6 +52,7 @@ func marketplace(t *testing.T) json.RawMessage {
 		"plugins/helper/.plugin/plugin.json":   `{"name": "helper", "version": "1.0.0", "description": "Helps"}`,
 		"plugins/helper/skills/frob/SKILL.md":  "---\nname: frob\ndescription: How to frobnicate\ntriggers: [frobnicate]\n---\n" + pluginSkillBody,
 		"plugins/helper/.mcp.json":             `{"mcpServers": {"plugtools": {"url": "` + hs.URL + `"}}}`,
+		"plugins/helper/hooks/hooks.json":      `{"hooks": {"UserPromptSubmit": [{"matcher": "*", "hooks": [{"type": "command", "command": "touch ` + hookMark + `"}]}]}}`,
 		"plugins/broken/.plugin/plugin.json":   `{"name": "broken",`,
 		"plugins/broken/skills/never/SKILL.md": "---\nname: never\ndescription: Never loaded\n---\nnever",
 	} {
@@ -97,7 +101,8 @@ func RunLoadPlugin(t *testing.T, open Open) { testLoadPlugin(t, open) }
 // A plugin loaded between runs: what is not there is plugin.ErrNotFound,
 // what cannot be loaded ErrCannotLoadPlugin, neither changes the agent;
 // the plugin's skill answers the next message that triggers it, its MCP
-// server's tool is offered to the model, and the stored agent has both.
+// server's tool is offered to the model, its hook runs on that message,
+// and the stored agent has its skill and server.
 func testLoadPlugin(t *testing.T, open Open) {
 	m := newModel(t)
 	s := m.setup(t)
@@ -128,7 +133,13 @@ func testLoadPlugin(t *testing.T, open Open) {
 	}
 	storedAgentHas(t, c, "frob")
 	storedAgentHas(t, c, "plugtools")
+	if _, err := os.Stat(filepath.Join(s.WorkDir, hookMark)); err == nil {
+		t.Fatal("the plugin's hook ran before the plugin was loaded")
+	}
 	turn(t, c, "please frobnicate")
+	if _, err := os.Stat(filepath.Join(s.WorkDir, hookMark)); err != nil {
+		t.Errorf("the plugin's UserPromptSubmit hook did not run: %v", err)
+	}
 	last := string(m.srv.LastRequest().RawBody)
 	if !strings.Contains(last, pluginSkillBody) {
 		t.Error("the plugin's skill did not reach the model")
