@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -133,6 +134,24 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// openStore opens the PostgreSQL store --store names, or returns nil
+// without one; the node is known to the others by --advertise, else by
+// the address it listens on.
+func openStore(ctx context.Context, f *serveFlags, addr net.Addr, log *slog.Logger) (*pgstore.Backend, error) {
+	if f.store == "" {
+		return nil, nil
+	}
+	if !strings.HasPrefix(f.store, "postgres://") && !strings.HasPrefix(f.store, "postgresql://") {
+		return nil, usageErr("--store %q: want a postgres:// URL", f.store)
+	}
+	node := cmp.Or(f.advertise, "http://"+addr.String())
+	pb, err := pgstore.Open(ctx, f.store, &pgstore.Options{Node: node, Lease: f.lease, Logger: log})
+	if err != nil {
+		return nil, &exitErr{code: exitError, msg: err.Error()}
+	}
+	return pb, nil
+}
+
 func (a *app) serve(ctx context.Context, f *serveFlags) error {
 	opts, err := server.LoadConfig(f.config, a.getenv)
 	if err != nil {
@@ -168,22 +187,12 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 	if err != nil {
 		return &exitErr{code: exitError, msg: err.Error()}
 	}
-	if f.store != "" {
-		if !strings.HasPrefix(f.store, "postgres://") && !strings.HasPrefix(f.store, "postgresql://") {
-			ln.Close()
-			return usageErr("--store %q: want a postgres:// URL", f.store)
-		}
-		node := f.advertise
-		if node == "" {
-			node = "http://" + ln.Addr().String()
-		}
-		pb, err := pgstore.Open(ctx, f.store, &pgstore.Options{Node: node, Lease: f.lease, Logger: opts.Logger})
-		if err != nil {
-			ln.Close()
-			return &exitErr{code: exitError, msg: err.Error()}
-		}
-		defer pb.Close()
-		opts.Postgres = pb
+	if opts.Postgres, err = openStore(ctx, f, ln.Addr(), opts.Logger); err != nil {
+		ln.Close()
+		return err
+	}
+	if opts.Postgres != nil {
+		defer opts.Postgres.Close()
 	}
 	// /metrics counts what the process's spans measure, next to the
 	// trace exporter --trace or OTEL_* installed, if any.
