@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gohands/gohands/plugin"
 	"github.com/gohands/gohands/server/userstore"
 )
 
@@ -38,6 +39,8 @@ type fileConfig struct {
 	DeferredInit               bool          `json:"deferred_init"`
 	ConversationIdleTTLSeconds *float64      `json:"conversation_idle_ttl_seconds"`
 	idleTTLNull                bool
+
+	RegisteredMarketplaces []plugin.Registration `json:"registered_marketplaces"`
 }
 
 // LoadConfig reads the server's options as the reference reads its
@@ -61,6 +64,8 @@ type fileConfig struct {
 //	OH_ALLOW_CORS_ORIGIN_REGEX       a pattern of more allowed origins
 //	OH_DEFERRED_INIT                 start dormant until POST /api/init
 //	OH_CONVERSATION_IDLE_TTL_SECONDS idle seconds before release ("null": never)
+//	OH_REGISTERED_MARKETPLACES       marketplaces POST /api/skills loads
+//	                                 besides the request's (a JSON list)
 //	OH_OPENAI_SUBSCRIPTION_ISSUER    the ChatGPT login's OAuth issuer (gohands
 //	                                 only: the reference's is fixed)
 //	OH_WEBHOOKS_0_BASE_URL, ...      webhooks (also _HEADERS as JSON,
@@ -120,6 +125,12 @@ func LoadConfig(path string, getenv func(string) string) (*Options, error) {
 		}
 	}
 	o.DeferredInit = fc.DeferredInit
+	o.RegisteredMarketplaces = fc.RegisteredMarketplaces
+	if v := getenv("OH_REGISTERED_MARKETPLACES"); v != "" {
+		if err := json.Unmarshal([]byte(v), &o.RegisteredMarketplaces); err != nil {
+			return nil, fmt.Errorf("OH_REGISTERED_MARKETPLACES: want a JSON list of {name, source, ref, repo_path, auto_load}: %w", err)
+		}
+	}
 	o.OpenAIIssuer = getenv("OH_OPENAI_SUBSCRIPTION_ISSUER")
 	if v := getenv("OH_DEFERRED_INIT"); v != "" {
 		b, ok := parseBool(v)

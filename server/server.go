@@ -16,6 +16,7 @@ import (
 
 	"github.com/gohands/gohands/conversation/pgstore"
 	"github.com/gohands/gohands/llm"
+	"github.com/gohands/gohands/plugin"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/server/userstore"
 	"github.com/gohands/gohands/telemetry/prom"
@@ -125,6 +126,10 @@ type Options struct {
 	// (conversations by status, sockets, runs). It counts only what
 	// reaches it as the process's telemetry tracer (telemetry.SetTracer).
 	Metrics *prom.Registry
+	// RegisteredMarketplaces are loaded by POST /api/skills with the
+	// request's own (which win by name), as the reference's
+	// registered_marketplaces setting.
+	RegisteredMarketplaces []plugin.Registration
 	// OpenAIIssuer is the base URL of the OAuth issuer of the ChatGPT
 	// subscription login (llm/subscription.DefaultIssuer when empty); a
 	// test points it at an issuer it scripts.

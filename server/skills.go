@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gohands/gohands/plugin"
@@ -18,7 +19,8 @@ import (
 //
 //  1. sandbox: a "work_hosts" skill listing the sandbox's exposed URLs
 //     named WORKER_*;
-//  2. registered_marketplaces: what the request's marketplace
+//  2. registered_marketplaces: what the server's
+//     (Options.RegisteredMarketplaces) and the request's marketplace
 //     registrations auto-load (with load_public), standalone skills
 //     first, then plugins;
 //  3. sdk_base: the public repository's skills (load_public; those the
@@ -114,6 +116,7 @@ func (s *Server) handleSkills(in *request[none, skillsRequest]) (any, error) {
 			return nil, invalid(err.Error(), "body", "registered_marketplaces", i)
 		}
 	}
+	regs := mergeRegistrations(s.opts.RegisteredMarketplaces, b.RegisteredMarketplaces)
 	warn := func(msg string, ws []skill.Warning) {
 		for _, w := range ws {
 			s.log.Warn(msg, "source", w.Path, "err", w.Err)
@@ -130,7 +133,7 @@ func (s *Server) handleSkills(in *request[none, skillsRequest]) (any, error) {
 	}
 	if on(b.LoadPublic) {
 		var auto []plugin.Registration
-		for _, r := range b.RegisteredMarketplaces {
+		for _, r := range regs {
 			if r.AutoLoadsAny() {
 				auto = append(auto, r)
 			}
@@ -178,6 +181,20 @@ func (s *Server) handleSkills(in *request[none, skillsRequest]) (any, error) {
 		out.Skills = append(out.Skills, skillInfoOf(sk))
 	}
 	return out, nil
+}
+
+// mergeRegistrations is the server's registrations with the request's,
+// one of a name replacing the server's where it stood.
+func mergeRegistrations(server, req []plugin.Registration) []plugin.Registration {
+	out := slices.Clone(server)
+	for _, r := range req {
+		if i := slices.IndexFunc(out, func(o plugin.Registration) bool { return o.Name == r.Name }); i >= 0 {
+			out[i] = r
+		} else {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // orgSkills clones an organisation's skills repository into a temporary

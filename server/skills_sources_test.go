@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"log/slog"
 	"maps"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gohands/gohands/plugin"
 	"github.com/gohands/gohands/server"
 )
 
@@ -105,8 +107,17 @@ func TestSkillsRouteSources(t *testing.T) {
 		"skills/mkt/SKILL.md":      "---\nname: mkt\ndescription: d\n---\nMARKET-MKT",
 		"skills/shared/SKILL.md":   "---\nname: shared\ndescription: d\n---\nMARKET-SHARED",
 	})
+	house := writePlugin(t, filepath.Join(t.TempDir(), "house"), map[string]string{
+		".plugin/marketplace.json":     `{"name": "house", "owner": {"name": "o"}, "plugins": [], "skills": [{"name": "housekeeping", "source": "./skills/housekeeping"}]}`,
+		"skills/housekeeping/SKILL.md": "---\nname: housekeeping\ndescription: d\n---\nHOUSE",
+	})
 	proj := writePlugin(t, t.TempDir(), map[string]string{".openhands/skills/shared.md": "PROJECT-SHARED"})
-	ts := newTestServer(t, &server.Options{PersistenceDir: t.TempDir()})
+	// The server's registrations load too; the request's "company"
+	// replaces the server's of that name (which could not be fetched).
+	ts := newTestServer(t, &server.Options{PersistenceDir: t.TempDir(), RegisteredMarketplaces: []plugin.Registration{
+		{Name: "company", Source: filepath.Join(t.TempDir(), "gone"), AutoLoad: json.RawMessage("true")},
+		{Name: "house", Source: house, AutoLoad: json.RawMessage("true")},
+	}})
 
 	body := map[string]any{
 		"project_dir":             proj,
@@ -118,7 +129,7 @@ func TestSkillsRouteSources(t *testing.T) {
 	}
 	var got skillsAnswer
 	ts.must(200, "POST", "/api/skills", body, &got)
-	want := []string{"work_hosts", "mkt", "shared", "listed", "mine", "orgwide", "legacy"}
+	want := []string{"work_hosts", "mkt", "shared", "housekeeping", "listed", "mine", "orgwide", "legacy"}
 	if !slices.Equal(got.names(), want) {
 		t.Errorf("skills %v, want %v", got.names(), want)
 	}
@@ -130,7 +141,7 @@ func TestSkillsRouteSources(t *testing.T) {
 	if c := got.content("work_hosts"); !strings.Contains(c, "* http://localhost:12000 (port 12000)") || strings.Contains(c, "8001") {
 		t.Errorf("work_hosts: %q", c)
 	}
-	wantSources := map[string]int{"sandbox": 1, "registered_marketplaces": 2, "sdk_base": 3, "org": 3, "project": 1}
+	wantSources := map[string]int{"sandbox": 1, "registered_marketplaces": 3, "sdk_base": 3, "org": 3, "project": 1}
 	if !maps.Equal(got.Sources, wantSources) {
 		t.Errorf("sources %v, want %v", got.Sources, wantSources)
 	}
@@ -203,5 +214,38 @@ func TestSkillsRouteHangingSources(t *testing.T) {
 	}
 	if strings.Contains(log, "TOKEN-SECRET") {
 		t.Errorf("the log shows the org URL's credentials:\n%s", log)
+	}
+}
+
+// The server's marketplace registrations come from its configuration
+// file's registered_marketplaces, replaced by $OH_REGISTERED_MARKETPLACES
+// (a JSON list), as the reference's setting.
+func TestRegisteredMarketplacesConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.json")
+	writePlugin(t, filepath.Dir(path), map[string]string{"config.json": `{"registered_marketplaces": [{"name": "file", "source": "/m", "auto_load": true}]}`})
+	env := map[string]string{"HOME": t.TempDir()}
+	getenv := func(k string) string { return env[k] }
+	names := func() []string {
+		t.Helper()
+		o, err := server.LoadConfig(path, getenv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range o.RegisteredMarketplaces {
+			out = append(out, r.Name+"="+r.Source)
+		}
+		return out
+	}
+	if got := names(); !slices.Equal(got, []string{"file=/m"}) {
+		t.Errorf("from the file: %v", got)
+	}
+	env["OH_REGISTERED_MARKETPLACES"] = `[{"name": "env", "source": "github:o/r", "auto_load": ["a"]}]`
+	if got := names(); !slices.Equal(got, []string{"env=github:o/r"}) {
+		t.Errorf("from the environment: %v", got)
+	}
+	env["OH_REGISTERED_MARKETPLACES"] = `{"name": "env"}`
+	if _, err := server.LoadConfig(path, getenv); err == nil || !strings.Contains(err.Error(), "OH_REGISTERED_MARKETPLACES") {
+		t.Errorf("a bad OH_REGISTERED_MARKETPLACES: %v", err)
 	}
 }
