@@ -58,19 +58,9 @@ type launchedProfile struct {
 	LLMProfileRef  *string  `json:"llm_profile_ref"`
 }
 
-// launchAdditions is what a launch adds to the agent profile it resolves,
-// the reference's AgentLaunchAdditions as the OpenAI gateway sends them
-// (a start request's agent_launch_additions are still refused).
-type launchAdditions struct {
-	// LLMProfileRef is the LLM profile to launch with instead of the
-	// agent profile's own ("": its own; an openhands profile only).
-	LLMProfileRef string `json:"llm_profile_ref,omitempty"`
-	// SystemSuffix is appended to the agent's system message suffix.
-	SystemSuffix string `json:"system_message_suffix_append,omitempty"`
-}
-
-// profileLaunch resolves agent_profile_id, with what add adds (nil:
-// nothing), into the agent it launches and the provenance to store.
+// profileLaunch resolves agent_profile_id, on add's LLM profile (nil:
+// its own), into the agent it launches and the provenance to store;
+// startAgent adds the rest of add to the agent.
 func (s *Server) profileLaunch(rawID string, add *launchAdditions) (conversation.Agent, *launchedProfile, error) {
 	u, err := uuid.Parse(rawID)
 	if err != nil {
@@ -118,17 +108,6 @@ func (s *Server) profileLaunch(rawID string, add *launchAdditions) (conversation
 		launched.LLMProfileRef = &add.LLMProfileRef
 	}
 	settings := diag.ResolvedSettings
-	if add := strings.TrimSpace(add.SystemSuffix); add != "" {
-		ac, _ := settings["agent_context"].(map[string]any)
-		if ac == nil {
-			ac = map[string]any{}
-			settings["agent_context"] = ac
-		}
-		if prev, _ := ac["system_message_suffix"].(string); strings.TrimSpace(prev) != "" {
-			add = strings.TrimSpace(prev) + "\n\n" + add
-		}
-		ac["system_message_suffix"] = add
-	}
 	if p["agent_kind"] == "acp" {
 		a, err := acpProfileAgent(settings)
 		if err != nil {

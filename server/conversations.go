@@ -137,6 +137,12 @@ func (s *Server) startAgent(ctx context.Context, req *startRequest, obs *observa
 	if err := s.checkUnimplemented(req); err != nil {
 		return nil, err
 	}
+	if add == nil {
+		var err error
+		if add, err = decodeLaunchAdditions(req.AgentLaunchAdditions, req.AgentProfileID != nil); err != nil {
+			return nil, err
+		}
+	}
 	ag := given
 	var launched *launchedProfile
 	if ag == nil && req.AgentProfileID != nil && isNull(req.Agent) && (len(req.AgentSettings) == 0 || isNull(req.AgentSettings)) {
@@ -163,6 +169,10 @@ func (s *Server) startAgent(ctx context.Context, req *startRequest, obs *observa
 		if ag, err = decodeAgent(req); err != nil {
 			return nil, err
 		}
+	}
+	ag, err := withLaunchAdditions(ag, add)
+	if err != nil {
+		return nil, err
 	}
 	var ws struct {
 		WorkingDir string `json:"working_dir"`
@@ -330,9 +340,6 @@ func (s *Server) startAgent(ctx context.Context, req *startRequest, obs *observa
 	}
 	if launched != nil {
 		meta.LaunchedAgentProfile, _ = json.Marshal(launched)
-		if add != nil && *add != (launchAdditions{}) {
-			meta.AgentLaunchAdditions, _ = json.Marshal(add)
-		}
 	}
 	if o := obs; o != nil {
 		meta.ObservabilitySpanName, meta.ObservabilityMetadata, meta.ObservabilityParentSpanContext = o.spanName, o.metadata, o.parent
@@ -1218,8 +1225,6 @@ func (s *Server) checkUnimplemented(req *startRequest) error {
 		return &invalidError{loc: []any{"body", field}, typ: "value_error", msg: field + ": " + why}
 	}
 	switch {
-	case set(req.AgentLaunchAdditions):
-		return refuse("agent_launch_additions", "not supported by this server")
 	case req.Prompt != nil:
 		return refuse("prompt", "not supported by this server; send initial_message")
 	case set(req.Container):

@@ -88,7 +88,7 @@
 //     revision and secret_refs, which keeps only the request secrets it
 //     names;
 //   - accepted at their defaults only, refused with a 422 naming the field
-//     otherwise: agent_launch_additions, prompt, container,
+//     otherwise: prompt, container,
 //     conversation_runtime (other than "local").
 //
 // Where the reference has a quirk that is a bug, this server does better:

@@ -29,10 +29,9 @@ func TestStartRequestFields(t *testing.T) {
 		t.Errorf("meta.json does not keep title_llm_profile (%v): %s", err, meta)
 	}
 	for field, v := range map[string]any{
-		"agent_launch_additions": map[string]any{"x": 1},
-		"prompt":                 "hi",
-		"conversation_runtime":   "docker",
-		"container":              map[string]any{"image": "x"},
+		"prompt":               "hi",
+		"conversation_runtime": "docker",
+		"container":            map[string]any{"image": "x"},
 	} {
 		code, body := ts.do("POST", "/api/conversations", ts.startBody(model, map[string]any{field: v}))
 		var e struct {
