@@ -25,10 +25,12 @@ type result struct {
 }
 
 // execute runs a batch of actions and emits their results in the batch's
-// order, each as soon as it and all before it are done. Actions in errs
-// already failed; they get that error as their result. If the batch
-// finished (a finish action ran), the status becomes finished.
-func (r *runner) execute(ctx context.Context, batch []*event.ActionEvent, errs map[string]*event.AgentErrorEvent) error {
+// order, each as soon as it and all before it are done. Actions in decided
+// already have their result (an error, a hook's rejection). hooked tells
+// that the PreToolUse hooks of the batch already ran; otherwise they run
+// here, just before each action. If the batch finished (a finish action
+// ran), the status becomes finished.
+func (r *runner) execute(ctx context.Context, batch []*event.ActionEvent, decided map[string]event.Event, hooked bool) error {
 	results := make([]result, len(batch))
 	finished := false
 	var wg sync.WaitGroup
@@ -38,7 +40,7 @@ func (r *runner) execute(ctx context.Context, batch []*event.ActionEvent, errs m
 		sem = make(chan struct{}, r.limit)
 	}
 	for i, a := range batch {
-		if e, ok := errs[a.ID]; ok {
+		if e, ok := decided[a.ID]; ok {
 			results[i].ev = e
 			continue
 		}
@@ -47,14 +49,16 @@ func (r *runner) execute(ctx context.Context, batch []*event.ActionEvent, errs m
 			results[i].ev = r.errorEvent(a, "Action could not be parsed.", event.AgentActionError)
 			continue
 		}
-		rej, err := r.preToolUse(ctx, a)
-		if err != nil {
-			wg.Wait()
-			return err
-		}
-		if rej != nil {
-			results[i].ev = rej
-			continue
+		if !hooked {
+			rej, err := r.emitPreToolUse(ctx, a)
+			if err != nil {
+				wg.Wait()
+				return err
+			}
+			if rej != nil {
+				results[i].ev = rej
+				continue
+			}
 		}
 		if a.ToolName == FinishToolName {
 			finished = true
@@ -76,11 +80,14 @@ func (r *runner) execute(ctx context.Context, batch []*event.ActionEvent, errs m
 		if results[i].done != nil {
 			<-results[i].done
 		}
+		var evs []event.Event
 		if emitErr == nil {
-			emitErr = r.sess.Emit(results[i].ev)
+			// The PostToolUse hooks' runs go before the observation, as
+			// in the reference.
+			evs, emitErr = r.postToolUse(ctx, batch[i], results[i].ev)
 		}
 		if emitErr == nil {
-			emitErr = r.postToolUse(ctx, batch[i], results[i].ev)
+			emitErr = r.sess.EmitAll(append(evs, results[i].ev)...)
 		}
 	}
 	wg.Wait()

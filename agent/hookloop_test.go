@@ -21,7 +21,10 @@ import (
 
 // A PreToolUse hook of the workspace that exits 2 for commands containing
 // "forbidden" blocks them: the command never runs, the model reads the
-// hook's reason, and allowed commands run.
+// hook's reason, and allowed commands run. As in 1.58.2, each hook's run
+// is stored before the event it is about (the action, the observation),
+// and the hooks get the action as stored (kind included) as tool_input,
+// on stdin and in the recorded hook_input.
 func TestPreToolUseHookBlocksCommand(t *testing.T) {
 	work := t.TempDir()
 	t.Setenv("HOME", t.TempDir()) // no user-level hooks
@@ -29,7 +32,9 @@ func TestPreToolUseHookBlocksCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	script := filepath.Join(work, ".openhands", "guard.sh")
-	guard := "#!/bin/sh\nif grep -q forbidden; then echo 'forbidden commands are not allowed here' >&2; exit 2; fi\nexit 0\n"
+	pre := filepath.Join(work, "pre-input.jsonl")
+	guard := "#!/bin/sh\nin=$(cat)\nprintf '%s\\n' \"$in\" >> " + pre + "\n" +
+		"if printf '%s' \"$in\" | grep -q forbidden; then echo 'forbidden commands are not allowed here' >&2; exit 2; fi\nexit 0\n"
 	if err := os.WriteFile(script, []byte(guard), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +84,7 @@ func TestPreToolUseHookBlocksCommand(t *testing.T) {
 	if hookEvents != 2+1 || rejections != 1 { // 2 PreToolUse, 1 PostToolUse
 		t.Fatalf("%d hook events, %d rejections", hookEvents, rejections)
 	}
+	checkHookOrderAndInput(t, logEvents(t, c2), pre, post)
 	rs := p.Requests()
 	var saw bool
 	for _, m := range rs[1].Messages {
@@ -241,5 +247,79 @@ func TestHookConfigOption(t *testing.T) {
 	}
 	if err == nil {
 		t.Fatal("a bad hook_config was accepted")
+	}
+}
+
+// checkHookOrderAndInput checks the events of TestPreToolUseHookBlocksCommand
+// after the user's message, and what its hooks got on stdin (the lines of
+// pre, the file post) and recorded.
+func checkHookOrderAndInput(t *testing.T, evs []event.Event, pre, post string) {
+	t.Helper()
+	var kinds []string
+	var actions []json.RawMessage
+	var recorded []string
+	after := false
+	for _, e := range evs {
+		k, _ := event.KindOf(e)
+		switch e := e.(type) {
+		case *event.MessageEvent:
+			if e.Source == event.SourceUser {
+				after = true
+				continue
+			}
+		case *event.HookExecutionEvent:
+			k += " " + e.HookEventType
+			recorded = append(recorded, string(e.HookInput))
+		case *event.ActionEvent:
+			b, err := event.MarshalKinded(e.Action)
+			if err != nil {
+				t.Fatal(err)
+			}
+			actions = append(actions, b)
+		}
+		if after {
+			kinds = append(kinds, k)
+		}
+	}
+	want := []string{"HookExecutionEvent PreToolUse", "ActionEvent", "UserRejectObservation",
+		"HookExecutionEvent PreToolUse", "ActionEvent", "HookExecutionEvent PostToolUse", "ObservationEvent", "MessageEvent"}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("events after the message:\n%q\nwant\n%q", kinds, want)
+	}
+	if len(actions) != 2 || len(recorded) != 3 {
+		t.Fatalf("%d actions, %d hook runs", len(actions), len(recorded))
+	}
+	toolInput := func(what, in string) string {
+		var v struct {
+			ToolInput json.RawMessage `json:"tool_input"`
+		}
+		if err := json.Unmarshal([]byte(in), &v); err != nil {
+			t.Fatalf("%s: %v: %s", what, err, in)
+		}
+		return string(v.ToolInput)
+	}
+	b, err := os.ReadFile(pre)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("PreToolUse stdin: %s", b)
+	}
+	post1, _ := os.ReadFile(post)
+	for i, c := range []struct{ what, in, action string }{
+		{"PreToolUse stdin 1", lines[0], string(actions[0])},
+		{"PreToolUse stdin 2", lines[1], string(actions[1])},
+		{"PostToolUse stdin", string(post1), string(actions[1])},
+		{"hook_input 1", recorded[0], string(actions[0])},
+		{"hook_input 2", recorded[1], string(actions[1])},
+		{"hook_input 3", recorded[2], string(actions[1])},
+	} {
+		if got := toolInput(c.what, c.in); got != c.action {
+			t.Errorf("%s: tool_input %s, want the action %s", c.what, got, c.action)
+		}
+		if i < 2 && !strings.Contains(c.action, `"kind":"TerminalAction"`) {
+			t.Errorf("action %s has no kind", c.action)
+		}
 	}
 }

@@ -3,13 +3,12 @@ package agent
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
+		"errors"
 	"fmt"
-	"github.com/gohands/gohands/plugin"
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/hook"
+	"github.com/gohands/gohands/plugin"
 )
 
 // PrepareMessage implements conversation.Runner. The
@@ -52,12 +51,19 @@ var ErrMessageBlocked = errors.New("agent: message blocked by a hook")
 
 // emitHookEvents records the hook runs of out.
 func (r *runner) emitHookEvents(out hook.Outcome) error {
-	for _, e := range out.Events {
-		if err := r.sess.Emit(e); err != nil {
-			return err
-		}
+	if len(out.Events) == 0 {
+		return nil
 	}
-	return nil
+	return r.sess.EmitAll(hookEvents(out)...)
+}
+
+// hookEvents returns the events recording the hook runs of out.
+func hookEvents(out hook.Outcome) []event.Event {
+	evs := make([]event.Event, len(out.Events))
+	for i, e := range out.Events {
+		evs[i] = e
+	}
+	return evs
 }
 
 // initHooks loads the hooks of the workspace (or of the user's home). An
@@ -99,21 +105,24 @@ func (r *runner) initHooks() error {
 	return nil
 }
 
-// preToolUse runs the PreToolUse hooks of a, recording their runs, and
-// returns the rejection to answer a with when a hook blocks it (nil: run
-// it).
-func (r *runner) preToolUse(ctx context.Context, a *event.ActionEvent) (*event.UserRejectObservation, error) {
-	if r.hooks == nil {
-		return nil, nil
+// preToolUse runs the PreToolUse hooks of a and returns their runs, to
+// record before a, and the rejection to answer a with when a hook blocks
+// it (nil: run it). The hooks get a's action as stored, kind and
+// defaults included, as the reference gives them.
+func (r *runner) preToolUse(ctx context.Context, a *event.ActionEvent) ([]event.Event, *event.UserRejectObservation, error) {
+	if r.hooks == nil || a.Action == nil {
+		return nil, nil, nil
 	}
-	out := r.hooks.PreToolUse(ctx, a.ToolName, json.RawMessage(a.ToolCall.Arguments), a.ID)
-	if err := r.emitHookEvents(out); err != nil {
-		return nil, err
+	in, err := event.MarshalKinded(a.Action)
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent: %w", err)
 	}
+	out := r.hooks.PreToolUse(ctx, a.ToolName, in, a.ID)
+	evs := hookEvents(out)
 	if !out.Blocked {
-		return nil, nil
+		return evs, nil, nil
 	}
-	return &event.UserRejectObservation{
+	return evs, &event.UserRejectObservation{
 		Base:            event.NewBase(event.SourceEnvironment),
 		ToolName:        a.ToolName,
 		ToolCallID:      a.ToolCallID,
@@ -123,16 +132,57 @@ func (r *runner) preToolUse(ctx context.Context, a *event.ActionEvent) (*event.U
 	}, nil
 }
 
+// emitPreToolUse runs the PreToolUse hooks of a, an action already
+// stored (one confirmed by the user), records their runs, and returns the
+// rejection to answer a with when a hook blocks it.
+func (r *runner) emitPreToolUse(ctx context.Context, a *event.ActionEvent) (*event.UserRejectObservation, error) {
+	evs, rej, err := r.preToolUse(ctx, a)
+	if err == nil && len(evs) > 0 {
+		err = r.sess.EmitAll(evs...)
+	}
+	return rej, err
+}
+
+// hookActions runs the PreToolUse hooks of the actions of a reply that
+// are not decided yet and returns the events to store, each action
+// preceded by its hooks' runs as in the reference. The rejections of the
+// actions the hooks block are added to decided.
+func (r *runner) hookActions(ctx context.Context, actions []event.Event, decided map[string]event.Event) ([]event.Event, error) {
+	if r.hooks == nil {
+		return actions, nil
+	}
+	out := make([]event.Event, 0, len(actions))
+	for _, e := range actions {
+		if a, ok := e.(*event.ActionEvent); ok && decided[a.ID] == nil {
+			evs, rej, err := r.preToolUse(ctx, a)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, evs...)
+			if rej != nil {
+				decided[a.ID] = rej
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
 // postToolUse runs the PostToolUse hooks of an action that ran, giving
-// them its observation, and records their runs. They cannot block.
-func (r *runner) postToolUse(ctx context.Context, a *event.ActionEvent, ev event.Event) error {
+// them its action and observation, and returns their runs, to record
+// before the observation as the reference does. They cannot block.
+func (r *runner) postToolUse(ctx context.Context, a *event.ActionEvent, ev event.Event) ([]event.Event, error) {
 	o, ok := ev.(*event.ObservationEvent)
-	if r.hooks == nil || !ok || o.Observation == nil {
-		return nil
+	if r.hooks == nil || !ok || o.Observation == nil || a.Action == nil {
+		return nil, nil
+	}
+	in, err := event.MarshalKinded(a.Action)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
 	}
 	resp, err := event.MarshalKinded(o.Observation)
 	if err != nil {
-		return fmt.Errorf("agent: %w", err)
+		return nil, fmt.Errorf("agent: %w", err)
 	}
-	return r.emitHookEvents(r.hooks.PostToolUse(ctx, a.ToolName, json.RawMessage(a.ToolCall.Arguments), resp, a.ID))
+	return hookEvents(r.hooks.PostToolUse(ctx, a.ToolName, in, resp, a.ID)), nil
 }

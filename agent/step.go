@@ -128,7 +128,7 @@ func (r *runner) Step(ctx context.Context) error {
 		return err
 	}
 	if len(pending) > 0 {
-		return r.execute(ctx, pending, nil)
+		return r.execute(ctx, pending, nil, false)
 	}
 	view, err := r.sess.View()
 	if err != nil {
@@ -353,6 +353,20 @@ func (r *runner) toolCalls(ctx context.Context, resp *llm.Response) error {
 	// actions, so the actions of a reply stay together and the pending
 	// ones last.
 	confirm, rec := r.needsConfirmation(ctx, valid)
+	decided := make(map[string]event.Event, len(errs))
+	for id, e := range errs {
+		decided[id] = e
+	}
+	if !confirm {
+		// The PreToolUse hooks run now and their runs are stored before
+		// the actions they judge, as in the reference. An action that
+		// waits for confirmation is judged once confirmed (the reference
+		// judges it when it is stored, before the user is asked).
+		var err error
+		if actions, err = r.hookActions(ctx, actions, decided); err != nil {
+			return err
+		}
+	}
 	if rec != nil {
 		actions = append([]event.Event{rec}, actions...)
 	}
@@ -380,7 +394,7 @@ func (r *runner) toolCalls(ctx context.Context, resp *llm.Response) error {
 			batch = append(batch, a)
 		}
 	}
-	return r.execute(ctx, batch, errs)
+	return r.execute(ctx, batch, decided, true)
 }
 
 // analyzer returns the conversation's security analyzer bound to its

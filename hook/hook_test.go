@@ -207,15 +207,41 @@ func TestEnvAndStdin(t *testing.T) {
 	if strings.TrimSpace(string(pwd)) != dir {
 		t.Errorf("ran in %s", pwd)
 	}
-	if e := out.Events[0]; string(e.HookInput) != string(mustJSONBytes(preToolWith(dir))) {
+	// Like the reference, the event keeps the tool's name and input only.
+	if e := out.Events[0]; string(e.HookInput) != `{"tool_name":"terminal","tool_input":{"command":"rm -rf /"}}` {
 		t.Errorf("hook_input %s", e.HookInput)
 	}
 }
 
-func preToolWith(dir string) Input {
-	in := preTool("terminal")
-	in.SessionID, in.WorkingDir = "sess-1", dir
-	return in
+// TestHookInputRecorded checks the hook_input a HookExecutionEvent keeps
+// of each event type: 1.58.2's (hooks/conversation_hooks.py).
+func TestHookInputRecorded(t *testing.T) {
+	dir := t.TempDir()
+	ok := cmdHook(script(t, dir, "ok.sh", "exit 0\n"))
+	act := json.RawMessage(`{"command":"ls","kind":"TerminalAction"}`)
+	obs := json.RawMessage(`{"kind":"TerminalObservation"}`)
+	for _, c := range []struct {
+		in   Input
+		want string
+	}{
+		{Input{EventType: PreToolUse, ToolName: "terminal", ToolInput: act},
+			`{"tool_name":"terminal","tool_input":{"command":"ls","kind":"TerminalAction"}}`},
+		{Input{EventType: PostToolUse, ToolName: "terminal", ToolInput: act, ToolResponse: obs},
+			`{"tool_name":"terminal","tool_input":{"command":"ls","kind":"TerminalAction"},"tool_response":{"kind":"TerminalObservation"}}`},
+		{Input{EventType: UserPromptSubmit, Message: "hi"}, `{"message":"hi"}`},
+		{Input{EventType: Stop, Metadata: map[string]any{"reason": "agent_finished"}}, `{"reason":"agent_finished"}`},
+		{Input{EventType: Stop}, ``},
+		{Input{EventType: SessionStart}, ``},
+		{Input{EventType: SessionEnd}, ``},
+	} {
+		out := manager(t, dir, c.in.EventType, ok).Fire(t.Context(), c.in, Ref{})
+		if len(out.Events) != 1 {
+			t.Fatalf("%s: %d events", c.in.EventType, len(out.Events))
+		}
+		if got := string(out.Events[0].HookInput); got != c.want {
+			t.Errorf("%s: hook_input %s, want %s", c.in.EventType, got, c.want)
+		}
+	}
 }
 
 func mustJSONBytes(v any) []byte {

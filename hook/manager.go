@@ -75,7 +75,7 @@ func (m *Manager) Fire(ctx context.Context, in Input, ref Ref) Outcome {
 	if in.WorkingDir == "" {
 		in.WorkingDir = m.Runner.workDir()
 	}
-	input, _ := json.Marshal(in)
+	input := in.recorded()
 	stop := blocking(in.EventType)
 	var contexts []string
 	for i := range hooks {
@@ -118,6 +118,48 @@ func (m *Manager) Fire(ctx context.Context, in Input, ref Ref) Outcome {
 	return out
 }
 
+// recorded returns what a HookExecutionEvent keeps of in as its
+// hook_input, as the reference does: the tool's name and input (and
+// response) for tool hooks, the message for UserPromptSubmit, the reason
+// for Stop, nothing for the session hooks. The session and working
+// directory are the conversation's own and are not repeated.
+func (in Input) recorded() json.RawMessage {
+	var v any
+	switch in.EventType {
+	case PreToolUse:
+		v = struct {
+			ToolName  string          `json:"tool_name"`
+			ToolInput json.RawMessage `json:"tool_input"`
+		}{in.ToolName, orEmpty(in.ToolInput)}
+	case PostToolUse:
+		v = struct {
+			ToolName     string          `json:"tool_name"`
+			ToolInput    json.RawMessage `json:"tool_input"`
+			ToolResponse json.RawMessage `json:"tool_response"`
+		}{in.ToolName, orEmpty(in.ToolInput), orEmpty(in.ToolResponse)}
+	case UserPromptSubmit:
+		v = map[string]string{"message": in.Message}
+	case Stop:
+		r, _ := in.Metadata["reason"].(string)
+		if r == "" {
+			return nil
+		}
+		v = map[string]string{"reason": r}
+	default:
+		return nil
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// orEmpty returns r, or an empty JSON object when r is empty.
+func orEmpty(r json.RawMessage) json.RawMessage {
+	if len(r) == 0 {
+		return json.RawMessage("{}")
+	}
+	return r
+}
+
 // capLog keeps at most MaxLogChars characters of s.
 func capLog(s string) string {
 	if len(s) <= MaxLogChars {
@@ -150,7 +192,9 @@ func (o *Outcome) StopFeedback() string {
 }
 
 // PreToolUse runs the PreToolUse hooks of a tool call about to run;
-// toolInput is the call's JSON arguments object. A blocked outcome means
+// toolInput is its action as stored in the ActionEvent (a JSON object
+// with its kind and every field, defaults included), what the reference
+// gives its hooks. A blocked outcome means
 // the action must not run (answer it with a UserRejectObservation from
 // the hook, giving Reason).
 func (m *Manager) PreToolUse(ctx context.Context, toolName string, toolInput json.RawMessage, actionID string) Outcome {
@@ -158,7 +202,8 @@ func (m *Manager) PreToolUse(ctx context.Context, toolName string, toolInput jso
 }
 
 // PostToolUse runs the PostToolUse hooks of a finished tool call;
-// toolResponse is a JSON object describing the observation. It never
+// toolInput is its action and toolResponse its observation, as stored in
+// their events (JSON objects with their kinds). It never
 // blocks.
 func (m *Manager) PostToolUse(ctx context.Context, toolName string, toolInput, toolResponse json.RawMessage, actionID string) Outcome {
 	return m.Fire(ctx, Input{EventType: PostToolUse, ToolName: toolName, ToolInput: toolInput, ToolResponse: toolResponse}, Ref{ActionID: actionID})
