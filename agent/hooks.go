@@ -3,7 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
-		"errors"
+	"errors"
 	"fmt"
 
 	"github.com/gohands/gohands/event"
