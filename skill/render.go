@@ -24,7 +24,8 @@ type PromptOptions struct {
 // SystemSuffix renders the agent context's part of the system prompt:
 // the always-on skills as repository context, the memory read from disk
 // (MemoryContext), the list of skills the model may invoke, the context's
-// system message suffix, and the current date and time. Sections are separated by a blank line. It returns "" for a nil
+// system message suffix, and the current date and time (none with
+// NoDatetime). Sections are separated by a blank line. It returns "" for a nil
 // context.
 func (c *AgentContext) SystemSuffix(opts *PromptOptions) string {
 	if c == nil {
@@ -78,15 +79,17 @@ func (c *AgentContext) SystemSuffix(opts *PromptOptions) string {
 	if strings.TrimSpace(c.SystemMessageSuffix) != "" {
 		sections = append(sections, c.SystemMessageSuffix)
 	}
-	now := c.CurrentDatetime
-	if now == "" {
-		t := opts.Now
-		if t.IsZero() {
-			t = time.Now()
+	if !c.NoDatetime {
+		now := c.CurrentDatetime
+		if now == "" {
+			t := opts.Now
+			if t.IsZero() {
+				t = time.Now()
+			}
+			now = t.Format(DateTimeLayout)
 		}
-		now = t.Format(DateTimeLayout)
+		sections = append(sections, "<CURRENT_DATETIME>\nThe current date and time is "+now+".\n</CURRENT_DATETIME>")
 	}
-	sections = append(sections, "<CURRENT_DATETIME>\nThe current date and time is "+now+".\n</CURRENT_DATETIME>")
 	return strings.Join(sections, "\n\n")
 }
 

@@ -235,8 +235,13 @@ type AgentContext struct {
 	// sources); the secret package interprets them.
 	Secrets map[string]json.RawMessage `json:"secrets"`
 	// CurrentDatetime is the date and time shown to the model, as text
-	// ("2026-01-02T03:04"); "" for none.
-	CurrentDatetime string `json:"current_datetime" wire:"nullempty"`
+	// ("2026-01-02T03:04"); "" shows the time the prompt is built, unless
+	// NoDatetime.
+	CurrentDatetime string `json:"current_datetime,omitempty"`
+	// NoDatetime shows no date and time: current_datetime null in JSON, as
+	// the reference writes it for an ACP agent. The reference's absent
+	// current_datetime means now; so does gohands' (see MarshalJSON).
+	NoDatetime bool `json:"-"`
 	// MemoryContext is the memory text read at start when LoadMemory is
 	// set (see LoadMemory); like the reference's memory_context it is
 	// never serialised, since it is re-read from disk.
@@ -251,12 +256,24 @@ type AgentContext struct {
 const DefaultMarketplacePath = "marketplaces/default.json"
 
 // MarshalJSON writes the reference's form, with DefaultMarketplacePath for
-// an empty marketplace path.
+// an empty marketplace path. current_datetime is null with NoDatetime,
+// the text when set, and left out for now: the reference writes the time
+// it made the context, which it reads as that time, and reads an absent
+// one as now.
 func (c AgentContext) MarshalJSON() ([]byte, error) {
 	type plain AgentContext // the same fields, without these methods
-	p := plain(c)
+	p := struct {
+		plain
+		CurrentDatetime any `json:"current_datetime,omitempty"` // shadows plain's
+	}{plain: plain(c)}
 	if p.MarketplacePath == "" {
 		p.MarketplacePath = DefaultMarketplacePath
+	}
+	switch {
+	case c.NoDatetime:
+		p.CurrentDatetime = json.RawMessage("null")
+	case c.CurrentDatetime != "":
+		p.CurrentDatetime = c.CurrentDatetime
 	}
 	return event.MarshalJSON(p)
 }
@@ -278,5 +295,13 @@ func (c *AgentContext) UnmarshalJSON(data []byte) error {
 		seen[s.Name] = true
 	}
 	*c = AgentContext(p)
+	if p.CurrentDatetime == "" {
+		var probe struct {
+			CurrentDatetime json.RawMessage `json:"current_datetime"`
+		}
+		if err := json.Unmarshal(data, &probe); err == nil && string(probe.CurrentDatetime) == "null" {
+			c.NoDatetime = true
+		}
+	}
 	return nil
 }

@@ -559,3 +559,31 @@ func TestRelPath(t *testing.T) {
 		}
 	}
 }
+
+// current_datetime null shows no date and time and is written back as
+// null (the reference's ACP contexts); absent shows now and stays absent;
+// a value is shown and kept.
+func TestCurrentDatetimeNullAbsentValue(t *testing.T) {
+	now := time.Date(2026, 3, 4, 5, 6, 0, 0, time.UTC)
+	for _, c := range []struct{ in, shown, out string }{
+		{`{"current_datetime":null}`, "", `"current_datetime":null`},
+		{`{}`, "2026-03-04T05:06", ""},
+		{`{"current_datetime":"2020-01-01T00:00"}`, "2020-01-01T00:00", `"current_datetime":"2020-01-01T00:00"`},
+	} {
+		var ac AgentContext
+		if err := json.Unmarshal([]byte(c.in), &ac); err != nil {
+			t.Fatal(err)
+		}
+		got := ac.SystemSuffix(&PromptOptions{Now: now})
+		if c.shown == "" && strings.Contains(got, "CURRENT_DATETIME") || c.shown != "" && !strings.Contains(got, "The current date and time is "+c.shown+".") {
+			t.Errorf("%s: suffix %q", c.in, got)
+		}
+		b, err := json.Marshal(ac)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(b), `"current_datetime"`); c.out == "" && n != 0 || c.out != "" && (n != 1 || !strings.HasSuffix(string(b), ","+c.out+"}")) {
+			t.Errorf("%s: written back as %s", c.in, b)
+		}
+	}
+}
