@@ -83,7 +83,7 @@ func (s *Server) handleACPModels(in *request[none, acpModelsRequest]) (any, erro
 	switch {
 	case len(st.ACPCommand) > 0:
 	case server == "custom":
-		return nil, statusErr(422, "ACPAgentSettings.acp_command must be set when acp_server='custom' — there is no default to fall back to")
+		return nil, statusErr(422, "%s", acpCustomNoCommand)
 	default:
 		return nil, statusErr(422, "No default ACP command for acp_server='%s' in gohands: set acp_command", server)
 	}

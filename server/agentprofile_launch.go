@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -164,6 +165,108 @@ func acpProfileAgent(st map[string]any) (conversation.Agent, error) {
 		return nil, err
 	}
 	return decodeAgent(&startRequest{Agent: raw})
+}
+
+// acpCustomNoCommand is 1.58.2's answer to ACP settings of acp_server
+// custom without acp_command.
+const acpCustomNoCommand = "ACPAgentSettings.acp_command must be set when acp_server='custom' — there is no default to fall back to"
+
+// acpSettingsAgent is the ACPAgent a start request's agent_settings of
+// agent_kind acp describe, as 1.58.2's ACPAgentSettings.create_agent
+// builds it: what they leave out has the settings' defaults (acp_server
+// claude-code, the timeouts, every provider's file-secret specs, no
+// agent_context, so no timestamp), and the agent is built as an ACP
+// profile's launch builds it. The settings' llm is refused, as in the
+// reference (acp_model names the model); unknown keys are ignored. Without
+// acp_command the start is 422 invalid_agent_launch, as for a profile.
+func acpSettingsAgent(raw json.RawMessage) (conversation.Agent, error) {
+	loc := func(path ...any) []any { return append([]any{"body", "agent_settings"}, path...) }
+	var in struct {
+		Server         *string                    `json:"acp_server"`
+		Command        []string                   `json:"acp_command"`
+		Args           []string                   `json:"acp_args"`
+		Model          *string                    `json:"acp_model"`
+		SessionMode    *string                    `json:"acp_session_mode"`
+		PromptTimeout  *float64                   `json:"acp_prompt_timeout"`
+		StartupTimeout *float64                   `json:"acp_startup_timeout"`
+		IsolateDataDir bool                       `json:"acp_isolate_data_dir"`
+		FileSecrets    []json.RawMessage          `json:"acp_file_secrets"`
+		MCPConfig      map[string]json.RawMessage `json:"mcp_config"`
+		AgentContext   json.RawMessage            `json:"agent_context"`
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return nil, &invalidError{loc: loc(), typ: "model_type", msg: "Input should be an agent settings object: " + err.Error()}
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, invalid(err.Error(), loc(strings.Split(te.Field, ".")[0])...)
+		}
+		return nil, invalid(err.Error(), loc()...)
+	}
+	var removed []string
+	for _, k := range []string{"enable_sub_agents", "enable_switch_llm_tool", "llm"} {
+		if _, ok := keys[k]; ok && (k == "llm" || keys["schema_version"] == nil) {
+			removed = append(removed, k)
+		}
+	}
+	if len(removed) > 0 {
+		return nil, invalid("Removed agent settings: "+strings.Join(removed, ", "), loc()...)
+	}
+	server := "claude-code"
+	if in.Server != nil {
+		server = *in.Server
+	}
+	if !slices.Contains(acpServers, server) {
+		return nil, &invalidError{loc: loc("acp_server"), typ: "literal_error", msg: "Input should be 'claude-code', 'codex', 'gemini-cli', 'kimi-code', 'pi', 'opencode' or 'custom'"}
+	}
+	timeout := func(v *float64, def float64, name string) (float64, error) {
+		if v == nil {
+			return def, nil
+		}
+		if *v <= 0 {
+			return 0, &invalidError{loc: loc(name), typ: "greater_than", msg: "Input should be greater than 0"}
+		}
+		return *v, nil
+	}
+	prompt, err := timeout(in.PromptTimeout, acp.DefaultPromptTimeout, "acp_prompt_timeout")
+	if err != nil {
+		return nil, err
+	}
+	startup, err := timeout(in.StartupTimeout, acp.DefaultStartupTimeout, "acp_startup_timeout")
+	if err != nil {
+		return nil, err
+	}
+	st := map[string]any{
+		"acp_server": server, "acp_args": orEmptySlice(in.Args), "acp_session_mode": in.SessionMode,
+		"acp_prompt_timeout": prompt, "acp_startup_timeout": startup, "acp_isolate_data_dir": in.IsolateDataDir,
+		"acp_file_secrets": in.FileSecrets, "mcp_config": in.MCPConfig, "agent_context": in.AgentContext,
+	}
+	if in.Model != nil {
+		st["acp_model"] = *in.Model
+	}
+	var cmd []any
+	for _, w := range in.Command {
+		cmd = append(cmd, w)
+	}
+	st["acp_command"] = cmd
+	if msg := acpCommandProblem(st); msg != "" {
+		if server == "custom" {
+			msg = acpCustomNoCommand
+		}
+		return nil, &launchError{map[string]any{"code": "invalid_agent_launch", "message": msg}}
+	}
+	if in.FileSecrets == nil {
+		st["acp_file_secrets"] = acp.DefaultFileSecrets()
+	}
+	if in.MCPConfig == nil {
+		st["mcp_config"] = map[string]any{}
+	}
+	if len(in.AgentContext) == 0 {
+		st["agent_context"] = nil
+	}
+	return acpProfileAgent(st)
 }
 
 // diagLaunchError is the launch failure materialize's diagnostics describe:

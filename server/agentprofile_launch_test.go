@@ -109,11 +109,11 @@ func TestStartFromACPAgentProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	peerLog := filepath.Join(t.TempDir(), "peer.log")
+	peerLog, prompts := filepath.Join(t.TempDir(), "peer.log"), filepath.Join(t.TempDir(), "prompts")
 	ts := settingsServer(t, t.TempDir())
 	ts.must(201, "POST", "/api/agent-profiles/peer", map[string]any{"agent_kind": "acp", "acp_server": "custom",
 		"acp_command": "'" + py + "' '" + script + "'", "acp_model": "big", "acp_prompt_timeout": 120, "acp_startup_timeout": 120,
-		"revision": 4, "secret_refs": []any{"PEER_LOG", "PEER_AUTH"}}, nil)
+		"revision": 4, "secret_refs": []any{"PEER_LOG", "PEER_AUTH", "PEER_PROMPTS"}}, nil)
 	ts.must(201, "POST", "/api/agent-profiles/codex", map[string]any{"agent_kind": "acp", "acp_server": "codex"}, nil)
 	ts.must(201, "POST", "/api/agent-profiles/custom", map[string]any{"agent_kind": "acp", "acp_server": "custom"}, nil)
 	ts.must(201, "POST", "/api/agent-profiles/unclosed", map[string]any{"agent_kind": "acp", "acp_command": `x 'a b`}, nil)
@@ -125,7 +125,7 @@ func TestStartFromACPAgentProfile(t *testing.T) {
 	secrets := map[string]any{}
 	// PEER_NAME is not among the profile's secret_refs: the peer, not
 	// told its name, is not a codex-acp server.
-	for k, v := range map[string]string{"PEER_LOG": peerLog, "PEER_AUTH": "1", "PEER_NAME": "codex-acp-peer"} {
+	for k, v := range map[string]string{"PEER_LOG": peerLog, "PEER_AUTH": "1", "PEER_NAME": "codex-acp-peer", "PEER_PROMPTS": prompts} {
 		secrets[k] = map[string]any{"kind": "StaticSecret", "value": v}
 	}
 
@@ -140,7 +140,7 @@ func TestStartFromACPAgentProfile(t *testing.T) {
 		ctx == nil || ctx["load_project_skills"] != false || ctx["current_datetime"] != nil {
 		t.Errorf("the profile's agent: %v", a)
 	}
-	want := map[string]any{"agent_profile_id": list.id("peer"), "revision": 4.0, "secret_refs": []any{"PEER_LOG", "PEER_AUTH"}, "llm_profile_ref": nil}
+	want := map[string]any{"agent_profile_id": list.id("peer"), "revision": 4.0, "secret_refs": []any{"PEER_LOG", "PEER_AUTH", "PEER_PROMPTS"}, "llm_profile_ref": nil}
 	if !reflect.DeepEqual(info["launched_agent_profile"], want) {
 		t.Errorf("launched_agent_profile %v, want %v", info["launched_agent_profile"], want)
 	}
@@ -166,6 +166,10 @@ func TestStartFromACPAgentProfile(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(peerLog); strings.Join(strings.Fields(string(b)), " ") != "start set_model big" {
 		t.Errorf("the peer was asked %q, want start set_model big", b)
+	}
+	// As 1.58.2: the profile's agent_context has no timestamp.
+	if b, _ := os.ReadFile(prompts); !strings.Contains(string(b), "hi") || strings.Contains(string(b), "CURRENT_DATETIME") {
+		t.Errorf("the first prompt: %q", b)
 	}
 	if info["supports_runtime_model_switch"] != false {
 		t.Errorf("supports_runtime_model_switch %v: PEER_NAME, not in secret_refs, reached the ACP server", info["supports_runtime_model_switch"])
@@ -211,4 +215,87 @@ func TestStartFromACPAgentProfile(t *testing.T) {
 	if !diag.Valid || len(diag.Errors) != 0 || fmt.Sprint(diag.Settings["acp_command"]) != fmt.Sprint([]any{py, script}) {
 		t.Errorf("materialize of the peer's profile: %+v", diag)
 	}
+}
+
+// A start request's agent_settings of agent_kind acp builds an ACPAgent
+// as 1.58.2 does (the settings' defaults for what they leave out), which
+// runs a turn through the scripted ACP peer; its agent_context, with no
+// timestamp, reaches the first prompt without one. Without acp_command, with
+// the settings' llm, an unknown acp_server or a timeout of 0 the start is
+// refused.
+func TestStartFromACPAgentSettings(t *testing.T) {
+	t.Parallel()
+	py := testenv.Program(t, "python3")
+	script, err := filepath.Abs("testdata/acp_models_peer.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	peerLog, prompts := filepath.Join(dir, "peer.log"), filepath.Join(dir, "prompts")
+	ts := settingsServer(t, t.TempDir())
+	workspace := map[string]any{"kind": "LocalWorkspace", "working_dir": t.TempDir()}
+	secrets := map[string]any{}
+	for k, v := range map[string]string{"PEER_LOG": peerLog, "PEER_AUTH": "1", "PEER_PROMPTS": prompts} {
+		secrets[k] = map[string]any{"kind": "StaticSecret", "value": v}
+	}
+	settings := map[string]any{"agent_kind": "acp", "acp_server": "custom", "acp_command": []any{py, script}, "acp_model": "big",
+		"acp_prompt_timeout": 120, "agent_context": map[string]any{"system_message_suffix": "Be brief.", "current_datetime": nil}}
+	var info map[string]any
+	ts.must(201, "POST", "/api/conversations", map[string]any{"agent_settings": settings, "workspace": workspace, "secrets": secrets}, &info)
+	id, _ := info["id"].(string)
+	a, _ := info["agent"].(map[string]any)
+	l, _ := a["llm"].(map[string]any)
+	ctx, _ := a["agent_context"].(map[string]any)
+	if a["kind"] != "ACPAgent" || fmt.Sprint(a["acp_command"]) != fmt.Sprint([]any{py, script}) || a["acp_server"] != "custom" ||
+		a["acp_model"] != "big" || a["acp_prompt_timeout"] != 120.0 || a["acp_startup_timeout"] != 90.0 || l["model"] != "big" ||
+		l["usage_id"] != "acp-managed" || len(anyList(a["acp_file_secrets"])) != 4 || fmt.Sprint(a["acp_args"]) != "[]" ||
+		ctx == nil || ctx["system_message_suffix"] != "Be brief." || ctx["current_datetime"] != nil {
+		t.Errorf("the settings' agent: %v", a)
+	}
+	if info["launched_agent_profile"] != nil {
+		t.Errorf("launched_agent_profile %v", info["launched_agent_profile"])
+	}
+	ts.must(200, "POST", "/api/conversations/"+id+"/events", map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "hi"}}, "run": true}, nil)
+	info = ts.waitStatus(id, "finished", "error")
+	if info["execution_status"] != "finished" {
+		t.Fatalf("status %v: %v", info["execution_status"], info)
+	}
+	if b, _ := os.ReadFile(peerLog); strings.Join(strings.Fields(string(b)), " ") != "start set_model big" {
+		t.Errorf("the peer was asked %q, want start set_model big", b)
+	}
+	b, _ := os.ReadFile(prompts)
+	if p := string(b); !strings.Contains(p, "Be brief.") || !strings.Contains(p, "hi") || strings.Contains(p, "CURRENT_DATETIME") {
+		t.Errorf("the first prompt: %q", p)
+	}
+
+	for _, c := range []struct {
+		name     string
+		settings map[string]any
+		want     string
+	}{
+		{"custom without command", map[string]any{"agent_kind": "acp", "acp_server": "custom"},
+			`{"detail":{"code":"invalid_agent_launch","message":"ACPAgentSettings.acp_command must be set when acp_server='custom' — there is no default to fall back to"}}`},
+		{"default server without command", map[string]any{"agent_kind": "acp"},
+			`{"detail":{"code":"invalid_agent_launch","message":"acp_command is required: gohands has no default launch command for acp_server='claude-code' (set the command that starts its ACP server)"}}`},
+		{"llm", map[string]any{"agent_kind": "acp", "acp_command": []any{"x"}, "llm": map[string]any{"model": "m"}}, "Removed agent settings: llm"},
+		{"server", map[string]any{"agent_kind": "acp", "acp_command": []any{"x"}, "acp_server": "nope"}, "Input should be 'claude-code'"},
+		{"timeout", map[string]any{"agent_kind": "acp", "acp_command": []any{"x"}, "acp_startup_timeout": 0}, "greater than 0"},
+		{"command type", map[string]any{"agent_kind": "acp", "acp_command": "x y"}, "acp_command"},
+	} {
+		st, body := ts.do("POST", "/api/conversations", map[string]any{"agent_settings": c.settings, "workspace": workspace})
+		var got, want any
+		if json.Unmarshal([]byte(c.want), &want) == nil {
+			json.Unmarshal(body, &got)
+			if st != 422 || !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: %d %s", c.name, st, body)
+			}
+		} else if st != 422 || !strings.Contains(string(body), c.want) {
+			t.Errorf("%s: %d %s, want 422 with %q", c.name, st, body, c.want)
+		}
+	}
+}
+
+func anyList(v any) []any {
+	l, _ := v.([]any)
+	return l
 }

@@ -397,6 +397,12 @@ func decodeAgent(req *startRequest) (conversation.Agent, error) {
 	case hasSettings:
 		// The reference builds the agent from the settings only when no
 		// agent is given.
+		var kind struct {
+			AgentKind string `json:"agent_kind"`
+		}
+		if json.Unmarshal(req.AgentSettings, &kind) == nil && kind.AgentKind == "acp" {
+			return acpSettingsAgent(req.AgentSettings)
+		}
 		a, err := agentFromSettings(req.AgentSettings)
 		if err != nil {
 			return nil, err

@@ -19,12 +19,13 @@ import (
 
 // agentSettings is the reference's agent_settings of a start request
 // (OpenHandsAgentSettings, agent_kind "openhands"), from which the server
-// builds the agent, plus one gohands key, preset, naming a tool preset
+// builds the agent (settings of agent_kind "acp", ACPAgentSettings, build
+// an ACPAgent: acpSettingsAgent), plus one gohands key, preset, naming a tool preset
 // (tools/preset: default, gpt5, gemini, planning). The reference ignores
 // unknown keys here and builds its default agent, so a client may send
 // preset to either server.
 type agentSettings struct {
-	AgentKind            string                     `json:"agent_kind,omitempty" enum:"openhands,llm" description:"Only the standard agent (openhands; llm is its old name) is built from settings; send an ACPAgent as agent."`
+	AgentKind            string                     `json:"agent_kind,omitempty" enum:"openhands,llm,acp" description:"openhands (llm is its old name): the standard agent from these keys; acp: an ACPAgent from the reference's ACPAgentSettings keys (acp_server, acp_command, acp_args, acp_model, acp_session_mode, the timeouts, acp_file_secrets, mcp_config, agent_context)."`
 	LLM                  json.RawMessage            `json:"llm" description:"The agent's LLM configuration (the reference's LLM object)."`
 	Tools                []tool.Spec                `json:"tools,omitempty" description:"Tool specs; a built-in named here (switch_llm, think, ...) goes to include_default_tools. Absent or null: the preset's tools."`
 	Preset               string                     `json:"preset,omitempty" description:"gohands: the tool preset (default, gpt5, gemini, planning) giving the tools, condenser and prompt; absent: the reference's default tools."`
@@ -65,7 +66,7 @@ func agentFromSettings(raw json.RawMessage) (*agent.Agent, error) {
 	switch st.AgentKind {
 	case "", "openhands", "llm":
 	case "acp":
-		return nil, invalid("agent_kind acp: send the ACPAgent itself as agent", loc("agent_kind")...)
+		return nil, invalid("agent_kind acp builds an ACPAgent (acpSettingsAgent), not an Agent", loc("agent_kind")...)
 	default:
 		return nil, invalid(fmt.Sprintf("unknown agent_kind %q (openhands, acp)", st.AgentKind), loc("agent_kind")...)
 	}

@@ -2,8 +2,9 @@
 answers initialize (as $PEER_NAME, else "peer") and session/new (with its
 models), appends a line to $PEER_LOG each time it starts and each model it
 is asked for (session/set_model: fast and big exist, others are refused),
-and answers a prompt with one message; with PEER_AUTH unset it refuses
-session/new for want of credentials."""
+and answers a prompt with one message, appending the prompt's text to
+$PEER_PROMPTS when set; with PEER_AUTH unset it refuses session/new for
+want of credentials."""
 import json
 import os
 import sys
@@ -45,6 +46,10 @@ for line in sys.stdin:
         else:
             reply(i, error={"code": -32602, "message": "Invalid params: no model " + model})
     elif method == "session/prompt":
+        if os.environ.get("PEER_PROMPTS"):
+            with open(os.environ["PEER_PROMPTS"], "a") as f:
+                for block in m["params"].get("prompt", []):
+                    f.write(block.get("text", "") + "\n")
         sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": {
             "sessionId": "s1", "update": {"sessionUpdate": "agent_message_chunk",
                                           "content": {"type": "text", "text": "done"}}}}) + "\n")

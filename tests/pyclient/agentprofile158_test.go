@@ -159,3 +159,90 @@ func anyList(v any) []any {
 	l, _ := v.([]any)
 	return l
 }
+
+// TestAgentSettingsACPStart158 starts conversations from agent_settings
+// of agent_kind acp on a reference 1.58.2 server and on gohands serve and
+// compares the ACPAgent each stores: one with the fields set (and an
+// agent_context without a timestamp), one with the settings' defaults
+// (no agent_context); neither runs the ACP server's command at the start.
+// A custom server without acp_command is the same 422 on both, and the
+// settings' llm is refused by both.
+func TestAgentSettingsACPStart158(t *testing.T) {
+	t.Parallel()
+	py := testenv.Reference158Python(t)
+	ref := startReferenceServer(t, py, "OH_PERSISTENCE_DIR="+t.TempDir())
+	gh := startGohandsServer(t)
+
+	type result struct {
+		full, defaults  map[string]any
+		noCommand, llm  string
+		noCommandStatus int
+	}
+	run := func(srv *server) result {
+		c := &apiClient{base: srv.URL, http: &http.Client{Timeout: 5 * time.Minute}}
+		marker := filepath.Join(t.TempDir(), "spawned")
+		ws := map[string]any{"kind": "LocalWorkspace", "working_dir": t.TempDir()}
+		start := func(settings map[string]any) (map[string]any, int, string) {
+			var info map[string]any
+			st, err := c.do(t.Context(), "POST", "/api/conversations", map[string]any{"agent_settings": settings, "workspace": ws}, &info)
+			if err != nil {
+				_, body, _ := strings.Cut(err.Error(), ": ")
+				_, body, _ = strings.Cut(body, " ")
+				return nil, st, body
+			}
+			a, _ := info["agent"].(map[string]any)
+			if a == nil || info["launched_agent_profile"] != nil {
+				t.Fatalf("%s: %v", srv.name, info)
+			}
+			if cmd := anyList(a["acp_command"]); len(cmd) == 2 && cmd[1] == marker {
+				cmd[1] = "<marker>"
+			}
+			return a, st, ""
+		}
+		var r result
+		r.full, _, _ = start(map[string]any{"agent_kind": "acp", "acp_server": "custom", "acp_command": []any{"touch", marker},
+			"acp_args": []any{"--x"}, "acp_model": "big", "acp_session_mode": "plan", "acp_prompt_timeout": 120, "acp_startup_timeout": 30,
+			"acp_isolate_data_dir": true, "agent_context": map[string]any{"system_message_suffix": "Be brief.", "current_datetime": nil}})
+		r.defaults, _, _ = start(map[string]any{"agent_kind": "acp", "acp_command": []any{"touch", marker}})
+		if _, err := os.Stat(marker); err == nil {
+			t.Errorf("%s: the ACP server's command ran at the start", srv.name)
+		}
+		var body string
+		_, r.noCommandStatus, body = start(map[string]any{"agent_kind": "acp", "acp_server": "custom"})
+		var v any
+		if json.Unmarshal([]byte(body), &v) == nil {
+			b, _ := json.Marshal(v)
+			r.noCommand = string(b)
+		}
+		if _, st, body := start(map[string]any{"agent_kind": "acp", "acp_command": []any{"x"}, "llm": map[string]any{"model": "m"}}); st != 422 || !strings.Contains(body, "Removed agent settings: llm") {
+			t.Errorf("%s: the settings' llm: %d %s", srv.name, st, body)
+		}
+		return r
+	}
+	rr, gr := run(ref), run(gh)
+
+	pickACP := func(a map[string]any) map[string]any {
+		out := map[string]any{}
+		for _, k := range []string{"kind", "acp_command", "acp_server", "acp_args", "acp_model", "acp_session_mode", "acp_prompt_timeout",
+			"acp_startup_timeout", "acp_isolate_data_dir", "acp_file_secrets", "acp_resume_session_id", "mcp_config", "agent_context",
+			"tools", "include_default_tools", "condenser", "critic"} {
+			out[k] = a[k]
+		}
+		llm, _ := a["llm"].(map[string]any)
+		out["llm.model"], out["llm.usage_id"] = llm["model"], llm["usage_id"]
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		r, g map[string]any
+	}{{"with every field", rr.full, gr.full}, {"with the defaults", rr.defaults, gr.defaults}} {
+		if r, g := pickACP(c.r), pickACP(c.g); !reflect.DeepEqual(r, g) {
+			rb, _ := json.Marshal(r)
+			gb, _ := json.Marshal(g)
+			t.Errorf("the ACPAgent of settings %s:\nreference %s\ngohands   %s", c.name, rb, gb)
+		}
+	}
+	if rr.noCommandStatus != 422 || rr.noCommand != gr.noCommand || gr.noCommandStatus != 422 {
+		t.Errorf("custom without acp_command: reference %d %s, gohands %d %s", rr.noCommandStatus, rr.noCommand, gr.noCommandStatus, gr.noCommand)
+	}
+}
