@@ -27,7 +27,9 @@
 //
 // A conversation's agent comes whole in the start request's agent, or is
 // built from its agent_settings as the reference builds it (default tools,
-// the settings' condenser). gohands adds one key to agent_settings,
+// the settings' condenser; an ACPAgent for agent_kind acp, built as an ACP
+// agent profile's launch builds it, and refused without acp_command as
+// that launch is). gohands adds one key to agent_settings,
 // preset, naming a tool preset of package tools/preset (default, gpt5,
 // gemini, planning): the agent is then the one the reference's preset of
 // that name builds. The reference ignores the key, so a client may send it
