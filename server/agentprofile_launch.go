@@ -14,6 +14,7 @@ import (
 	"github.com/gohands/gohands/agent/acp"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/server/userstore"
+	"github.com/gohands/gohands/skill"
 )
 
 // A start request's agent_profile_id launches a stored agent profile, as
@@ -175,10 +176,11 @@ const acpCustomNoCommand = "ACPAgentSettings.acp_command must be set when acp_se
 // agent_kind acp describe, as 1.58.2's ACPAgentSettings.create_agent
 // builds it: what they leave out has the settings' defaults (acp_server
 // claude-code, the timeouts, every provider's file-secret specs, no
-// agent_context, so no timestamp), and the agent is built as an ACP
-// profile's launch builds it. The settings' llm is refused, as in the
-// reference (acp_model names the model); unknown keys are ignored. Without
-// acp_command the start is 422 invalid_agent_launch, as for a profile.
+// agent_context, so no timestamp; one given is written in full), and the
+// agent is built as an ACP profile's launch builds it. The settings' llm
+// is refused, as in the reference (acp_model names the model); unknown
+// keys are ignored. Without acp_command the start is 422
+// invalid_agent_launch, as for a profile.
 func acpSettingsAgent(raw json.RawMessage) (conversation.Agent, error) {
 	loc := func(path ...any) []any { return append([]any{"body", "agent_settings"}, path...) }
 	var in struct {
@@ -263,8 +265,19 @@ func acpSettingsAgent(raw json.RawMessage) (conversation.Agent, error) {
 	if in.MCPConfig == nil {
 		st["mcp_config"] = map[string]any{}
 	}
-	if len(in.AgentContext) == 0 {
+	if isNull(in.AgentContext) {
 		st["agent_context"] = nil
+	} else {
+		// In the reference's form, every field written.
+		var ac skill.AgentContext
+		if err := json.Unmarshal(in.AgentContext, &ac); err != nil {
+			return nil, invalid(err.Error(), loc("agent_context")...)
+		}
+		b, err := json.Marshal(ac)
+		if err != nil {
+			return nil, err
+		}
+		st["agent_context"] = json.RawMessage(b)
 	}
 	return acpProfileAgent(st)
 }

@@ -201,7 +201,7 @@ func TestPresetAgents(t *testing.T) {
 			{"unknown tool", map[string]any{"agent_settings": map[string]any{"llm": llmJSON, "tools": []any{map[string]any{"name": "nope"}}}}, "nope"},
 			{"small condenser", map[string]any{"agent_settings": map[string]any{"llm": llmJSON, "condenser": map[string]any{"max_size": 5}}}, "max_size"},
 			{"unknown condenser", map[string]any{"agent_settings": map[string]any{"llm": llmJSON, "condenser": map[string]any{"condenser_kind": "magic"}}}, "magic"},
-			{"acp settings", map[string]any{"agent_settings": map[string]any{"agent_kind": "acp"}}, "ACPAgent"},
+			{"acp settings without a command", map[string]any{"agent_settings": map[string]any{"agent_kind": "acp"}}, "acp_command is required"},
 			{"critic", map[string]any{"agent_settings": map[string]any{"llm": llmJSON, "verification": map[string]any{"critic_enabled": true}}}, "critic"},
 			{"bad settings", map[string]any{"agent_settings": []any{1}}, "agent_settings"},
 			{"bad llm", map[string]any{"agent_settings": map[string]any{"llm": "gpt"}}, "llm"},
