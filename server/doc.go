@@ -89,6 +89,11 @@
 //     conversation's launched_agent_profile records the profile's id,
 //     revision and secret_refs, which keeps only the request secrets it
 //     names;
+//   - agent_launch_additions: added to the agent after it is resolved,
+//     whatever its source (launchadditions.go says how): the suffix
+//     appended, the skills merged (the agent's own and its
+//     disabled_skills win), llm_profile_ref launching an agent profile on
+//     that LLM profile (recorded in launched_agent_profile); not stored;
 //   - accepted at their defaults only, refused with a 422 naming the field
 //     otherwise: prompt, container,
 //     conversation_runtime (other than "local").
