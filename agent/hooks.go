@@ -3,8 +3,12 @@ package agent
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/hook"
@@ -113,9 +117,9 @@ func (r *runner) preToolUse(ctx context.Context, a *event.ActionEvent) ([]event.
 	if r.hooks == nil || a.Action == nil {
 		return nil, nil, nil
 	}
-	in, err := event.MarshalKinded(a.Action)
+	in, err := modelDump(a.Action)
 	if err != nil {
-		return nil, nil, fmt.Errorf("agent: %w", err)
+		return nil, nil, err
 	}
 	out := r.hooks.PreToolUse(ctx, a.ToolName, in, a.ID)
 	evs := hookEvents(out)
@@ -176,13 +180,51 @@ func (r *runner) postToolUse(ctx context.Context, a *event.ActionEvent, ev event
 	if r.hooks == nil || !ok || o.Observation == nil || a.Action == nil {
 		return nil, nil
 	}
-	in, err := event.MarshalKinded(a.Action)
+	in, err := modelDump(a.Action)
 	if err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
+		return nil, err
 	}
-	resp, err := event.MarshalKinded(o.Observation)
+	resp, err := modelDump(o.Observation)
 	if err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
+		return nil, err
 	}
 	return hookEvents(r.hooks.PostToolUse(ctx, a.ToolName, in, resp, a.ID)), nil
+}
+
+// modelDump returns an action or observation as hooks get it: as
+// stored, kind included, plus a null for each unset optional (nil
+// pointer) field the stored form leaves out, as the reference's
+// model_dump() keeps its None fields.
+func modelDump(v any) (json.RawMessage, error) {
+	b, err := event.MarshalKinded(v)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rv = rv.Elem()
+	}
+	if rv.Kind() != reflect.Struct || len(b) < 2 || b[0] != '{' {
+		return b, nil
+	}
+	var nulls []byte
+	for _, f := range reflect.VisibleFields(rv.Type()) {
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || f.Anonymous || name == "" || name == "-" || f.Type.Kind() != reflect.Pointer ||
+			!slices.Contains(strings.Split(opts, ","), "omitempty") {
+			continue
+		}
+		if fv, err := rv.FieldByIndexErr(f.Index); err == nil && !fv.IsNil() {
+			continue
+		}
+		k, _ := json.Marshal(name)
+		nulls = append(append(nulls, k...), ":null,"...)
+	}
+	if len(nulls) == 0 {
+		return b, nil
+	}
+	if b[1] == '}' {
+		nulls = nulls[:len(nulls)-1]
+	}
+	return append(append([]byte{'{'}, nulls...), b[1:]...), nil
 }

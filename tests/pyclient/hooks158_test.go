@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -20,8 +22,9 @@ import (
 // with the scripted model as the agent and as the hook's sub-agent, which
 // denies `touch denied.txt` and allows `touch allowed.txt`, and compares
 // what each stores of the hook's decision: the kinds of the events after
-// the agent's command, the HookExecutionEvent (its fields and values but
-// id, timestamp, and the action's id) and, for the deny, the
+// the agent's command in their order (the hook's run before the action it
+// judges), the HookExecutionEvent (its fields and values but id,
+// timestamp, and the action's id; hook_input whole) and, for the deny, the
 // UserRejectObservation (its fields, reason, source).
 func TestAgentHook158(t *testing.T) {
 	t.Parallel()
@@ -109,14 +112,6 @@ func TestAgentHook158(t *testing.T) {
 			}
 			switch kind {
 			case "HookExecutionEvent", "UserRejectObservation":
-				// hook_input: 1.58.2 stores the tool's name and its action
-				// (defaults and kind included), gohands the whole input the
-				// hook got (session, working directory, the call's
-				// arguments); what both hold is compared.
-				if in, ok := e["hook_input"].(map[string]any); ok {
-					ti, _ := in["tool_input"].(map[string]any)
-					e["hook_input"] = map[string]any{"tool_name": in["tool_name"], "tool_input.command": ti["command"]}
-				}
 				for _, k := range []string{"id", "timestamp", "action_id", "tool_call_id", "parent_id"} {
 					if _, ok := e[k]; ok {
 						e[k] = "(" + k + ")"
@@ -127,17 +122,6 @@ func TestAgentHook158(t *testing.T) {
 			default:
 				src, _ := e["source"].(string)
 				out = append(out, kind+" ("+src+")")
-			}
-		}
-		// 1.58.2 stores a PreToolUse hook's run before the action it
-		// judges (its hooks run in the event callback, ahead of the
-		// store); gohands stores it after the action, when the action is
-		// about to run. The comparison takes the hook's run right after
-		// its action.
-		for i := 0; i+1 < len(out); i++ {
-			if strings.Contains(out[i], `"kind":"HookExecutionEvent"`) && out[i+1] == "ActionEvent (agent)" {
-				out[i], out[i+1] = out[i+1], out[i]
-				i++
 			}
 		}
 		return strings.Join(out, "\n")
@@ -162,6 +146,128 @@ func TestAgentHook158(t *testing.T) {
 			}
 			fmt.Fprint(testWriter{t}, refOut)
 		})
+	}
+}
+
+// TestCommandHookStdin158 runs a conversation on a reference 1.58.2
+// server and on gohands serve whose command hooks (PreToolUse,
+// PostToolUse, UserPromptSubmit, Stop, SessionStart) append the JSON they
+// get on stdin to a file of the workspace, one per event type, with the
+// scripted model running `touch allowed.txt` then finishing; it compares
+// the files. A user's hook script must see on gohands what it sees on
+// 1.58.2. session_id and working_dir, which differ by nature, must be the
+// conversation's id and its workspace.
+func TestCommandHookStdin158(t *testing.T) {
+	t.Parallel()
+	py := testenv.Reference158Python(t)
+	m := llmtest.NewResponder(t, func(r llmtest.Request) (llmtest.Reply, error) {
+		if _, ok := r.Body["tools"]; !ok { // a title
+			return llmtest.Reply{Text: "Hooks"}, nil
+		}
+		if toolResults(r) == 0 {
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "terminal", Arguments: `{"command":"touch allowed.txt"}`}}}, nil
+		}
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}}, nil
+	}, nil)
+	ref := startReferenceServer(t, py)
+	gh := startGohandsServer(t)
+	types := []string{"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart"}
+	hooks := map[string]any{}
+	for _, typ := range types {
+		hooks[typ] = []any{map[string]any{"matcher": "*", "hooks": []any{
+			map[string]any{"type": "command", "command": "{ cat; echo; } >> " + typ + ".jsonl", "timeout": 60}}}}
+	}
+
+	// run has srv run the conversation and returns, by event type, what
+	// the hooks got, session_id and working_dir checked and replaced.
+	run := func(srv *server) map[string]string {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute) // a hang guard
+		defer cancel()
+		c := &apiClient{base: srv.URL, http: &http.Client{Timeout: 5 * time.Minute}}
+		work := t.TempDir()
+		body := startBody(m.URL, work)
+		body["hook_config"] = hooks
+		id, err := c.create(ctx, body)
+		if err != nil {
+			t.Errorf("%s: %v", srv.name, err)
+			return nil
+		}
+		sub, err := c.subscribe(ctx, id)
+		if err != nil {
+			t.Errorf("%s: %v", srv.name, err)
+			return nil
+		}
+		defer sub.close()
+		if err := c.send(ctx, id, "touch allowed.txt"); err != nil {
+			t.Errorf("%s: %v", srv.name, err)
+			return nil
+		}
+		if _, err := sub.untilFinished(ctx); err != nil {
+			t.Errorf("%s: %v", srv.name, err)
+			return nil
+		}
+		out := map[string]string{}
+		for _, typ := range types {
+			b, err := os.ReadFile(filepath.Join(work, typ+".jsonl"))
+			if err != nil {
+				t.Errorf("%s: %v", srv.name, err)
+				continue
+			}
+			var lines []string
+			for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				var in map[string]any
+				if err := json.Unmarshal([]byte(line), &in); err != nil {
+					t.Errorf("%s: %s stdin: %v: %s", srv.name, typ, err, line)
+					continue
+				}
+				if sid, _ := in["session_id"].(string); strings.ReplaceAll(sid, "-", "") != strings.ReplaceAll(id, "-", "") {
+					t.Errorf("%s: %s session_id %q, conversation %q", srv.name, typ, sid, id)
+				}
+				if in["working_dir"] != work {
+					t.Errorf("%s: %s working_dir %q, workspace %q", srv.name, typ, in["working_dir"], work)
+				}
+				in["session_id"], in["working_dir"] = "(session)", "(workspace)"
+				// The terminal's observation differs in two known ways that
+				// are the terminal tool's, not the hooks': gohands keeps a
+				// long output's directory (full_output_save_dir, null in
+				// 1.58.2 for a short one) and leaves the exit-code line out
+				// of metadata.suffix.
+				if r, ok := in["tool_response"].(map[string]any); ok && r["kind"] == "TerminalObservation" {
+					r["full_output_save_dir"] = "(known difference)"
+					if md, ok := r["metadata"].(map[string]any); ok {
+						md["suffix"] = "(known difference)"
+						if md["working_dir"] == work {
+							md["working_dir"] = "(workspace)"
+						}
+					}
+				}
+				b, _ := json.Marshal(in) // sorted keys
+				lines = append(lines, string(b))
+			}
+			out[typ] = strings.Join(lines, "\n")
+		}
+		return out
+	}
+	var refOut, goOut map[string]string
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); refOut = run(ref) }()
+	go func() { defer wg.Done(); goOut = run(gh) }()
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for _, typ := range types {
+		if refOut[typ] != goOut[typ] {
+			t.Errorf("%s hooks got on stdin:\nreference:\n%s\ngohands:\n%s", typ, refOut[typ], goOut[typ])
+		}
+	}
+	// A check of the test: the reference's hooks saw the action.
+	if !strings.Contains(refOut["PreToolUse"], `"kind":"TerminalAction"`) {
+		t.Errorf("the reference's PreToolUse hook got no action:\n%s", refOut["PreToolUse"])
+	}
+	for _, typ := range types {
+		fmt.Fprint(testWriter{t}, typ+":\n"+refOut[typ])
 	}
 }
 
