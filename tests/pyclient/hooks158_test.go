@@ -154,8 +154,9 @@ func TestAgentHook158(t *testing.T) {
 // PostToolUse, UserPromptSubmit, Stop, SessionStart) append the JSON they
 // get on stdin to a file of the workspace, one per event type, with the
 // scripted model running `touch allowed.txt` then finishing; it compares
-// the files. A user's hook script must see on gohands what it sees on
-// 1.58.2. session_id and working_dir, which differ by nature, must be the
+// the files, and the events each stores (kinds in order, each hook run's
+// type and hook_input). A user's hook script must see on gohands what it
+// sees on 1.58.2. session_id and working_dir, which differ by nature, must be the
 // conversation's id and its workspace.
 func TestCommandHookStdin158(t *testing.T) {
 	t.Parallel()
@@ -227,25 +228,34 @@ func TestCommandHookStdin158(t *testing.T) {
 					t.Errorf("%s: %s working_dir %q, workspace %q", srv.name, typ, in["working_dir"], work)
 				}
 				in["session_id"], in["working_dir"] = "(session)", "(workspace)"
-				// The terminal's observation differs in two known ways that
-				// are the terminal tool's, not the hooks': gohands keeps a
-				// long output's directory (full_output_save_dir, null in
-				// 1.58.2 for a short one) and leaves the exit-code line out
-				// of metadata.suffix.
-				if r, ok := in["tool_response"].(map[string]any); ok && r["kind"] == "TerminalObservation" {
-					r["full_output_save_dir"] = "(known difference)"
-					if md, ok := r["metadata"].(map[string]any); ok {
-						md["suffix"] = "(known difference)"
-						if md["working_dir"] == work {
-							md["working_dir"] = "(workspace)"
-						}
-					}
-				}
+				knownResponse(in, work)
 				b, _ := json.Marshal(in) // sorted keys
 				lines = append(lines, string(b))
 			}
 			out[typ] = strings.Join(lines, "\n")
 		}
+		// What is stored after the user's message: the kinds in order,
+		// and each hook run's type and hook_input.
+		evs, err := allEvents(ctx, c, id)
+		if err != nil {
+			t.Errorf("%s: %v", srv.name, err)
+			return out
+		}
+		var stored []string
+		for _, e := range evs {
+			kind, _ := e["kind"].(string)
+			switch kind {
+			case "ConversationStateUpdateEvent", "SystemPromptEvent":
+				continue
+			case "HookExecutionEvent":
+				in, _ := e["hook_input"].(map[string]any)
+				knownResponse(in, work)
+				b, _ := json.Marshal(in)
+				kind += fmt.Sprintf(" %v %s", e["hook_event_type"], b)
+			}
+			stored = append(stored, kind)
+		}
+		out["stored"] = strings.Join(stored, "\n")
 		return out
 	}
 	var refOut, goOut map[string]string
@@ -257,6 +267,9 @@ func TestCommandHookStdin158(t *testing.T) {
 	if t.Failed() {
 		return
 	}
+	if refOut["stored"] != goOut["stored"] {
+		t.Errorf("stored events differ:\nreference:\n%s\ngohands:\n%s", refOut["stored"], goOut["stored"])
+	}
 	for _, typ := range types {
 		if refOut[typ] != goOut[typ] {
 			t.Errorf("%s hooks got on stdin:\nreference:\n%s\ngohands:\n%s", typ, refOut[typ], goOut[typ])
@@ -266,8 +279,27 @@ func TestCommandHookStdin158(t *testing.T) {
 	if !strings.Contains(refOut["PreToolUse"], `"kind":"TerminalAction"`) {
 		t.Errorf("the reference's PreToolUse hook got no action:\n%s", refOut["PreToolUse"])
 	}
-	for _, typ := range types {
+	for _, typ := range append(types, "stored") {
 		fmt.Fprint(testWriter{t}, typ+":\n"+refOut[typ])
+	}
+}
+
+// knownResponse replaces in a hook input (stdin or hook_input) what a
+// terminal observation holds that differs by nature (the workspace) or in
+// two known ways that are the terminal tool's, not the hooks': gohands
+// keeps a long output's directory (full_output_save_dir, null in 1.58.2
+// for a short one) and leaves the exit-code line out of metadata.suffix.
+func knownResponse(in map[string]any, work string) {
+	r, ok := in["tool_response"].(map[string]any)
+	if !ok || r["kind"] != "TerminalObservation" {
+		return
+	}
+	r["full_output_save_dir"] = "(known difference)"
+	if md, ok := r["metadata"].(map[string]any); ok {
+		md["suffix"] = "(known difference)"
+		if md["working_dir"] == work {
+			md["working_dir"] = "(workspace)"
+		}
 	}
 }
 
