@@ -175,7 +175,7 @@ func TestAgentSettingsACPStart158(t *testing.T) {
 
 	type result struct {
 		full, defaults  map[string]any
-		noCommand, llm  string
+		noCommand       string
 		noCommandStatus int
 	}
 	run := func(srv *server) result {
