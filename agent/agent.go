@@ -115,6 +115,9 @@ type Agent struct {
 
 	// opts are the runtime parts (WithOptions).
 	opts Options
+	// subAgentFiles are the sub-agent definitions of the plugins added
+	// (WithPlugins), for the task tool (tool.Context.SubAgentFiles).
+	subAgentFiles []string
 	// criticKey is the APIBasedCritic's api_key once MapSecrets has
 	// mapped it (encrypted, exposed or decrypted); see MarshalJSON.
 	criticKey secret.String

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"slices"
 
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
@@ -27,7 +28,7 @@ func (a *Agent) withPlugins(sess *conversation.Session) (*Agent, *plugin.Set) {
 	for _, w := range warns {
 		sess.Logger().Warn("agent: plugin not loaded", "path", w.Path, "err", w.Err)
 	}
-	if len(found) == 0 && len(set.Skills) == 0 && len(set.MCPConfig) == 0 && set.Hooks.IsEmpty() {
+	if len(found) == 0 && len(set.Skills) == 0 && len(set.MCPConfig) == 0 && set.Hooks.IsEmpty() && len(set.AgentFiles) == 0 {
 		return a, nil
 	}
 	for _, p := range found {
@@ -44,9 +45,13 @@ func (a *Agent) withPlugins(sess *conversation.Session) (*Agent, *plugin.Set) {
 // WithPlugins returns a copy of a with the skills and MCP servers of set
 // merged in: a plugin's skill replaces the agent's of the same name where
 // it stands, a plugin's server the agent's of the same name. The hooks of
-// set are the caller's to run.
+// set are the caller's to run; its sub-agents are offered by the task
+// tool after those of the plugins added before.
 func (a *Agent) WithPlugins(set *plugin.Set) (*Agent, error) {
 	b := *a
+	if len(set.AgentFiles) > 0 {
+		b.subAgentFiles = slices.Concat(a.subAgentFiles, set.AgentFiles)
+	}
 	if len(set.MCPConfig) > 0 {
 		servers := map[string]json.RawMessage(maps.Clone(a.MCPConfig))
 		if inner, ok := servers["mcpServers"]; ok && len(servers) == 1 {

@@ -233,6 +233,7 @@ func (a *Agent) resolveTools(sess *conversation.Session, r *runner) ([]tool.Tool
 		Partial:         sess.Secrets().PartialSuffix,
 		PartialStart:    sess.Secrets().PartialPrefix,
 		Conversation:    toolHost{r},
+		SubAgentFiles:   a.subAgentFiles,
 	}
 	specs := a.Tools
 	tools, err := tool.ResolveAll(tctx, specs)

@@ -23,6 +23,11 @@ type Set struct {
 	// Hooks are every plugin's hooks, in the order of the plugins; nil
 	// when none has any.
 	Hooks *hook.Config
+	// AgentFiles are every plugin's sub-agent definition files
+	// (Plugin.AgentFiles), in the order of the plugins: of two
+	// definitions with one name the first wins, as the reference
+	// registers a plugin agent only when its name is free.
+	AgentFiles []string
 	// Names are the plugins added, in order.
 	Names []string
 }
@@ -31,6 +36,7 @@ type Set struct {
 func (s *Set) Add(p *Plugin) {
 	s.Names = append(s.Names, p.Name())
 	s.Skills = MergeSkills(s.Skills, p.AllSkills())
+	s.AgentFiles = append(s.AgentFiles, p.AgentFiles...)
 	if len(p.MCPConfig) > 0 && s.MCPConfig == nil {
 		s.MCPConfig = map[string]json.RawMessage{}
 	}

@@ -132,6 +132,10 @@ type Plugin struct {
 	// MCPConfig is the plugin's MCP servers by name, as JSON.
 	MCPConfig map[string]json.RawMessage `json:"mcp_config"`
 	Commands  []Command                  `json:"commands"`
+	// AgentFiles are the plugin's sub-agent definitions (agents/*.md,
+	// README.md aside, in name order; dev.openhands/agents/ in the Agent
+	// Plugins layout), absolute. Package tools/task reads them.
+	AgentFiles []string `json:"-"`
 	// Warnings are the parts of the plugin that were left out, each naming
 	// its file.
 	Warnings []skill.Warning `json:"-"`
@@ -184,6 +188,7 @@ func Load(dir string) (*Plugin, error) {
 	p.Hooks = loadHooks(ext, abs, warn)
 	p.MCPConfig = loadMCP(mcpFile, abs, warn)
 	p.Commands = loadCommands(ext, abs, warn)
+	p.AgentFiles = agentFiles(ext, abs)
 	return p, nil
 }
 
@@ -485,6 +490,29 @@ func loadCommands(root, dir string, warn func(string, error)) []Command {
 			continue
 		}
 		out = append(out, c)
+	}
+	return out
+}
+
+// agentFiles lists the top-level *.md files of agents/ under root but
+// README.md, in name order, leaving out those that resolve outside the
+// plugin's directory dir.
+func agentFiles(root, dir string) []string {
+	ad := filepath.Join(root, "agents")
+	entries, err := os.ReadDir(ad) // sorted by name
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		p := filepath.Join(ad, e.Name())
+		if e.IsDir() || !strings.EqualFold(filepath.Ext(e.Name()), ".md") || e.Name() == "README.md" || e.Name() == "readme.md" || !skill.Within(p, dir) {
+			continue
+		}
+		if info, err := os.Stat(p); err != nil || info.IsDir() {
+			continue
+		}
+		out = append(out, p)
 	}
 	return out
 }

@@ -51,6 +51,10 @@ type Context struct {
 	// Conversation is the conversation the tools work in, for tools that
 	// consult other models or switch the agent's; nil means none.
 	Conversation Conversation
+	// SubAgentFiles are the sub-agent definition files (Markdown) the
+	// conversation's plugins bring, the first of a name winning; package
+	// tools/task offers them.
+	SubAgentFiles []string
 }
 
 // Conversation is what a tool may ask of the conversation it works in.

@@ -90,6 +90,7 @@ const (
 	LevelProject      = "project"
 	LevelUser         = "user"
 	LevelBuiltin      = "builtin"
+	LevelPlugin       = "plugin"
 	LevelProgrammatic = "programmatic"
 )
 
@@ -118,7 +119,9 @@ func ParseDefinition(path string, data []byte) (*Definition, error) {
 		SystemPrompt: strings.TrimSpace(string(body)),
 		Tools:        []string{},
 		Skills:       []string{},
-		Metadata:     map[string]any{},
+		// The reference writes [] when there are none.
+		WhenToUseExamples: []string{},
+		Metadata:          map[string]any{},
 	}
 	if path != "" {
 		d.Source = &path
@@ -411,10 +414,42 @@ func Unregister(name string) {
 	delete(registry.defs, name)
 }
 
+// LoadFiles reads the definition files of plugins (plugin.Set's
+// AgentFiles), tagged with the plugin level; of two with one name the
+// first wins. A file that cannot be read is reported in errs and skipped.
+func LoadFiles(paths []string) (defs []*Definition, errs []error) {
+	seen := map[string]bool{}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		d, err := ParseDefinition(p, data)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if seen[d.Name] {
+			continue
+		}
+		seen[d.Name] = true
+		d.Level = new(LevelPlugin)
+		defs = append(defs, d)
+	}
+	return defs, errs
+}
+
 // Available returns the definitions a conversation in workDir can use:
 // registered ones, then the project's, the user's (home), then the
 // built-ins, the first of a name winning; sorted by name.
 func Available(workDir, home string) (defs []*Definition, errs []error) {
+	return available(workDir, home, nil)
+}
+
+// available is Available with the plugins' definitions after the
+// registered ones, as the reference ranks them.
+func available(workDir, home string, plugins []*Definition) (defs []*Definition, errs []error) {
 	seen := map[string]bool{}
 	add := func(ds []*Definition) {
 		for _, d := range ds {
@@ -431,6 +466,7 @@ func Available(workDir, home string) (defs []*Definition, errs []error) {
 	}
 	registry.RUnlock()
 	add(reg)
+	add(plugins)
 	found, errs := Discover(workDir, home)
 	add(found)
 	add(Builtins())

@@ -139,8 +139,12 @@ type Options struct {
 	// means os.UserHomeDir.
 	Home string
 	// Definitions, if not nil, are the sub-agents offered instead of
-	// Available(WorkingDir, Home).
+	// Available(WorkingDir, Home) and the PluginFiles.
 	Definitions []*Definition
+	// PluginFiles are the definition files of the conversation's plugins
+	// (tool.Context.SubAgentFiles; see LoadFiles): they rank after the
+	// registered definitions and before the project's.
+	PluginFiles []string
 	// Confirm decides on the actions a sub-agent waits to have confirmed
 	// (its confirmation policy asks for it): true runs them, false rejects
 	// them. Nil approves everything, as the reference does without a
@@ -162,7 +166,7 @@ func factory(ctx tool.Context, params json.RawMessage) ([]tool.Tool, error) {
 	for k := range p {
 		return nil, fmt.Errorf("unknown param %q: the tool set takes no params", k)
 	}
-	return []tool.Tool{New(&Options{WorkingDir: ctx.WorkingDir})}, nil
+	return []tool.Tool{New(&Options{WorkingDir: ctx.WorkingDir, PluginFiles: ctx.SubAgentFiles})}, nil
 }
 
 // Tool is the task tool. It keeps the tasks it ran, for resume, until it
@@ -271,8 +275,9 @@ func (m *manager) definitions() []*Definition {
 	if m.opts.Definitions != nil {
 		return m.opts.Definitions
 	}
-	defs, errs := Available(m.opts.WorkingDir, m.opts.Home)
-	for _, err := range errs {
+	plugins, errs := LoadFiles(m.opts.PluginFiles)
+	defs, more := available(m.opts.WorkingDir, m.opts.Home, plugins)
+	for _, err := range append(errs, more...) {
 		m.logger(nil).Warn("task: sub-agent definition not loaded", "err", err)
 	}
 	return defs
