@@ -4,10 +4,13 @@
 //
 // The tool asks the server's child-launch route (POST
 // /api/conversations/{id}/children, as in the reference 1.58.2) at the
-// spec's launch_url param, or else at $OH_INTERNAL_SERVER_URL (default
-// http://127.0.0.1:8000), with the server's own session key from
-// $OH_SESSION_API_KEYS_0 or $SESSION_API_KEY (gohands serve sets
-// $OH_INTERNAL_SERVER_URL to its own address when the deployer did not).
+// spec's launch_url param, or else at $OH_INTERNAL_SERVER_URL, with the
+// server's own session key from $OH_SESSION_API_KEYS_0 or $SESSION_API_KEY
+// (gohands serve sets $OH_INTERNAL_SERVER_URL to its own address when the
+// deployer did not). With neither, the conversation is not on a server (a
+// local gohands run) and the tool answers the model with an error; the
+// reference falls back to http://127.0.0.1:8000, which from a local run
+// reaches no server or some other process.
 // The child gets the parent's settings from the server (its confirmation
 // policy, stuck detection and limits among them); the tool only sends the
 // task. The server charges the child's model costs to the parent's stats
@@ -126,7 +129,8 @@ func launch(ctx context.Context, o *Options, a *Action) *Observation {
 	if url == "" {
 		base := os.Getenv(secret.InternalServerURLEnv)
 		if base == "" {
-			base = secret.DefaultInternalServerURL
+			return fail("Child conversation launch failed: this conversation is not run by an agent server, so there is nowhere to start a child; " +
+				"children need gohands serve (gohands run --server URL) or the launch_url param")
 		}
 		url = strings.TrimRight(base, "/") + "/api/conversations/" + o.ParentID + "/children"
 	}
