@@ -276,6 +276,15 @@ type LocalOptions struct {
 	// SecurityAnalyzer, if set, replaces the persisted analyzer. It must
 	// be a value of a registered kind, so that it is persisted.
 	SecurityAnalyzer security.Analyzer
+	// Plugins are fetched (git sources into the user's plugin cache) and
+	// loaded by New, as a start request's plugins: their skills and MCP
+	// servers are merged into the agent given to New (Agent.AddPlugins),
+	// their hooks after the conversation's (HookConfig, or else the
+	// workspace's hooks file). The reference loads them on the first run;
+	// New does so that a plugin that cannot be loaded fails the opening,
+	// before anything is stored. A nil agent (resuming the persisted
+	// one, which has them already) takes none.
+	Plugins []plugin.Source
 	// Secrets are added to the conversation's secret registry.
 	Secrets map[string]secret.Source
 	// FirstMessage, if set, is sent by New (as SendMessage sends it). A

@@ -129,3 +129,40 @@ func (c *LocalConversation) addLeftLoads() {
 	}
 	c.loads = nil
 }
+
+// withPlugins returns agent with the plugins of o merged in, and sets
+// o.HookConfig to the hooks with theirs after (see LocalOptions.Plugins).
+func withPlugins(ctx context.Context, agent Agent, workDir string, o *LocalOptions) (Agent, error) {
+	if agent == nil || len(o.Plugins) == 0 {
+		return agent, nil
+	}
+	for i := range o.Plugins {
+		if err := o.Plugins[i].Validate(); err != nil {
+			return nil, fmt.Errorf("conversation: plugins: %w", err)
+		}
+	}
+	set, _, err := plugin.LoadSources(ctx, o.Plugins, nil)
+	if err != nil {
+		return nil, fmt.Errorf("conversation: plugins: %w", err)
+	}
+	b, err := agent.AddPlugins(set)
+	if err != nil {
+		return nil, fmt.Errorf("conversation: plugins: %w", err)
+	}
+	if set.Hooks.IsEmpty() {
+		return b, nil
+	}
+	var own *hook.Config
+	if raw := bytes.TrimSpace(o.HookConfig); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		own, err = hook.Parse(raw)
+	} else {
+		own, _, err = hook.Load(workDir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("conversation: plugins: hooks: %w", err)
+	}
+	if o.HookConfig, err = json.Marshal(plugin.MergeHooks(own, set.Hooks)); err != nil {
+		return nil, fmt.Errorf("conversation: plugins: hooks: %w", err)
+	}
+	return b, nil
+}

@@ -135,6 +135,10 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 	if workDir, err = makeWorkDir(workDir); err != nil {
 		return fail(err)
 	}
+	if agent, err = withPlugins(ctx, agent, workDir, &o); err != nil {
+		return fail(err)
+	}
+	o.Plugins = nil // merged: a fork takes the agent and hooks as they are
 	c.id, c.workDir, c.log = id, workDir, log.With("conversation", id)
 	c.opts = o
 	c.sess = &Session{c: c}

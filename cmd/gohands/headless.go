@@ -251,10 +251,6 @@ func checkRunFlags(f *runFlags) error {
 		// Neither agent server takes a per-run budget in its start
 		// request (the reference 1.58.2 has no such field).
 		return usageErr("--max-budget cannot be used with --server: the agent server keeps no per-run budget")
-	case f.server != "" && len(f.plugins) > 0:
-		// The start request's plugins are fetched by the server, from
-		// where it is; gohands' remote conversation does not send them.
-		return usageErr("--plugin cannot be used with --server")
 	case f.acp != "" && len(f.plugins) > 0:
 		return usageErr("--plugin cannot be used with --acp: the ACP server brings its own skills and tools")
 	case f.goal > 0 && len(f.images) > 0:
@@ -347,6 +343,7 @@ func (r *headlessRun) open(ctx context.Context) error {
 		SecurityAnalyzer:   p.analyzer,
 		Profiles:           p.profiles,
 		HookConfig:         p.hookConfig,
+		Plugins:            p.plugins,
 		// The default's ratings are bookkeeping, and the reference cannot
 		// read them: the refusals are what is stored.
 		OmitSecurityAnalysis: r.refuseHigh && !p.stored.analyzer,

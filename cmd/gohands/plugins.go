@@ -34,14 +34,21 @@ func parsePluginSources(specs []string) ([]plugin.Source, error) {
 	return srcs, nil
 }
 
-// applyPlugins fetches the --plugin sources and merges them into ag, as a
-// start request's plugins: their skills into the agent context, their
+// applyPlugins fetches the --plugin sources and merges them into ag (with
+// --server, it leaves them to the agent server), as a start request's
+// plugins: their skills into the agent context, their
 // MCP servers into the ones the run connects (returned, nil when none),
 // their hooks after the workspace's into p.hookConfig.
 func (a *app) applyPlugins(ctx context.Context, f *runFlags, p *prepared, ag *agent.Agent) (*agent.Agent, map[string]json.RawMessage, error) {
 	srcs, err := parsePluginSources(f.plugins)
 	if err != nil || len(srcs) == 0 {
 		return ag, nil, err
+	}
+	if f.server != "" {
+		// Sent in the start request: the server fetches them, from
+		// where it is.
+		p.plugins = srcs
+		return ag, nil, nil
 	}
 	home, _ := os.UserHomeDir()
 	opts := &plugin.FetchOptions{CacheDir: plugin.CacheDir(skill.PersistenceDir(home))}

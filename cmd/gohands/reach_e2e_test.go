@@ -432,3 +432,27 @@ func TestE2EMCPLogin(t *testing.T) {
 		t.Fatalf("whoami result %q", texts)
 	}
 }
+
+// gohands run --server --plugin sends the plugins in the start request:
+// the agent server loads them, its model is sent the plugin's skill and
+// the plugin's hook runs.
+func TestE2ERunServerPlugin(t *testing.T) {
+	t.Parallel()
+	url := startAgentServer(t)
+	e := newE2E(t, finishReply("done"))
+	dir := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "hook-ran")
+	writeFiles(t, map[string]string{
+		filepath.Join(dir, ".plugin/plugin.json"): `{"name": "remote-tools"}`,
+		filepath.Join(dir, "skills/tip.md"):       "SERVER-PLUGIN-SKILL",
+		filepath.Join(dir, "hooks/hooks.json"):    `{"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "touch ` + marker + `"}]}]}`,
+	})
+	e.mustRun(0, "run", "--server", url, "--session-key", "k", "--workspace", e.work,
+		"--llm-config", e.config, "--plugin", dir, "say hi")
+	if body := string(e.srv.LastRequest().RawBody); !strings.Contains(body, "SERVER-PLUGIN-SKILL") {
+		t.Error("the model was not sent the plugin's skill")
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the plugin's UserPromptSubmit hook did not run: %v", err)
+	}
+}

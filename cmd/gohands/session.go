@@ -110,6 +110,7 @@ func (s *session) open() (conversation.Conversation, error) {
 		SecurityAnalyzer:   p.analyzer,
 		Profiles:           p.profiles,
 		HookConfig:         p.hookConfig,
+		Plugins:            p.plugins,
 	})
 	if errors.Is(err, conversation.ErrLocked) {
 		return nil, fmt.Errorf("conversation %s is in use by another process", p.id)

@@ -65,6 +65,8 @@ type prepared struct {
 	// hookConfig, if set, is the conversation's hook_config: the
 	// workspace's hooks and those of the --plugin sources.
 	hookConfig json.RawMessage
+	// plugins are the --plugin sources an agent server loads (--server).
+	plugins []plugin.Source
 	// creating is set when resuming a creation that stopped after storing
 	// the task and before the base state: a task given again is not sent
 	// twice (conversation.LocalOptions.FirstMessage).

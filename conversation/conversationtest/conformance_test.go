@@ -23,6 +23,7 @@ func TestLocal(t *testing.T) {
 		a.AgentContext = s.AgentContext
 		c, err := conversation.New(t.Context(), a, s.WorkDir, &conversation.LocalOptions{
 			Backend: filestore.NewBackend(t.TempDir(), nil),
+			Plugins: s.Plugins,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -59,7 +60,7 @@ func TestRemote(t *testing.T) {
 		ws := &workspace.Remote{Host: hs.URL, APIKey: key, WorkingDir: s.WorkDir}
 		a := agent.New(s.LLM, s.Tools, nil)
 		a.AgentContext = s.AgentContext
-		c, err := remote.New(t.Context(), a, ws, nil)
+		c, err := remote.New(t.Context(), a, ws, &remote.Options{Plugins: s.Plugins})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,6 +29,7 @@ import (
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/llm"
 	"github.com/gohands/gohands/llm/llmtest"
+	"github.com/gohands/gohands/plugin"
 	"github.com/gohands/gohands/security"
 	"github.com/gohands/gohands/tool"
 )
@@ -45,6 +46,9 @@ type Setup struct {
 	// AgentContext, if set, is the agent's agent_context (it registers
 	// the marketplace of the LoadPlugin scenarios).
 	AgentContext json.RawMessage
+	// Plugins, if set, are the conversation's start plugins
+	// (conversation.LocalOptions.Plugins, remote.Options.Plugins).
+	Plugins []plugin.Source
 }
 
 // Open opens a new conversation of the kind under test, with an agent of
@@ -80,6 +84,7 @@ func Run(t *testing.T, open Open) {
 		{"Closed", testClosed},
 		{"LoadPlugin", testLoadPlugin},
 		{"LoadPluginDuringRun", testLoadPluginDuringRun},
+		{"StartWithPlugins", testStartWithPlugins},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, open) })
 	}

@@ -47,7 +47,7 @@ func marketplace(t *testing.T) json.RawMessage {
 	t.Cleanup(hs.Close)
 
 	dir := t.TempDir()
-	for name, body := range map[string]string{
+	writeFiles(t, dir, map[string]string{
 		".plugin/marketplace.json":             `{"name": "conformance", "owner": {"name": "gohands"}, "plugins": [{"name": "helper", "source": "./plugins/helper"}, {"name": "broken", "source": "./plugins/broken"}]}`,
 		"plugins/helper/.plugin/plugin.json":   `{"name": "helper", "version": "1.0.0", "description": "Helps"}`,
 		"plugins/helper/skills/frob/SKILL.md":  "---\nname: frob\ndescription: How to frobnicate\ntriggers: [frobnicate]\n---\n" + pluginSkillBody,
@@ -55,15 +55,7 @@ func marketplace(t *testing.T) json.RawMessage {
 		"plugins/helper/hooks/hooks.json":      `{"hooks": {"UserPromptSubmit": [{"matcher": "*", "hooks": [{"type": "command", "command": "touch ` + hookMark + `"}]}]}}`,
 		"plugins/broken/.plugin/plugin.json":   `{"name": "broken",`,
 		"plugins/broken/skills/never/SKILL.md": "---\nname: never\ndescription: Never loaded\n---\nnever",
-	} {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	ac, err := json.Marshal(map[string]any{"registered_marketplaces": []any{map[string]any{"name": "conformance", "source": dir}}})
 	if err != nil {
 		t.Fatal(err)
@@ -190,5 +182,43 @@ func testLoadPluginDuringRun(t *testing.T, open Open) {
 	}
 	if !strings.Contains(string(reqs[len(reqs)-1].RawBody), `"`+pluginTool+`"`) {
 		t.Error("the step after the load was not offered the plugin's tool")
+	}
+}
+
+// writeFiles writes files (slash paths under dir to contents).
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A conversation opened with plugins (a directory source) has them from
+// its first run: the plugin's skill answers the message that triggers
+// it, and its hook runs on that message.
+func testStartWithPlugins(t *testing.T, open Open) {
+	m := newModel(t)
+	s := m.setup(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		".plugin/plugin.json":  `{"name": "starter", "version": "1.0.0"}`,
+		"skills/frob/SKILL.md": "---\nname: frob\ndescription: How to frobnicate\ntriggers: [frobnicate]\n---\n" + pluginSkillBody,
+		"hooks/hooks.json":     `{"hooks": {"UserPromptSubmit": [{"matcher": "*", "hooks": [{"type": "command", "command": "touch ` + hookMark + `"}]}]}}`,
+	})
+	s.Plugins = []plugin.Source{{Source: dir}}
+	c := open(t, s)
+	t.Cleanup(func() { c.Close() })
+	turn(t, c, "please frobnicate")
+	if _, err := os.Stat(filepath.Join(s.WorkDir, hookMark)); err != nil {
+		t.Errorf("the plugin's UserPromptSubmit hook did not run: %v", err)
+	}
+	if !strings.Contains(string(m.srv.LastRequest().RawBody), pluginSkillBody) {
+		t.Error("the plugin's skill did not reach the model")
 	}
 }

@@ -22,7 +22,7 @@ import (
 //
 // opts are the local options; for a remote conversation the ones that
 // apply are used (ID, MaxIterations, DisableStuckDetection,
-// ConfirmationPolicy, SecurityAnalyzer, HookConfig, Secrets, OnEvent,
+// ConfirmationPolicy, SecurityAnalyzer, HookConfig, Plugins, Secrets, OnEvent,
 // SubscriberBuffer, Logger) and the storage ones (Backend, Store, Cipher,
 // RecordStateChanges, StuckThresholds) are the server's business.
 // FirstMessage needs a local conversation (conversation.ErrUnsupported).
@@ -48,6 +48,7 @@ func Conversation(ctx context.Context, agent conversation.Agent, ws workspace.Wo
 			ConfirmationPolicy:    opts.ConfirmationPolicy,
 			SecurityAnalyzer:      opts.SecurityAnalyzer,
 			HookConfig:            opts.HookConfig,
+			Plugins:               opts.Plugins,
 			Secrets:               opts.Secrets,
 			OnEvent:               opts.OnEvent,
 			SubscriberBuffer:      opts.SubscriberBuffer,

@@ -16,6 +16,7 @@ import (
 	"github.com/gohands/gohands/api/protocol"
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
+	"github.com/gohands/gohands/plugin"
 	"github.com/gohands/gohands/pubsub"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/security"
@@ -40,6 +41,9 @@ type Options struct {
 	Secrets map[string]secret.Source
 	// HookConfig is the reference's HookConfig JSON.
 	HookConfig json.RawMessage
+	// Plugins are sent in the start request: the server fetches and
+	// loads them (its skills, hooks and MCP servers), from where it is.
+	Plugins []plugin.Source
 	// Tags are the conversation's tags.
 	Tags map[string]string
 	// OnEvent, if set, is called with every event of the conversation,
@@ -193,6 +197,11 @@ func New(ctx context.Context, agent conversation.Agent, ws *workspace.Remote, op
 	}
 	if len(o.Tags) > 0 {
 		body.Tags = o.Tags
+	}
+	if len(o.Plugins) > 0 {
+		if body.Plugins, err = json.Marshal(o.Plugins); err != nil {
+			return nil, fmt.Errorf("remote: plugins: %w", err)
+		}
 	}
 	if n, ok := agent.(interface{ ToolNames() []string }); ok {
 		mods := map[string]string{}
