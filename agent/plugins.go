@@ -91,6 +91,7 @@ func (a *Agent) registeredMarketplaces(sess *conversation.Session, home string) 
 	if err != nil || len(regs) == 0 {
 		return &plugin.Set{}
 	}
+	regs = plugin.ExpandRegistrations(regs, sess.Secrets().Lookup(context.Background()))
 	opts := &plugin.FetchOptions{CacheDir: plugin.CacheDir(skill.PersistenceDir(home))}
 	set, warns := plugin.LoadRegistered(context.Background(), regs, opts)
 	for _, w := range warns {

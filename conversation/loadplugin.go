@@ -39,6 +39,7 @@ func (c *LocalConversation) LoadPlugin(ctx context.Context, ref string) error {
 	case len(regs) == 0:
 		return fmt.Errorf("%w: the agent's context registers no marketplace (agent_context.registered_marketplaces)", ErrCannotLoadPlugin)
 	}
+	regs = plugin.ExpandRegistrations(regs, c.secrets.Lookup(ctx))
 	src, err := plugin.ResolveRef(ctx, regs, ref, nil)
 	if errors.Is(err, plugin.ErrNotFound) {
 		return fmt.Errorf("conversation: load plugin: %w", err)

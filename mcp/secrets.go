@@ -6,11 +6,8 @@ import (
 	"errors"
 	"io"
 
-	"github.com/gohands/gohands/internal/lazyregexp"
+	"github.com/gohands/gohands/internal/varref"
 )
-
-// varRef matches $NAME, ${NAME} and ${NAME:-default}.
-var varRef = lazyregexp.New(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
 
 // expandSecrets replaces references to secrets in the string values of
 // args (at any depth; keys are left alone), as the reference does before
@@ -82,15 +79,5 @@ func expandSecrets(args json.RawMessage, lookup func(string) (string, bool)) (js
 }
 
 func expandString(s string, lookup func(string) (string, bool)) string {
-	return varRef.ReplaceAllStringFunc(s, func(ref string) string {
-		m := varRef.FindStringSubmatch(ref)
-		name := m[1] + m[3]
-		if v, ok := lookup(name); ok {
-			return v
-		}
-		if m[1] != "" && len(ref) > len(m[1])+3 && m[0][len(m[1])+2] == ':' {
-			return m[2]
-		}
-		return ref
-	})
+	return varref.Expand(s, lookup, varref.Options{Unbraced: true, Defaults: true})
 }

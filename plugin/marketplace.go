@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gohands/gohands/internal/varref"
 	"github.com/gohands/gohands/skill"
 )
 
@@ -178,6 +179,25 @@ type Registration struct {
 	Ref      *string         `json:"ref"`
 	RepoPath *string         `json:"repo_path"`
 	AutoLoad json.RawMessage `json:"auto_load"`
+}
+
+// ExpandRegistrations returns regs with the ${NAME} references in each
+// source and ref replaced by the secrets lookup knows, as the reference
+// does with the conversation's secrets before it fetches a marketplace:
+// the environment is not read, $NAME and the default of ${NAME:-default}
+// are kept as written. A nil lookup changes nothing.
+func ExpandRegistrations(regs []Registration, lookup func(name string) (string, bool)) []Registration {
+	if lookup == nil || len(regs) == 0 {
+		return regs
+	}
+	out := slices.Clone(regs)
+	for i := range out {
+		out[i].Source = varref.Expand(out[i].Source, lookup, varref.Options{})
+		if out[i].Ref != nil {
+			out[i].Ref = new(varref.Expand(*out[i].Ref, lookup, varref.Options{}))
+		}
+	}
+	return out
 }
 
 // AutoLoads reports whether the registration loads the plugin or skill
