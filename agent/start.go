@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -393,11 +394,18 @@ func (r *runner) connectMCP(ctx context.Context, resolved []tool.Tool) error {
 		reserved = append(reserved, t.Name())
 	}
 	secrets := r.sess.Secrets()
+	var oauth *mcp.OAuthOptions
+	if c := r.sess.Cipher(); c != nil {
+		oauth = &mcp.OAuthOptions{Save: func(server string, st *mcp.OAuthState) error {
+			return r.saveOAuthState(c, server, st)
+		}}
+	}
 	set, err := mcp.Connect(ctx, cfg, &mcp.Options{
 		Reserved: reserved,
 		Logger:   r.sess.Logger(),
 		Secrets:  secrets.Lookup(context.Background()),
 		Mask:     secrets.Mask,
+		OAuth:    oauth,
 	})
 	for _, se := range set.Errors() {
 		r.sess.Logger().Warn("MCP server did not start", "server", se.Server, "err", se.Err)
@@ -408,4 +416,50 @@ func (r *runner) connectMCP(ctx context.Context, resolved []tool.Tool) error {
 	}
 	r.mcp = set
 	return nil
+}
+
+// saveOAuthState writes a server's new OAuth state (after a refresh) into
+// the stored agent's mcp_config, its secrets encrypted with the
+// conversation's key as the sign-in routes hand them out, so that a
+// server that rotates its refresh tokens still works after a restart.
+// Without a key nothing is saved: the stored config would hold them
+// redacted.
+func (r *runner) saveOAuthState(c *secret.Cipher, server string, st *mcp.OAuthState) error {
+	return r.sess.State().Update(func(f *conversation.Fields) error {
+		a, ok := f.Agent.(*Agent)
+		if !ok {
+			return fmt.Errorf("agent: saving the OAuth state of MCP server %q: the stored agent is a %T", server, f.Agent)
+		}
+		servers := map[string]json.RawMessage(a.MCPConfig)
+		inner, nested := servers["mcpServers"]
+		if nested {
+			servers = nil
+			if err := json.Unmarshal(inner, &servers); err != nil {
+				return fmt.Errorf("agent: mcp_config: %w", err)
+			}
+		}
+		spec, ok := servers[server]
+		if !ok {
+			return nil // a plugin's server: not in the stored config
+		}
+		b, err := mcp.WithOAuthState(spec, st, c.Encrypt)
+		if err != nil {
+			return fmt.Errorf("agent: saving the OAuth state of MCP server %q: %w", server, err)
+		}
+		servers = maps.Clone(servers)
+		servers[server] = b
+		cfg := event.Map[string, json.RawMessage](servers)
+		if nested {
+			raw, err := json.Marshal(servers)
+			if err != nil {
+				return err
+			}
+			cfg = maps.Clone(a.MCPConfig)
+			cfg["mcpServers"] = raw
+		}
+		na := *a
+		na.MCPConfig = cfg
+		f.Agent = &na
+		return nil
+	})
 }

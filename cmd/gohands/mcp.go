@@ -15,8 +15,9 @@ import (
 // in ag's configuration; the caller gives the set's tools to the agent. A
 // server that fails is reported on stderr in one line and
 // the others still load. The returned Set must be closed when the run ends,
-// whatever the error; it is nil only when no file was given.
-func (a *app) connectMCP(ctx context.Context, path string, ag *agent.Agent, logger *slog.Logger) (*mcp.Set, error) {
+// whatever the error; it is nil only when no file was given. save, if not
+// nil, is given each new OAuth state of a server (after a refresh).
+func (a *app) connectMCP(ctx context.Context, path string, ag *agent.Agent, logger *slog.Logger, save func(server string, st *mcp.OAuthState) error) (*mcp.Set, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -32,7 +33,7 @@ func (a *app) connectMCP(ctx context.Context, path string, ag *agent.Agent, logg
 	}
 	ag.MCPConfig = map[string]json.RawMessage{"mcpServers": raw}
 
-	set, err := mcp.Connect(ctx, cfg, &mcp.Options{Reserved: ag.ToolNames(), Logger: logger})
+	set, err := mcp.Connect(ctx, cfg, &mcp.Options{Reserved: ag.ToolNames(), Logger: logger, OAuth: &mcp.OAuthOptions{Save: save}})
 	if err != nil {
 		var se *mcp.ServerError
 		for _, s := range set.Errors() {

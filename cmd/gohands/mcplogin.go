@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -121,44 +120,31 @@ func (a *app) mcpLogin(ctx context.Context, name string, browser bool) error {
 	if state.IsZero() || state.Tokens == nil {
 		return &exitErr{code: exitError, msg: fmt.Sprintf("MCP server %q: no tokens were issued", name)}
 	}
-	stateJSON, err := exposedState(state)
-	if err != nil {
-		return &exitErr{code: exitError, msg: err.Error()}
-	}
-	err = a.editSettings(func(st *settings) error {
-		var server map[string]json.RawMessage
-		if err := json.Unmarshal(st.MCPServers[name], &server); err != nil {
-			return usageErr("MCP server %q: %v", name, err)
-		}
-		var auth map[string]json.RawMessage
-		if err := json.Unmarshal(server["auth"], &auth); err != nil {
-			return usageErr("MCP server %q: auth: %v", name, err)
-		}
-		auth["state"] = stateJSON
-		server["auth"] = mustJSON(auth)
-		st.MCPServers[name] = mustJSON(server)
-		return nil
-	})
-	if err != nil {
+	if err := a.saveOAuthState(name, state); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.stdout, "Signed in to %s; its tokens are saved in the settings.\n", name)
 	return nil
 }
 
-// exposedState is st as JSON with its secrets in clear, for the
-// settings file (mode 0600), as the server keeps them.
-func exposedState(st *mcp.OAuthState) (json.RawMessage, error) {
-	holder := mcp.Config{"s": {URL: "http://127.0.0.1/", Auth: &mcp.Auth{Strategy: mcp.AuthOAuth2, State: st}}}
-	exposed, err := holder.MapSecrets(func(v secret.String) (secret.String, error) { return v.Expose(), nil })
-	if err != nil {
-		return nil, err
-	}
-	c, ok := exposed.(mcp.Config)
-	if !ok {
-		return nil, errors.New("OAuth state: unexpected secrets mapping")
-	}
-	return json.Marshal(c["s"].Auth.State)
+// saveOAuthState writes st as the auth state of the settings' MCP server
+// name, its secrets in clear as the server keeps them (the settings file
+// has mode 0600). gohands mcp login saves the sign-in with it, and a run
+// each refresh, so a server that rotates its refresh tokens still works
+// after the run.
+func (a *app) saveOAuthState(name string, st *mcp.OAuthState) error {
+	return a.editSettings(func(s *settings) error {
+		raw, ok := s.MCPServers[name]
+		if !ok {
+			return usageErr("no MCP server %q in the settings", name)
+		}
+		b, err := mcp.WithOAuthState(raw, st, func(v secret.String) (secret.String, error) { return v.Expose(), nil })
+		if err != nil {
+			return usageErr("MCP server %q: %v", name, err)
+		}
+		s.MCPServers[name] = b
+		return nil
+	})
 }
 
 // openBrowser opens u in the user's browser, if there is one; the

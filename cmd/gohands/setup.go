@@ -316,7 +316,12 @@ func (a *app) buildAgent(ctx context.Context, f *runFlags, st settings, p *prepa
 		return err
 	}
 	mcpFile := f.mcpConfig
+	// Servers of the settings keep their refreshed OAuth tokens there.
+	fromSettings := map[string]bool{}
 	if mcpFile == "" && len(st.MCPServers) > 0 {
+		for name := range st.MCPServers {
+			fromSettings[name] = pluginServers[name] == nil
+		}
 		if mcpFile, err = writeMCPSettings(st); err != nil {
 			return &exitErr{code: exitError, msg: fmt.Sprintf("MCP servers of the settings: %v", err)}
 		}
@@ -328,7 +333,12 @@ func (a *app) buildAgent(ctx context.Context, f *runFlags, st settings, p *prepa
 		}
 		defer os.Remove(mcpFile)
 	}
-	p.mcp, err = a.connectMCP(ctx, mcpFile, ag, llmLog)
+	p.mcp, err = a.connectMCP(ctx, mcpFile, ag, llmLog, func(server string, st *mcp.OAuthState) error {
+		if !fromSettings[server] {
+			return nil
+		}
+		return a.saveOAuthState(server, st)
+	})
 	if err != nil {
 		p.close()
 		return err
