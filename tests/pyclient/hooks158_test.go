@@ -215,7 +215,7 @@ func TestCommandHookStdin158(t *testing.T) {
 				continue
 			}
 			var lines []string
-			for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			for line := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
 				var in map[string]any
 				if err := json.Unmarshal([]byte(line), &in); err != nil {
 					t.Errorf("%s: %s stdin: %v: %s", srv.name, typ, err, line)

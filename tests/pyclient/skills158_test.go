@@ -2,6 +2,7 @@ package pyclient_test
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -73,9 +74,7 @@ func TestSkills158(t *testing.T) {
 	}
 	without := func(keys ...string) map[string]any {
 		b := map[string]any{}
-		for k, v := range full {
-			b[k] = v
-		}
+		maps.Copy(b, full)
 		for _, k := range keys {
 			b[k] = false
 		}
