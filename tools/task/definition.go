@@ -288,13 +288,7 @@ func LoadDir(dir string) (defs []*Definition, errs []error) {
 		if e.IsDir() || !strings.EqualFold(filepath.Ext(name), ".md") || strings.EqualFold(name, "readme.md") {
 			continue
 		}
-		p := filepath.Join(dir, name)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		d, err := ParseDefinition(p, data)
+		d, err := readDefinition(filepath.Join(dir, name))
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -420,12 +414,7 @@ func Unregister(name string) {
 func LoadFiles(paths []string) (defs []*Definition, errs []error) {
 	seen := map[string]bool{}
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		d, err := ParseDefinition(p, data)
+		d, err := readDefinition(p)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -472,4 +461,13 @@ func available(workDir, home string, plugins []*Definition) (defs []*Definition,
 	add(Builtins())
 	sort.Slice(defs, func(i, j int) bool { return defs[i].Name < defs[j].Name })
 	return defs, errs
+}
+
+// readDefinition reads and parses the definition file at p.
+func readDefinition(p string) (*Definition, error) {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDefinition(p, data)
 }
