@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/gohands/gohands/plugin"
-	"github.com/gohands/gohands/skill"
 )
 
 // The public catalog routes: the skills a profile's launch can load
@@ -104,29 +103,21 @@ func (s *Server) publicCatalogRoutes() []*route {
 }
 
 func (s *Server) handleSkillCatalog(in *request[none, none]) (any, error) {
-	var user []skill.Skill
-	if home, err := os.UserHomeDir(); err == nil {
-		var warns []skill.Warning
-		user, warns = skill.LoadUser(home)
-		for _, w := range warns {
-			s.log.Warn("skills: a skill cannot be loaded", "err", w.Error())
-		}
+	home, _ := os.UserHomeDir()
+	list, warns, err := plugin.Catalog(in.r.Context(), home, nil)
+	for _, w := range warns {
+		s.log.Warn("skills: a skill cannot be loaded", "err", w.Error())
 	}
-	public, err := plugin.LoadPublicSkills(in.r.Context(), "", nil)
 	if err != nil {
 		s.log.Warn("skills: the public skills cannot be loaded", "err", err)
 	}
-	isUser := map[string]bool{}
-	for _, sk := range user {
-		isUser[sk.Name] = true
-	}
 	out := skillCatalogResponse{Skills: []skillCatalogEntry{}}
-	for _, sk := range skill.Merge(nil, user, public) {
+	for _, sk := range list {
 		origin := "public"
-		if isUser[sk.Name] {
+		if sk.User {
 			origin = "user" // a user skill shadows a public one of its name
 		}
-		out.Skills = append(out.Skills, skillCatalogEntry{skillInfoOf(sk), origin})
+		out.Skills = append(out.Skills, skillCatalogEntry{skillInfoOf(sk.Skill), origin})
 	}
 	return out, nil
 }
@@ -140,53 +131,21 @@ func (s *Server) handleSkillSync(in *request[none, none]) (any, error) {
 	return syncResponse{Status: "success", Message: "Skills repository synced successfully"}, nil
 }
 
-// publicMarketplace reads the marketplace of the public repository: its
-// manifest (.plugin/marketplace.json), else the file at
-// skill.DefaultMarketplacePath. needFile asks for the latter to exist,
-// as the reference's skill marketplace does. nil when there is none.
+// publicMarketplace reads the marketplace of the public repository
+// (plugin.PublicMarketplace); nil when there is none or it cannot be
+// reached or read.
 func (s *Server) publicMarketplace(ctx context.Context, needFile bool) *plugin.Marketplace {
 	dir, err := s.publicRepo(ctx, false)
 	if err != nil {
 		s.log.Warn("marketplace: the public repository cannot be reached", "err", err)
 		return nil
 	}
-	file := filepath.Join(dir, filepath.FromSlash(skill.DefaultMarketplacePath))
-	if _, err := os.Stat(file); needFile && err != nil {
-		return nil
-	}
-	for _, d := range plugin.ManifestDirs {
-		if _, err := os.Stat(filepath.Join(dir, d, plugin.MarketplaceFile)); err == nil {
-			m, err := plugin.LoadMarketplace(dir, "")
-			if err == nil {
-				return m
-			}
-			s.log.Warn("marketplace: the public manifest cannot be read", "err", err)
-		}
-	}
-	data, err := os.ReadFile(file)
+	m, err := plugin.PublicMarketplace(dir, needFile)
 	if err != nil {
+		s.log.Warn("marketplace: the public marketplace cannot be read", "err", err)
 		return nil
 	}
-	var m plugin.Marketplace
-	if err := json.Unmarshal(data, &m); err != nil {
-		s.log.Warn("marketplace: the public marketplace cannot be read", "file", file, "err", err)
-		return nil
-	}
-	m.Path = dir
-	return &m
-}
-
-// sourceString writes a resolved source as the install routes take it:
-// SOURCE[@REF][/REPO_PATH].
-func sourceString(src plugin.Source) string {
-	out := src.Source
-	if src.Ref != nil && *src.Ref != "" {
-		out += "@" + *src.Ref
-	}
-	if src.RepoPath != nil && *src.RepoPath != "" {
-		out += "/" + *src.RepoPath
-	}
-	return out
+	return m
 }
 
 // installedNames are the names of the installed entries of a store.
@@ -209,23 +168,8 @@ func (s *Server) handleSkillMarketplace(in *request[none, none]) (any, error) {
 		return out, nil
 	}
 	installed := installedNames(skillStore())
-	seen := map[string]bool{}
-	for i := range m.Plugins {
-		e := &m.Plugins[i]
-		src, err := m.Resolve(e)
-		if err != nil || seen[e.Name] {
-			continue
-		}
-		seen[e.Name] = true
-		out.Skills = append(out.Skills, marketplaceSkill{Name: e.Name, Description: e.Description, Source: sourceString(src), Installed: installed[e.Name]})
-	}
-	for _, e := range m.Skills {
-		var raw string
-		if seen[e.Name] || json.Unmarshal(e.Source, &raw) != nil {
-			continue
-		}
-		seen[e.Name] = true
-		out.Skills = append(out.Skills, marketplaceSkill{Name: e.Name, Description: e.Description, Source: raw, Installed: installed[e.Name]})
+	for _, e := range m.InstallableSkills() {
+		out.Skills = append(out.Skills, marketplaceSkill{Name: e.Name, Description: e.Description, Source: e.Source, Installed: installed[e.Name]})
 	}
 	return out, nil
 }
