@@ -96,7 +96,7 @@ LLM_BASE_URL.`,
 		a.tracing = p
 		return nil
 	}
-	root.AddCommand(a.runCmd(), a.lsCmd(), a.acpCmd(), a.serveCmd(), a.mcpCmd(), a.skillsCmd(), a.evalCmd(), a.exportCmd(), a.importCmd(), a.doctorCmd())
+	root.AddCommand(a.runCmd(), a.lsCmd(), a.acpCmd(), a.serveCmd(), a.mcpCmd(), a.skillsCmd(), a.pluginsCmd(), a.evalCmd(), a.exportCmd(), a.importCmd(), a.doctorCmd())
 	root.AddCommand(a.showCmd(), a.rmCmd(), a.versionCmd())
 	a.interactive(root)
 	return root
