@@ -164,7 +164,7 @@ func (r *runner) Step(ctx context.Context) error {
 		opts.OnDelta = r.publishDelta
 		r.itemID, r.streamAttempt = event.NewID(), 1
 	}
-	msgs := r.messages(view)
+	msgs := r.withImageRefs(r.messages(view))
 	if !slices.ContainsFunc(msgs, func(m event.Message) bool { return m.Role == event.RoleUser }) {
 		// A conversation created without its task (a process killed before
 		// storing it): the model would answer the system prompt alone.

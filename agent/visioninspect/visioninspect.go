@@ -2,7 +2,9 @@
 // whose model cannot see images asks a saved vision-capable LLM profile a
 // question about an image of the latest user message, and gets its text
 // answer. The agent attaches it by itself when its model lacks vision and
-// such a profile exists, as the reference does.
+// such a profile exists, as the reference does; in the model's input each
+// image of the latest user message is then a text naming its image_index
+// (agent's withImageRefs), or the model would not know it was there.
 //
 // The tool speaks the reference's wire format: kinds VisionInspectTool,
 // VisionInspectAction and VisionInspectObservation, with their fields.
