@@ -17,6 +17,14 @@
 // rather than starting them over (see restart.go), and the restart error
 // of a workflow a crash cut short says so.
 //
+// The sub-agents' costs are in the caller's stats under
+// "task:workflow_00000001", "task:workflow_00000002", ..., numbered across
+// the conversation. 1.58.2 starts each workflow run's numbering over at
+// task_00000001, the task tool's too, and replaces a key's figure when it
+// records one, so a second workflow (or a task) in the same conversation
+// wipes out the first's sub-agent costs; this is the one difference the
+// live comparison (tests/pyclient TestAgentTools158) allows.
+//
 // Names and wire format are the reference 1.58's: registry names
 // "workflow_tool_set" and "workflow", kinds WorkflowAction and
 // WorkflowObservation, the wf methods run_agent, map_agents, reduce_agent,
