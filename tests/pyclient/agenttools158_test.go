@@ -329,6 +329,11 @@ func runAgentTools(t *testing.T, srv *server, model *llmtest.Server, sc agentToo
 	// message's parts are not compared: gohands always adds the dynamic
 	// context (workspace, date), 1.58.2 only with an agent_context.
 	first := systemParts.ReplaceAllString(describeRequest(t, steps[0]), "system")
+	if sc.images { // in words of each one's own, the image's index and the tool
+		text := firstUserText(steps[0])
+		first += fmt.Sprintf(", the image named as image_index=0 of %s: %v", sc.tool,
+			strings.Contains(text, "image_index=0") && strings.Contains(text, sc.tool))
+	}
 	out.events = "the agent's first step: " + first + ", tools " + strings.Join(toolNames(steps[0]), " ") +
 		"\n" + strings.Join(stored, "\n")
 	slices.Sort(side)
