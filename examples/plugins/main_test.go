@@ -22,7 +22,7 @@ func TestRun(t *testing.T) {
 	srv := llmtest.NewChat(t, finish("Bonjour !"), finish("Tag vMAJOR.MINOR.PATCH from main after make check."))
 	cfg := llm.DefaultConfig("openai/gpt-4o")
 	cfg.BaseURL = srv.URL + "/v1"
-	market, err := filepath.Abs("team") // sources are absolute paths or URLs
+	market, err := filepath.Abs("team") // a bare name is no source ("./team" or a full path is)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func TestRun(t *testing.T) {
 	srv := llmtest.NewChat(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message": "Added: cli: --json flag."}`}}})
 	cfg := llm.DefaultConfig("openai/gpt-4o")
 	cfg.BaseURL = srv.URL + "/v1"
-	market, err := filepath.Abs("company") // sources are absolute paths or URLs
+	market, err := filepath.Abs("company") // a bare name is no source ("./company" or a full path is)
 	if err != nil {
 		t.Fatal(err)
 	}
