@@ -23,6 +23,7 @@ import (
 	"github.com/gohands/gohands/telemetry"
 	"github.com/gohands/gohands/telemetry/oteltrace"
 	"github.com/gohands/gohands/telemetry/prom"
+	"github.com/gohands/gohands/tools/childconversation"
 	_ "github.com/gohands/gohands/tools/preset" // every tool and provider, for agents sent by clients
 )
 
@@ -156,6 +157,11 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 	opts, err := server.LoadConfig(f.config, a.getenv)
 	if err != nil {
 		return usageErr("%v", err)
+	}
+	// start_child_conversation launches children on this server with its
+	// key, which is no longer in the environment once hidden.
+	if len(opts.SessionAPIKeys) > 0 {
+		childconversation.UseSessionKey(opts.SessionAPIKeys[0])
 	}
 	if err := a.hideServerCredentials(); err != nil {
 		return &exitErr{code: exitError, msg: fmt.Sprintf("hiding the credentials in the environment: %v", err)}

@@ -5,9 +5,11 @@
 // The tool asks the server's child-launch route (POST
 // /api/conversations/{id}/children, as in the reference 1.58.2) at the
 // spec's launch_url param, or else at $OH_INTERNAL_SERVER_URL, with the
-// server's own session key from $OH_SESSION_API_KEYS_0 or $SESSION_API_KEY
-// (gohands serve sets $OH_INTERNAL_SERVER_URL to its own address when the
-// deployer did not). With neither, the conversation is not on a server (a
+// server's own session key: the one handed over with UseSessionKey, or else
+// $OH_SESSION_API_KEYS_0 or $SESSION_API_KEY (gohands serve sets
+// $OH_INTERNAL_SERVER_URL to its own address when the deployer did not,
+// and hands its first session key over before it removes the keys from
+// its environment, where the agents' commands could read them). With neither, the conversation is not on a server (a
 // local gohands run) and the tool answers the model with an error; the
 // reference falls back to http://127.0.0.1:8000, which from a local run
 // reaches no server or some other process.
@@ -34,6 +36,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gohands/gohands/event"
@@ -87,6 +90,35 @@ const description = `Start a child conversation that works on a task by itself, 
 * The child cannot see this conversation: make task a complete brief.
 * isolation "worktree" (default) gives it its own git worktree and branch, started from the default branch; use "shared" when it must see this directory's uncommitted work.
 * The result has the child's id (and a URL when known): tell the user. Launch each task once; do not retry a launch that returned an id.`
+
+// sessionKey is the key UseSessionKey handed over, or nil.
+var sessionKey atomic.Pointer[string]
+
+// UseSessionKey makes the tool send key as the server's session key
+// instead of reading $OH_SESSION_API_KEYS_0 or $SESSION_API_KEY: a server
+// that removes its credentials from its environment hands its first key
+// over first, as the reference exports its effective key into its own.
+// The key is the process's, as those variables are; "" goes back to them.
+func UseSessionKey(key string) {
+	if key == "" {
+		sessionKey.Store(nil)
+		return
+	}
+	sessionKey.Store(&key)
+}
+
+// launchKey is the session key a launch sends, "" for none.
+func launchKey() string {
+	if k := sessionKey.Load(); k != nil {
+		return *k
+	}
+	for _, env := range []string{"OH_SESSION_API_KEYS_0", "SESSION_API_KEY"} {
+		if k := os.Getenv(env); k != "" {
+			return k
+		}
+	}
+	return ""
+}
 
 // New returns the tool.
 func New(opts *Options) tool.Tool {
@@ -147,11 +179,8 @@ func launch(ctx context.Context, o *Options, a *Action) *Observation {
 		return fail("Child conversation launch failed: %v", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	for _, env := range []string{"OH_SESSION_API_KEYS_0", "SESSION_API_KEY"} {
-		if k := os.Getenv(env); k != "" {
-			req.Header.Set("X-Session-API-Key", k)
-			break
-		}
+	if k := launchKey(); k != "" {
+		req.Header.Set("X-Session-API-Key", k)
 	}
 	resp, err := o.Client.Do(req)
 	if err != nil {

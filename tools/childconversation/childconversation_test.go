@@ -101,3 +101,29 @@ func TestLaunch(t *testing.T) {
 		t.Errorf("launch_url: posted to %s", path)
 	}
 }
+
+// A key handed over with UseSessionKey is sent instead of the
+// environment's (gohands serve hands its key over, then removes it from
+// its environment); "" goes back to the environment's.
+func TestUseSessionKey(t *testing.T) {
+	t.Setenv("OH_SESSION_API_KEYS_0", "from-env")
+	var key string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key = r.Header.Get("X-Session-API-Key")
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, `{"conversation_id":"c1","parent_conversation_id":"p1","status":"running"}`)
+	}))
+	defer srv.Close()
+	t.Setenv("OH_INTERNAL_SERVER_URL", srv.URL)
+	tl := childconversation.New(&childconversation.Options{ParentID: "p1"})
+
+	childconversation.UseSessionKey("handed-over")
+	t.Cleanup(func() { childconversation.UseSessionKey("") })
+	if o := call(t, tl, `{"task":"x"}`); o.IsError || key != "handed-over" {
+		t.Errorf("with a key handed over: sent %q; %s", key, text(o))
+	}
+	childconversation.UseSessionKey("")
+	if o := call(t, tl, `{"task":"x"}`); o.IsError || key != "from-env" {
+		t.Errorf("after UseSessionKey(\"\"): sent %q; %s", key, text(o))
+	}
+}
