@@ -115,6 +115,8 @@ type Agent struct {
 
 	// opts are the runtime parts (WithOptions).
 	opts Options
+	// callerMCP are the servers the caller connected (Options.MCPConnected).
+	callerMCP []string
 	// subAgentFiles are the sub-agent definitions of the plugins added
 	// (WithPlugins), for the task tool (tool.Context.SubAgentFiles).
 	subAgentFiles []string
@@ -134,9 +136,11 @@ type Options struct {
 	Model llm.Model
 	// ExtraTools are tools added as they are, without the registry.
 	ExtraTools []tool.Tool
-	// MCPConnected says the caller has connected the servers of MCPConfig
-	// itself (and passed their tools in ExtraTools), so Start must not
-	// connect them again.
+	// MCPConnected says the caller has connected the servers MCPConfig
+	// holds when the options are set (New, WithOptions) itself, and passed
+	// their tools in ExtraTools: Start does not connect them again. The
+	// servers added after (WithPlugins: a start's, load_plugin's or an
+	// ambient plugin's) are Start's to connect.
 	MCPConnected bool
 	// Condenser, if set, may condense the view before each LLM call, in
 	// place of the one decoded from the Condenser field.
@@ -149,10 +153,7 @@ type Options struct {
 func New(cfg llm.Config, specs []tool.Spec, opts *Options) *Agent {
 	a := &Agent{LLM: cfg, Tools: specs}
 	a.SetDefaults()
-	if opts != nil {
-		a.opts = *opts
-	}
-	return a
+	return a.WithOptions(opts)
 }
 
 // WithOptions returns a shallow copy of a with the runtime parts of opts
@@ -160,9 +161,12 @@ func New(cfg llm.Config, specs []tool.Spec, opts *Options) *Agent {
 // get their runtime parts this way.
 func (a *Agent) WithOptions(opts *Options) *Agent {
 	b := *a
-	b.opts = Options{}
+	b.opts, b.callerMCP = Options{}, nil
 	if opts != nil {
 		b.opts = *opts
+	}
+	if b.opts.MCPConnected {
+		b.callerMCP = mcpServerNames(b.MCPConfig)
 	}
 	return &b
 }

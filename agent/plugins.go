@@ -53,15 +53,9 @@ func (a *Agent) WithPlugins(set *plugin.Set) (*Agent, error) {
 		b.subAgentFiles = slices.Concat(a.subAgentFiles, set.AgentFiles)
 	}
 	if len(set.MCPConfig) > 0 {
-		servers := map[string]json.RawMessage(maps.Clone(a.MCPConfig))
-		if inner, ok := servers["mcpServers"]; ok && len(servers) == 1 {
-			servers = nil
-			if err := json.Unmarshal(inner, &servers); err != nil {
-				return nil, fmt.Errorf("agent: mcp_config: %w", err)
-			}
-		}
-		if servers == nil {
-			servers = map[string]json.RawMessage{}
+		servers, err := flatMCP(a.MCPConfig)
+		if err != nil {
+			return nil, err
 		}
 		maps.Copy(servers, set.MCPConfig)
 		b.MCPConfig = event.Map[string, json.RawMessage](servers)
@@ -98,4 +92,30 @@ func (a *Agent) registeredMarketplaces(sess *conversation.Session, home string) 
 		sess.Logger().Warn("agent: marketplace not loaded", "source", w.Path, "err", w.Err)
 	}
 	return set
+}
+
+// flatMCP returns a copy of an mcp_config's servers by name, out of the
+// {"mcpServers": {...}} wrapper if it has one.
+func flatMCP(cfg event.Map[string, json.RawMessage]) (map[string]json.RawMessage, error) {
+	servers := map[string]json.RawMessage(maps.Clone(cfg))
+	if inner, ok := servers["mcpServers"]; ok && len(servers) == 1 {
+		servers = nil
+		if err := json.Unmarshal(inner, &servers); err != nil {
+			return nil, fmt.Errorf("agent: mcp_config: %w", err)
+		}
+	}
+	if servers == nil {
+		servers = map[string]json.RawMessage{}
+	}
+	return servers, nil
+}
+
+// mcpServerNames are the names of an mcp_config's servers (none when it
+// cannot be read: Start reports that).
+func mcpServerNames(cfg event.Map[string, json.RawMessage]) []string {
+	servers, err := flatMCP(cfg)
+	if err != nil {
+		return nil
+	}
+	return slices.Collect(maps.Keys(servers))
 }

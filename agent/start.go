@@ -363,12 +363,13 @@ func (r *runner) closeTools() error {
 	return err
 }
 
-// connectMCP connects the servers of the agent's mcp_config (unless the
-// caller did) and keeps the set in r.mcp, whose tools Start offers. A
-// server that fails to start is logged and left out; the others load.
+// connectMCP connects the servers of the agent's mcp_config (but those
+// the caller did, Options.MCPConnected) and keeps the set in r.mcp, whose
+// tools Start offers. A server that fails to start is logged and left
+// out; the others load.
 func (r *runner) connectMCP(ctx context.Context, resolved []tool.Tool) error {
 	a := r.a
-	if a.opts.MCPConnected || len(a.MCPConfig) == 0 {
+	if len(a.MCPConfig) == 0 {
 		return nil
 	}
 	raw, err := json.Marshal(a.MCPConfig)
@@ -378,6 +379,14 @@ func (r *runner) connectMCP(ctx context.Context, resolved []tool.Tool) error {
 	cfg, err := mcp.ParseConfig(raw)
 	if err != nil {
 		return fmt.Errorf("agent: mcp_config: %w", err)
+	}
+	if a.opts.MCPConnected {
+		for _, name := range a.callerMCP {
+			delete(cfg, name)
+		}
+		if len(cfg) == 0 {
+			return nil
+		}
 	}
 	if c := r.sess.Cipher(); c != nil {
 		// Secrets the server handed out encrypted with its key (an MCP

@@ -276,15 +276,25 @@ type LocalOptions struct {
 	// SecurityAnalyzer, if set, replaces the persisted analyzer. It must
 	// be a value of a registered kind, so that it is persisted.
 	SecurityAnalyzer security.Analyzer
-	// Plugins are fetched (git sources into the user's plugin cache) and
-	// loaded by New, as a start request's plugins: their skills and MCP
-	// servers are merged into the agent given to New (Agent.AddPlugins),
-	// their hooks after the conversation's (HookConfig, or else the
-	// workspace's hooks file). The reference loads them on the first run;
-	// New does so that a plugin that cannot be loaded fails the opening,
-	// before anything is stored. A nil agent (resuming the persisted
-	// one, which has them already) takes none.
+	// Plugins are fetched (git sources into PluginFetch's cache) and
+	// loaded by New, as a start request's plugins: their skills, MCP
+	// servers and sub-agents are merged into the agent given to New
+	// (Agent.AddPlugins), their hooks after the conversation's
+	// (HookConfig, or else the workspace's hooks file). The reference
+	// loads them on the first run; New does so that a plugin that cannot
+	// be loaded fails the opening (an error wrapping ErrCannotLoadPlugin),
+	// before anything is stored.
+	//
+	// Resuming the persisted agent (a nil agent), whose stored skills, MCP
+	// servers and hook_config have them already, New loads them again for
+	// their sub-agents only, which are not stored; as the reference's
+	// sub-agent registry, the sub-agents of a plugin added by LoadPlugin
+	// are not back after a restart. A plugin that cannot be loaded then is
+	// logged and the conversation opens without its sub-agents.
 	Plugins []plugin.Source
+	// PluginFetch are where and how Plugins are fetched (nil: the user's
+	// plugin cache, the default timeouts).
+	PluginFetch *plugin.FetchOptions
 	// Secrets are added to the conversation's secret registry.
 	Secrets map[string]secret.Source
 	// FirstMessage, if set, is sent by New (as SendMessage sends it). A

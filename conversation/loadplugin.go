@@ -134,17 +134,12 @@ func (c *LocalConversation) addLeftLoads() {
 // withPlugins returns agent with the plugins of o merged in, and sets
 // o.HookConfig to the hooks with theirs after (see LocalOptions.Plugins).
 func withPlugins(ctx context.Context, agent Agent, workDir string, o *LocalOptions) (Agent, error) {
-	if agent == nil || len(o.Plugins) == 0 {
+	if len(o.Plugins) == 0 {
 		return agent, nil
 	}
-	for i := range o.Plugins {
-		if err := o.Plugins[i].Validate(); err != nil {
-			return nil, fmt.Errorf("conversation: plugins: %w", err)
-		}
-	}
-	set, _, err := plugin.LoadSources(ctx, o.Plugins, nil)
+	set, err := loadSources(ctx, o.Plugins, o.PluginFetch)
 	if err != nil {
-		return nil, fmt.Errorf("conversation: plugins: %w", err)
+		return nil, err
 	}
 	b, err := agent.AddPlugins(set)
 	if err != nil {
@@ -166,4 +161,38 @@ func withPlugins(ctx context.Context, agent Agent, workDir string, o *LocalOptio
 		return nil, fmt.Errorf("conversation: plugins: hooks: %w", err)
 	}
 	return b, nil
+}
+
+// loadSources checks, fetches and loads srcs; what fails wraps
+// ErrCannotLoadPlugin.
+func loadSources(ctx context.Context, srcs []plugin.Source, fo *plugin.FetchOptions) (*plugin.Set, error) {
+	for i := range srcs {
+		if err := srcs[i].Validate(); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrCannotLoadPlugin, err)
+		}
+	}
+	set, _, err := plugin.LoadSources(ctx, srcs, fo)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCannotLoadPlugin, err)
+	}
+	return set, nil
+}
+
+// pluginSubAgents returns the resumed agent with the sub-agents of srcs,
+// the start plugins of a conversation whose stored agent has the rest of
+// them (see LocalOptions.Plugins). What cannot be loaded is logged.
+func (c *LocalConversation) pluginSubAgents(ctx context.Context, agent Agent, srcs []plugin.Source) Agent {
+	set, err := loadSources(ctx, srcs, c.opts.PluginFetch)
+	if err == nil && len(set.AgentFiles) == 0 {
+		return agent
+	}
+	var b Agent
+	if err == nil {
+		b, err = agent.AddPlugins(&plugin.Set{AgentFiles: set.AgentFiles})
+	}
+	if err != nil {
+		c.log.Warn("conversation: resumed without its plugins' sub-agents", "err", err)
+		return agent
+	}
+	return b
 }

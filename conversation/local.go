@@ -135,8 +135,12 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 	if workDir, err = makeWorkDir(workDir); err != nil {
 		return fail(err)
 	}
-	if agent, err = withPlugins(ctx, agent, workDir, &o); err != nil {
-		return fail(err)
+	resumePlugins := o.Plugins
+	if agent != nil {
+		if agent, err = withPlugins(ctx, agent, workDir, &o); err != nil {
+			return fail(err)
+		}
+		resumePlugins = nil
 	}
 	o.Plugins = nil // merged: a fork takes the agent and hooks as they are
 	c.id, c.workDir, c.log = id, workDir, log.With("conversation", id)
@@ -171,6 +175,9 @@ func New(ctx context.Context, agent Agent, workDir string, opts *LocalOptions) (
 		return fail(err)
 	}
 	c.agent = agent
+	if len(resumePlugins) > 0 {
+		c.agent = c.pluginSubAgents(ctx, agent, resumePlugins)
+	}
 	if err := c.setUp(ctx); err != nil {
 		return fail(err)
 	}

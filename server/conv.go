@@ -243,7 +243,14 @@ func (c *conv) load(ctx context.Context) (*conversation.LocalConversation, error
 	if workDir == "" {
 		workDir = c.s.opts.WorkspacePath
 	}
+	// The start plugins' sub-agents are not stored: New loads them again.
+	plugins, err := decodePlugins(c.meta.Plugins)
+	if err != nil {
+		c.s.log.Warn("conversation's stored plugins not read", "conversation", c.id, "err", err)
+	}
 	lc, err := conversation.New(ctx, nil, workDir, &conversation.LocalOptions{
+		Plugins:              plugins,
+		PluginFetch:          c.s.fetchOptions(),
 		ID:                   c.id,
 		Backend:              c.s.cat.backend(),
 		Cipher:               c.s.cipher,

@@ -251,7 +251,8 @@ func (s *Server) startAgent(ctx context.Context, req *startRequest, obs *observa
 		}
 		opts.HookConfig = req.HookConfig
 	}
-	if ag, err = s.applyPlugins(ctx, req.Plugins, ag, opts); err != nil {
+	plugins, err := s.startPlugins(req.Plugins, ag, opts)
+	if err != nil {
 		return nil, err
 	}
 	for k, v := range req.Tags {
@@ -306,6 +307,9 @@ func (s *Server) startAgent(ctx context.Context, req *startRequest, obs *observa
 	registerAgentDefinitions(agentDefs, s.log)
 	lc, err := conversation.New(ctx, ag, ws.WorkingDir, opts)
 	if err != nil {
+		if perr := pluginError(err); perr != nil {
+			return fail(perr)
+		}
 		return fail(statusErr(http.StatusUnprocessableEntity, "Could not start the conversation: %v", err))
 	}
 	if len(req.Tags) > 0 {
@@ -331,7 +335,7 @@ func (s *Server) startAgent(ctx context.Context, req *startRequest, obs *observa
 		MaxIterations: f.MaxIterations, StuckDetection: f.StuckDetection,
 		Secrets: map[string]json.RawMessage{}, ToolModuleQualnames: orEmpty(req.ToolModuleQualnames),
 		ClientTools: clientTools, AgentDefinitions: storedDefs,
-		HookConfig: opts.HookConfig, Tags: orEmpty(req.Tags), UserID: req.UserID,
+		HookConfig: f.HookConfig, Plugins: plugins, Tags: orEmpty(req.Tags), UserID: req.UserID,
 		ObservabilitySpanName: "conversation", ObservabilityMetadata: json.RawMessage("{}"), ObservabilityTags: json.RawMessage("[]"),
 		Autotitle:                         req.Autotitle == nil || *req.Autotitle,
 		TitleLLMProfile:                   req.TitleLLMProfile,

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/gohands/gohands/agent"
 	"github.com/gohands/gohands/conversation"
-	"github.com/gohands/gohands/hook"
 	"github.com/gohands/gohands/plugin"
 	"github.com/gohands/gohands/skill"
 )
@@ -46,43 +44,32 @@ func decodePlugins(raw json.RawMessage) ([]plugin.Source, error) {
 	return srcs, nil
 }
 
-// applyPlugins fetches and loads the start request's plugins and merges
-// them into the agent (skills and MCP servers) and the conversation's
-// hooks (after the request's own), as the reference does when the
-// conversation first runs. The merged agent is what is stored, so a
-// resumed conversation needs no fetch. A plugin that cannot be fetched or
-// loaded is a 400 naming its source.
-func (s *Server) applyPlugins(ctx context.Context, raw json.RawMessage, ag conversation.Agent, opts *conversation.LocalOptions) (conversation.Agent, error) {
+// startPlugins reads the start request's plugins into opts: New
+// fetches and loads them (conversation.LocalOptions.Plugins), merging them
+// into the agent (skills, MCP servers, sub-agents) and the hooks (after
+// the request's own), as the reference does when the conversation first
+// runs. The merged agent and hooks are what is stored, so a resumed
+// conversation needs only their sub-agents again (conv.load). It returns
+// the plugins as meta.json keeps them.
+func (s *Server) startPlugins(raw json.RawMessage, ag conversation.Agent, opts *conversation.LocalOptions) (json.RawMessage, error) {
 	srcs, err := decodePlugins(raw)
 	if err != nil || len(srcs) == 0 {
-		return ag, err
+		return nil, err
 	}
-	a, ok := ag.(*agent.Agent)
-	if !ok {
+	if _, ok := ag.(*agent.Agent); !ok {
 		return nil, invalid("plugins: only an Agent takes plugins", "body", "plugins")
 	}
-	set, _, err := plugin.LoadSources(ctx, srcs, s.fetchOptions())
-	if err != nil {
-		return nil, statusErr(http.StatusBadRequest, "%s", err.Error())
+	opts.Plugins, opts.PluginFetch = srcs, s.fetchOptions()
+	return json.Marshal(srcs)
+}
+
+// pluginError is New's error for a start plugin that cannot be fetched or
+// loaded (a 400 naming its source), else nil.
+func pluginError(err error) error {
+	if errors.Is(err, conversation.ErrCannotLoadPlugin) {
+		return statusErr(http.StatusBadRequest, "%s", err.Error())
 	}
-	b, err := a.WithPlugins(set)
-	if err != nil {
-		return nil, invalid(err.Error(), "body", "agent")
-	}
-	if !set.Hooks.IsEmpty() {
-		var own *hook.Config
-		if len(opts.HookConfig) > 0 {
-			if own, err = hook.Parse(opts.HookConfig); err != nil {
-				return nil, invalid(err.Error(), "body", "hook_config")
-			}
-		}
-		merged, err := json.Marshal(plugin.MergeHooks(own, set.Hooks))
-		if err != nil {
-			return nil, fmt.Errorf("plugins: hooks: %w", err)
-		}
-		opts.HookConfig = merged
-	}
-	return b, nil
+	return nil
 }
 
 // pluginStore is the user's installed plugins: the directory the agents'

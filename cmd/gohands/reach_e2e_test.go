@@ -103,7 +103,8 @@ func gitRun(t *testing.T, dir string, args ...string) {
 }
 
 // gohands run --plugin loads plugins by source, as a start request's
-// plugins: a directory's skills, hooks and MCP servers, and a git
+// plugins: a directory's skills, hooks and MCP servers (connected by the
+// agent beside the --mcp-config ones gohands connects), and a git
 // repository at the ref after #.
 func TestE2ERunPluginSource(t *testing.T) {
 	t.Parallel()
@@ -115,8 +116,10 @@ func TestE2ERunPluginSource(t *testing.T) {
 		filepath.Join(dir, ".plugin/plugin.json"): `{"name": "local-tools"}`,
 		filepath.Join(dir, "skills/tip.md"):       "DIR-PLUGIN-SKILL",
 		filepath.Join(dir, "hooks/hooks.json"):    `{"SessionStart": [{"hooks": [{"type": "command", "command": "touch ` + marker + `"}]}]}`,
-		filepath.Join(dir, ".mcp.json"):           `{"mcpServers": {"plugin-srv": {"command": "` + filepath.Join(dir, "no-such-server") + `"}}}`,
+		filepath.Join(dir, ".mcp.json"):           `{"mcpServers": {"plugin-srv": {"url": "` + echoMCPServer(t, "plugin_echo") + `"}}}`,
 	})
+	mcpFile := filepath.Join(t.TempDir(), "mcp.json")
+	writeFiles(t, map[string]string{mcpFile: `{"mcpServers": {"own-srv": {"command": "` + filepath.Join(dir, "no-such-server") + `"}}}`})
 	repo := t.TempDir()
 	writeFiles(t, map[string]string{
 		filepath.Join(repo, ".plugin/plugin.json"): `{"name": "pinned"}`,
@@ -129,9 +132,9 @@ func TestE2ERunPluginSource(t *testing.T) {
 	writeFiles(t, map[string]string{filepath.Join(repo, "skills/pin.md"): "GIT-PLUGIN-V2"})
 	gitRun(t, repo, "commit", "-qam", "v2")
 
-	r := e.mustRun(0, e.args("--plugin", dir, "--plugin", "file://"+repo+"#v1", "say hi")...)
+	r := e.mustRun(0, e.args("--mcp-config", mcpFile, "--plugin", dir, "--plugin", "file://"+repo+"#v1", "say hi")...)
 	body := string(e.srv.LastRequest().RawBody)
-	for _, want := range []string{"DIR-PLUGIN-SKILL", "GIT-PLUGIN-V1"} {
+	for _, want := range []string{"DIR-PLUGIN-SKILL", "GIT-PLUGIN-V1", `"plugin_echo"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the model was not sent %q", want)
 		}
@@ -142,13 +145,13 @@ func TestE2ERunPluginSource(t *testing.T) {
 	if _, err := os.Stat(marker); err != nil {
 		t.Errorf("the plugin's SessionStart hook did not run: %v", err)
 	}
-	if !strings.Contains(r.stderr, `MCP server "plugin-srv" did not start`) {
-		t.Errorf("the plugin's MCP server was not started:\n%s", r.stderr)
+	if n := strings.Count(r.stderr, `MCP server "own-srv" did not start`); n != 1 {
+		t.Errorf("stderr reports the --mcp-config server %d times, want once:\n%s", n, r.stderr)
 	}
 	// A source that cannot be fetched fails the run before it starts.
 	e2 := newE2E(t)
 	r = e2.mustRun(1, e2.args("--plugin", filepath.Join(dir, "missing"), "say hi")...)
-	if !strings.Contains(r.stderr, "--plugin") || len(e2.srv.Requests()) != 0 {
+	if !strings.Contains(r.stderr, "plugin cannot be loaded") || !strings.Contains(r.stderr, filepath.Join(dir, "missing")) || len(e2.srv.Requests()) != 0 {
 		t.Errorf("a missing plugin: %s", r.stderr)
 	}
 }

@@ -311,8 +311,7 @@ func (a *app) buildAgent(ctx context.Context, f *runFlags, st settings, p *prepa
 			return err
 		}
 	}
-	ag, pluginServers, err := a.applyPlugins(ctx, f, p, ag)
-	if err != nil {
+	if err := a.applyPlugins(f, p); err != nil {
 		return err
 	}
 	mcpFile := f.mcpConfig
@@ -320,16 +319,10 @@ func (a *app) buildAgent(ctx context.Context, f *runFlags, st settings, p *prepa
 	fromSettings := map[string]bool{}
 	if mcpFile == "" && len(st.MCPServers) > 0 {
 		for name := range st.MCPServers {
-			fromSettings[name] = pluginServers[name] == nil
+			fromSettings[name] = true
 		}
 		if mcpFile, err = writeMCPSettings(st); err != nil {
 			return &exitErr{code: exitError, msg: fmt.Sprintf("MCP servers of the settings: %v", err)}
-		}
-		defer os.Remove(mcpFile)
-	}
-	if len(pluginServers) > 0 {
-		if mcpFile, err = withServers(mcpFile, pluginServers); err != nil {
-			return &exitErr{code: exitError, msg: fmt.Sprintf("MCP servers of the plugins: %v", err)}
 		}
 		defer os.Remove(mcpFile)
 	}

@@ -201,7 +201,7 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 
 // A conversation opened with plugins (a directory source) has them from
 // its first run: the plugin's skill answers the message that triggers
-// it, and its hook runs on that message.
+// it, its hook runs on that message, and the stored agent has the skill.
 func testStartWithPlugins(t *testing.T, open Open) {
 	m := newModel(t)
 	s := m.setup(t)
@@ -220,5 +220,9 @@ func testStartWithPlugins(t *testing.T, open Open) {
 	}
 	if !strings.Contains(string(m.srv.LastRequest().RawBody), pluginSkillBody) {
 		t.Error("the plugin's skill did not reach the model")
+	}
+	// The stored agent (a remote one's mirror of the server's) has it.
+	if b, err := json.Marshal(c.State().Fields().Agent); err != nil || !strings.Contains(string(b), pluginSkillBody) {
+		t.Errorf("the stored agent has not the plugin's skill: %s %v", b, err)
 	}
 }

@@ -43,6 +43,8 @@ type Options struct {
 	HookConfig json.RawMessage
 	// Plugins are sent in the start request: the server fetches and
 	// loads them (its skills, hooks and MCP servers), from where it is.
+	// The mirrored agent (State().Fields().Agent) is then the server's,
+	// with them merged in.
 	Plugins []plugin.Source
 	// Tags are the conversation's tags.
 	Tags map[string]string
@@ -214,11 +216,20 @@ func New(ctx context.Context, agent conversation.Agent, ws *workspace.Remote, op
 			body.ToolModuleQualnames = mods
 		}
 	}
-	var info json.RawMessage
-	if err := ws.Request(ctx, http.MethodPost, "/api/conversations", nil, body, &info); err != nil {
+	var (
+		info   json.RawMessage
+		query  url.Values
+		mirror any = agent
+	)
+	if len(o.Plugins) > 0 {
+		// The server's agent has the plugins merged in: the mirror
+		// takes it, skills included, rather than the one sent.
+		query, mirror = url.Values{"include_skills": {"true"}}, nil
+	}
+	if err := ws.Request(ctx, http.MethodPost, "/api/conversations", query, body, &info); err != nil {
 		return nil, fmt.Errorf("remote: creating the conversation: %w", err)
 	}
-	return open(ctx, ws, info, agent, &o)
+	return open(ctx, ws, info, mirror, &o)
 }
 
 // secretsJSON encodes sources as the server takes them: kind-tagged, with
