@@ -437,8 +437,13 @@ func Available(workDir, home string) (defs []*Definition, errs []error) {
 }
 
 // available is Available with the plugins' definitions after the
-// registered ones, as the reference ranks them.
+// registered ones, as the reference ranks them; but a plugin's definition
+// never replaces a built-in of its name, as in 1.58.2's agent server,
+// whose registry holds the built-ins before any plugin registers (a
+// project's or user's file still does, as 1.58.2's /api/sub-agents lists
+// them).
 func available(workDir, home string, plugins []*Definition) (defs []*Definition, errs []error) {
+	builtins := Builtins()
 	seen := map[string]bool{}
 	add := func(ds []*Definition) {
 		for _, d := range ds {
@@ -455,10 +460,14 @@ func available(workDir, home string, plugins []*Definition) (defs []*Definition,
 	}
 	registry.RUnlock()
 	add(reg)
-	add(plugins)
+	for _, d := range plugins {
+		if !slices.ContainsFunc(builtins, func(b *Definition) bool { return b.Name == d.Name }) {
+			add([]*Definition{d})
+		}
+	}
 	found, errs := Discover(workDir, home)
 	add(found)
-	add(Builtins())
+	add(builtins)
 	sort.Slice(defs, func(i, j int) bool { return defs[i].Name < defs[j].Name })
 	return defs, errs
 }

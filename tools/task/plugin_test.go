@@ -81,3 +81,23 @@ func TestPluginSubAgent(t *testing.T) {
 		t.Errorf("task tool description:\n%s", desc)
 	}
 }
+
+// A plugin's sub-agent named as a built-in does not replace it (1.58.2's
+// agent server registers the built-ins first); its others are offered.
+func TestPluginSubAgentBuiltinName(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"explorer.md": "---\nname: code-explorer\ndescription: PLUGIN-EXPLORER\n---\nplugin's",
+		"other.md":    "---\nname: plug-other\ndescription: PLUGIN-OTHER\n---\nplugin's",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tl := task.New(&task.Options{WorkingDir: t.TempDir(), Home: t.TempDir(), PluginFiles: []string{filepath.Join(dir, "explorer.md"), filepath.Join(dir, "other.md")}})
+	defer tl.Close()
+	desc := tl.Description()
+	if strings.Contains(desc, "PLUGIN-EXPLORER") || !strings.Contains(desc, "- code-explorer:") || !strings.Contains(desc, "- plug-other: PLUGIN-OTHER") {
+		t.Errorf("task tool description:\n%s", desc)
+	}
+}

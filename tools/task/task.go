@@ -143,7 +143,8 @@ type Options struct {
 	Definitions []*Definition
 	// PluginFiles are the definition files of the conversation's plugins
 	// (tool.Context.SubAgentFiles; see LoadFiles): they rank after the
-	// registered definitions and before the project's.
+	// registered definitions and before the project's, and never replace
+	// a built-in.
 	PluginFiles []string
 	// Confirm decides on the actions a sub-agent waits to have confirmed
 	// (its confirmation policy asks for it): true runs them, false rejects
