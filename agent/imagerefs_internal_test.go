@@ -34,7 +34,10 @@ func TestImageRefs(t *testing.T) {
 
 	r := &runner{a: &Agent{}, specs: []llm.ToolSpec{{Name: "inspect_image_with_vision"}}}
 	r.a.LLM.Model = "openai/gpt-3.5-turbo"
-	got := r.withImageRefs(msgs)
+	got, blind := r.withImageRefs(msgs)
+	if blind {
+		t.Fatal("blind with the vision tool")
+	}
 	var texts []string
 	for _, c := range got[3].Content {
 		if c.Type != event.ContentText {
@@ -68,12 +71,19 @@ func TestImageRefs(t *testing.T) {
 		} else {
 			r.a.LLM.Model = "openai/gpt-3.5-turbo"
 		}
-		if diff := cmp.Diff(msgs, r.withImageRefs(msgs)); diff != "" {
+		got, blind := r.withImageRefs(msgs)
+		if diff := cmp.Diff(msgs, got); diff != "" {
 			t.Errorf("%s: messages changed:\n%s", name, diff)
+		}
+		if want := name == "no tool"; blind != want {
+			t.Errorf("%s: blind %v, want %v", name, blind, want)
 		}
 	}
 	later := append(msgs[:len(msgs):len(msgs)], event.UserMessage("and now?"))
-	if diff := cmp.Diff(later, r.withImageRefs(later)); diff != "" {
-		t.Errorf("the latest user message has no image, yet messages changed:\n%s", diff)
+	for name, r := range map[string]*runner{"tool": r, "no tool": {a: r.a}} {
+		got, blind := r.withImageRefs(later)
+		if diff := cmp.Diff(later, got); diff != "" || blind {
+			t.Errorf("%s: the latest user message has no image, yet blind %v or messages changed:\n%s", name, blind, diff)
+		}
 	}
 }

@@ -164,11 +164,14 @@ func (r *runner) Step(ctx context.Context) error {
 		opts.OnDelta = r.publishDelta
 		r.itemID, r.streamAttempt = event.NewID(), 1
 	}
-	msgs := r.withImageRefs(r.messages(view))
+	msgs, blind := r.withImageRefs(r.messages(view))
 	if !slices.ContainsFunc(msgs, func(m event.Message) bool { return m.Role == event.RoleUser }) {
 		// A conversation created without its task (a process killed before
 		// storing it): the model would answer the system prompt alone.
 		return ErrNoUserMessage
+	}
+	if blind {
+		return r.cannotSee(ctx)
 	}
 	resp, err := r.model.Completion(ctx, msgs, r.specs, opts)
 	if err != nil {
@@ -236,7 +239,10 @@ const maxUnusable = 3
 // in a user-role message whose source is the environment, as the
 // reference's (a reference client shows it as the environment's, not as
 // something the user typed).
-func (r *runner) finish(ctx context.Context) error {
+func (r *runner) finish(ctx context.Context) error { return r.end(ctx, true) }
+
+// end is finish, with the critic's refinement only if judge is set.
+func (r *runner) end(ctx context.Context, judge bool) error {
 	if r.hooks != nil {
 		out := r.hooks.Stop(ctx, "agent_finished")
 		if err := r.emitHookEvents(out); err != nil {
@@ -247,11 +253,13 @@ func (r *runner) finish(ctx context.Context) error {
 		}
 	}
 	// A critic below its threshold gives the agent one more iteration.
-	if m, err := r.refinement(ctx); err != nil || m != nil {
-		if err != nil {
-			return err
+	if judge {
+		if m, err := r.refinement(ctx); err != nil || m != nil {
+			if err != nil {
+				return err
+			}
+			return r.sess.Emit(m)
 		}
-		return r.sess.Emit(m)
 	}
 	return errors.Join(r.sess.SetStatus(conversation.StatusFinished), r.saveStats())
 }
