@@ -234,7 +234,10 @@ func (r *Registration) Fetch(ctx context.Context, opts *FetchOptions) (*Marketpl
 // LoadRegistered loads what the registrations auto-load: the standalone
 // skills first, then the plugins (which win on a name clash). A
 // marketplace, plugin or skill that cannot be loaded is left out and
-// reported, as the reference does.
+// reported, as the reference does. A registration that auto-loads nothing
+// is not fetched at all (as in 1.58.2, which fetches only the auto_load
+// registrations at a start): it costs a conversation's start nothing, and
+// is fetched when load_plugin or a skill listing asks for it.
 func LoadRegistered(ctx context.Context, regs []Registration, opts *FetchOptions) (*Set, []skill.Warning) {
 	set := &Set{}
 	var warns []skill.Warning
@@ -242,6 +245,9 @@ func LoadRegistered(ctx context.Context, regs []Registration, opts *FetchOptions
 	var plugins []*Plugin
 	for i := range regs {
 		r := &regs[i]
+		if !r.AutoLoadsAny() {
+			continue
+		}
 		m, err := r.Fetch(ctx, opts)
 		if err != nil {
 			warns = append(warns, skill.Warning{Path: Redact(r.Source), Err: err})

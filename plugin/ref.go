@@ -73,7 +73,8 @@ func ResolveRef(ctx context.Context, regs []Registration, ref string, opts *Fetc
 	for i := range regs {
 		m, err := regs[i].Fetch(ctx, opts)
 		if err != nil {
-			failures = append(failures, Redact(err.Error()))
+			// Fetch names the URL without its credentials already.
+			failures = append(failures, err.Error())
 			continue
 		}
 		if e := m.Plugin(name); e != nil {
