@@ -64,7 +64,9 @@ func BenchmarkServeColdStart(b *testing.B) {
 				s := benchServer(b, name, time.Millisecond)
 				starts = append(starts, s.healthy.Sub(s.started))
 				rss = settledRSS(b, s)
-				s.stop()
+				if err := s.stop(); err != nil {
+					b.Error(err)
+				}
 			}
 			slices.Sort(starts)
 			b.ReportMetric(float64(starts[len(starts)/2].Microseconds())/1000, "ms-to-health")
@@ -160,7 +162,9 @@ func BenchmarkServeConversationRSS(b *testing.B) {
 				b.ReportMetric(float64(created-idle)/float64(n)/(1<<20), "MB/created-conv")
 				b.ReportMetric(float64(ran-idle)/float64(n)/(1<<20), "MB/conv-after-run")
 				b.ReportMetric(float64(n), "convs")
-				s.stop()
+				if err := s.stop(); err != nil {
+					b.Error(err)
+				}
 			}
 			b.ReportMetric(0, "ns/op")
 		})

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gohands/gohands/internal/testenv"
 	"github.com/gohands/gohands/llm/llmtest"
 )
 
@@ -30,7 +29,6 @@ import (
 // kinds, summary, offset, the summary response's id).
 func TestCondense158(t *testing.T) {
 	t.Parallel()
-	py := testenv.Reference158Python(t)
 
 	const summary = "SUMMARY: two echoes ran"
 	var mu sync.Mutex
@@ -61,7 +59,7 @@ func TestCondense158(t *testing.T) {
 		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}}, nil
 	}, nil)
 
-	ref := startReferenceServer(t, py)
+	ref := sharedReference158(t)
 	gh := startGohandsServer(t)
 
 	for _, api := range []struct{ name, model string }{{"chat", "openai/gpt-4o"}, {"resp", "openai/gpt-5-mini"}} {

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gohands/gohands/internal/testenv"
 	"github.com/gohands/gohands/llm/llmtest"
 )
 
@@ -28,7 +27,6 @@ import (
 // UserRejectObservation (its fields, reason, source).
 func TestAgentHook158(t *testing.T) {
 	t.Parallel()
-	py := testenv.Reference158Python(t)
 	const reason = "JUDGE-9: denied.txt is off limits"
 	m := llmtest.NewResponder(t, func(r llmtest.Request) (llmtest.Reply, error) {
 		if _, ok := r.Body["tools"]; !ok { // a title
@@ -60,7 +58,7 @@ func TestAgentHook158(t *testing.T) {
 		return finish("done"), nil
 	}, nil)
 
-	ref := startReferenceServer(t, py)
+	ref := sharedReference158(t)
 	gh := startGohandsServer(t)
 	hooks := map[string]any{"PreToolUse": []any{map[string]any{"matcher": "terminal", "hooks": []any{
 		map[string]any{"type": "agent", "name": "judge", "system_prompt": "You judge terminal commands.", "timeout": 60}}}}}
@@ -160,7 +158,6 @@ func TestAgentHook158(t *testing.T) {
 // conversation's id and its workspace.
 func TestCommandHookStdin158(t *testing.T) {
 	t.Parallel()
-	py := testenv.Reference158Python(t)
 	m := llmtest.NewResponder(t, func(r llmtest.Request) (llmtest.Reply, error) {
 		if _, ok := r.Body["tools"]; !ok { // a title
 			return llmtest.Reply{Text: "Hooks"}, nil
@@ -170,7 +167,7 @@ func TestCommandHookStdin158(t *testing.T) {
 		}
 		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}}, nil
 	}, nil)
-	ref := startReferenceServer(t, py)
+	ref := sharedReference158(t)
 	gh := startGohandsServer(t)
 	types := []string{"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart"}
 	hooks := map[string]any{}

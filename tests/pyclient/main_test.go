@@ -2,6 +2,7 @@ package pyclient_test
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"testing"
 )
@@ -11,6 +12,8 @@ import (
 // machines the suite runs on, yet the tests spend their time waiting for
 // other processes (the reference's Python, gohands serve, schemathesis):
 // run two at a time, the package was the suite's longest at load 8.
+// It stops the servers the tests share (shared_test.go) when they are
+// done.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	set := false
@@ -18,5 +21,10 @@ func TestMain(m *testing.M) {
 	if !set {
 		flag.Set("test.parallel", "4")
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if err := shared.run(); err != nil {
+		fmt.Fprintf(os.Stderr, "stopping the shared servers: %v\n", err)
+		code = 1
+	}
+	os.Exit(code)
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/conversationtest"
 	"github.com/gohands/gohands/conversation/remote"
-	"github.com/gohands/gohands/internal/testenv"
 	"github.com/gohands/gohands/secret"
 	"github.com/gohands/gohands/workspace"
 )
@@ -25,8 +24,7 @@ import (
 // skill and MCP server.
 func TestLoadPluginSDK158(t *testing.T) {
 	t.Parallel()
-	py := testenv.Reference158Python(t)
-	ref := startReferenceServer(t, py)
+	ref := sharedReference158(t)
 	var ids []string
 	conversationtest.RunLoadPlugin(t, func(t *testing.T, s *conversationtest.Setup) conversation.Conversation {
 		s.LLM.APIKey = secret.New("scripted")

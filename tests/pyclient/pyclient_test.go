@@ -126,7 +126,10 @@ type server struct {
 	started time.Time       // when the process was started
 	healthy time.Time       // when /health first answered 200
 	exited  <-chan struct{} // closed when the process has exited
-	stop    func()          // ends the process (SIGTERM, then SIGKILL)
+	// stop ends the process (SIGTERM, then SIGKILL); the error says that
+	// gohands serve needed the SIGKILL.
+	stop func() error
+	log  string // the file of its output
 }
 
 // launch starts argv as an agent server listening on port, in its own
@@ -135,53 +138,71 @@ type server struct {
 // it is, in messages.
 func launch(tb testing.TB, name string, argv, env []string, port int, interval, timeout time.Duration) *server {
 	tb.Helper()
-	dir := tb.TempDir()
+	s, err := start(name, argv, env, tb.TempDir(), port, interval, timeout)
+	if s != nil {
+		tb.Cleanup(func() {
+			if err := s.stop(); err != nil {
+				tb.Error(err)
+			}
+			if tb.Failed() {
+				tb.Logf("%s server log (tail):\n%s", name, s.logTail())
+			}
+		})
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// start starts argv as an agent server as launch does, in dir, and
+// returns it once it is healthy. A server that does not get healthy is
+// returned too, with the error, to be stopped.
+func start(name string, argv, env []string, dir string, port int, interval, timeout time.Duration) (*server, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
 	log, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	s := &server{name: name, URL: fmt.Sprintf("http://127.0.0.1:%d", port), started: time.Now()}
+	s := &server{name: name, URL: fmt.Sprintf("http://127.0.0.1:%d", port), started: time.Now(), log: log.Name()}
 	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
+		log.Close()
+		return nil, err
 	}
 	s.Pid = cmd.Process.Pid
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	s.exited = exited
-	var once sync.Once
-	s.stop = func() {
-		once.Do(func() {
-			unix.Kill(-s.Pid, unix.SIGTERM)
-			select {
-			case <-exited:
-			case <-time.After(10 * time.Second):
-				if name == "gohands" {
-					tb.Errorf("gohands serve did not exit within 10 s of SIGTERM")
-				}
-				unix.Kill(-s.Pid, unix.SIGKILL)
-				<-exited
+	s.stop = sync.OnceValue(func() error {
+		defer log.Close()
+		unix.Kill(-s.Pid, unix.SIGTERM)
+		select {
+		case <-exited:
+			return nil
+		case <-time.After(10 * time.Second):
+			unix.Kill(-s.Pid, unix.SIGKILL)
+			<-exited
+			if name == "gohands" {
+				return errors.New("gohands serve did not exit within 10 s of SIGTERM")
 			}
-			log.Close()
-		})
-	}
-	tb.Cleanup(func() {
-		s.stop()
-		if tb.Failed() {
-			b, _ := os.ReadFile(log.Name())
-			tb.Logf("%s server log (tail):\n%s", name, tail(b, 4000))
+			return nil
 		}
 	})
 	if err := waitHealthy(context.Background(), s.URL, exited, interval, timeout); err != nil {
-		b, _ := os.ReadFile(log.Name())
-		tb.Fatalf("%s server: %v\n%s", name, err, tail(b, 4000))
+		return s, fmt.Errorf("%s server: %v\n%s", name, err, s.logTail())
 	}
 	s.healthy = time.Now()
-	return s
+	return s, nil
+}
+
+// logTail is the end of the server's output.
+func (s *server) logTail() []byte {
+	b, _ := os.ReadFile(s.log)
+	return tail(b, 4000)
 }
 
 // startReferenceServer starts `python -m openhands.agent_server` with the

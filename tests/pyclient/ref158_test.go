@@ -22,14 +22,13 @@ func TestGoClientReference158(t *testing.T) {
 	want := readGolden(t)
 	py := testenv.Reference158Python(t)
 	srv := model(t)
-	ref := startReferenceServer(t, py)
-	got := goClientTranscript(t, ref.URL, srv.URL)
+	got := goClientTranscript(t, sharedReference158(t).URL, srv.URL)
 	diff := cmp.Diff(want, got)
 	if diff != "" {
 		// As TestGoClientReference: the reference's terminal is not
 		// deterministic under load; a real difference differs twice.
 		t.Logf("first run differs (-reference +go), running again:\n%s", diff)
-		ref = startReferenceServer(t, py)
+		ref := startReferenceServer(t, py)
 		got = goClientTranscript(t, ref.URL, srv.URL)
 		diff = cmp.Diff(want, got)
 	}
@@ -46,16 +45,14 @@ func TestGoClientReference158(t *testing.T) {
 // finish.
 func TestRunServerConfirmRisky158(t *testing.T) {
 	t.Parallel()
-	py := testenv.Reference158Python(t)
 	bin := gohandsBinary(t)
 	// Every call gets the finish: the reference server may make another
 	// (a title, a retry) besides the agent's step.
 	m := llmtest.NewResponder(t, func(llmtest.Request) (llmtest.Reply, error) {
 		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"all done"}`}}}, nil
 	}, nil)
-	ref := startReferenceServer(t, py)
 	work := t.TempDir()
-	cmd := exec.Command(bin, "run", "--server", ref.URL, "--session-key", apiKey, "--confirm", "risky",
+	cmd := exec.Command(bin, "run", "--server", sharedReference158(t).URL, "--session-key", apiKey, "--confirm", "risky",
 		"--workspace", work, "--model", "openai/gpt-4o", "--base-url", strings.TrimRight(m.URL, "/")+"/v1",
 		"--api-key", "scripted", "--json", "finish when done")
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir())

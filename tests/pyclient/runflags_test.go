@@ -16,7 +16,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/gohands/gohands/internal/testenv"
 	"github.com/gohands/gohands/llm/llmtest"
 )
 
@@ -50,7 +49,6 @@ var startedID = regexp.MustCompile(`starting conversation ([0-9a-f-]{36})`)
 // error that says why (exit status 2) before anything is sent.
 func TestRunServerFlags158(t *testing.T) {
 	t.Parallel()
-	py := testenv.Reference158Python(t)
 	bin := gohandsBinary(t)
 	p, err := llmtest.ReadPlaybook(filepath.Join("testdata", "runflags_playbook.json"))
 	if err != nil {
@@ -58,7 +56,7 @@ func TestRunServerFlags158(t *testing.T) {
 	}
 	m := llmtest.NewResponder(t, p.Respond, nil)
 	modelURL := strings.TrimRight(m.URL, "/") + "/v1"
-	ref := startReferenceServer(t, py)
+	ref := sharedReference158(t)
 
 	dir := t.TempDir()
 	llmConfig := filepath.Join(dir, "llm.json")

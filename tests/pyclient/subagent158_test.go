@@ -69,11 +69,10 @@ const (
 //     attaches to the finish (critic_result).
 func TestGoClientSubAgentCritic158(t *testing.T) {
 	t.Parallel()
-	py := testenv.Reference158Python(t)
 	bin := gohandsBinary(t)
 	m := subAgentModel(t)
 	modelURL := strings.TrimRight(m.URL, "/") + "/v1"
-	ref := startReferenceServer(t, py)
+	ref := sharedReference158(t)
 	t.Run("sub-agent", func(t *testing.T) {
 		cmd := exec.Command(bin, "run", "--server", ref.URL, "--session-key", apiKey, "--preset", "default",
 			"--workspace", t.TempDir(), "--model", "openai/gpt-4o", "--base-url", modelURL,
