@@ -44,7 +44,6 @@ type runner struct {
 	lockMu sync.Mutex
 	locks  map[string]*sync.Mutex
 
-	calls int // LLM calls since metrics were last saved; Step is never concurrent
 	// unusable counts the model's replies in a row that could not be used
 	// (too large, unparseable tool calls, blocked); see maxUnusable.
 	unusable int

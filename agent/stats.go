@@ -9,13 +9,12 @@ import (
 	"github.com/gohands/gohands/llm"
 )
 
-// statsEvery is how many LLM calls may pass between two saves of the
-// conversation's LLM metrics (they are also saved when a run stops).
-const statsEvery = 16
-
-// saveStats copies the LLMs' metrics into the conversation's stats.
+// saveStats copies the LLMs' metrics into the conversation's stats. Step
+// calls it after each reply of the model, before the reply is stored, so
+// that a process killed at any point loses no cost of a reply it acted
+// on; the reference's agent server likewise records the stats after each
+// response.
 func (r *runner) saveStats() error {
-	r.calls = 0
 	var ls []*llm.LLM
 	if l, ok := r.model.(*llm.LLM); ok {
 		ls = append(ls, l)

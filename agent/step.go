@@ -174,6 +174,13 @@ func (r *runner) Step(ctx context.Context) error {
 		return r.cannotSee(ctx)
 	}
 	resp, err := r.model.Completion(ctx, msgs, r.specs, opts)
+	// The call's cost is saved before anything is made of its reply.
+	if serr := r.saveStats(); serr != nil {
+		if err == nil {
+			return serr
+		}
+		r.sess.Logger().Warn("agent: saving the LLM metrics", "err", serr)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
@@ -204,11 +211,6 @@ func (r *runner) Step(ctx context.Context) error {
 		return fmt.Errorf("agent: %w", err) // err says "llm: …" itself
 	}
 	r.unusable = 0
-	if r.calls++; r.calls >= statsEvery {
-		if err := r.saveStats(); err != nil {
-			return err
-		}
-	}
 	msg := resp.Message
 	switch {
 	case len(msg.ToolCalls) > 0:
