@@ -26,11 +26,11 @@ type result struct {
 
 // execute runs a batch of actions and emits their results in the batch's
 // order, each as soon as it and all before it are done. Actions in decided
-// already have their result (an error, a hook's rejection). hooked tells
-// that the PreToolUse hooks of the batch already ran; otherwise they run
-// here, just before each action. If the batch finished (a finish action
-// ran), the status becomes finished.
-func (r *runner) execute(ctx context.Context, batch []*event.ActionEvent, decided map[string]event.Event, hooked bool) error {
+// already have their result (an error, a hook's rejection). The
+// PreToolUse hooks of the batch ran when it was stored (see hookActions).
+// If the batch finished (a finish action ran), the status becomes
+// finished.
+func (r *runner) execute(ctx context.Context, batch []*event.ActionEvent, decided map[string]event.Event) error {
 	results := make([]result, len(batch))
 	finished := false
 	var wg sync.WaitGroup
@@ -48,17 +48,6 @@ func (r *runner) execute(ctx context.Context, batch []*event.ActionEvent, decide
 			// A pending action always has one; be safe with odd logs.
 			results[i].ev = r.errorEvent(a, "Action could not be parsed.", event.AgentActionError)
 			continue
-		}
-		if !hooked {
-			rej, err := r.emitPreToolUse(ctx, a)
-			if err != nil {
-				wg.Wait()
-				return err
-			}
-			if rej != nil {
-				results[i].ev = rej
-				continue
-			}
 		}
 		if a.ToolName == FinishToolName {
 			finished = true

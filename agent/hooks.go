@@ -136,17 +136,6 @@ func (r *runner) preToolUse(ctx context.Context, a *event.ActionEvent) ([]event.
 	}, nil
 }
 
-// emitPreToolUse runs the PreToolUse hooks of a, an action already
-// stored (one confirmed by the user), records their runs, and returns the
-// rejection to answer a with when a hook blocks it.
-func (r *runner) emitPreToolUse(ctx context.Context, a *event.ActionEvent) (*event.UserRejectObservation, error) {
-	evs, rej, err := r.preToolUse(ctx, a)
-	if err == nil && len(evs) > 0 {
-		err = r.sess.EmitAll(evs...)
-	}
-	return rej, err
-}
-
 // hookActions runs the PreToolUse hooks of the actions of a reply that
 // are not decided yet and returns the events to store, each action
 // preceded by its hooks' runs as in the reference. The rejections of the

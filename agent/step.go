@@ -128,7 +128,7 @@ func (r *runner) Step(ctx context.Context) error {
 		return err
 	}
 	if len(pending) > 0 {
-		return r.execute(ctx, pending, nil, false)
+		return r.execute(ctx, pending, nil)
 	}
 	view, err := r.sess.View()
 	if err != nil {
@@ -362,21 +362,18 @@ func (r *runner) toolCalls(ctx context.Context, resp *llm.Response) error {
 	// The analyzer's ratings, if any, are recorded just before the
 	// actions, so the actions of a reply stay together and the pending
 	// ones last.
-	confirm, rec := r.needsConfirmation(ctx, valid)
 	decided := make(map[string]event.Event, len(errs))
 	for id, e := range errs {
 		decided[id] = e
 	}
-	if !confirm {
-		// The PreToolUse hooks run now and their runs are stored before
-		// the actions they judge, as in the reference. An action that
-		// waits for confirmation is judged once confirmed (the reference
-		// judges it when it is stored, before the user is asked).
-		var err error
-		if actions, err = r.hookActions(ctx, actions, decided); err != nil {
-			return err
-		}
+	// The PreToolUse hooks judge the actions as they are stored, their
+	// runs stored before the actions, as in the reference: also those
+	// that then wait for confirmation.
+	actions, err := r.hookActions(ctx, actions, decided)
+	if err != nil {
+		return err
 	}
+	confirm, rec := r.needsConfirmation(ctx, valid, decided)
 	if rec != nil {
 		actions = append([]event.Event{rec}, actions...)
 	}
@@ -384,10 +381,11 @@ func (r *runner) toolCalls(ctx context.Context, resp *llm.Response) error {
 		return err
 	}
 	if confirm {
-		// The invalid calls are answered now; the valid ones wait.
+		// The invalid calls and those a hook blocked are answered now;
+		// the others wait.
 		var out []event.Event
 		for _, a := range actions {
-			if e, ok := errs[a.EventBase().ID]; ok {
+			if e, ok := decided[a.EventBase().ID]; ok {
 				out = append(out, e)
 			}
 		}
@@ -404,7 +402,7 @@ func (r *runner) toolCalls(ctx context.Context, resp *llm.Response) error {
 			batch = append(batch, a)
 		}
 	}
-	return r.execute(ctx, batch, decided, true)
+	return r.execute(ctx, batch, decided)
 }
 
 // analyzer returns the conversation's security analyzer bound to its
@@ -422,9 +420,14 @@ func (r *runner) analyzer() security.Analyzer {
 }
 
 // needsConfirmation applies the confirmation policy to the valid actions
-// of a reply. When an analyzer rated them, it
-// also returns the SecurityAnalysisEvent recording the ratings.
-func (r *runner) needsConfirmation(ctx context.Context, valid []*event.ActionEvent) (bool, *event.SecurityAnalysisEvent) {
+// of a reply that are not decided (a hook blocked none of them). When an
+// analyzer rated them, it also returns the SecurityAnalysisEvent
+// recording the ratings of all the valid actions.
+//
+// The reference asks to confirm an action a hook blocked too, and
+// answers it with the hook's rejection once confirmed; here it is
+// answered at once and asks nothing.
+func (r *runner) needsConfirmation(ctx context.Context, valid []*event.ActionEvent, decided map[string]event.Event) (bool, *event.SecurityAnalysisEvent) {
 	if len(valid) == 0 {
 		return false, nil
 	}
@@ -454,7 +457,10 @@ func (r *runner) needsConfirmation(ctx context.Context, valid []*event.ActionEve
 			copy(risks, got)
 		}
 	}
-	confirm := slices.ContainsFunc(risks, policy.ShouldConfirm)
+	confirm := false
+	for i, a := range valid {
+		confirm = confirm || decided[a.ID] == nil && policy.ShouldConfirm(risks[i])
+	}
 	if an == nil || !r.sess.RecordsSecurityAnalysis() {
 		return confirm, nil
 	}
