@@ -6,20 +6,25 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/event"
 	"github.com/gohands/gohands/hook"
 	"github.com/gohands/gohands/plugin"
 )
 
 // PrepareMessage implements conversation.Runner. The
-// UserPromptSubmit hooks run first: one that blocks keeps the message out
-// of the conversation (the error gives its reason), and the context they
-// add goes into the message's extended content. Then the keyword skills
-// the message triggers (each once per conversation) and the context's user
+// UserPromptSubmit hooks run first: the message one of them blocks is
+// stored all the same, after the hooks' runs, and its id goes into the
+// state's blocked_messages with the hook's reason, as in the reference;
+// the next step takes it out again and ends the run (finished) without
+// asking the model (see skipBlockedMessage). The context the hooks add
+// goes into the message's extended content. Then the keyword skills the
+// message triggers (each once per conversation) and the context's user
 // message suffix are added, and the skills recorded in activated_skills.
 func (r *runner) PrepareMessage(ctx context.Context, m *event.MessageEvent) error {
 	text := event.TextOf(m.LLMMessage.Content)
@@ -29,7 +34,21 @@ func (r *runner) PrepareMessage(ctx context.Context, m *event.MessageEvent) erro
 			return err
 		}
 		if out.Blocked {
-			return fmt.Errorf("%w: %s", ErrMessageBlocked, out.Reason)
+			reason := out.Reason
+			if reason == "" {
+				reason = "Blocked by hook"
+			}
+			err := r.sess.State().Update(func(f *conversation.Fields) error {
+				f.BlockedMessages = maps.Clone(f.BlockedMessages)
+				if f.BlockedMessages == nil {
+					f.BlockedMessages = map[string]string{}
+				}
+				f.BlockedMessages[m.ID] = reason
+				return nil
+			})
+			if err != nil {
+				return err
+			}
 		}
 		if out.AdditionalContext != "" {
 			m.ExtendedContent = append(m.ExtendedContent, event.Text(out.AdditionalContext))
@@ -49,9 +68,25 @@ func (r *runner) PrepareMessage(ctx context.Context, m *event.MessageEvent) erro
 	return nil
 }
 
-// ErrMessageBlocked means a UserPromptSubmit hook kept a user message out
-// of the conversation.
-var ErrMessageBlocked = errors.New("agent: message blocked by a hook")
+// skipBlockedMessage ends the run when the last user message is one a
+// UserPromptSubmit hook blocked: its entry leaves blocked_messages and the
+// status becomes finished, as in the reference. The message stays in the
+// log, so the model reads it with the next message it gets (the
+// reference's too).
+func (r *runner) skipBlockedMessage() (bool, error) {
+	f := r.sess.Fields()
+	if _, ok := f.BlockedMessages[f.LastUserMessageID]; !ok || f.LastUserMessageID == "" {
+		return false, nil
+	}
+	id := f.LastUserMessageID
+	err := r.sess.State().Update(func(f *conversation.Fields) error {
+		f.BlockedMessages = maps.Clone(f.BlockedMessages)
+		delete(f.BlockedMessages, id)
+		return nil
+	})
+	r.sess.Logger().Info("agent: the user message was blocked by a hook", "message", id)
+	return true, errors.Join(err, r.sess.SetStatus(conversation.StatusFinished))
+}
 
 // emitHookEvents records the hook runs of out.
 func (r *runner) emitHookEvents(out hook.Outcome) error {

@@ -130,6 +130,9 @@ func (r *runner) Step(ctx context.Context) error {
 	if len(pending) > 0 {
 		return r.execute(ctx, pending, nil)
 	}
+	if skip, err := r.skipBlockedMessage(); skip || err != nil {
+		return err
+	}
 	view, err := r.sess.View()
 	if err != nil {
 		return err
