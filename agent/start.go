@@ -404,9 +404,21 @@ func (r *runner) connectMCP(ctx context.Context, resolved []tool.Tool) error {
 	}
 	secrets := r.sess.Secrets()
 	var oauth *mcp.OAuthOptions
-	if c := r.sess.Cipher(); c != nil {
+	c, writeBack := r.sess.Cipher(), r.sess.MCPOAuthWriteBack()
+	if c != nil || writeBack != nil {
 		oauth = &mcp.OAuthOptions{Save: func(server string, st *mcp.OAuthState) error {
-			return r.saveOAuthState(c, server, st)
+			var err error
+			if c != nil {
+				err = r.saveOAuthState(c, server, st)
+			}
+			if wb, ok := mcp.NewOAuthWriteBack(cfg[server], st); ok && writeBack != nil {
+				body, merr := json.Marshal(wb)
+				if merr != nil {
+					return errors.Join(err, merr)
+				}
+				writeBack(wb.ServerURL, body)
+			}
+			return err
 		}}
 	}
 	set, err := mcp.Connect(ctx, cfg, &mcp.Options{

@@ -326,6 +326,13 @@ type LocalOptions struct {
 	// callbacks). It holds up the agent while it runs: keep it quick, and
 	// use Subscribe or Watch for anything slow.
 	OnEvent func(event.Event)
+	// MCPOAuthWriteBack, if set, is called when an MCP server of the
+	// agent's mcp_config has new OAuth tokens (a refresh), with the
+	// server's URL and the JSON body the reference's agent server posts
+	// to its webhooks' /mcp-oauth-state: {"server_url", "oauth_state"},
+	// the state's secrets in clear. It runs on the agent's path, and must
+	// not log the body.
+	MCPOAuthWriteBack func(serverURL string, body []byte)
 	// SubscriberBuffer is how many events a subscriber (Subscribe, Watch)
 	// may fall behind before it is dropped (pubsub.DefaultBuffer if 0).
 	SubscriberBuffer int

@@ -42,6 +42,11 @@ func (s *Session) Dir() string { return s.c.dir }
 // rest, nil when it has none.
 func (s *Session) Cipher() *secret.Cipher { return s.c.state.cipher }
 
+// MCPOAuthWriteBack returns LocalOptions.MCPOAuthWriteBack (nil if unset).
+func (s *Session) MCPOAuthWriteBack() func(serverURL string, body []byte) {
+	return s.c.opts.MCPOAuthWriteBack
+}
+
 // Secrets returns the conversation's secret registry.
 func (s *Session) Secrets() *secret.Manager { return s.c.secrets }
 

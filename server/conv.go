@@ -260,6 +260,7 @@ func (c *conv) load(ctx context.Context) (*conversation.LocalConversation, error
 		SubscriberBuffer:     c.s.opts.SubscriberBuffer,
 		Logger:               c.s.log,
 		Profiles:             c.s.llmProfiles(),
+		MCPOAuthWriteBack:    c.s.writeBackMCPOAuth,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("loading conversation %s: %w", c.id, err)

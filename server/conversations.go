@@ -222,6 +222,7 @@ func (s *Server) startAgent(ctx context.Context, req *startRequest, obs *observa
 		SubscriberBuffer:     s.opts.SubscriberBuffer,
 		Logger:               s.log,
 		Profiles:             s.llmProfiles(),
+		MCPOAuthWriteBack:    s.writeBackMCPOAuth,
 	}
 	if req.MaxIterations != nil {
 		if *req.MaxIterations < 1 {

@@ -190,7 +190,7 @@ func (h *webhook) post(url string, body []byte) {
 				}
 			}
 		}
-		err := h.postOnce(url, body)
+		err := h.postOnce(context.Background(), url, body)
 		if err == nil {
 			return
 		}
@@ -199,8 +199,26 @@ func (h *webhook) post(url string, body []byte) {
 	h.log.Error("webhook post abandoned", "url", url, "attempts", *h.spec.NumRetries+1)
 }
 
-func (h *webhook) postOnce(url string, body []byte) error {
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+// oauthWriteBackTimeout bounds the post of an MCP server's refreshed
+// OAuth state (the reference's 10 seconds).
+const oauthWriteBackTimeout = 10 * time.Second
+
+// postMCPOAuthState posts body, the refreshed OAuth state of an MCP
+// server a conversation's agent carries inline (mcp.OAuthWriteBack), to
+// {BaseURL}/mcp-oauth-state, as the reference's agent server does: once,
+// at once, a failure only logged (the conversation keeps using the new
+// tokens). The body holds tokens in clear: it is never logged.
+func (h *webhook) postMCPOAuthState(serverURL string, body []byte) {
+	ctx, cancel := context.WithTimeout(context.Background(), oauthWriteBackTimeout)
+	defer cancel()
+	url := strings.TrimRight(h.spec.BaseURL, "/") + "/mcp-oauth-state"
+	if err := h.postOnce(ctx, url, body); err != nil {
+		h.log.Warn("could not write back an MCP server's OAuth state", "server", serverURL, "url", url, "err", err)
+	}
+}
+
+func (h *webhook) postOnce(ctx context.Context, url string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
