@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"net/http"
 	"slices"
@@ -43,6 +44,11 @@ func (s *Server) childRoutes() []*route {
 // limits, hooks, client tools and tags, a fresh history whose first
 // message is the task, run at once. The parent is not waited for nor
 // blocked: the child runs on its own, as any conversation.
+// The answer's status is the child's once its run has begun: running (or
+// already further). 1.58.2 reads it before its run has set it, so it
+// mostly answers idle for a child that is running. Without a title asked
+// for, the answer's title is null or the one the autotitle made
+// meanwhile, whichever came first, on both servers.
 func (s *Server) handleStartChild(in *request[none, childRequest]) (any, error) {
 	req := &in.body
 	switch {
@@ -60,6 +66,9 @@ func (s *Server) handleStartChild(in *request[none, childRequest]) (any, error) 
 	}
 	in.missing = http.StatusNotFound
 	parent, plc, err := in.load()
+	if me := (*missingError)(nil); errors.As(err, &me) {
+		return nil, statusErr(http.StatusNotFound, "Parent conversation not found") // 1.58.2's detail
+	}
 	if err != nil {
 		return nil, err
 	}

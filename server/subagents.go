@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 
+	"github.com/gohands/gohands/mcp"
 	"github.com/gohands/gohands/tools/task"
 )
 
@@ -73,7 +74,31 @@ func (s *Server) handleSubAgents(in *request[none, subAgentsRequest]) (any, erro
 		if d.Metadata == nil {
 			d.Metadata = map[string]any{}
 		}
-		out.Agents = append(out.Agents, subAgentInfo{Definition: d, MCPServers: d.MCPConfig, IsBuiltin: d.Level != nil && *d.Level == task.LevelBuiltin})
+		listed := *d
+		listed.MCPConfig = listedMCP(d.MCPConfig)
+		out.Agents = append(out.Agents, subAgentInfo{Definition: &listed, MCPServers: listed.MCPConfig, IsBuiltin: d.Level != nil && *d.Level == task.LevelBuiltin})
 	}
 	return out, nil
+}
+
+// listedMCP is a definition's MCP servers as 1.58.2 lists them: each read
+// as an MCP server and written back, so "enabled" is there and the env
+// and header values are masked (a definition's ${VAR} too, as 1.58.2
+// masks it). A server that does not read is listed as it is written.
+func listedMCP(servers map[string]json.RawMessage) map[string]json.RawMessage {
+	if servers == nil {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(servers))
+	for name, raw := range servers {
+		out[name] = raw
+		var srv mcp.Server
+		if json.Unmarshal(raw, &srv) != nil {
+			continue
+		}
+		if b, err := json.Marshal(srv); err == nil {
+			out[name] = b
+		}
+	}
+	return out
 }
