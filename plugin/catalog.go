@@ -21,8 +21,9 @@ type CatalogSkill struct {
 }
 
 // Catalog lists the skills a conversation can load: the user's (under
-// home) and the public repository's default marketplace, a user skill
-// shadowing a public one of its name. A public repository that cannot be
+// home, the enabled installed skills among them, as 1.58.2's origin
+// "user" counts "marketplace installs") and the public repository's
+// default marketplace, a user skill shadowing a public one of its name. A public repository that cannot be
 // reached is the error, returned with the user's skills.
 func Catalog(ctx context.Context, home string, opts *FetchOptions) ([]CatalogSkill, []skill.Warning, error) {
 	var user []skill.Skill
