@@ -88,7 +88,7 @@ func TestDecodedEntry(t *testing.T) {
 	}
 	known := 0
 	for i, b := range files {
-		ev, keys, err := event.UnmarshalKeys(b)
+		ev, keys, err := event.UnmarshalKeys(b, nil)
 		if ev2, err2 := event.Unmarshal(b); (err == nil) != (err2 == nil) || reflect.TypeOf(ev) != reflect.TypeOf(ev2) {
 			t.Fatalf("UnmarshalKeys: %T, %v; Unmarshal %T, %v\n%s", ev, err, ev2, err2, b)
 		}

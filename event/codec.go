@@ -281,7 +281,7 @@ func (e *ACPToolCallEvent) validate() error {
 }
 
 func (e *MessageEvent) decodeKind(kind string, data []byte) error {
-	return e.decodeKindKeys(kind, data, nil)
+	return e.decodeKindKeys(kind, data, nil, nil)
 }
 func (e *SystemPromptEvent) decodeKind(kind string, data []byte) error {
 	return decodeEvent(e, kind, data, nil)
@@ -293,7 +293,7 @@ func (e *AgentErrorEvent) decodeKind(kind string, data []byte) error {
 	return decodeEvent(e, kind, data, nil)
 }
 func (e *Condensation) decodeKind(kind string, data []byte) error {
-	return e.decodeKindKeys(kind, data, nil)
+	return e.decodeKindKeys(kind, data, nil, nil)
 }
 func (e *CondensationRequest) decodeKind(kind string, data []byte) error {
 	return decodeEvent(e, kind, data, nil)
@@ -330,11 +330,11 @@ func (e *ServerErrorEvent) decodeKind(kind string, data []byte) error {
 }
 
 func (e *ActionEvent) decodeKind(kind string, data []byte) error {
-	return e.decodeKindKeys(kind, data, nil)
+	return e.decodeKindKeys(kind, data, nil, nil)
 }
 
 func (e *ObservationEvent) decodeKind(kind string, data []byte) error {
-	return e.decodeKindKeys(kind, data, nil)
+	return e.decodeKindKeys(kind, data, nil, nil)
 }
 
 func (e *ConversationStateUpdateEvent) decodeKind(kind string, data []byte) error {

@@ -33,8 +33,8 @@ var errNotFast = errors.New("event: not for the fast decoder")
 // decodeKind setting *seen to what the fast decoder saw, if it decoded data.
 type fastDecoder interface {
 	Event
-	decodeFast(kind string, data []byte) (once, bool)
-	decodeKindKeys(kind string, data []byte, seen *once) error
+	decodeFast(kind string, data []byte, strs *wire.Strings) (once, bool)
+	decodeKindKeys(kind string, data []byte, seen *once, strs *wire.Strings) error
 }
 
 // decodeFields decodes data into e with the fast decoder, setting *seen
@@ -43,9 +43,9 @@ type fastDecoder interface {
 func decodeFields[E any, P interface {
 	*E
 	fastDecoder
-}](e P, kind string, data []byte, seen *once) error {
+}](e P, kind string, data []byte, seen *once, strs *wire.Strings) error {
 	saved := *e
-	if o, ok := decodeFast(e, kind, data); ok {
+	if o, ok := decodeFast(e, kind, data, strs); ok {
 		if seen != nil {
 			*seen = o
 		}
@@ -57,8 +57,8 @@ func decodeFields[E any, P interface {
 
 // decodeFast runs e's fast decoder, which gives up, as well, on an empty
 // id or timestamp: checkEvent replaces those with a fresh id or the time.
-func decodeFast(e fastDecoder, kind string, data []byte) (once, bool) {
-	o, ok := e.decodeFast(kind, data)
+func decodeFast(e fastDecoder, kind string, data []byte, strs *wire.Strings) (once, bool) {
+	o, ok := e.decodeFast(kind, data, strs)
 	if !ok {
 		return 0, false
 	}
@@ -81,10 +81,19 @@ const (
 	KeySource
 )
 
+// Strings holds the copies of decoded strings for UnmarshalKeys: events
+// decoded one after another with the same Strings share a few blocks for
+// their short strings instead of an allocation each (a replay decodes
+// ~9 strings an event). A block is kept while any string in it is, so it
+// is for events decoded together and kept together. The zero value is
+// ready to use; a Strings is for one goroutine at a time.
+type Strings = wire.Strings
+
 // UnmarshalKeys is Unmarshal, and tells what it learnt of data's keys: the
 // same event and error, so that a store reading an event file need not
-// scan it again for what the decoded event does not say.
-func UnmarshalKeys(data []byte) (Event, Keys, error) {
+// scan it again for what the decoded event does not say. The fast
+// decoder takes its strings' copies from strs (nil: each its own).
+func UnmarshalKeys(data []byte, strs *Strings) (Event, Keys, error) {
 	kind, ok := wire.KindAtEnd(data)
 	if !ok {
 		e, err := Unmarshal(data)
@@ -97,7 +106,7 @@ func UnmarshalKeys(data []byte) (Event, Keys, error) {
 		return e, 0, err
 	}
 	var seen once
-	if err := fe.decodeKindKeys(kind, data, &seen); err != nil {
+	if err := fe.decodeKindKeys(kind, data, &seen, strs); err != nil {
 		return nil, 0, fmt.Errorf("event: decoding %s: %w", kind, err)
 	}
 	if seen == 0 {
@@ -110,20 +119,20 @@ func UnmarshalKeys(data []byte) (Event, Keys, error) {
 	return fe, keys, nil
 }
 
-func (e *ActionEvent) decodeKindKeys(kind string, data []byte, seen *once) error {
-	return decodeEvent(e, kind, data, func() error { return decodeFields(e, kind, data, seen) })
+func (e *ActionEvent) decodeKindKeys(kind string, data []byte, seen *once, strs *wire.Strings) error {
+	return decodeEvent(e, kind, data, func() error { return decodeFields(e, kind, data, seen, strs) })
 }
 
-func (e *ObservationEvent) decodeKindKeys(kind string, data []byte, seen *once) error {
-	return decodeEvent(e, kind, data, func() error { return decodeFields(e, kind, data, seen) })
+func (e *ObservationEvent) decodeKindKeys(kind string, data []byte, seen *once, strs *wire.Strings) error {
+	return decodeEvent(e, kind, data, func() error { return decodeFields(e, kind, data, seen, strs) })
 }
 
-func (e *MessageEvent) decodeKindKeys(kind string, data []byte, seen *once) error {
-	return decodeEvent(e, kind, data, func() error { return decodeFields(e, kind, data, seen) })
+func (e *MessageEvent) decodeKindKeys(kind string, data []byte, seen *once, strs *wire.Strings) error {
+	return decodeEvent(e, kind, data, func() error { return decodeFields(e, kind, data, seen, strs) })
 }
 
-func (e *Condensation) decodeKindKeys(kind string, data []byte, seen *once) error {
-	return decodeEvent(e, kind, data, func() error { return decodeFields(e, kind, data, seen) })
+func (e *Condensation) decodeKindKeys(kind string, data []byte, seen *once, strs *wire.Strings) error {
+	return decodeEvent(e, kind, data, func() error { return decodeFields(e, kind, data, seen, strs) })
 }
 
 // fastObject decodes the event object data of kind kind, calling member
@@ -131,8 +140,8 @@ func (e *Condensation) decodeKindKeys(kind string, data []byte, seen *once) erro
 // errNotFast (or any error) to give up, as fastObject does on a null value
 // (which some fields take as their zero value and others refuse). It
 // reports whether the whole input was taken.
-func fastObject(data []byte, kind string, member func(d *wire.Decoder, key []byte) error) bool {
-	d := wire.Decoder{Data: data}
+func fastObject(data []byte, kind string, strs *wire.Strings, member func(d *wire.Decoder, key []byte) error) bool {
+	d := wire.Decoder{Data: data, Strings: strs}
 	d.SkipSpace()
 	if c, err := d.Peek(); err != nil || c != '{' {
 		return false
@@ -265,7 +274,7 @@ func baseOnce(d *wire.Decoder, o *once, key []byte, b *Base) (bool, error) {
 	return false, nil
 }
 
-func (e *ActionEvent) decodeFast(kind string, data []byte) (once, bool) {
+func (e *ActionEvent) decodeFast(kind string, data []byte, strs *wire.Strings) (once, bool) {
 	const (
 		thought = bitFirst + iota
 		reasoning
@@ -281,7 +290,7 @@ func (e *ActionEvent) decodeFast(kind string, data []byte) (once, bool) {
 		summary
 	)
 	var o once
-	ok := fastObject(data, kind, func(d *wire.Decoder, key []byte) error {
+	ok := fastObject(data, kind, strs, func(d *wire.Decoder, key []byte) error {
 		if isBase, err := baseOnce(d, &o, key, &e.Base); isBase {
 			return err
 		}
@@ -372,7 +381,7 @@ func decodeToolCallFast(d *wire.Decoder, tc *ToolCall) error {
 	return nil
 }
 
-func (e *ObservationEvent) decodeFast(kind string, data []byte) (once, bool) {
+func (e *ObservationEvent) decodeFast(kind string, data []byte, strs *wire.Strings) (once, bool) {
 	const (
 		toolName = bitFirst + iota
 		toolCallID
@@ -381,7 +390,7 @@ func (e *ObservationEvent) decodeFast(kind string, data []byte) (once, bool) {
 		extended
 	)
 	var o once
-	ok := fastObject(data, kind, func(d *wire.Decoder, key []byte) error {
+	ok := fastObject(data, kind, strs, func(d *wire.Decoder, key []byte) error {
 		if isBase, err := baseOnce(d, &o, key, &e.Base); isBase {
 			return err
 		}
@@ -406,7 +415,7 @@ func (e *ObservationEvent) decodeFast(kind string, data []byte) (once, bool) {
 	return o, ok && o&required == required
 }
 
-func (e *MessageEvent) decodeFast(kind string, data []byte) (once, bool) {
+func (e *MessageEvent) decodeFast(kind string, data []byte, strs *wire.Strings) (once, bool) {
 	const (
 		llmMessage = bitFirst + iota
 		llmResponseID
@@ -416,7 +425,7 @@ func (e *MessageEvent) decodeFast(kind string, data []byte) (once, bool) {
 		critic
 	)
 	var o once
-	ok := fastObject(data, kind, func(d *wire.Decoder, key []byte) error {
+	ok := fastObject(data, kind, strs, func(d *wire.Decoder, key []byte) error {
 		if isBase, err := baseOnce(d, &o, key, &e.Base); isBase {
 			return err
 		}
@@ -440,7 +449,7 @@ func (e *MessageEvent) decodeFast(kind string, data []byte) (once, bool) {
 	return o, ok && o&required == required
 }
 
-func (e *Condensation) decodeFast(kind string, data []byte) (once, bool) {
+func (e *Condensation) decodeFast(kind string, data []byte, strs *wire.Strings) (once, bool) {
 	const (
 		forgotten = bitFirst + iota
 		summary
@@ -448,7 +457,7 @@ func (e *Condensation) decodeFast(kind string, data []byte) (once, bool) {
 		llmResponseID
 	)
 	var o once
-	ok := fastObject(data, kind, func(d *wire.Decoder, key []byte) error {
+	ok := fastObject(data, kind, strs, func(d *wire.Decoder, key []byte) error {
 		if isBase, err := baseOnce(d, &o, key, &e.Base); isBase {
 			return err
 		}
@@ -625,7 +634,7 @@ func nestedFast(d *wire.Decoder, target reflect.Type) (any, bool) {
 	if p.obs {
 		b = v.Field(0).Addr().Interface().(*ObservationBase)
 	}
-	ok = fastObject(raw, kind, func(d *wire.Decoder, key []byte) error {
+	ok = fastObject(raw, kind, d.Strings, func(d *wire.Decoder, key []byte) error {
 		if b != nil {
 			switch string(key) {
 			case "content":

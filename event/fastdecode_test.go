@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/gohands/gohands/internal/wire"
@@ -27,7 +28,7 @@ func decodeBoth(data []byte) (fastEv Event, fastErr error, fast bool, slowEv Eve
 		return nil, nil, false, nil, nil
 	}
 	fastErr = decodeEvent(fe, kind, data, func() error {
-		if _, ok := decodeFast(fe, kind, data); !ok {
+		if _, ok := decodeFast(fe, kind, data, nil); !ok {
 			return errNotFast
 		}
 		return nil
@@ -62,7 +63,7 @@ func checkFastDecode(t *testing.T, data []byte) bool {
 	if uerr == nil && !reflect.DeepEqual(ue, se) {
 		t.Fatalf("Unmarshal differs:\nUnmarshal  %#v\nreflective %#v\ninput: %q", ue, se, data)
 	}
-	ke, keys, kerr := UnmarshalKeys(data)
+	ke, keys, kerr := UnmarshalKeys(data, nil)
 	if (kerr == nil) != (serr == nil) || (kerr != nil && kerr.Error() != uerr.Error()) {
 		t.Fatalf("UnmarshalKeys: %v, Unmarshal %v\ninput: %q", kerr, uerr, data)
 	}
@@ -273,5 +274,43 @@ func TestFastDecodeNested(t *testing.T) {
 		if p := planFor(reflect.TypeFor[any](), kind); p != nil {
 			t.Errorf("%s has a nested plan; its fields are not all strings", kind)
 		}
+	}
+}
+
+// TestUnmarshalKeysStrings decodes every fixture and its variants with
+// one Strings, keeping the events, then wipes the inputs: each event must
+// still equal the one decoded with its strings allocated on their own,
+// so the shared copies neither alias the input nor overwrite each other.
+func TestUnmarshalKeysStrings(t *testing.T) {
+	var inputs [][]byte
+	for _, data := range fastFixtures(t) {
+		inputs = append(inputs, data)
+		inputs = append(inputs, fastVariants(data)...)
+	}
+	var strs Strings
+	shared := make([]Event, len(inputs))
+	own := make([]Event, len(inputs))
+	decoded := 0
+	for i, data := range inputs {
+		// An event given a fresh id or time differs between decodings:
+		// own and again bracket the shared one to leave those out.
+		own[i], _, _ = UnmarshalKeys(slices.Clone(data), nil)
+		e, _, err := UnmarshalKeys(data, &strs)
+		again, _, _ := UnmarshalKeys(slices.Clone(data), nil)
+		if err == nil && reflect.DeepEqual(own[i], again) {
+			shared[i] = e
+			decoded++
+		}
+	}
+	for _, data := range inputs {
+		clear(data)
+	}
+	for i, e := range shared {
+		if e != nil && !reflect.DeepEqual(e, own[i]) {
+			t.Fatalf("event %d decoded with shared strings changed:\nshared %#v\nown    %#v", i, e, own[i])
+		}
+	}
+	if decoded < 100 {
+		t.Fatalf("only %d of %d inputs decoded", decoded, len(inputs))
 	}
 }

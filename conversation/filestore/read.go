@@ -124,6 +124,7 @@ func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []boo
 	const chunk = 16
 	scan := func() {
 		var buf, name []byte
+		var strs event.Strings
 		for {
 			lo := int(next.Add(chunk)) - chunk
 			if lo >= len(todo) {
@@ -131,7 +132,7 @@ func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []boo
 			}
 			for _, i := range todo[lo:min(lo+chunk, len(todo))] {
 				var err error
-				buf, err = s.scanFile(i, ids[i], buf, &name, &entries[i], &kept[i], &decodeBytes)
+				buf, err = s.scanFile(i, ids[i], buf, &name, &strs, &entries[i], &kept[i], &decodeBytes)
 				if err != nil {
 					errOnce.Do(func() { errs = make([]error, len(ids)) })
 					errs[i] = err // distinct i per goroutine
@@ -152,8 +153,9 @@ func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []boo
 // checksum, and, while decodeBytes (the bytes of the files decoded so
 // far) stays within maxKeptBytes, decodes it into *kept. It returns buf,
 // grown if the file did not fit. The file's name is built in name,
-// reused from file to file.
-func (s *Store) scanFile(i int, id string, buf []byte, name *[]byte, ent *conversation.Entry, kept *keptFile, decodeBytes *atomic.Int64) ([]byte, error) {
+// reused from file to file, and the decoded event's short strings are
+// copied into strs: the events of one open are kept together.
+func (s *Store) scanFile(i int, id string, buf []byte, name *[]byte, strs *event.Strings, ent *conversation.Entry, kept *keptFile, decodeBytes *atomic.Int64) ([]byte, error) {
 	if buf == nil {
 		buf = make([]byte, 0, scanBufSize)
 	}
@@ -171,7 +173,7 @@ func (s *Store) scanFile(i int, id string, buf []byte, name *[]byte, ent *conver
 	if decodeBytes.Add(int64(len(data))) <= maxKeptBytes {
 		// The decoder copies what it keeps: buf can be reused
 		// (TestCachelessOpenKeepsNoBytes).
-		k.ev, keys, k.err = event.UnmarshalKeys(data)
+		k.ev, keys, k.err = event.UnmarshalKeys(data, strs)
 	}
 	if k.ev != nil {
 		// It decoded, so it is well-formed: no need to check it again,

@@ -58,6 +58,8 @@ type Decoder struct {
 	// kind, when set, is the kind of the object being decoded; its "kind"
 	// key is checked against it rather than treated as a field.
 	kind string
+	// Strings, when set, holds the copies of the strings Str returns.
+	Strings *Strings
 }
 
 // DecodeKind decodes data, a JSON object whose "kind" is kind, into v
@@ -171,7 +173,11 @@ func (d *Decoder) number() ([]byte, error) {
 
 // Str consumes a JSON string and returns its value. Invalid UTF-8 and lone
 // surrogates become U+FFFD, as in encoding/json.
-func (d *Decoder) Str() (string, error) {
+func (d *Decoder) Str() (string, error) { return d.strIn(d.Strings) }
+
+// strIn is Str taking a plain string's copy from strs (nil: allocated on
+// its own), for a string that is not kept.
+func (d *Decoder) strIn(strs *Strings) (string, error) {
 	if d.Pos >= len(d.Data) || d.Data[d.Pos] != '"' {
 		return "", d.Errorf("expected a string")
 	}
@@ -184,7 +190,7 @@ func (d *Decoder) Str() (string, error) {
 		seg := d.Data[start:i]
 		if high&msb == 0 || utf8.Valid(seg) {
 			d.Pos = i + 1
-			return string(seg), nil
+			return strs.Copy(seg), nil
 		}
 	}
 	return d.strEscaped(start, i, high)
@@ -369,7 +375,7 @@ func (d *Decoder) Key() ([]byte, error) {
 			}
 		}
 	}
-	s, err := d.Str()
+	s, err := d.strIn(nil)
 	return []byte(s), err
 }
 
@@ -1116,7 +1122,7 @@ func newStructDecoder(t reflect.Type) decFunc {
 			}
 			if !ok {
 				if string(key) == "kind" && strict && d.kind != "" {
-					k, err := d.Str()
+					k, err := d.strIn(nil)
 					if err == nil && k != d.kind {
 						err = fmt.Errorf("kind %q does not match %q", k, d.kind)
 					}
