@@ -31,7 +31,10 @@ func TestMain(m *testing.M) {
 
 // TestCompareSmall runs the whole comparison at a small size and checks
 // that the table is complete: every row, a positive figure on each side.
-// It never looks at the figures themselves.
+// It never looks at the figures themselves. The process jobs and the
+// server jobs run as two comparisons at once: each is a chain of
+// programs, the reference's taking seconds of CPU each to start, and on
+// a loaded machine two chains get twice the share of one.
 func TestCompareSmall(t *testing.T) {
 	t.Parallel()
 	py := testenv.ReferencePython(t)
@@ -40,9 +43,41 @@ func TestCompareSmall(t *testing.T) {
 	// for the server jobs, and the reference's think run as the stored
 	// conversation (as many steps): the reference's start-ups (seconds
 	// each, tens under load) are most of the time.
-	c := &config{Gohands: bin, Python: py, Steps: 2, Runs: 1, ReplaySteps: 2, Replays: 1, Conversations: 2,
-		Concurrent: 3, CrowdSteps: 2, Latency: 50 * time.Millisecond, Stored: 30, Log: testWriter{t},
-		Settle: time.Millisecond, OneServer: true, Jobs: "process,replay,server,crowd,startup"}
+	config := func(jobs string) *config {
+		return &config{Gohands: bin, Python: py, Steps: 2, Runs: 1, ReplaySteps: 2, Replays: 1, Conversations: 2,
+			Concurrent: 3, CrowdSteps: 2, Latency: 50 * time.Millisecond, Stored: 30, Log: testWriter{t},
+			Settle: time.Millisecond, OneServer: true, Jobs: jobs}
+	}
+	t.Run("process,replay", func(t *testing.T) {
+		t.Parallel()
+		c := config("process,replay")
+		c.OneServer = false // no server jobs
+		checkTable(t, c, []string{
+			"start-up, one model call: wall (s)", "start-up, one model call: CPU (s)", "start-up, one model call: peak RSS (MB)",
+			"2 think steps: wall (s)", "2 think steps: CPU (s)", "2 think steps: peak RSS (MB)",
+			"2 terminal steps: wall (s)", "2 terminal steps: CPU (s)", "2 terminal steps: peak RSS (MB)",
+			"full replay of the stored conversation (ms)", "resume of it to the first model request (ms)",
+		})
+	})
+	t.Run("server,crowd,startup", func(t *testing.T) {
+		t.Parallel()
+		want := []string{"server: create 2 conversations (ms)", "server: idle RSS (MB)", "server: RSS per idle conversation (MB)"}
+		crowd := "server: 3 conversations running at once, 2 steps each, model latency 50ms: "
+		for _, r := range []string{"wall (s)", "steps per second", "agent's time per step p50 (ms)", "agent's time per step p99 (ms)", "peak RSS (MB)", "RSS per running conversation (MB)"} {
+			want = append(want, crowd+r)
+		}
+		for _, r := range []string{"to /health (ms)", "to the first page of 100 listed (ms)", "each of the first pages of 100 (ms)", "RSS (MB)"} {
+			want = append(want, "server: start-up over 30 stored conversations: "+r)
+		}
+		checkTable(t, config("server,crowd,startup"), want)
+	})
+}
+
+// checkTable runs the comparison c and checks that its table has the
+// rows want, and only those, each with a positive figure on each side and
+// a ratio.
+func checkTable(t *testing.T, c *config, want []string) {
+	c.Log = testWriter{t}
 	tab, err := compare(t.Context(), c)
 	if err != nil {
 		t.Fatal(err)
@@ -51,20 +86,6 @@ func TestCompareSmall(t *testing.T) {
 	tab.write(&b)
 	t.Logf("\n%s", b.String())
 
-	want := []string{
-		"start-up, one model call: wall (s)", "start-up, one model call: CPU (s)", "start-up, one model call: peak RSS (MB)",
-		"2 think steps: wall (s)", "2 think steps: CPU (s)", "2 think steps: peak RSS (MB)",
-		"2 terminal steps: wall (s)", "2 terminal steps: CPU (s)", "2 terminal steps: peak RSS (MB)",
-		"full replay of the stored conversation (ms)", "resume of it to the first model request (ms)",
-		"server: create 2 conversations (ms)", "server: idle RSS (MB)", "server: RSS per idle conversation (MB)",
-	}
-	crowd := "server: 3 conversations running at once, 2 steps each, model latency 50ms: "
-	for _, r := range []string{"wall (s)", "steps per second", "agent's time per step p50 (ms)", "agent's time per step p99 (ms)", "peak RSS (MB)", "RSS per running conversation (MB)"} {
-		want = append(want, crowd+r)
-	}
-	for _, r := range []string{"to /health (ms)", "to the first page of 100 listed (ms)", "each of the first pages of 100 (ms)", "RSS (MB)"} {
-		want = append(want, "server: start-up over 30 stored conversations: "+r)
-	}
 	rows := tableRows(b.String())
 	for _, row := range want {
 		cells, ok := rows[row]
