@@ -193,7 +193,7 @@ func (d *Decoder) strIn(strs *Strings) (string, error) {
 			return strs.Copy(seg), nil
 		}
 	}
-	return d.strEscaped(start, i, high)
+	return d.strEscaped(start, i, high, strs)
 }
 
 // scanPlain returns the position of the first byte at or after i that is
@@ -229,12 +229,12 @@ func (d *Decoder) scanPlain(i int) (int, uint64) {
 // It decodes in one pass into a pooled buffer and copies the result out:
 // a copy is cheaper than scanning the text twice (once for its length),
 // and the copy is not zeroed first as a make would be.
-func (d *Decoder) strEscaped(start, i int, high uint64) (string, error) {
+func (d *Decoder) strEscaped(start, i int, high uint64, strs *Strings) (string, error) {
 	bp := strScratch.Get().(*[]byte)
 	buf, err := d.unescape(append((*bp)[:0], d.Data[start:i]...), i, high)
 	var s string
 	if err == nil {
-		s = string(buf)
+		s = strs.Copy(buf)
 	}
 	if cap(buf) <= maxStrScratch {
 		*bp = buf

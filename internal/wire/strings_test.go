@@ -38,10 +38,11 @@ func TestStrings(t *testing.T) {
 }
 
 // TestDecoderStrings checks that a Decoder with Strings returns its
-// strings from them, escaped ones included.
+// strings from them, escaped ones included (copied out of the scratch
+// buffer the next escaped string reuses).
 func TestDecoderStrings(t *testing.T) {
 	var s Strings
-	in := []byte(`["plain","esc\"aped","é"]`)
+	in := []byte(`["plain","esc\"aped","é","\u00e9t\u00e9"]`)
 	d := &Decoder{Data: in, Strings: &s}
 	var out []string
 	err := d.Array(func() error {
@@ -53,10 +54,10 @@ func TestDecoderStrings(t *testing.T) {
 		t.Fatal(err)
 	}
 	clear(in)
-	if len(out) != 3 || out[0] != "plain" || out[1] != `esc"aped` || out[2] != "é" {
+	if len(out) != 4 || out[0] != "plain" || out[1] != `esc"aped` || out[2] != "é" || out[3] != "été" {
 		t.Fatalf("got %q", out)
 	}
-	if len(s.block) != len("plain")+len("é") {
-		t.Fatalf("block holds %d bytes, want the two plain strings", len(s.block))
+	if n := len("plain") + len(`esc"aped`) + len("é") + len("été"); len(s.block) != n {
+		t.Fatalf("block holds %d bytes, want %d", len(s.block), n)
 	}
 }
