@@ -27,15 +27,22 @@ const agentToolsScript = `async def main(wf):
     return await wf.reduce_agent(items=found, prompt="SUBTASK #wf merge")
 `
 
+// agentToolsBadScript is the workflow of the badwf scenario: it fails.
+const agentToolsBadScript = `async def main(wf):
+    raise ValueError("boom")
+`
+
 // agentToolsScenario is one tool the agent is driven to call.
 type agentToolsScenario struct {
-	name   string // the subtest, and the mark of its conversation ("#name")
-	tool   string // the tool's name, as offered to the model
-	model  string // the agent's model
-	tools  []any  // the start request's tools
-	call   string // the arguments of the agent's call
-	images bool   // the user's message has agentToolsImage
-	want   string // in the reference's stored events: the tool worked
+	name   string   // the subtest, and the mark of its conversation ("#name")
+	tool   string   // the tool's name, as offered to the model ("": the agent calls none)
+	before bool     // run before the profiles are saved
+	gist   []string // an error observation's text must name these (its words are each one's own)
+	model  string   // the agent's model
+	tools  []any    // the start request's tools
+	call   string   // the arguments of the agent's call
+	images bool     // the user's message has agentToolsImage
+	want   string   // in the reference's stored events: the tool worked
 }
 
 var agentToolsScenarios = []agentToolsScenario{
@@ -54,6 +61,29 @@ var agentToolsScenarios = []agentToolsScenario{
 		tools: []any{map[string]any{"name": "workflow_tool_set"}},
 		call:  mustJSON(map[string]any{"name": "pair", "script": agentToolsScript, "max_concurrency": 2}),
 		want:  `"text":"merged: alpha and beta","type":"text"}],"is_error":false,"kind":"WorkflowObservation","name":"pair","status":"completed"`},
+
+	// Error cases. A model that cannot see, given an image with no vision
+	// profile saved (so no vision tool): the agent says so without a call
+	// to the model and the run finishes.
+	{name: "nosee", model: "openai/gpt-3.5-turbo", tools: []any{}, images: true, before: true,
+		want: "MessageEvent (agent) assistant, naming the model: true"},
+	{name: "nooracle", tool: "ask_oracle", model: "openai/gpt-4o", before: true,
+		tools: []any{map[string]any{"name": "ask_oracle"}},
+		call:  `{"question":"Which sort? #nooracle"}`, gist: []string{"oracle", "profile"},
+		want: `"is_error":true,"kind":"AskOracleObservation"`},
+	// The classifier answers no class, then a class that is not listed.
+	{name: "noclass", tool: "route_task_to_model", model: "openai/gpt-4o",
+		tools: []any{map[string]any{"name": "ClassifyAndSwitchLLMTool", "params": map[string]any{"active_meta_profile": "router"}}},
+		call:  `{}`, gist: []string{"none of them"},
+		want: `"is_error":true,"kind":"ClassifyAndSwitchLLMObservation"`},
+	{name: "wrongclass", tool: "route_task_to_model", model: "openai/gpt-4o",
+		tools: []any{map[string]any{"name": "ClassifyAndSwitchLLMTool", "params": map[string]any{"active_meta_profile": "router"}}},
+		call:  `{}`, gist: []string{"class 7"},
+		want: `"is_error":true,"kind":"ClassifyAndSwitchLLMObservation"`},
+	{name: "badwf", tool: "workflow", model: "openai/gpt-4o",
+		tools: []any{map[string]any{"name": "workflow_tool_set"}},
+		call:  mustJSON(map[string]any{"name": "bad", "script": agentToolsBadScript}), gist: []string{"boom"},
+		want: `"is_error":true,"kind":"WorkflowObservation","name":"bad","status":"error"`},
 }
 
 // TestAgentTools158 runs the same conversation on a reference 1.58.2
@@ -76,6 +106,13 @@ var agentToolsScenarios = []agentToolsScenario{
 // system message's parts; and one known difference, the workflow's
 // sub-agent usage ids (see tools/workflow: 1.58.2 numbers each run's
 // task_00000001 again and so loses costs).
+//
+// Error cases run the same way: before any profile is saved, an image for
+// a model that cannot see (no vision tool: the agent says so, the model is
+// not called, the run finishes) and ask_oracle with no oracle profile;
+// then the classifier answering no class and a class not listed, and a
+// workflow script that raises. An error observation's text is compared by
+// what it names (see errorGist); after it the agent steps on.
 func TestAgentTools158(t *testing.T) {
 	t.Parallel()
 	py := testenv.Reference158Python(t)
@@ -83,6 +120,41 @@ func TestAgentTools158(t *testing.T) {
 	goModel := llmtest.NewResponder(t, agentToolsReply, nil)
 	ref := startReferenceServer(t, py, "OH_PERSISTENCE_DIR="+t.TempDir())
 	gh := startGohandsServer(t)
+	compare := func(t *testing.T, sc agentToolsScenario) {
+		t.Parallel()
+		var refOut, goOut agentToolsRun
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); refOut = runAgentTools(t, ref, refModel, sc) }()
+		go func() { defer wg.Done(); goOut = runAgentTools(t, gh, goModel, sc) }()
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		for _, part := range []struct{ what, ref, gh string }{
+			{"the tool's definition", refOut.tool, goOut.tool},
+			{"the events stored after the user's message", refOut.events, goOut.events},
+			{"the requests to the other model", refOut.side, goOut.side},
+			{"the final state", refOut.final, goOut.final},
+		} {
+			if part.ref != part.gh {
+				t.Errorf("%s differs:\nreference:\n%s\ngohands:\n%s", part.what, part.ref, part.gh)
+			}
+		}
+		// A check of the test: the reference did what the scenario is for.
+		if !strings.Contains(refOut.events, sc.want) {
+			t.Errorf("the reference's events lack %s:\n%s", sc.want, refOut.events)
+		}
+		fmt.Fprintf(testWriter{t}, "reference:\n%s\n%s\n%s\n%s", refOut.tool, refOut.events, refOut.side, refOut.final)
+	}
+	// The scenarios that need no saved profile (nor a vision one) first.
+	t.Run("noprofiles", func(t *testing.T) {
+		for _, sc := range agentToolsScenarios {
+			if sc.before {
+				t.Run(sc.name, func(t *testing.T) { compare(t, sc) })
+			}
+		}
+	})
 	for _, s := range []struct {
 		srv   *server
 		model *llmtest.Server
@@ -90,33 +162,9 @@ func TestAgentTools158(t *testing.T) {
 		saveAgentToolsProfiles(t, s.srv, s.model.URL)
 	}
 	for _, sc := range agentToolsScenarios {
-		t.Run(sc.name, func(t *testing.T) {
-			t.Parallel()
-			var refOut, goOut agentToolsRun
-			var wg sync.WaitGroup
-			wg.Add(2)
-			go func() { defer wg.Done(); refOut = runAgentTools(t, ref, refModel, sc) }()
-			go func() { defer wg.Done(); goOut = runAgentTools(t, gh, goModel, sc) }()
-			wg.Wait()
-			if t.Failed() {
-				return
-			}
-			for _, part := range []struct{ what, ref, gh string }{
-				{"the tool's definition", refOut.tool, goOut.tool},
-				{"the events stored after the user's message", refOut.events, goOut.events},
-				{"the requests to the other model", refOut.side, goOut.side},
-				{"the final state", refOut.final, goOut.final},
-			} {
-				if part.ref != part.gh {
-					t.Errorf("%s differs:\nreference:\n%s\ngohands:\n%s", part.what, part.ref, part.gh)
-				}
-			}
-			// A check of the test: the tool worked on the reference.
-			if !strings.Contains(refOut.events, sc.want) {
-				t.Errorf("the reference's events lack %s:\n%s", sc.want, refOut.events)
-			}
-			fmt.Fprintf(testWriter{t}, "reference:\n%s\n%s\n%s\n%s", refOut.tool, refOut.events, refOut.side, refOut.final)
-		})
+		if !sc.before {
+			t.Run(sc.name, func(t *testing.T) { compare(t, sc) })
+		}
 	}
 }
 
@@ -159,6 +207,10 @@ func agentToolsReply(r llmtest.Request) (llmtest.Reply, error) {
 			return llmtest.Reply{Text: "Red."}, nil
 		case strings.Contains(body, "#route"):
 			return llmtest.Reply{Text: "2"}, nil
+		case strings.Contains(body, "#noclass"):
+			return llmtest.Reply{Text: "none of them"}, nil
+		case strings.Contains(body, "#wrongclass"):
+			return llmtest.Reply{Text: "class 7"}, nil
 		}
 		return llmtest.Reply{Text: "Title"}, nil
 	}
@@ -176,7 +228,7 @@ func agentToolsReply(r llmtest.Request) (llmtest.Reply, error) {
 	}
 	for _, sc := range agentToolsScenarios {
 		if strings.HasPrefix(first, "#"+sc.name+" ") {
-			if toolResults(r) == 0 {
+			if toolResults(r) == 0 && sc.tool != "" {
 				return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: sc.tool, Arguments: sc.call}}}, nil
 			}
 			return finish("done"), nil
@@ -283,7 +335,7 @@ func runAgentTools(t *testing.T, srv *server, model *llmtest.Server, sc agentToo
 			side = append(side, describeSideRequest(t, r))
 		}
 	}
-	if len(steps) == 0 {
+	if len(steps) == 0 && sc.tool != "" {
 		return fail(fmt.Errorf("the agent made no step"))
 	}
 	var models []string
@@ -291,7 +343,7 @@ func runAgentTools(t *testing.T, srv *server, model *llmtest.Server, sc agentToo
 		m, _ := r.Body["model"].(string)
 		models = append(models, m)
 	}
-	for _, tl := range anyList(steps[0].Body["tools"]) {
+	for _, tl := range anyList(firstBody(steps)["tools"]) {
 		fn, _ := tl.(map[string]any)["function"].(map[string]any)
 		if fn["name"] != sc.tool {
 			continue
@@ -318,7 +370,11 @@ func runAgentTools(t *testing.T, srv *server, model *llmtest.Server, sc agentToo
 		}
 		switch kind {
 		case "ActionEvent", "ObservationEvent", "AgentErrorEvent":
-			stored = append(stored, mustJSON(routeText(norm(e))))
+			stored = append(stored, mustJSON(errorGist(routeText(norm(e)), sc.gist)))
+		case "MessageEvent":
+			src, _ := e["source"].(string)
+			m, _ := e["llm_message"].(map[string]any)
+			stored = append(stored, fmt.Sprintf("%s (%s) %v, naming the model: %v", kind, src, m["role"], strings.Contains(contentText(m["content"]), sc.model)))
 		default:
 			src, _ := e["source"].(string)
 			stored = append(stored, kind+" ("+src+")")
@@ -328,13 +384,20 @@ func runAgentTools(t *testing.T, srv *server, model *llmtest.Server, sc agentToo
 	// cannot see gets each image as a text naming its index). The system
 	// message's parts are not compared: gohands always adds the dynamic
 	// context (workspace, date), 1.58.2 only with an agent_context.
-	first := systemParts.ReplaceAllString(describeRequest(t, steps[0]), "system")
-	if sc.images { // in words of each one's own, the image's index and the tool
+	first := "(none)"
+	if len(steps) > 0 {
+		first = systemParts.ReplaceAllString(describeRequest(t, steps[0]), "system")
+	}
+	if sc.images && len(steps) > 0 { // in words of each one's own, the image's index and the tool
 		text := firstUserText(steps[0])
 		first += fmt.Sprintf(", the image named as image_index=0 of %s: %v", sc.tool,
 			strings.Contains(text, "image_index=0") && strings.Contains(text, sc.tool))
 	}
-	out.events = "the agent's first step: " + first + ", tools " + strings.Join(toolNames(steps[0]), " ") +
+	var tools []string
+	if len(steps) > 0 {
+		tools = toolNames(steps[0])
+	}
+	out.events = "the agent's first step: " + first + ", tools " + strings.Join(tools, " ") +
 		"\n" + strings.Join(stored, "\n")
 	slices.Sort(side)
 	out.side = "agent steps on " + strings.Join(models, ", ") + "\n" + strings.Join(side, "\n")
@@ -498,7 +561,7 @@ func agentToolsNormaliser(modelURL, work string) func(map[string]any) any {
 // profile and the model now active.
 func routeText(e any) any {
 	obs, _ := e.(map[string]any)["observation"].(map[string]any)
-	if obs["kind"] != "ClassifyAndSwitchLLMObservation" {
+	if obs["kind"] != "ClassifyAndSwitchLLMObservation" || obs["is_error"] == true { // errors: see errorGist
 		return e
 	}
 	for _, c := range anyList(obs["content"]) {
@@ -511,6 +574,35 @@ func routeText(e any) any {
 			}
 		}
 		c["text"] = "(names " + strings.Join(named, ", ") + ")"
+	}
+	return e
+}
+
+// firstBody is the body of the first of steps, if any.
+func firstBody(steps []llmtest.Request) map[string]any {
+	if len(steps) == 0 {
+		return nil
+	}
+	return steps[0].Body
+}
+
+// errorGist replaces the text of an error observation, each
+// implementation's own words, by which of gist it names.
+func errorGist(e any, gist []string) any {
+	obs, _ := e.(map[string]any)["observation"].(map[string]any)
+	if obs["is_error"] != true || gist == nil {
+		return e
+	}
+	for _, c := range anyList(obs["content"]) {
+		c, _ := c.(map[string]any)
+		text, _ := c["text"].(string)
+		var named []string
+		for _, g := range gist {
+			if strings.Contains(strings.ToLower(text), g) {
+				named = append(named, strconv.Quote(g))
+			}
+		}
+		c["text"] = "(an error naming " + strings.Join(named, ", ") + ")"
 	}
 	return e
 }
