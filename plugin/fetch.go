@@ -56,6 +56,11 @@ type FetchOptions struct {
 	// Timeout bounds each git command (DefaultFetchTimeout, or
 	// $GOHANDS_FETCH_TIMEOUT, when 0).
 	Timeout time.Duration
+	// Stale, when set, lets a git source whose remote cannot be reached
+	// use the commit its ref resolved to at the last successful fetch, if
+	// that copy is cached: Fetch returns it and calls Stale with the
+	// error. Without it an unreachable remote is an error.
+	Stale func(err error)
 }
 
 // DefaultFetchTimeout bounds one git command of Fetch.
@@ -151,10 +156,18 @@ func Fetch(ctx context.Context, src Source, opts *FetchOptions) (dir, commit str
 			return d, strings.ToLower(ref), err
 		}
 	} else if sha, err := lsRemote(ctx, o.Timeout, loc, ref); err != nil {
-		return "", "", err
+		last := lastResolved(base, ref)
+		pinned := filepath.Join(base, "resolved-refs", last)
+		if _, statErr := os.Stat(pinned); o.Stale == nil || last == "" || statErr != nil {
+			return "", "", err
+		}
+		o.Stale(err)
+		d, err := subdir(pinned, repoPath, "plugin repository "+shown)
+		return d, last, err
 	} else if sha != "" {
 		pinned := filepath.Join(base, "resolved-refs", sha)
 		if _, err := os.Stat(pinned); err == nil {
+			rememberResolved(base, ref, sha)
 			d, err := subdir(pinned, repoPath, "plugin repository "+shown)
 			return d, sha, err
 		}
@@ -198,8 +211,43 @@ func Fetch(ctx context.Context, src Source, opts *FetchOptions) (dir, commit str
 		}
 		// Another fetch put the same commit in place first.
 	}
+	if !fullSHA.MatchString(ref) {
+		rememberResolved(base, ref, sha)
+	}
 	d, err := subdir(pinned, repoPath, "plugin repository "+shown)
 	return d, sha, err
+}
+
+// resolvedFile is where the commit a ref (HEAD when empty) of a cached
+// repository last resolved to is kept, under its cache directory base.
+func resolvedFile(base, ref string) string {
+	if ref == "" {
+		ref = "HEAD"
+	}
+	sum := sha256.Sum256([]byte(ref))
+	return filepath.Join(base, "last-resolved", hex.EncodeToString(sum[:])[:16])
+}
+
+// rememberResolved records that ref resolved to sha; a failure only loses
+// the fallback of FetchOptions.Stale.
+func rememberResolved(base, ref, sha string) {
+	p := resolvedFile(base, ref)
+	if os.MkdirAll(filepath.Dir(p), 0o755) != nil {
+		return
+	}
+	tmp := fmt.Sprintf("%s.%d", p, os.Getpid())
+	if err := os.WriteFile(tmp, []byte(sha+"\n"), 0o644); err != nil || os.Rename(tmp, p) != nil {
+		os.Remove(tmp)
+	}
+}
+
+// lastResolved is the commit rememberResolved recorded for ref, or "".
+func lastResolved(base, ref string) string {
+	data, err := os.ReadFile(resolvedFile(base, ref))
+	if sha := strings.TrimSpace(string(data)); err == nil && fullSHA.MatchString(sha) {
+		return strings.ToLower(sha)
+	}
+	return ""
 }
 
 type sourceKind int

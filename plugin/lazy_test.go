@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -115,5 +119,44 @@ func TestResolveRefAllUnreachable(t *testing.T) {
 	}
 	if strings.Contains(msg, "hunter2") {
 		t.Errorf("password in %q", msg)
+	}
+}
+
+// A marketplace whose remote is gone loads from the copy the last fetch
+// left in the cache, with a warning naming it; Fetch without Stale still
+// fails.
+func TestLoadRegisteredUsesLastCopy(t *testing.T) {
+	testenv.Program(t, "git")
+	repo := filepath.Join(t.TempDir(), "market")
+	write(t, repo, map[string]string{"skills/greet/SKILL.md": "---\ndescription: greets\n---\nGreet."})
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "m"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	opts := &FetchOptions{CacheDir: t.TempDir(), Timeout: time.Minute}
+	regs := []Registration{{Name: "company", Source: "file://" + repo, AutoLoad: json.RawMessage(`true`)}}
+	load := func() ([]string, []skill.Warning) {
+		set, warns := LoadRegistered(context.Background(), regs, opts)
+		var names []string
+		for _, s := range set.Skills {
+			names = append(names, s.Name)
+		}
+		return names, warns
+	}
+	if names, warns := load(); !slices.Equal(names, []string{"greet"}) || len(warns) != 0 {
+		t.Fatalf("first load: %v %v", names, warns)
+	}
+	if err := os.RemoveAll(repo); err != nil {
+		t.Fatal(err)
+	}
+	names, warns := load()
+	if !slices.Equal(names, []string{"greet"}) || len(warns) != 1 || !strings.Contains(warns[0].Err.Error(), "using the copy fetched before") || !strings.Contains(warns[0].Err.Error(), repo) {
+		t.Errorf("remote gone: %v %v", names, warns)
+	}
+	if _, _, err := Fetch(context.Background(), Source{Source: "file://" + repo}, &FetchOptions{CacheDir: opts.CacheDir}); err == nil {
+		t.Error("Fetch without Stale used the old copy")
 	}
 }

@@ -234,7 +234,10 @@ func (r *Registration) Fetch(ctx context.Context, opts *FetchOptions) (*Marketpl
 // LoadRegistered loads what the registrations auto-load: the standalone
 // skills first, then the plugins (which win on a name clash). A
 // marketplace, plugin or skill that cannot be loaded is left out and
-// reported, as the reference does. A registration that auto-loads nothing
+// reported, as the reference does; one whose remote cannot be reached is
+// loaded from the copy fetched last time if there is one, with a warning
+// (FetchOptions.Stale), as the reference falls back to its cached clone.
+// A registration that auto-loads nothing
 // is not fetched at all (as in 1.58.2, which fetches only the auto_load
 // registrations at a start): it costs a conversation's start nothing, and
 // is fetched when load_plugin or a skill listing asks for it.
@@ -243,10 +246,18 @@ func LoadRegistered(ctx context.Context, regs []Registration, opts *FetchOptions
 	var warns []skill.Warning
 	var skills []skill.Skill
 	var plugins []*Plugin
+	var o FetchOptions
+	if opts != nil {
+		o = *opts
+	}
+	opts = &o
 	for i := range regs {
 		r := &regs[i]
 		if !r.AutoLoadsAny() {
 			continue
+		}
+		o.Stale = func(err error) {
+			warns = append(warns, skill.Warning{Path: Redact(r.Source), Err: fmt.Errorf("marketplace %s: using the copy fetched before: %w", r.Name, err)})
 		}
 		m, err := r.Fetch(ctx, opts)
 		if err != nil {

@@ -5,6 +5,17 @@
 // plugin.json that names its $schema). Fetch brings a plugin from a git
 // repository or a local path; Merge adds plugins to an agent's skills, MCP
 // servers and hooks.
+//
+// Registered marketplaces (LoadRegistered) are fetched at a conversation's
+// start only when they auto-load something, as in 1.58.2; the others are
+// fetched when load_plugin asks for one of their plugins. Like 1.58.2,
+// which runs git fetch on its cached clone at every start, a start asks
+// the remote again (one git ls-remote) so a moved branch is seen; unlike
+// it, an unchanged commit is not fetched again (each commit has its own
+// cached copy), and a remote that cannot be reached falls back to the
+// commit the last fetch resolved to, as 1.58.2 falls back to its clone.
+// A hanging remote still costs its fetch timeout at each start that
+// auto-loads it.
 package plugin
 
 import (
