@@ -66,6 +66,7 @@ type State struct {
 	mu        fifoMutex
 	fields    atomic.Pointer[Fields]
 	saved     []member // members as last written, under mu
+	enc       slotCache // under mu
 	headDirty bool     // HEAD moved since the base state was written; under mu
 	// deferBase holds back writing the base state of a conversation being
 	// created until its first message is stored (finishCreate); under mu.
@@ -131,7 +132,7 @@ func create(ctx context.Context, store Store, f *Fields, opts *Options, deferBas
 		}
 	}
 	if deferBase {
-		ms, err := encodeMembers(f, nil)
+		ms, err := s.enc.encode(f, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -173,7 +174,7 @@ func Open(ctx context.Context, store Store, opts *Options) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ms, err := encodeMembers(f, nil); err == nil {
+	if ms, err := s.enc.encode(f, nil); err == nil {
 		s.saved = ms
 	}
 	if f.LeafEventID != "" {
@@ -370,7 +371,7 @@ func (s *State) setStatusUnsaved(st ExecutionStatus) {
 		return
 	}
 	f.ExecutionStatus = st
-	if ms, err := encodeMembers(&f, nil); err == nil {
+	if ms, err := s.enc.encode(&f, nil); err == nil {
 		s.saved = ms
 	}
 	s.headDirty = true
@@ -399,7 +400,7 @@ func (s *State) commit(tx *Tx) ([]notice, error) {
 		s.fields.Store(&cur)
 		return notes, err
 	}
-	ms, err := encodeMembers(tx.f, nil)
+	ms, err := s.enc.encode(tx.f, nil)
 	if err != nil {
 		return notes, err
 	}
@@ -469,7 +470,7 @@ func (s *State) recordChange(f *Fields, m member) (notice, error) {
 
 // save writes f as the base state.
 func (s *State) save(f *Fields) error {
-	ms, err := encodeMembers(f, nil)
+	ms, err := s.enc.encode(f, nil)
 	if err != nil {
 		return err
 	}
@@ -485,7 +486,7 @@ func (s *State) save(f *Fields) error {
 func (s *State) write(f *Fields, ms []member) error {
 	if s.cipher != nil {
 		var err error
-		if ms, err = encodeMembers(f, s.cipher); err != nil {
+		if ms, err = s.enc.encode(f, s.cipher); err != nil {
 			return err
 		}
 	}
