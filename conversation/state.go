@@ -65,9 +65,9 @@ type State struct {
 
 	mu        fifoMutex
 	fields    atomic.Pointer[Fields]
-	saved     []member // members as last written, under mu
+	saved     []member  // members as last written, under mu
 	enc       slotCache // under mu
-	headDirty bool     // HEAD moved since the base state was written; under mu
+	headDirty bool      // HEAD moved since the base state was written; under mu
 	// deferBase holds back writing the base state of a conversation being
 	// created until its first message is stored (finishCreate); under mu.
 	deferBase bool
