@@ -54,6 +54,14 @@ type Options struct {
 	// (the names it is reached by on a network). A name not listed is
 	// refused, which defeats DNS rebinding (see sameOrigin).
 	AllowedHosts []string
+	// InternalURL is the base URL this server's start_child_conversation
+	// tool reaches it at. "" is $OH_INTERNAL_SERVER_URL when set (gohands
+	// serve sets it to its listener), else the address of the listener
+	// the server's first request came on. It is handed over to the tool
+	// process-wide (childconversation.UseServer, with the first session
+	// key) until Close. Secrets given as relative URLs still resolve
+	// against $OH_INTERNAL_SERVER_URL.
+	InternalURL string
 	// SecretKey encrypts secrets at rest (base_state.json, meta.json); by
 	// default the first session key, as in the reference. Without any,
 	// secrets are redacted on disk and lost on restart.
@@ -242,6 +250,9 @@ type Server struct {
 	bash  *bashService
 	hooks []*webhook
 
+	// internal hands the server over to start_child_conversation.
+	internal internalURL
+
 	stop     chan struct{}
 	janitor  sync.WaitGroup
 	closeErr error
@@ -328,12 +339,16 @@ func New(opts *Options) (*Server, error) {
 		s.janitor.Add(1)
 		go s.sweepLoop()
 	}
+	if o.InternalURL != "" {
+		s.internal.use(s, o.InternalURL)
+	}
 	return s, nil
 }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.active.Store(time.Now().UnixNano())
+	s.internal.learn(s, r)
 	answered, trusted := s.cors(w, r)
 	if answered {
 		return
@@ -368,6 +383,7 @@ func (s *Server) Close(ctx context.Context) error {
 		return s.closeErr
 	}
 	s.closed = true
+	defer s.internal.release()
 	s.closing.Store(true)
 	close(s.stop)
 	s.janitor.Wait()

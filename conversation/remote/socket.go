@@ -261,7 +261,13 @@ func (c *Conversation) handle(data []byte) {
 	switch e := e.(type) {
 	case *event.ConversationStateUpdateEvent:
 		if e.Key == "full_state" {
-			c.applySnapshot(e.Value)
+			if c.applySnapshot(e.Value) {
+				// A status the log did not bring (a client that attached
+				// or reconnected late, a server that set it without a
+				// logged update): subscribers hear of it too, as the
+				// reference's callbacks get every snapshot.
+				c.events.Publish(e)
+			}
 			return
 		}
 	case *event.StreamingDeltaEvent:
@@ -325,8 +331,9 @@ func applyField(f *conversation.Fields, key string, value any, status *conversat
 	}
 }
 
-// applySnapshot mirrors a full_state snapshot.
-func (c *Conversation) applySnapshot(value any) {
+// applySnapshot mirrors a full_state snapshot; true when it changed the
+// mirrored execution status.
+func (c *Conversation) applySnapshot(value any) (changed bool) {
 	var m map[string]json.RawMessage
 	b, err := json.Marshal(value)
 	if err == nil {
@@ -334,10 +341,12 @@ func (c *Conversation) applySnapshot(value any) {
 	}
 	if err != nil {
 		c.log.Warn("agent server sent a state snapshot that is not an object", "err", err)
-		return
+		return false
 	}
 	var status conversation.ExecutionStatus
 	err = c.state.Update(func(f *conversation.Fields) error {
+		before := f.ExecutionStatus
+		defer func() { changed = f.ExecutionStatus != before }()
 		for _, k := range []string{"execution_status", "stats", "max_iterations"} {
 			if v, ok := m[k]; ok {
 				applyField(f, k, v, &status)
@@ -351,6 +360,7 @@ func (c *Conversation) applySnapshot(value any) {
 	if status != "" {
 		c.observe(status, true)
 	}
+	return changed
 }
 
 // observe records a status heard from the server and wakes Run.

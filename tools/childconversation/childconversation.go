@@ -4,7 +4,9 @@
 //
 // The tool asks the server's child-launch route (POST
 // /api/conversations/{id}/children, as in the reference 1.58.2) at the
-// spec's launch_url param, or else at $OH_INTERNAL_SERVER_URL, with the
+// spec's launch_url param, or else on the server an embedding program
+// handed over (UseServer: its URL and key), or else at
+// $OH_INTERNAL_SERVER_URL, with the
 // server's own session key: the one handed over with UseSessionKey, or else
 // $OH_SESSION_API_KEYS_0 or $SESSION_API_KEY (gohands serve sets
 // $OH_INTERNAL_SERVER_URL to its own address when the deployer did not,
@@ -107,6 +109,32 @@ func UseSessionKey(key string) {
 	sessionKey.Store(&key)
 }
 
+// handedOver is the server UseServer handed over, or nil.
+var handedOver atomic.Pointer[server]
+
+type server struct{ base, key string }
+
+// UseServer makes the tool start children on the server at base (its
+// base URL) with its session key ("": none) instead of the one at
+// $OH_INTERNAL_SERVER_URL: an embedded server (server.Options.InternalURL,
+// or the listener its first request came on) hands itself over. The
+// server is the process's, as the variable is; release takes it back
+// unless another was handed over since.
+func UseServer(base, key string) (release func()) {
+	p := &server{base: base, key: key}
+	handedOver.Store(p)
+	return func() { handedOver.CompareAndSwap(p, nil) }
+}
+
+// target is the base URL and key of the server a launch goes to; base is
+// "" when there is none.
+func target() (base, key string) {
+	if p := handedOver.Load(); p != nil {
+		return p.base, p.key
+	}
+	return os.Getenv(secret.InternalServerURLEnv), launchKey()
+}
+
 // launchKey is the session key a launch sends, "" for none.
 func launchKey() string {
 	if k := sessionKey.Load(); k != nil {
@@ -154,12 +182,13 @@ func launch(ctx context.Context, o *Options, a *Action) *Observation {
 	if isolation != "worktree" && isolation != "shared" {
 		return fail("isolation must be worktree or shared, not %q", isolation)
 	}
-	url := o.LaunchURL
+	url, key := o.LaunchURL, launchKey()
 	if url == "" && o.ParentID == "" {
 		return fail("Child conversation launch failed: this conversation has no id to start children of")
 	}
 	if url == "" {
-		base := os.Getenv(secret.InternalServerURLEnv)
+		var base string
+		base, key = target()
 		if base == "" {
 			return fail("Child conversation launch failed: this conversation is not run by an agent server, so there is nowhere to start a child; " +
 				"children need gohands serve (gohands run --server URL) or the launch_url param")
@@ -179,8 +208,8 @@ func launch(ctx context.Context, o *Options, a *Action) *Observation {
 		return fail("Child conversation launch failed: %v", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if k := launchKey(); k != "" {
-		req.Header.Set("X-Session-API-Key", k)
+	if key != "" {
+		req.Header.Set("X-Session-API-Key", key)
 	}
 	resp, err := o.Client.Do(req)
 	if err != nil {
