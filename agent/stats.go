@@ -14,6 +14,14 @@ import (
 // that a process killed at any point loses no cost of a reply it acted
 // on; the reference's agent server likewise records the stats after each
 // response.
+//
+// It is the State's ordinary base-state write, with what every such write
+// guarantees: with filestore, base_state.json is replaced by a rename, so
+// when saveStats returns the cost survives a killed process (the kernel
+// keeps the written pages), and a power cut only with
+// filestore.Options.Durable, which fsyncs the file and its directory. Its
+// cost is mostly that write: the State re-encodes only the members whose
+// value changed (the agent's encoding is cached, conversation/encache.go).
 func (r *runner) saveStats() error {
 	var ls []*llm.LLM
 	if l, ok := r.model.(*llm.LLM); ok {
