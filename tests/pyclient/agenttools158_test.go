@@ -428,19 +428,20 @@ func runAgentTools(t *testing.T, srv *server, model *llmtest.Server, sc agentToo
 // scenario's data it must carry (texts of other words are left out).
 func describeSideRequest(t *testing.T, r llmtest.Request) string {
 	t.Helper()
-	s := describeRequest(t, r)
+	var s strings.Builder
+	s.WriteString(describeRequest(t, r))
 	raw := ""
 	for _, m := range anyList(r.Body["messages"]) {
 		m, _ := m.(map[string]any)
 		raw += fmt.Sprint(m["role"]) + ": " + contentText(m["content"]) + "\n"
 	}
 	for _, want := range sideData.FindAllString(raw, -1) {
-		s += "; has " + strconv.Quote(want)
+		s.WriteString("; has " + strconv.Quote(want))
 	}
 	if _, tools := r.Body["tools"]; tools { // a sub-agent: its tools, its task as given
-		s += fmt.Sprintf("; tools %v; task %q", toolNames(r), firstUserText(r))
+		s.WriteString(fmt.Sprintf("; tools %v; task %q", toolNames(r), firstUserText(r)))
 	}
-	return s
+	return s.String()
 }
 
 // toolNames are the names of the tools a request offers, sorted.

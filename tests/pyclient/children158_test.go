@@ -274,17 +274,18 @@ func compareChild(t *testing.T, ref, gh childRun) {
 func brief(evs []map[string]any) string {
 	var out []string
 	for _, e := range evs {
-		line := fmt.Sprint(e["kind"], " ", e["source"])
+		var line strings.Builder
+		line.WriteString(fmt.Sprint(e["kind"], " ", e["source"]))
 		if n, ok := e["tool_name"]; ok {
-			line += fmt.Sprint(" ", n)
+			line.WriteString(fmt.Sprint(" ", n))
 		}
 		for _, k := range []string{"observation", "error", "llm_message"} {
 			if v, ok := e[k]; ok {
 				b, _ := json.Marshal(v)
-				line += fmt.Sprintf(" %.600s", b)
+				line.WriteString(fmt.Sprintf(" %.600s", b))
 			}
 		}
-		out = append(out, line)
+		out = append(out, line.String())
 	}
 	return strings.Join(out, "\n")
 }

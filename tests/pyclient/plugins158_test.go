@@ -183,17 +183,17 @@ type pluginRun struct {
 func skillsShown(user string) []string {
 	var out []string
 	for _, block := range strings.Split(user, "<EXTRA_INFO>")[1:] {
-		body := ""
+		var body strings.Builder
 		for _, b := range []string{"ALPHA-SKILL-BODY", "BETA-SKILL-BODY", "GAMMA-SKILL-BODY"} {
 			if strings.Contains(block, b) {
-				body += b
+				body.WriteString(b)
 			}
 		}
 		file := ""
 		if i := strings.Index(block, "/skills/"); i >= 0 {
 			file, _, _ = strings.Cut(block[i:], "SKILL.md")
 		}
-		out = append(out, body+" "+file)
+		out = append(out, body.String()+" "+file)
 	}
 	return out
 }
