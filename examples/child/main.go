@@ -8,8 +8,9 @@
 //
 // SESSION_API_KEY is the server's session key, if it has one; WORKSPACE
 // is the directory the agents work in (default: a new temporary one).
-// The tool works on a server only: it asks the server it runs in, which
-// gohands serve tells it ($OH_INTERNAL_SERVER_URL), to start the child.
+// The tool works on a server only: it asks the server it runs in to start
+// the child (gohands serve tells it where with $OH_INTERNAL_SERVER_URL; a
+// server.New in a program, from Options.InternalURL or its listener).
 package main
 
 import (
@@ -20,7 +21,6 @@ import (
 	"log"
 	"os"
 
-	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/conversation/remote"
 	"github.com/gohands/gohands/conversation/visualizer"
 	"github.com/gohands/gohands/event"
@@ -72,18 +72,7 @@ func run(ctx context.Context, cfg config) error {
 	})
 	ws := &workspace.Remote{Host: cfg.Server, APIKey: cfg.Key, WorkingDir: cfg.Dir}
 
-	// The launch's observation names the child; OnEvent sees it as the
-	// parent's events arrive.
-	var children []string
-	show := visualizer.New(cfg.Out, nil).OnEvent
-	parent, err := remote.New(ctx, agent, ws, &remote.Options{OnEvent: func(e event.Event) {
-		show(e)
-		if oe, ok := e.(*event.ObservationEvent); ok {
-			if o, ok := oe.Observation.(*childconversation.Observation); ok && !o.IsError {
-				children = append(children, o.ConversationID)
-			}
-		}
-	}})
+	parent, err := remote.New(ctx, agent, ws, &remote.Options{OnEvent: visualizer.New(cfg.Out, nil).OnEvent})
 	if err != nil {
 		return err
 	}
@@ -95,16 +84,21 @@ func run(ctx context.Context, cfg config) error {
 	if err := parent.Run(ctx); err != nil {
 		return err
 	}
+	children, err := parent.Children(ctx)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(cfg.Out, "\nparent %s: %s, children %v\n", parent.ID(), parent.Status(), children)
 
-	// The child runs on the server on its own; attach to it and wait for
-	// its run to end.
+	// Each child runs on the server on its own: attach to it and wait
+	// for that run to end. (parent.StartChild starts one from the
+	// program.)
 	for _, id := range children {
 		child, err := remote.Attach(ctx, ws, id, nil)
 		if err != nil {
 			return err
 		}
-		st, err := waitDone(ctx, child)
+		st, err := child.Wait(ctx)
 		child.Close()
 		if err != nil {
 			return err
@@ -112,28 +106,4 @@ func run(ctx context.Context, cfg config) error {
 		fmt.Fprintf(cfg.Out, "child %s: %s\n", id, st)
 	}
 	return nil
-}
-
-// waitDone waits until the server's run of conv has ended and returns its
-// status. Run would start another run of a conversation already done, so
-// the client watches the status its events bring.
-func waitDone(ctx context.Context, conv *remote.Conversation) (conversation.ExecutionStatus, error) {
-	changed := make(chan struct{}, 1)
-	unsubscribe := conv.Subscribe(func(event.Event) {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	})
-	defer unsubscribe()
-	for {
-		if st := conv.Status(); st.IsTerminal() {
-			return st, nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-	}
 }

@@ -55,10 +55,8 @@ func TestRun(t *testing.T) {
 		as.Close(ctx)
 		hs.Close()
 	}()
-	// gohands serve tells its tools where it is; a server in a test
-	// process does not know its address.
-	t.Setenv("OH_INTERNAL_SERVER_URL", hs.URL)
-	t.Setenv("OH_SESSION_API_KEYS_0", "k")
+	// The server hands its listener and key over to the tool itself
+	// (server.Options.InternalURL's default): no environment to set.
 
 	cfg := llm.DefaultConfig("openai/gpt-4o")
 	cfg.BaseURL = model.URL + "/v1"
