@@ -19,8 +19,9 @@ import (
 // plugin.Ambient), as the reference loads them into every conversation:
 // their skills replace the agent's skills of the same name, their MCP
 // servers those of the same name. Their hooks are returned, to run after
-// the conversation's own. The stored agent is not changed: a resumed
-// conversation finds the plugins on disk again.
+// the conversation's own. Start hands the merged agent to the conversation
+// to store (conversation.Started.Agent); a resumed conversation merges the
+// plugins on disk in again, replacing its stored copies by name.
 func (a *Agent) withPlugins(sess *conversation.Session) (*Agent, *plugin.Set) {
 	home, _ := os.UserHomeDir()
 	set := a.registeredMarketplaces(sess, home)

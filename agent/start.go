@@ -31,13 +31,19 @@ import (
 // Start implements conversation.Agent: it resolves the tools, makes the
 // LLM and, unless the log already has one, emits the SystemPromptEvent.
 // Its runner condenses on request when its condenser acts on
-// CondensationRequests.
+// CondensationRequests. When ambient plugins or registered marketplaces
+// add to the agent, the agent with them is returned for the conversation
+// to store (Started.Agent).
 func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversation.Started, error) {
 	r, err := a.start(ctx, sess)
 	if err != nil {
 		return conversation.Started{}, err
 	}
-	return conversation.Started{Runner: r, CondensesOnRequest: r.condRequests}, nil
+	s := conversation.Started{Runner: r, CondensesOnRequest: r.condRequests}
+	if r.a != a { // withPlugins merged something in
+		s.Agent = r.a
+	}
+	return s, nil
 }
 
 func (a *Agent) start(ctx context.Context, sess *conversation.Session) (*runner, error) {

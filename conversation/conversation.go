@@ -153,6 +153,12 @@ type Started struct {
 	// handles_condensation_requests); Condense fails with
 	// ErrCannotCondense without it.
 	CondensesOnRequest bool
+	// Agent, when set, is the agent with what it loaded at its start
+	// (the ambient plugins, the registered marketplaces' skills) merged
+	// in. The conversation stores it as its agent, as the reference does
+	// on the first run, so that its state lists their skills and MCP
+	// servers.
+	Agent Agent
 }
 
 // Runner is an Agent bound to one conversation.

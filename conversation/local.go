@@ -457,6 +457,13 @@ func (c *LocalConversation) startAgent(ctx context.Context) (Started, error) {
 	if s.Runner == nil {
 		return Started{}, fmt.Errorf("conversation: start agent: %T started no runner", c.agent)
 	}
+	if s.Agent != nil {
+		if err := c.state.Update(func(f *Fields) error { f.Agent = s.Agent; return nil }); err != nil {
+			_ = s.Runner.Close()
+			return Started{}, fmt.Errorf("conversation: start agent: %w", err)
+		}
+		c.agent = s.Agent
+	}
 	c.started = &s
 	return s, nil
 }
