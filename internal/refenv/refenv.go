@@ -15,6 +15,7 @@ package refenv
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 )
 
 // Quiet is what every reference program gets: no telemetry, no banner,
@@ -33,15 +34,20 @@ func Env(home string, extra ...string) []string {
 	return append(env, extra...)
 }
 
-// Cleanup ends the tmux server that reference programs run with Env(home)
+// Cleanup ends every tmux server that reference programs run with Env(home)
 // started, with every session in it. It is a no-op when there is none.
 func Cleanup(home string) {
 	tmux, err := exec.LookPath("tmux")
 	if err != nil {
 		return
 	}
-	// The reference names its tmux socket "openhands" (tmux -L openhands).
-	cmd := exec.Command(tmux, "-L", "openhands", "kill-server")
-	cmd.Env = append(os.Environ(), "TMUX_TMPDIR="+home)
-	_ = cmd.Run() // no server: nothing to end
+	// 1.43.1 names its socket "openhands"; 1.58.2 names one per terminal,
+	// "openhands-<hex>". Under a private TMUX_TMPDIR every socket there is
+	// the reference's, so each is ended whatever its name.
+	socks, _ := filepath.Glob(filepath.Join(home, "tmux-*", "*"))
+	for _, sock := range socks {
+		cmd := exec.Command(tmux, "-S", sock, "kill-server")
+		cmd.Env = append(os.Environ(), "TMUX_TMPDIR="+home)
+		_ = cmd.Run() // a stale socket: nothing to end
+	}
 }

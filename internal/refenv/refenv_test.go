@@ -36,29 +36,35 @@ func TestEnvIgnoresCallersRC(t *testing.T) {
 	}
 }
 
-// TestCleanupEndsTmuxServer: the tmux server a reference program starts
-// on its socket under Env(home) is gone after Cleanup(home), and a server
-// under another home is untouched.
+// TestCleanupEndsTmuxServer: the tmux servers a reference program starts
+// under Env(home), on 1.43.1's socket name and on 1.58.2's per-terminal
+// ones, are gone after Cleanup(home), and a server under another home is
+// untouched.
 func TestCleanupEndsTmuxServer(t *testing.T) {
 	tmux := testenv.Program(t, "tmux")
-	run := func(home string, args ...string) error {
-		cmd := exec.Command(tmux, append([]string{"-L", "openhands", "-f", "/dev/null"}, args...)...)
+	run := func(home, sock string, args ...string) error {
+		cmd := exec.Command(tmux, append([]string{"-L", sock, "-f", "/dev/null"}, args...)...)
 		cmd.Env = Env(home)
 		return cmd.Run()
 	}
+	socks := []string{"openhands", "openhands-99ff07c2d1f6430d", "openhands-68eb110266d4420b"}
 	a, b := t.TempDir(), t.TempDir()
 	for _, home := range []string{a, b} {
-		if err := run(home, "new-session", "-d", "-s", "s", "sleep 600"); err != nil {
-			t.Fatalf("tmux new-session: %v", err)
+		for _, sock := range socks {
+			if err := run(home, sock, "new-session", "-d", "-s", "s", "sleep 600"); err != nil {
+				t.Fatalf("tmux -L %s new-session: %v", sock, err)
+			}
 		}
 	}
 	t.Cleanup(func() { Cleanup(b) })
 	Cleanup(a)
-	if run(a, "has-session", "-t", "s") == nil {
-		t.Error("the session under the cleaned home is still there")
-	}
-	if err := run(b, "has-session", "-t", "s"); err != nil {
-		t.Errorf("the session under the other home is gone: %v", err)
+	for _, sock := range socks {
+		if run(a, sock, "has-session", "-t", "s") == nil {
+			t.Errorf("the session on %s under the cleaned home is still there", sock)
+		}
+		if err := run(b, sock, "has-session", "-t", "s"); err != nil {
+			t.Errorf("the session on %s under the other home is gone: %v", sock, err)
+		}
 	}
 	Cleanup(a) // no server: no error, no hang
 }
