@@ -27,8 +27,7 @@ import (
 //     after the first run, the stored agent has the same skills of the
 //     start's plugins (names and contents), the same MCP servers and the
 //     same plugins record; the installed plugin's skill is named in the
-//     system message on both (1.58.2 also stores it in the agent, gohands
-//     does not: logged, not compared, left to plugunify7's merge);
+//     system message and stored in the agent on both;
 //     the first model request offers the same tools and brings the same
 //     triggered skills into the user message (their file's place and
 //     body; the words around them are each server's own); the hook ran
@@ -148,17 +147,10 @@ func livePlugins(t *testing.T, p *livePair) {
 		}
 		t.Logf("reference: %+v", ref)
 		t.Logf("gohands:   %+v", gh)
-		// Not compared: whether the stored agent holds the installed
-		// plugin's skill (1.58.2 stores it; gohands offers it, see
-		// AmbientOffered, but does not store it: for plugunify7).
-		if gh.Ambient != ref.Ambient {
-			t.Logf("the installed plugin's skill in the stored agent: reference %v, gohands %v", ref.Ambient, gh.Ambient)
-		}
-		ref.Ambient, gh.Ambient = false, false
 		if diff := cmp.Diff(ref, gh); diff != "" {
 			t.Errorf("a start with plugins differs (-reference +gohands):\n%s", diff)
 		}
-		if !slices.Contains(ref.Tools, "alpha_echo") || !ref.Hook || !slices.Contains(ref.Skills, "beta-skill=BETA-SKILL-BODY") || !ref.AmbientOffered {
+		if !slices.Contains(ref.Tools, "alpha_echo") || !ref.Hook || !slices.Contains(ref.Skills, "beta-skill=BETA-SKILL-BODY") || !ref.AmbientOffered || !ref.Ambient {
 			t.Errorf("a check of the test: the reference's plugins are not all in: %+v", ref)
 		}
 	})
@@ -172,9 +164,8 @@ type pluginRun struct {
 	MCP     []string // the stored agent's MCP servers, sorted
 	Plugins any      // the conversation's plugins record
 	Hook    bool     // the plugin's UserPromptSubmit hook ran
-	// Ambient: the installed plugin's skill is in the stored agent (not
-	// compared); AmbientOffered: the first request's system message
-	// names it.
+	// Ambient: the installed plugin's skill is in the stored agent;
+	// AmbientOffered: the first request's system message names it.
 	Ambient, AmbientOffered bool
 }
 
