@@ -122,23 +122,20 @@ func planWorktree(ctx context.Context, workRoot, id, workDir string, o *worktree
 	}
 }
 
-// guidance is the text added to the agent's system prompt.
+// guidance is the text added to the agent's system prompt: where to work,
+// on which branch, and what to leave alone.
 func (p *worktreePlan) guidance() string {
-	base := "the main/master branch"
+	base := "the main (or master) branch"
 	switch p.opts.Base {
 	case "head":
-		base = "the original workspace's current HEAD"
+		base = "the HEAD of " + p.source
 	case "ref":
 		base = "`" + *p.opts.Ref + "`"
 	}
-	return "This conversation uses a dedicated git worktree.\n" +
-		"- Original workspace: " + p.source + "\n" +
-		"- Worktree root: " + p.root + "\n" +
-		"- Active workspace: " + p.workspace + "\n" +
-		"- Branch: " + p.branch + "\n" +
-		"Do all file and git work inside this worktree. Do your work on a new, " +
-		"appropriately-named branch, based off " + base + ", " +
-		"and do not switch back to the original workspace."
+	return "You work in a git worktree of your own: " + p.workspace +
+		" (worktree root " + p.root + ", branch " + p.branch + ").\n" +
+		"Keep every file and git change inside it, on a new, well-named branch based on " + base +
+		". Do not go back to the original checkout, " + p.source + "."
 }
 
 // create makes the worktree, replacing one left at its place.

@@ -88,8 +88,8 @@ func TestWorktree(t *testing.T) {
 	if !strings.Contains(gitIn(t, repo, "worktree", "list"), wt) {
 		t.Errorf("git does not list the worktree %s", wt)
 	}
-	if !strings.Contains(string(model.Requests()[0].RawBody), "Active workspace: "+wantDir) {
-		t.Errorf("the system prompt does not name the worktree")
+	if body := string(model.Requests()[0].RawBody); !strings.Contains(body, wantDir) || !strings.Contains(body, "gh/"+id) {
+		t.Errorf("the system prompt does not name the worktree and its branch")
 	}
 	meta, err := os.ReadFile(filepath.Join(ts.opts.ConversationsPath, strings.ReplaceAll(id, "-", ""), "meta.json"))
 	if err != nil || !strings.Contains(string(meta), `"worktree":true,"worktree_options":{"base":"default_branch","ref":null,"branch_prefix":"gh/"}`) {
