@@ -118,7 +118,7 @@ type OAuthOptions struct {
 // ErrOAuthReauthorize is the cause of a failed connection to an oauth2
 // server whose stored tokens are missing or could not be refreshed, when
 // no one can authorize it (OAuthOptions.Authorize is nil).
-var ErrOAuthReauthorize = errors.New("it must be authorized again: its stored OAuth tokens are missing or could not be refreshed")
+var ErrOAuthReauthorize = errors.New("it must be authorized again: no stored OAuth token, or its refresh failed")
 
 // expirySkew refreshes a token this long before it expires, so that it
 // does not expire in flight.

@@ -175,7 +175,7 @@ func Resolve(ctx Context, spec Spec) ([]Tool, error) {
 	if response != nil {
 		if len(tools) != 1 {
 			CloseAll(tools)
-			return nil, fmt.Errorf("tool %q: response_schema requires a spec that resolves to exactly one tool", spec.Name)
+			return nil, fmt.Errorf("tool %q: response_schema needs a spec giving one tool, not %d", spec.Name, len(tools))
 		}
 		t, err := WithResponseSchema(tools[0], response)
 		if err != nil {
