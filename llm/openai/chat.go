@@ -106,7 +106,7 @@ type chatCallFunction struct {
 // middle (the reference's global tool-text limit).
 const maxToolText = 50000
 
-const clipNotice = "<response clipped><NOTE>Due to the max output limit, only part of the full response has been shown to you.</NOTE>"
+const clipNotice = "<response clipped: the middle of this result was cut to fit the output limit>"
 
 // clip keeps the head and tail of s around a notice so it fits limit.
 func clip(s string, limit int) string {
