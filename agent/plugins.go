@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -76,6 +77,37 @@ func (a *Agent) WithPlugins(set *plugin.Set) (*Agent, error) {
 		b.AgentContext = raw
 	}
 	return &b, nil
+}
+
+// withProjectSkills returns a copy of a with the workspace's skills merged
+// into its context when the context asks for them (load_project_skills):
+// they win over its skills of the same name, and the disabled ones are
+// left out, as initSkills merges them. Start hands the copy to the
+// conversation to store, as the reference stores them on the first run; a
+// resumed conversation merges them in again by name. The memory text is
+// not stored (the reference excludes memory_context from its JSON too).
+// It returns a itself when the workspace has no skills.
+func (a *Agent) withProjectSkills(sess *conversation.Session) *Agent {
+	raw := bytes.TrimSpace(a.AgentContext)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) || sess.WorkingDir() == "" {
+		return a
+	}
+	var ac skill.AgentContext
+	if err := json.Unmarshal(raw, &ac); err != nil || !ac.LoadProjectSkills {
+		return a // initSkills reports a bad agent_context
+	}
+	project, _ := skill.LoadProject(sess.WorkingDir()) // initSkills logs what it leaves out
+	if len(project) == 0 {
+		return a
+	}
+	ac.Skills = skill.Merge(ac.DisabledSkills, project, ac.Skills)
+	out, err := json.Marshal(ac)
+	if err != nil {
+		return a
+	}
+	b := *a
+	b.AgentContext = out
+	return &b
 }
 
 // registeredMarketplaces loads what the agent context's registered

@@ -31,9 +31,9 @@ import (
 // Start implements conversation.Agent: it resolves the tools, makes the
 // LLM and, unless the log already has one, emits the SystemPromptEvent.
 // Its runner condenses on request when its condenser acts on
-// CondensationRequests. When ambient plugins or registered marketplaces
-// add to the agent, the agent with them is returned for the conversation
-// to store (Started.Agent).
+// CondensationRequests. When ambient plugins, registered marketplaces or
+// the workspace's skills (load_project_skills) add to the agent, the agent
+// with them is returned for the conversation to store (Started.Agent).
 func (a *Agent) Start(ctx context.Context, sess *conversation.Session) (conversation.Started, error) {
 	r, err := a.start(ctx, sess)
 	if err != nil {
@@ -51,6 +51,7 @@ func (a *Agent) start(ctx context.Context, sess *conversation.Session) (*runner,
 		return nil, err
 	}
 	a, plugins := a.withPlugins(sess)
+	a = a.withProjectSkills(sess)
 	r := &runner{a: a, sess: sess, limit: a.ToolConcurrencyLimit, locks: make(map[string]*sync.Mutex)}
 	if plugins != nil {
 		r.pluginHooks = plugins.Hooks

@@ -74,3 +74,48 @@ func storedSkills(ts *testServer, id string) []string {
 	slices.Sort(names)
 	return names
 }
+
+// With load_project_skills, the first run stores the workspace's skills in
+// the agent, as 1.58.2 does (a disabled one left out); a restart and a
+// resumed run list each once.
+func TestStartStoresProjectSkills(t *testing.T) {
+	t.Setenv("OH_PERSISTENCE_DIR", t.TempDir())
+	finish := llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}}
+	model := llmtest.NewChat(t, finish, finish)
+	convs := t.TempDir()
+	ts := newTestServer(t, &server.Options{ConversationsPath: convs})
+	work := writePlugin(t, t.TempDir(), map[string]string{
+		".openhands/skills/notes/SKILL.md":  "---\nname: notes\ndescription: Release notes.\n---\nPROJECT-SKILL",
+		".openhands/skills/hidden/SKILL.md": "---\nname: hidden\ndescription: Disabled.\n---\nDISABLED-SKILL",
+	})
+	body := ts.startBody(model, map[string]any{"initial_message": runMessage("hi")})
+	body["workspace"] = map[string]any{"working_dir": work, "kind": "LocalWorkspace"}
+	body["agent"].(map[string]any)["agent_context"] = map[string]any{
+		"skills":              []any{map[string]any{"name": "own", "content": "OWN-SKILL"}},
+		"load_project_skills": true,
+		"disabled_skills":     []any{"hidden"},
+	}
+	var info map[string]any
+	ts.must(201, "POST", "/api/conversations", body, &info)
+	id := info["id"].(string)
+	ts.waitStatus(id, "finished")
+	want := []string{"notes", "own"}
+	if got := storedSkills(ts, id); !slices.Equal(got, want) {
+		t.Errorf("stored agent's skills after the first run = %v, want %v", got, want)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ts.srv.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ts2 := newTestServer(t, &server.Options{ConversationsPath: convs})
+	if got := storedSkills(ts2, id); !slices.Equal(got, want) {
+		t.Errorf("stored agent's skills after a restart = %v, want %v", got, want)
+	}
+	ts2.must(200, "POST", "/api/conversations/"+id+"/events", userText("again", true), nil)
+	ts2.waitStatus(id, "finished")
+	if got := storedSkills(ts2, id); !slices.Equal(got, want) {
+		t.Errorf("stored agent's skills after a resumed run = %v, want %v", got, want)
+	}
+}
