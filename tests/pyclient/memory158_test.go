@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +62,7 @@ func TestMemory158(t *testing.T) {
 		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"noted"}`}}}, nil
 	}, nil)
 
-	start := func(srv *server, work, task string) {
+	start := func(srv *server, work, task string) string {
 		body := map[string]any{
 			"agent": map[string]any{
 				"kind": "Agent",
@@ -77,9 +78,11 @@ func TestMemory158(t *testing.T) {
 			"initial_message": map[string]any{"role": "user", "run": true, "content": []any{map[string]any{"type": "text", "text": task}}},
 		}
 		c := &apiClient{base: srv.URL, http: &http.Client{Timeout: 5 * time.Minute}}
-		if _, err := c.create(t.Context(), body); err != nil {
+		id, err := c.create(t.Context(), body)
+		if err != nil {
 			t.Fatalf("%s: %v", srv.name, err)
 		}
+		return id
 	}
 	// The reference is slow to import at load; the bound is a hang guard.
 	wait := func(name, task string) llmtest.Request {
@@ -98,10 +101,18 @@ func TestMemory158(t *testing.T) {
 	ref := startReferenceServer(t, py, "HOME="+refHome, "OH_PERSISTENCE_DIR=")
 	goHome, goWork := setup()
 	gh := startGohandsServer(t, "HOME="+goHome, "OH_PERSISTENCE_DIR=", "XDG_CONFIG_HOME=")
-	start(ref, refWork, "#memory-ref")
-	start(gh, goWork, "#memory-go")
+	refID := start(ref, refWork, "#memory-ref")
+	goID := start(gh, goWork, "#memory-go")
 	refSys, refUser := systemAndUser(t, wait("reference", "#memory-ref"))
 	goSys, goUser := systemAndUser(t, wait("gohands", "#memory-go"))
+
+	// What the first run stored in the agent: the workspace's skills (as
+	// 1.58.2 stores them before the first step), and no memory_context
+	// (1.58.2 excludes it from its JSON).
+	refStored, goStored := storedContext(t, ref, refID), storedContext(t, gh, goID)
+	if refStored != goStored || !strings.Contains(refStored, "release-notes") {
+		t.Errorf("stored agent_context: reference %s, gohands %s", refStored, goStored)
+	}
 
 	refMem, goMem := memoryText(refSys), memoryText(goSys)
 	if refMem == "" {
@@ -221,4 +232,26 @@ func writeFile(t *testing.T, path, body string) {
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// storedContext sums up the agent_context a server stores for a
+// conversation: its skills' names, sorted, and whether it has a
+// memory_context.
+func storedContext(t *testing.T, srv *server, id string) string {
+	t.Helper()
+	c := &apiClient{base: srv.URL, http: &http.Client{Timeout: time.Minute}}
+	var info map[string]any
+	if _, err := c.do(t.Context(), "GET", "/api/conversations/"+id+"?include_skills=true", nil, &info); err != nil {
+		t.Fatalf("%s: %v", srv.name, err)
+	}
+	agent, _ := info["agent"].(map[string]any)
+	actx, _ := agent["agent_context"].(map[string]any)
+	var names []string
+	for _, s := range anyList(actx["skills"]) {
+		name, _ := s.(map[string]any)["name"].(string)
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	_, mem := actx["memory_context"]
+	return fmt.Sprintf("skills %v, memory_context %v", names, mem)
 }
