@@ -51,6 +51,9 @@ type OAuthClientInfo struct {
 	GrantTypes              []string      `json:"grant_types,omitempty"`
 	ResponseTypes           []string      `json:"response_types,omitempty"`
 	ClientName              string        `json:"client_name,omitempty"`
+	// Issuer is the authorization server a dynamically registered client
+	// was registered with (1.58.2's SEP-2352 stamp); kept, not checked.
+	Issuer string `json:"issuer,omitempty"`
 }
 
 // IsZero reports whether st holds nothing.
@@ -257,18 +260,7 @@ func (h *oauthHandler) discoverLocked(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	origin := u.Scheme + "://" + u.Host
-	issuer := origin
-	for _, prmURL := range []string{
-		origin + "/.well-known/oauth-protected-resource" + strings.TrimRight(u.Path, "/"),
-		origin + "/.well-known/oauth-protected-resource",
-	} {
-		prm, err := oauthex.GetProtectedResourceMetadata(ctx, prmURL, h.url, h.client)
-		if err == nil && len(prm.AuthorizationServers) > 0 {
-			issuer = prm.AuthorizationServers[0]
-			break
-		}
-	}
+	issuer := h.issuer(ctx, u)
 	asm, err := auth.GetAuthServerMetadata(ctx, issuer, h.client)
 	if err != nil {
 		return fmt.Errorf("authorization server metadata of %s: %w", issuer, err)
@@ -282,6 +274,31 @@ func (h *oauthHandler) discoverLocked(ctx context.Context) error {
 		h.authStyle = styleOf(h.settings.ClientAuthMethod)
 	}
 	return nil
+}
+
+// issuer is the authorization server the MCP server at u names in its
+// protected resource metadata, or u's origin.
+func (h *oauthHandler) issuer(ctx context.Context, u *url.URL) string {
+	origin := u.Scheme + "://" + u.Host
+	for _, prmURL := range []string{
+		origin + "/.well-known/oauth-protected-resource" + strings.TrimRight(u.Path, "/"),
+		origin + "/.well-known/oauth-protected-resource",
+	} {
+		prm, err := oauthex.GetProtectedResourceMetadata(ctx, prmURL, h.url, h.client)
+		if err == nil && len(prm.AuthorizationServers) > 0 {
+			return prm.AuthorizationServers[0]
+		}
+	}
+	return origin
+}
+
+// issuerID is issuer written as 1.58.2 records it in a registered
+// client's "issuer": a URL without a path gets a trailing "/".
+func issuerID(issuer string) string {
+	if u, err := url.Parse(issuer); err == nil && u.Path == "" {
+		return issuer + "/"
+	}
+	return issuer
 }
 
 func styleOf(method string) oauth2.AuthStyle {
@@ -367,7 +384,7 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		},
 	}
 	s := h.settings
-	var clientID, clientSecret, method string
+	var clientID, clientSecret, method, registeredWith string
 	switch {
 	case s != nil && s.ClientID != "":
 		clientID, clientSecret, method = s.ClientID, s.ClientSecret.Value(), s.ClientAuthMethod
@@ -383,6 +400,9 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		}
 		cfg.PreregisteredClient = cc
 	} else {
+		if u, err := url.Parse(h.url); err == nil {
+			registeredWith = issuerID(h.issuer(ctx, u))
+		}
 		method = "none"
 		if s != nil && s.ClientAuthMethod != "" {
 			method = s.ClientAuthMethod
@@ -415,6 +435,7 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 			TokenEndpointAuthMethod: method,
 			GrantTypes:              []string{"authorization_code", "refresh_token"},
 			ResponseTypes:           []string{"code"},
+			Issuer:                  registeredWith,
 		})
 		return h, nil
 	}
