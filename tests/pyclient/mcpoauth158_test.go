@@ -51,6 +51,7 @@ func TestMCPOAuth158(t *testing.T) {
 			"name":      "whoami-server",
 			"server":    map[string]any{"type": "http", "url": as.URL, "auth": map[string]any{"strategy": "oauth2"}},
 			"tool_call": map[string]any{"name": "whoami"},
+			"timeout":   60, // the reference waits min(timeout, 30) s for the URL; loaded machines
 		})
 		id, _ := a.start["job_id"].(string)
 		authURL, _ := a.start["authorization_url"].(string)
