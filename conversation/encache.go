@@ -34,8 +34,8 @@ var cachedSlots = [...]string{"agent", "workspace", "security_analyzer"}
 var fieldKeys = func() []string {
 	t := reflect.TypeFor[Fields]()
 	keys := make([]string, 0, t.NumField())
-	for i := range t.NumField() {
-		tag := t.Field(i).Tag.Get("json")
+	for field := range t.Fields() {
+		tag := field.Tag.Get("json")
 		for j := range len(tag) {
 			if tag[j] == ',' {
 				tag = tag[:j]

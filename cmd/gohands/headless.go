@@ -81,6 +81,12 @@ func (t *transcript) onEvent(e event.Event) {
 	case *event.ConversationErrorEvent:
 		t.runErr = e
 		return
+	case *event.ConversationStateUpdateEvent:
+		// A state change between the streamed thought and its action
+		// (the stats saved after each model call) shows nothing, so the
+		// thought stays streamed.
+		t.v.OnEvent(e)
+		return
 	case *event.SecurityAnalysisEvent:
 		// A rating at every step, LOW mostly: what it changes (a
 		// question, a refusal) is shown where it happens.

@@ -228,13 +228,7 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 		return &exitErr{code: exitError, msg: err.Error()}
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second}
-	// The server's own tools (start_child_conversation, secrets given as
-	// relative URLs) reach it at $OH_INTERNAL_SERVER_URL, whose default is
-	// the reference's port 8000: unless the deployer set it, it is this
-	// listener.
-	if _, ok := os.LookupEnv(secret.InternalServerURLEnv); !ok {
-		os.Setenv(secret.InternalServerURLEnv, "http://"+loopbackAddr(ln.Addr()))
-	}
+	setInternalServerURL(ln.Addr())
 	fmt.Fprintf(a.stderr, "gohands: serving the agent API on http://%s (docs at /docs)\n", ln.Addr())
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
@@ -273,6 +267,16 @@ func (a *app) serve(ctx context.Context, f *serveFlags) error {
 		return &exitErr{code: exitError, msg: closeErr.Error()}
 	}
 	return nil
+}
+
+// setInternalServerURL points the server's own tools
+// (start_child_conversation, secrets given as relative URLs) at addr
+// through $OH_INTERNAL_SERVER_URL, whose default is the reference's port
+// 8000, unless the deployer set it.
+func setInternalServerURL(addr net.Addr) {
+	if _, ok := os.LookupEnv(secret.InternalServerURLEnv); !ok {
+		os.Setenv(secret.InternalServerURLEnv, "http://"+loopbackAddr(addr))
+	}
 }
 
 // hideServerCredentials removes, once the configuration is read, the

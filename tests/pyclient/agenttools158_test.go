@@ -430,12 +430,12 @@ func describeSideRequest(t *testing.T, r llmtest.Request) string {
 	t.Helper()
 	var s strings.Builder
 	s.WriteString(describeRequest(t, r))
-	raw := ""
+	var raw strings.Builder
 	for _, m := range anyList(r.Body["messages"]) {
 		m, _ := m.(map[string]any)
-		raw += fmt.Sprint(m["role"]) + ": " + contentText(m["content"]) + "\n"
+		raw.WriteString(fmt.Sprint(m["role"]) + ": " + contentText(m["content"]) + "\n")
 	}
-	for _, want := range sideData.FindAllString(raw, -1) {
+	for _, want := range sideData.FindAllString(raw.String(), -1) {
 		s.WriteString("; has " + strconv.Quote(want))
 	}
 	if _, tools := r.Body["tools"]; tools { // a sub-agent: its tools, its task as given

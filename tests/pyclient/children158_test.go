@@ -134,6 +134,11 @@ func runChild(t *testing.T, p *livePair, srv *server, iso string) childRun {
 		}
 		if ctx, ok := ag["agent_context"].(map[string]any); ok {
 			delete(ctx, "current_datetime")
+			if run.Guidance {
+				// The guidance is in each side's own words (f23333e):
+				// Guidance above checks it names the worktree.
+				ctx["system_message_suffix"] = "<worktree guidance>"
+			}
 		}
 	}
 	run.Child, _ = withoutNulls(substitute(child, subst, drop...)).(map[string]any)
