@@ -74,6 +74,15 @@ func TestE2EServeWorkflowKillAndResume(t *testing.T) {
 		t.Fatalf("status %s, want finished\nserver log:\n%s", st, srv.logs())
 	}
 
+	checkWorkflowResumed(t, model, work)
+}
+
+// checkWorkflowResumed checks a workflow run that was killed while its
+// second sub-agent ran and then resumed: no command in work ran twice, the
+// restart error names the finished and the cut-short sub-agent, the
+// second workflow returned both results and sub-agent B resumed.
+func checkWorkflowResumed(t *testing.T, model *llmtest.Server, work string) {
+	t.Helper()
 	for _, f := range []string{"a.txt", "b.txt"} {
 		if b, _ := os.ReadFile(filepath.Join(work, f)); string(b) != "once\n" {
 			t.Errorf("%s = %q: a sub-agent's command ran again", f, b)

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/gohands/gohands/conversation"
 	"github.com/gohands/gohands/llm/llmtest"
 	"github.com/gohands/gohands/tools/workflow"
 )
@@ -74,32 +71,5 @@ func TestE2ERunWorkflowKillAndResume(t *testing.T) {
 	if st := e.status(); st != "finished" {
 		t.Fatalf("status %s, want finished\nstderr:\n%s", st, r.stderr)
 	}
-	for _, f := range []string{"a.txt", "b.txt"} {
-		if b, _ := os.ReadFile(filepath.Join(e.work, f)); string(b) != "once\n" {
-			t.Errorf("%s = %q: a sub-agent's command ran again", f, b)
-		}
-	}
-	var sawNote, sawResult, bResumed bool
-	for _, r := range model.Requests() {
-		ids, texts := toolResults(t, r)
-		for i, cid := range ids {
-			switch {
-			case cid == "w1" && strings.Contains(texts[i], conversation.RestartError):
-				sawNote = strings.Contains(texts[i], "workflow_00000001 (finished)") && strings.Contains(texts[i], "workflow_00000002 (cut short)")
-				if !sawNote {
-					t.Errorf("the restart error of the workflow: %q", texts[i])
-				}
-			case cid == "w2":
-				sawResult = strings.Contains(texts[i], "A done | B done")
-				if !sawResult {
-					t.Errorf("the second workflow's result: %q", texts[i])
-				}
-			case cid == "b1" && strings.Contains(texts[i], conversation.RestartError):
-				bResumed = true
-			}
-		}
-	}
-	if !sawNote || !sawResult || !bResumed {
-		t.Errorf("restart note %v, workflow result %v, sub-agent B resumed after its restart error %v", sawNote, sawResult, bResumed)
-	}
+	checkWorkflowResumed(t, model, e.work)
 }
