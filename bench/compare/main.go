@@ -489,6 +489,20 @@ func (r *runner) process(ctx context.Context, side, kind string, steps int) (sam
 
 // exec runs argv in dir and returns what it used and its standard output.
 func (r *runner) exec(ctx context.Context, argv []string, dir string) (sample, []byte, error) {
+	return r.run(ctx, argv, dir, true)
+}
+
+// output runs argv in dir and returns its standard output. Nothing
+// samples the process meanwhile: the jobs it runs time themselves and
+// report no memory, and a sampler waking every 2 ms would take CPU from
+// them, on two cores from gohands' second scanning goroutine while the
+// single-threaded reference leaves a core idle.
+func (r *runner) output(ctx context.Context, argv []string, dir string) ([]byte, error) {
+	_, out, err := r.run(ctx, argv, dir, false)
+	return out, err
+}
+
+func (r *runner) run(ctx context.Context, argv []string, dir string, peakRSS bool) (sample, []byte, error) {
 	cmd := commandContext(ctx, argv, dir, r.home)
 	var out, errOut tailBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -498,7 +512,11 @@ func (r *runner) exec(ctx context.Context, argv []string, dir string) (sample, [
 	}
 	done := make(chan struct{})
 	hwm := make(chan int64, 1)
-	go func() { hwm <- watchPeakRSS(cmd.Process.Pid, filepath.Base(argv[0]), done) }()
+	if peakRSS {
+		go func() { hwm <- watchPeakRSS(cmd.Process.Pid, filepath.Base(argv[0]), done) }()
+	} else {
+		hwm <- 0
+	}
 	err := cmd.Wait()
 	s := sample{wall: time.Since(start)}
 	close(done)
@@ -558,7 +576,7 @@ func (r *runner) writeStored(ctx context.Context) (*stored, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, out, err := r.exec(ctx, []string{r.c.Python, r.script, "run", r.modelURL, base, ws, task, fmt.Sprint(r.c.ReplaySteps + 10)}, ws)
+	out, err := r.output(ctx, []string{r.c.Python, r.script, "run", r.modelURL, base, ws, task, fmt.Sprint(r.c.ReplaySteps + 10)}, ws)
 	if err != nil {
 		return nil, err
 	}
@@ -614,7 +632,7 @@ func (r *runner) replay(ctx context.Context, side string, s *stored) (float64, e
 			return 0, err
 		}
 	}
-	_, out, err := r.exec(ctx, argv, base)
+	out, err := r.output(ctx, argv, base)
 	if err != nil {
 		return 0, err
 	}
@@ -651,7 +669,7 @@ func (r *runner) resume(ctx context.Context, side string, s *stored) (float64, e
 			return 0, err
 		}
 	}
-	_, out, err := r.exec(ctx, argv, ws)
+	out, err := r.output(ctx, argv, ws)
 	if err != nil {
 		return 0, err
 	}
