@@ -312,11 +312,18 @@ func (r *runner) processJobs(ctx context.Context, t *table, run []string) error 
 				if stored == nil {
 					break
 				}
-				replayMS, err := r.replay(ctx, side, stored)
+				replayMS, err := r.replay(ctx, side, "replay", stored)
 				if err != nil {
 					return fmt.Errorf("%s, replay: %w", side, err)
 				}
 				t.add("full replay of the stored conversation (ms)", side, replayMS)
+				if side == "gohands" {
+					openMS, err := r.replay(ctx, side, "open", stored)
+					if err != nil {
+						return fmt.Errorf("%s, open: %w", side, err)
+					}
+					t.add(openRow, side, openMS)
+				}
 				resumeMS, err := r.resume(ctx, side, stored)
 				if err != nil {
 					return fmt.Errorf("%s, resume: %w", side, err)
@@ -615,11 +622,16 @@ func (r *runner) copyStored(s *stored) (string, error) {
 	return base, os.CopyFS(filepath.Join(base, s.id), os.DirFS(s.dir()))
 }
 
-// replay opens a copy of the stored conversation and decodes every event,
+// openRow is the row of gohands' replay through a store opened for
+// appending, which the reference's replay does not do (its resume does).
+const openRow = "… opened for appending: lock, index cache, log (ms)"
+
+// replay reads a copy of the stored conversation and decodes every event,
 // timed inside a fresh process after its start-up: a child of this
 // program for gohands, reference.py for the reference. Both read the same
-// files, just copied (so from the page cache).
-func (r *runner) replay(ctx context.Context, side string, s *stored) (float64, error) {
+// files, just copied (so from the page cache). Job is "replay", or "open"
+// for gohands' open for appending (see openGohands).
+func (r *runner) replay(ctx context.Context, side, job string, s *stored) (float64, error) {
 	base, err := r.copyStored(s)
 	if err != nil {
 		return 0, err
@@ -628,7 +640,7 @@ func (r *runner) replay(ctx context.Context, side string, s *stored) (float64, e
 	dir := filepath.Join(base, s.id)
 	argv := []string{r.c.Python, r.script, "replay", dir}
 	if side == "gohands" {
-		if argv, err = childArgv("replay", dir); err != nil {
+		if argv, err = childArgv(job, dir); err != nil {
 			return 0, err
 		}
 	}

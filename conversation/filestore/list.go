@@ -196,22 +196,31 @@ func eventFiles(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	return logOrder(names), nil
+}
+
+// logOrder returns the event file names among names, in log order.
+func logOrder(names []string) []string {
 	type file struct {
 		idx  int
 		name string
 	}
 	var files []file
-	for _, e := range entries {
-		if idx, _, ok := parseEventName(e.Name()); ok {
-			files = append(files, file{idx, e.Name()})
+	for _, name := range names {
+		if idx, _, ok := parseEventName(name); ok {
+			files = append(files, file{idx, name})
 		}
 	}
 	slices.SortFunc(files, func(a, b file) int { return cmp.Compare(a.idx, b.idx) })
-	names := make([]string, len(files))
+	out := make([]string, len(files))
 	for i, f := range files {
-		names[i] = f.name
+		out[i] = f.name
 	}
-	return names, nil
+	return out
 }
 
 // ReadEvents decodes the event files of the conversation directory dir in
@@ -219,22 +228,10 @@ func eventFiles(dir string) ([]string, error) {
 // where Open would fail with conversation.ErrLocked. Events still in that
 // process's journal are not there yet. On an error the events read before
 // it are returned with it.
+//
+// It writes nothing, so it also reads a conversation in a directory it
+// may not write, and it is what a replay that only reads costs: the same
+// work as the reference's EventLog listed in full.
 func ReadEvents(dir string) ([]event.Event, error) {
-	names, err := eventFiles(filepath.Join(dir, EventsDir))
-	if err != nil {
-		return nil, err
-	}
-	var out []event.Event
-	for _, name := range names {
-		data, err := os.ReadFile(filepath.Join(dir, EventsDir, name))
-		if err != nil {
-			return out, err
-		}
-		e, err := event.Unmarshal(data)
-		if err != nil {
-			return out, fmt.Errorf("%s: %w", name, err)
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return readEvents(filepath.Join(dir, EventsDir))
 }

@@ -3,6 +3,11 @@
 package filestore_test
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gohands/gohands/conversation/filestore"
@@ -80,5 +85,111 @@ func TestList(t *testing.T) {
 
 	if list, err := filestore.List(t.TempDir()+"/missing", nil); err != nil || list != nil {
 		t.Errorf("List(missing) = %v, %v", list, err)
+	}
+}
+
+// TestReadEvents: ReadEvents, which reads on several goroutines, gives
+// each file's own decoding in log order, writes nothing, reads a
+// directory it may not write, and stops at the first file that does not
+// read or decode, naming it, with the events before it.
+func TestReadEvents(t *testing.T) {
+	dir, evs := writeLog(t, 300)
+	want := func(n int) []string {
+		var out []string
+		for i, e := range evs[:n] {
+			data, err := os.ReadFile(eventPath(dir, i, e.EventBase().ID))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := event.Unmarshal(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(b))
+		}
+		return out
+	}
+	encode := func(got []event.Event) []string {
+		var out []string
+		for _, e := range got {
+			b, err := json.Marshal(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(b))
+		}
+		return out
+	}
+	events := filepath.Join(dir, filestore.EventsDir)
+	listing := func() []string {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		sub, _ := os.ReadDir(events)
+		for _, e := range sub {
+			names = append(names, "events/"+e.Name())
+		}
+		return names
+	}
+	os.Remove(filepath.Join(dir, filestore.IndexFile))
+	before := listing()
+	os.Chmod(events, 0o555) // even root's reads must not need a write
+	defer os.Chmod(events, 0o755)
+
+	got, err := filestore.ReadEvents(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(encode(got), want(300)) {
+		t.Fatalf("ReadEvents gave %d events, not the files' own", len(got))
+	}
+	if after := listing(); !slices.Equal(after, before) {
+		t.Errorf("ReadEvents changed the directory: %v, was %v", after, before)
+	}
+	os.Chmod(events, 0o755)
+
+	// A file that does not decode, and one past it that does not read.
+	bad := eventPath(dir, 137, evs[137].EventBase().ID)
+	orig, err := os.ReadFile(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(`{"kind":`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gone := eventPath(dir, 200, evs[200].EventBase().ID)
+	os.Remove(gone)
+	if err := os.Mkdir(gone, 0o755); err != nil { // listed, not readable as a file
+		t.Fatal(err)
+	}
+	got, err = filestore.ReadEvents(dir)
+	if err == nil || !strings.Contains(err.Error(), filepath.Base(bad)) {
+		t.Fatalf("ReadEvents over a bad file: %v", err)
+	}
+	if !slices.Equal(encode(got), want(137)) {
+		t.Errorf("ReadEvents over a bad file gave %d events, want the 137 before it", len(got))
+	}
+	if err := os.WriteFile(bad, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err = filestore.ReadEvents(dir)
+	if err == nil || !strings.Contains(err.Error(), gone) {
+		t.Fatalf("ReadEvents over an unreadable file: %v, want its path", err)
+	}
+	if !slices.Equal(encode(got), want(200)) {
+		t.Errorf("ReadEvents over an unreadable file gave %d events, want the 200 before it", len(got))
+	}
+
+	if got, err := filestore.ReadEvents(filepath.Join(t.TempDir(), "missing")); got != nil || err != nil {
+		t.Errorf("ReadEvents(missing) = %v, %v", got, err)
 	}
 }

@@ -5,6 +5,7 @@ package filestore
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -83,6 +84,48 @@ func openat(dirfd int, cname []byte, flags int) (int, error) {
 	}
 }
 
+// readEvents is ReadEvents for the events directory evdir. The files are
+// read and decoded on a few goroutines, as a cache-less Open reads them;
+// each event's short strings share blocks with the others its goroutine
+// decoded.
+func readEvents(evdir string) ([]event.Event, error) {
+	dfd, err := unix.Open(evdir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err == unix.ENOENT {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: evdir, Err: err}
+	}
+	defer unix.Close(dfd)
+	names, err := readDirNames(evdir)
+	if err != nil {
+		return nil, err
+	}
+	files := logOrder(names)
+	events := make([]event.Event, len(files))
+	errs := make([]error, len(files))
+	scanAll(len(files), func(sc *scanner, i int) {
+		sc.name = append(sc.name[:0], files[i]...)
+		data, err := sc.read(dfd, sc.name)
+		if err != nil {
+			if pe, ok := err.(*os.PathError); ok {
+				pe.Path = filepath.Join(evdir, files[i])
+			}
+			errs[i] = err
+			return
+		}
+		if events[i], _, err = event.UnmarshalKeys(data, &sc.strs); err != nil {
+			errs[i] = fmt.Errorf("%s: %w", files[i], err)
+		}
+	})
+	for i, err := range errs {
+		if err != nil {
+			return events[:i], err
+		}
+	}
+	return events, nil
+}
+
 // atimeRefused is set once an open with O_NOATIME has failed with EPERM.
 var atimeRefused atomic.Bool
 
@@ -117,54 +160,75 @@ func (s *Store) scanFiles(ids []string, entries []conversation.Entry, have []boo
 		errOnce     sync.Once
 		decodeBytes atomic.Int64
 	)
-	// The goroutines take the files a few at a time from a shared counter,
-	// not a fixed share each: on a busy machine one of them may wait for
-	// a core while the other goes on.
+	scanAll(len(todo), func(sc *scanner, j int) {
+		i := todo[j]
+		if err := s.scanFile(sc, i, ids[i], &entries[i], &kept[i], &decodeBytes); err != nil {
+			errOnce.Do(func() { errs = make([]error, len(ids)) })
+			errs[i] = err // distinct i per goroutine
+		}
+	})
+	return errs, kept
+}
+
+// scanner is what one scanning goroutine reuses from file to file: the
+// buffer files are read into, the name being opened, and the blocks the
+// decoded events' short strings are copied into (so the events of one
+// scan are kept together).
+type scanner struct {
+	buf, name []byte
+	strs      event.Strings
+}
+
+// read reads file name of directory dirfd into sc.buf and returns its
+// bytes, valid until the next read. Name may be sc.name.
+func (sc *scanner) read(dirfd int, name []byte) ([]byte, error) {
+	if sc.buf == nil {
+		sc.buf = make([]byte, 0, scanBufSize)
+	}
+	data, err := readAt(dirfd, name, sc.buf[:0])
+	if err != nil {
+		return nil, err
+	}
+	sc.buf = data[:0]
+	return data, nil
+}
+
+// scanAll calls f for items 0 to n-1 on a few goroutines, one scanner
+// each, and returns when all are done. The goroutines take the items a
+// few at a time from a shared counter, not a fixed share each: on a busy
+// machine one of them may wait for a core while the other goes on.
+func scanAll(n int, f func(sc *scanner, i int)) {
 	var next atomic.Int64
 	const chunk = 16
 	scan := func() {
-		var buf, name []byte
-		var strs event.Strings
+		var sc scanner
 		for {
 			lo := int(next.Add(chunk)) - chunk
-			if lo >= len(todo) {
+			if lo >= n {
 				return
 			}
-			for _, i := range todo[lo:min(lo+chunk, len(todo))] {
-				var err error
-				buf, err = s.scanFile(i, ids[i], buf, &name, &strs, &entries[i], &kept[i], &decodeBytes)
-				if err != nil {
-					errOnce.Do(func() { errs = make([]error, len(ids)) })
-					errs[i] = err // distinct i per goroutine
-				}
+			for i := lo; i < min(lo+chunk, n); i++ {
+				f(&sc, i)
 			}
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), 4, len(todo)/64+1)
+	workers := min(runtime.GOMAXPROCS(0), 4, n/64+1)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(scan)
 	}
 	wg.Wait()
-	return errs, kept
 }
 
-// scanFile reads event file i (id id) into buf, fills its entry and
+// scanFile reads event file i (id id) with sc, fills its entry and
 // checksum, and, while decodeBytes (the bytes of the files decoded so
-// far) stays within maxKeptBytes, decodes it into *kept. It returns buf,
-// grown if the file did not fit. The file's name is built in name,
-// reused from file to file, and the decoded event's short strings are
-// copied into strs: the events of one open are kept together.
-func (s *Store) scanFile(i int, id string, buf []byte, name *[]byte, strs *event.Strings, ent *conversation.Entry, kept *keptFile, decodeBytes *atomic.Int64) ([]byte, error) {
-	if buf == nil {
-		buf = make([]byte, 0, scanBufSize)
-	}
-	*name = appendEventFileName((*name)[:0], i, id)
-	data, err := readAt(s.eventsFD, *name, buf[:0])
+// far) stays within maxKeptBytes, decodes it into *kept.
+func (s *Store) scanFile(sc *scanner, i int, id string, ent *conversation.Entry, kept *keptFile, decodeBytes *atomic.Int64) error {
+	sc.name = appendEventFileName(sc.name[:0], i, id)
+	data, err := sc.read(s.eventsFD, sc.name)
 	if err != nil {
-		return buf, err
+		return err
 	}
-	buf = data[:0]
 	s.sums[i] = fileSum{checksum(data), true}
 	var (
 		k    keptFile
@@ -173,7 +237,7 @@ func (s *Store) scanFile(i int, id string, buf []byte, name *[]byte, strs *event
 	if decodeBytes.Add(int64(len(data))) <= maxKeptBytes {
 		// The decoder copies what it keeps: buf can be reused
 		// (TestCachelessOpenKeepsNoBytes).
-		k.ev, keys, k.err = event.UnmarshalKeys(data, strs)
+		k.ev, keys, k.err = event.UnmarshalKeys(data, &sc.strs)
 	}
 	if k.ev != nil {
 		// It decoded, so it is well-formed: no need to check it again,
@@ -186,10 +250,10 @@ func (s *Store) scanFile(i int, id string, buf []byte, name *[]byte, strs *event
 		err = fmt.Errorf("file name says id %s, content says %s", id, ent.ID)
 	}
 	if err != nil {
-		return buf, err
+		return err
 	}
 	*kept = k
-	return buf, nil
+	return nil
 }
 
 // scanBufSize is the buffer each scanning goroutine starts with: larger
