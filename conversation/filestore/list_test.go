@@ -157,6 +157,35 @@ func TestReadEvents(t *testing.T) {
 	}
 	os.Chmod(events, 0o755)
 
+	// A gap: the events around it, in log order.
+	w := want(300)
+	missing := eventPath(dir, 250, evs[250].EventBase().ID)
+	kept, err := os.ReadFile(missing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(missing)
+	got, err = filestore.ReadEvents(dir)
+	if err != nil || !slices.Equal(encode(got), append(w[:250:250], w[251:]...)) {
+		t.Fatalf("ReadEvents over a gap gave %d events, %v", len(got), err)
+	}
+	if err := os.WriteFile(missing, kept, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// Two files of one index (the reference's reader takes both): both,
+	// in index order.
+	twin := filepath.Join(events, "event-00010-00000000000000000000000000000abc.json")
+	if err := os.WriteFile(twin, mustReadFile(t, eventPath(dir, 10, evs[10].EventBase().ID)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err = filestore.ReadEvents(dir)
+	if err != nil || len(got) != 301 || !slices.Equal(encode(got[:10]), w[:10]) || !slices.Equal(encode(got[12:]), w[11:]) ||
+		!slices.Equal(encode(got[10:12]), []string{w[10], w[10]}) {
+		t.Fatalf("ReadEvents with two files of index 10 gave %d events, %v", len(got), err)
+	}
+	os.Remove(twin)
+
 	// A file that does not decode, and one past it that does not read.
 	bad := eventPath(dir, 137, evs[137].EventBase().ID)
 	orig, err := os.ReadFile(bad)
@@ -192,4 +221,13 @@ func TestReadEvents(t *testing.T) {
 	if got, err := filestore.ReadEvents(filepath.Join(t.TempDir(), "missing")); got != nil || err != nil {
 		t.Errorf("ReadEvents(missing) = %v, %v", got, err)
 	}
+}
+
+func mustReadFile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
