@@ -97,11 +97,7 @@ func TestReadEvents(t *testing.T) {
 	want := func(n int) []string {
 		var out []string
 		for i, e := range evs[:n] {
-			data, err := os.ReadFile(eventPath(dir, i, e.EventBase().ID))
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, err := event.Unmarshal(data)
+			d, err := event.Unmarshal(mustReadFile(t, eventPath(dir, i, e.EventBase().ID)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,10 +156,7 @@ func TestReadEvents(t *testing.T) {
 	// A gap: the events around it, in log order.
 	w := want(300)
 	missing := eventPath(dir, 250, evs[250].EventBase().ID)
-	kept, err := os.ReadFile(missing)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kept := mustReadFile(t, missing)
 	os.Remove(missing)
 	got, err = filestore.ReadEvents(dir)
 	if err != nil || !slices.Equal(encode(got), append(w[:250:250], w[251:]...)) {
@@ -188,10 +181,7 @@ func TestReadEvents(t *testing.T) {
 
 	// A file that does not decode, and one past it that does not read.
 	bad := eventPath(dir, 137, evs[137].EventBase().ID)
-	orig, err := os.ReadFile(bad)
-	if err != nil {
-		t.Fatal(err)
-	}
+	orig := mustReadFile(t, bad)
 	if err := os.WriteFile(bad, []byte(`{"kind":`), 0o644); err != nil {
 		t.Fatal(err)
 	}
