@@ -91,3 +91,26 @@ func TestKindedDecoderMatchesChecked(t *testing.T) {
 		t.Fatalf("%d of %d inputs decoded: the corruptions test nothing", oks, len(inputs))
 	}
 }
+
+// TestWrittenNew: writtenNew gives a new zero value of the type, whatever
+// its size, as reflect.New does: its writes leave the bytes as they were.
+func TestWrittenNew(t *testing.T) {
+	type event struct {
+		ID, Source string
+		Tags       []string
+		Next       *event
+		Big        [600]byte
+		Last       byte
+	}
+	for _, typ := range []reflect.Type{reflect.TypeFor[event](), reflect.TypeFor[struct{}](), reflect.TypeFor[byte](), reflect.TypeFor[*event]()} {
+		for range 100 { // fresh memory and reused
+			v := writtenNew(typ)
+			if v.Type() != reflect.PointerTo(typ) || !v.Elem().IsZero() {
+				t.Fatalf("writtenNew(%v) = %v, not a pointer to a new zero value", typ, v)
+			}
+			if typ.Size() > 0 && v.UnsafePointer() == writtenNew(typ).UnsafePointer() {
+				t.Fatalf("writtenNew(%v) gave one value twice", typ)
+			}
+		}
+	}
+}
