@@ -203,8 +203,34 @@ func eventFiles(dir string) ([]string, error) {
 	return logOrder(names), nil
 }
 
-// logOrder returns the event file names among names, in log order.
+// logOrder returns the event file names among names, in log order. A
+// log as written has the indexes 0 to n-1 once each, and its names are
+// put in place as they come; any other (a gap, two files of one index)
+// is sorted.
 func logOrder(names []string) []string {
+	out := make([]string, len(names))
+	n := 0
+	for _, name := range names {
+		idx, _, ok := parseEventName(name)
+		if !ok {
+			continue
+		}
+		if idx >= len(out) || out[idx] != "" {
+			return sortedLogOrder(names)
+		}
+		out[idx] = name
+		n++
+	}
+	for _, name := range out[:n] {
+		if name == "" { // a gap: an index at or past n is taken
+			return sortedLogOrder(names)
+		}
+	}
+	return out[:n]
+}
+
+// sortedLogOrder is logOrder for any names.
+func sortedLogOrder(names []string) []string {
 	type file struct {
 		idx  int
 		name string
