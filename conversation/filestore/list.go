@@ -221,10 +221,8 @@ func logOrder(names []string) []string {
 		out[idx] = name
 		n++
 	}
-	for _, name := range out[:n] {
-		if name == "" { // a gap: an index at or past n is taken
-			return sortedLogOrder(names)
-		}
+	if slices.Contains(out[:n], "") { // a gap: an index at or past n is taken
+		return sortedLogOrder(names)
 	}
 	return out[:n]
 }
