@@ -38,13 +38,18 @@ func TestStartStoresAmbientPlugins(t *testing.T) {
 	}
 	var info map[string]any
 	ts.must(201, "POST", "/api/conversations", body, &info)
-	id := info["id"].(string)
+	checkSkillsKept(t, ts, convs, info["id"].(string), []string{"forecast", "own", "tip"})
+}
+
+// checkSkillsKept waits for conversation id's first run on ts (storing
+// under convs) and checks that the stored agent's skills are want after
+// it, after a restart of the server and after a resumed run.
+func checkSkillsKept(t *testing.T, ts *testServer, convs, id string, want []string) {
+	t.Helper()
 	ts.waitStatus(id, "finished")
-	want := []string{"forecast", "own", "tip"}
 	if got := storedSkills(ts, id); !slices.Equal(got, want) {
 		t.Errorf("stored agent's skills after the first run = %v, want %v", got, want)
 	}
-
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := ts.srv.Close(ctx); err != nil {
@@ -97,25 +102,5 @@ func TestStartStoresProjectSkills(t *testing.T) {
 	}
 	var info map[string]any
 	ts.must(201, "POST", "/api/conversations", body, &info)
-	id := info["id"].(string)
-	ts.waitStatus(id, "finished")
-	want := []string{"notes", "own"}
-	if got := storedSkills(ts, id); !slices.Equal(got, want) {
-		t.Errorf("stored agent's skills after the first run = %v, want %v", got, want)
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := ts.srv.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	ts2 := newTestServer(t, &server.Options{ConversationsPath: convs})
-	if got := storedSkills(ts2, id); !slices.Equal(got, want) {
-		t.Errorf("stored agent's skills after a restart = %v, want %v", got, want)
-	}
-	ts2.must(200, "POST", "/api/conversations/"+id+"/events", userText("again", true), nil)
-	ts2.waitStatus(id, "finished")
-	if got := storedSkills(ts2, id); !slices.Equal(got, want) {
-		t.Errorf("stored agent's skills after a resumed run = %v, want %v", got, want)
-	}
+	checkSkillsKept(t, ts, convs, info["id"].(string), []string{"notes", "own"})
 }
