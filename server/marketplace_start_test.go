@@ -1,9 +1,7 @@
 package server_test
 
 import (
-	"net"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/gohands/gohands/llm/llmtest"
@@ -17,28 +15,7 @@ import (
 // default fetch timeout).
 func TestStartSkipsLazyMarketplace(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var accepted atomic.Int32
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var conns []net.Conn
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				for _, c := range conns {
-					c.Close()
-				}
-				return
-			}
-			accepted.Add(1)
-			conns = append(conns, c)
-		}
-	}()
-	t.Cleanup(func() { ln.Close(); <-done })
+	addr, accepted := hangingListener(t)
 
 	model := llmtest.NewChat(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "finish", Arguments: `{"message":"done"}`}}})
 	ts := newTestServer(t, nil)
@@ -49,8 +26,8 @@ func TestStartSkipsLazyMarketplace(t *testing.T) {
 	body := ts.startBody(model, map[string]any{"initial_message": runMessage("hi")})
 	body["agent"].(map[string]any)["agent_context"] = map[string]any{
 		"registered_marketplaces": []any{
-			map[string]any{"name": "lazy", "source": "http://user:pw@" + ln.Addr().String() + "/market.git"},
-			map[string]any{"name": "off", "source": "http://" + ln.Addr().String() + "/other.git", "auto_load": false},
+			map[string]any{"name": "lazy", "source": "http://user:pw@" + addr + "/market.git"},
+			map[string]any{"name": "off", "source": "http://" + addr + "/other.git", "auto_load": false},
 			map[string]any{"name": "company", "source": mk, "auto_load": true},
 		},
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,14 +17,18 @@ import (
 )
 
 // hangingListener accepts connections on loopback and never answers
-// them: a git remote or an HTTP server that hangs. It returns its address.
-func hangingListener(t *testing.T) string {
+// them: a git remote or an HTTP server that hangs. It returns its address
+// and the count of connections it has accepted.
+func hangingListener(t *testing.T) (string, *atomic.Int32) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var conns []net.Conn
+	var (
+		conns    []net.Conn
+		accepted atomic.Int32
+	)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -35,11 +40,12 @@ func hangingListener(t *testing.T) string {
 				}
 				return
 			}
+			accepted.Add(1)
 			conns = append(conns, c)
 		}
 	}()
 	t.Cleanup(func() { ln.Close(); <-done })
-	return ln.Addr().String()
+	return ln.Addr().String(), &accepted
 }
 
 type listedSkill struct {
@@ -187,7 +193,7 @@ func TestSkillsRouteHangingSources(t *testing.T) {
 	t.Setenv("EXTENSIONS_PATH", "")
 	t.Setenv("EXTENSIONS_REF", "")
 	t.Setenv("GOHANDS_FETCH_TIMEOUT", "1s")
-	addr := hangingListener(t)
+	addr, _ := hangingListener(t)
 	t.Setenv("EXTENSIONS_REPO", "http://"+addr+"/public.git")
 	writePlugin(t, filepath.Join(home, ".openhands", "skills"), map[string]string{"mine.md": "USER-MINE"})
 	var logs syncBuffer
