@@ -24,9 +24,9 @@ func (s *Server) controlRoutes() []*route {
 	return []*route{
 		{method: "POST", path: conv + "/fork", summary: "Fork a conversation (201), optionally from an event", tag: "Conversations", query: &includeSkillsQuery{}, body: forkRequest{}, resp: conversationInfo{}, status: 201, errors: []int{404, 409, 422}, h: handle(s, bodyOptional, s.handleFork)},
 		{method: "POST", path: conv + "/navigate", summary: "Move the conversation's HEAD to an event (null: empty)", tag: "Conversations", query: &includeSkillsQuery{}, body: navigateRequest{}, resp: conversationInfo{}, errors: []int{404, 409, 422}, h: handle(s, bodyOptional, s.handleNavigate)},
-		{method: "POST", path: conv + "/switch_llm", summary: "Switch the conversation's model", tag: "Conversations", body: switchLLMRequest{}, resp: successResponse{}, errors: []int{404, 409, 422}, h: handle(s, nil, s.handleSwitchLLM)},
+		{method: "POST", path: conv + "/switch_llm", summary: "Switch the conversation's model", tag: "Conversations", body: switchLLMRequest{}, resp: successResponse{}, errors: []int{400, 404, 409, 422}, h: handle(s, nil, s.handleSwitchLLM)},
 		{method: "POST", path: conv + "/switch_profile", summary: "Switch the conversation's model to a named LLM profile", tag: "Conversations", body: switchProfileRequest{}, resp: successResponse{}, errors: []int{400, 404, 409, 422}, h: handle(s, nil, s.handleSwitchProfile)},
-		{method: "POST", path: conv + "/generate_title", summary: "Generate a title from the first user message", tag: "Conversations", body: generateTitleRequest{}, resp: generateTitleResponse{}, errors: []int{404, 422}, h: handle(s, bodyOptional, s.handleGenerateTitle)},
+		{method: "POST", path: conv + "/generate_title", summary: "Generate a title from the first user message", tag: "Conversations", body: generateTitleRequest{}, resp: generateTitleResponse{}, errors: []int{400, 404, 422}, h: handle(s, bodyOptional, s.handleGenerateTitle)},
 	}
 }
 

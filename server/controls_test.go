@@ -201,6 +201,10 @@ func TestSwitchAndTitleRoutes(t *testing.T) {
 		t.Errorf("title %v", title)
 	}
 	ts.must(422, "POST", "/api/conversations/"+id+"/generate_title", map[string]any{"max_length": 0}, nil)
+	// Nothing to title yet: the caller's 400, which the document lists.
+	var empty map[string]any
+	ts.must(201, "POST", "/api/conversations", ts.startBody(model, nil), &empty)
+	ts.must(400, "POST", "/api/conversations/"+empty["id"].(string)+"/generate_title", map[string]any{}, nil)
 
 	ts.must(200, "POST", "/api/conversations/"+id+"/switch_llm", map[string]any{"llm": llmJSON("openai/gpt-4o-mini")}, nil)
 	ts.must(200, "POST", "/api/conversations/"+id+"/events", userText("again", true), nil)

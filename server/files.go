@@ -56,13 +56,13 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if err != nil {
-			writeUploadErr(w, err)
+			writeUploadErr(w, fmt.Errorf("%w: %w", errUploadBody, err))
 			return
 		}
 		if part.FormName() != "file" {
 			continue
 		}
-		n, err := writeFileFrom(q.Path, part)
+		n, err := writeFileFrom(q.Path, uploadBody{part})
 		if err != nil {
 			writeUploadErr(w, err)
 			return
@@ -85,7 +85,7 @@ func writeUploadErr(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &mb):
 		writeDetail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Upload larger than %d bytes", mb.Limit))
-	case errors.Is(err, errUploadTarget), errors.As(err, &pe), errors.As(err, &le), errors.Is(err, syscall.ENOSPC):
+	case errors.Is(err, errUploadTarget), errors.Is(err, errUploadBody), errors.As(err, &pe), errors.As(err, &le), errors.Is(err, syscall.ENOSPC):
 		// The path or the disk, not the server: the caller can act on it.
 		writeDetail(w, http.StatusBadRequest, "Failed to upload file: "+err.Error())
 	default:
@@ -94,6 +94,22 @@ func writeUploadErr(w http.ResponseWriter, err error) {
 }
 
 var errUploadTarget = errors.New("the upload's path is not a file")
+
+// errUploadBody marks a request body that could not be read to its end
+// (cut off, or not the multipart form it says it is): the caller's fault.
+var errUploadBody = errors.New("the request's body could not be read")
+
+// uploadBody marks its reader's errors with errUploadBody, so that they
+// are told from the errors of writing the file.
+type uploadBody struct{ r io.Reader }
+
+func (b uploadBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("%w: %w", errUploadBody, err)
+	}
+	return n, err
+}
 
 // uploadTarget refuses, before the body is read, a path that cannot name
 // a file: one with a NUL byte, or one ending in a separator, "." or ".."

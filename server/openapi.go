@@ -54,28 +54,32 @@ func (s *Server) openAPI() ([]byte, error) {
 				op.AddReqStructure(rt.body, openapi.WithContentType("application/json"))
 			}
 		}
-		status := rt.status
-		if status == 0 {
-			status = http.StatusOK
-		}
-		if _, raw := rt.resp.([]byte); raw && status == http.StatusNoContent {
-			op.AddRespStructure(nil, openapi.WithHTTPStatus(status))
-		} else if a, ok := rt.resp.(mediaTypes); ok {
-			for _, ct := range a {
-				op.AddRespStructure(nil, openapi.WithHTTPStatus(status), openapi.WithContentType(ct))
+		// ok documents a success status with the route's response.
+		ok := func(status int) {
+			switch resp := rt.resp.(type) {
+			case []byte:
+				if status == http.StatusNoContent {
+					op.AddRespStructure(nil, openapi.WithHTTPStatus(status))
+				} else {
+					op.AddRespStructure(nil, openapi.WithHTTPStatus(status), openapi.WithContentType("application/octet-stream"))
+				}
+			case mediaTypes:
+				for _, ct := range resp {
+					op.AddRespStructure(nil, openapi.WithHTTPStatus(status), openapi.WithContentType(ct))
+				}
+			case plainText:
+				op.AddRespStructure(nil, openapi.WithHTTPStatus(status), openapi.WithContentType("text/plain"))
+			default:
+				op.AddRespStructure(rt.resp, openapi.WithHTTPStatus(status))
 			}
-		} else if _, text := rt.resp.(plainText); text {
-			op.AddRespStructure(nil, openapi.WithHTTPStatus(status), openapi.WithContentType("text/plain"))
-		} else if raw {
-			op.AddRespStructure(nil, openapi.WithHTTPStatus(status), openapi.WithContentType("application/octet-stream"))
-		} else {
-			op.AddRespStructure(rt.resp, openapi.WithHTTPStatus(status))
 		}
+		status := rt.okStatus()
+		ok(status)
 		for _, code := range rt.errors {
-			switch code {
-			case 200:
-				op.AddRespStructure(rt.resp, openapi.WithHTTPStatus(200))
-			case 422:
+			switch {
+			case code < 300:
+				ok(code) // another success: 200 beside 201, 206 beside 200
+			case code == 422:
 				op.AddRespStructure(validationErrors{}, openapi.WithHTTPStatus(422))
 			default:
 				op.AddRespStructure(errorDetail{}, openapi.WithHTTPStatus(code))

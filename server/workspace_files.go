@@ -41,8 +41,8 @@ func (s *Server) workspaceRoutes() []*route {
 	return []*route{
 		{method: "POST", path: "/api/auth/workspace-session", summary: "Set the cookie that lets a browser load workspace files (HttpOnly, scoped to /api/conversations)", tag: "Auth", status: 204, resp: []byte{}, errors: []int{401}, h: s.handleWorkspaceSession},
 		{method: "DELETE", path: "/api/auth/workspace-session", summary: "Clear the workspace cookie", tag: "Auth", status: 204, resp: []byte{}, errors: []int{401}, h: s.handleWorkspaceSessionDelete},
-		{method: "GET", path: "/api/conversations/{conversation_id}/workspace", summary: "The workspace's index.html (the session key, or the workspace cookie)", tag: tag, public: true, resp: []byte{}, errors: []int{400, 401, 404, 422}, h: s.handleWorkspaceFile},
-		{method: "GET", path: "/api/conversations/{conversation_id}/workspace/{file_path}", summary: "A file of the conversation's workspace, or a directory's index.html (the session key, or the workspace cookie)", tag: tag, public: true, query: &workspaceFileParam{}, resp: []byte{}, errors: []int{400, 401, 404, 422}, h: s.handleWorkspaceFile},
+		{method: "GET", path: "/api/conversations/{conversation_id}/workspace", summary: "The workspace's index.html (the session key, or the workspace cookie)", tag: tag, public: true, resp: []byte{}, errors: []int{206, 400, 401, 404, 422}, h: s.handleWorkspaceFile},
+		{method: "GET", path: "/api/conversations/{conversation_id}/workspace/{file_path}", summary: "A file of the conversation's workspace, or a directory's index.html (the session key, or the workspace cookie)", tag: tag, public: true, query: &workspaceFileParam{}, resp: []byte{}, errors: []int{206, 400, 401, 404, 422}, h: s.handleWorkspaceFile},
 	}
 }
 
