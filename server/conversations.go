@@ -459,6 +459,12 @@ func checkAgent(a *agent.Agent, field string) error {
 	if strings.TrimSpace(a.LLM.Model) == "" {
 		return invalid("llm.model must not be empty", "body", field, "llm", "model")
 	}
+	// The agent makes its LLM when it starts, which the first message
+	// does: a model no provider answers (no provider/ prefix, no
+	// base_url) would be a 500 on a conversation already stored.
+	if _, err := llm.New(a.LLM, nil); err != nil {
+		return invalid(err.Error(), "body", field, "llm")
+	}
 	known := tool.Registered()
 	for _, sp := range a.Tools {
 		if !slices.Contains(known, sp.Name) && tool.ClientSpecOf(sp) == nil {

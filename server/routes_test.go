@@ -101,6 +101,27 @@ func TestErrorStatuses(t *testing.T) {
 	if got, data := ts.do("POST", "/api/conversations", body); got != 422 || !strings.Contains(string(data), "no_such_tool") {
 		t.Errorf("unknown tool: %d %s", got, data)
 	}
+	// So is a model no provider answers (no provider/ prefix, no
+	// base_url), with its first message or without: the agent makes its
+	// LLM only when it starts, and nothing is stored.
+	var before, after any
+	ts.must(200, "GET", "/api/conversations/count", nil, &before)
+	for _, run := range []any{true, false, nil} {
+		body := ts.startBody(model, nil)
+		llmCfg := body["agent"].(map[string]any)["llm"].(map[string]any)
+		llmCfg["model"] = "inherit"
+		delete(llmCfg, "base_url")
+		if run != nil {
+			body["initial_message"] = userText("hi", run.(bool))
+		}
+		if got, data := ts.do("POST", "/api/conversations", body); got != 422 || !strings.Contains(string(data), "inherit") {
+			t.Errorf("model without a provider (run %v): %d %s, want 422 naming it", run, got, data)
+		}
+	}
+	ts.must(200, "GET", "/api/conversations/count", nil, &after)
+	if fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("refused starts stored conversations: count %v, then %v", before, after)
+	}
 }
 
 func TestConversationRoutes(t *testing.T) {
