@@ -3,7 +3,9 @@ package pyclient_test
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -62,10 +64,14 @@ func TestMCPOAuth158(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", srv.name, err)
 		}
-		// The callback is taken once the server listens for it.
+		// The callback is taken once the server listens for it. 1.58.2
+		// says callback_ready when it has published the callback URL,
+		// just before its callback server starts listening; under load
+		// a callback handed over in between fails to connect (500, "All
+		// connection attempts failed"). So the port is waited for too.
 		for {
 			a.ready = call("GET", "/api/mcp/oauth/status/"+id, nil)
-			if a.ready["callback_ready"] == true {
+			if a.ready["callback_ready"] == true && listening(ctx, cb) {
 				break
 			}
 			select {
@@ -134,6 +140,21 @@ func TestMCPOAuth158(t *testing.T) {
 }
 
 func asString(v any) string { s, _ := v.(string); return s }
+
+// listening reports whether the host and port of rawURL accept a
+// connection.
+func listening(ctx context.Context, rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
+}
 
 // shape is v's JSON with every leaf replaced by its type, members sorted.
 func shape(v any) string {
