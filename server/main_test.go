@@ -15,18 +15,21 @@ import (
 func TestMain(m *testing.M) {
 	var (
 		mu   sync.Mutex
-		seen = map[string]bool{}
+		seen = map[string]string{}
 	)
-	undocumented = func(rt *route, status int) {
+	undocumented = func(rt *route, status int, body []byte) {
 		mu.Lock()
 		defer mu.Unlock()
-		seen[fmt.Sprintf("%s %s answered %d; /openapi.json lists %d, %v", rt.method, rt.path, status, rt.okStatus(), rt.errors)] = true
+		k := fmt.Sprintf("%s %s answered %d; /openapi.json lists %d, %v", rt.method, rt.path, status, rt.okStatus(), rt.errors)
+		if _, ok := seen[k]; !ok {
+			seen[k] = string(body) // the first such answer
+		}
 	}
 	code := m.Run()
 	if len(seen) > 0 {
 		fmt.Fprintln(os.Stderr, "FAIL: routes answered with statuses their operations do not document:")
-		for _, s := range slices.Sorted(maps.Keys(seen)) {
-			fmt.Fprintln(os.Stderr, "\t"+s)
+		for _, k := range slices.Sorted(maps.Keys(seen)) {
+			fmt.Fprintf(os.Stderr, "\t%s: %s\n", k, seen[k])
 		}
 		if code == 0 {
 			code = 1

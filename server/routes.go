@@ -138,21 +138,37 @@ func (s *Server) allRoutes() []*route {
 
 // undocumented, when set (by this package's tests), hears of every
 // answer a route gives with a status its operation in /openapi.json does
-// not list. It is the fuzz's status-code check (tests/pyclient
-// TestSchemathesis) made on every request the package's own tests send,
-// error paths the fuzz reaches only by chance included.
-var undocumented func(rt *route, status int)
+// not list, with the answer's first bytes. It is the fuzz's status-code
+// check (tests/pyclient TestSchemathesis) made on every request the
+// package's own tests send, error paths the fuzz reaches only by chance
+// included.
+var undocumented func(rt *route, status int, body []byte)
 
 // checkDocumented reports to undocumented what h answers outside rt's
-// documented statuses.
+// documented statuses. A 503 is left out: it is the server's state
+// (draining, a store that cannot be read, a node that does not answer),
+// which any route may meet, not the operation's answer.
 func checkDocumented(rt *route, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &headWriter{statusWriter: statusWriter{ResponseWriter: w}}
 		h.ServeHTTP(sw, r)
-		if code := sw.code(); !rt.documents(code) {
-			undocumented(rt, code)
+		if code := sw.code(); code != http.StatusServiceUnavailable && !rt.documents(code) {
+			undocumented(rt, code, sw.head)
 		}
 	})
+}
+
+// headWriter is a statusWriter that keeps the first bytes written.
+type headWriter struct {
+	statusWriter
+	head []byte
+}
+
+func (w *headWriter) Write(b []byte) (int, error) {
+	if n := min(len(b), 200-len(w.head)); n > 0 {
+		w.head = append(w.head, b[:n]...)
+	}
+	return w.statusWriter.Write(b)
 }
 
 // documents reports whether the route's operation in /openapi.json lists
