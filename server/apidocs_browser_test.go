@@ -68,10 +68,16 @@ func TestDocsOffline(t *testing.T) {
 	ctx, cancel = context.WithTimeout(ctx, 5*time.Minute) // a hang guard only: one scrolled read of /docs took over 100 s at load 11
 	defer cancel()
 	// scrolledText is the text the page showed while scrolled through
-	// from top to bottom, one line per line shown.
+	// from top to bottom, one line per line shown. Each step waits two
+	// frames or 100 ms, whichever comes first: a loaded headless Chromium
+	// once produced no frame for minutes, and innerText lays the page out
+	// by itself.
 	const scrolledText = `(async () => {
 		const seen = new Set();
-		const frame = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+		const frame = () => new Promise(r => {
+			requestAnimationFrame(() => requestAnimationFrame(r));
+			setTimeout(r, 100);
+		});
 		for (let y = 0; ; y += innerHeight / 2) {
 			scrollTo(0, y);
 			await frame();
