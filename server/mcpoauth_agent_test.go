@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -126,7 +127,10 @@ func TestMCPOAuthAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens := []string{access, refresh, "at-", "rt-"} // the prefixes catch the refreshed tokens too
+	tokens := as.Issued() // the sign-in's and the refresh's
+	if len(tokens) != 4 || !slices.Equal(tokens[:2], []string{access, refresh}) {
+		t.Fatalf("issued %d tokens; the sign-in's must be the first two", len(tokens))
+	}
 	leaks := func(what, text string) {
 		t.Helper()
 		for _, tok := range tokens {

@@ -113,16 +113,23 @@ func TestMCPOAuthRefreshSaved(t *testing.T) {
 		t.Errorf("registered, exchanged, refreshed = %d, %d, %d; want 1, 1, 2", r, e, f)
 	}
 
-	for _, p := range []string{"at-", "rt-"} {
-		if strings.Contains(logs.String(), p) {
-			t.Errorf("the log holds a token (%s...)", p)
+	issued := as.Issued()
+	if len(issued) != 6 { // the sign-in's pair and two refreshes'
+		t.Fatalf("the authorization server issued %d tokens, want 6", len(issued))
+	}
+	for _, tok := range issued {
+		if strings.Contains(logs.String(), tok) {
+			t.Errorf("the log holds a token (%.6s...)", tok)
 		}
 	}
 	for _, root := range []string{dir, restarted} {
 		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
-				if b, _ := os.ReadFile(p); strings.Contains(string(b), "at-") || strings.Contains(string(b), "rt-") {
-					t.Errorf("%s holds a token in clear", p)
+				b, _ := os.ReadFile(p)
+				for _, tok := range issued {
+					if strings.Contains(string(b), tok) {
+						t.Errorf("%s holds a token in clear (%.6s...)", p, tok)
+					}
 				}
 			}
 			return nil

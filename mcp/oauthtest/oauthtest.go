@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -44,6 +45,7 @@ type Server struct {
 	codes       map[string]grant  // authorization code -> grant
 	access      map[string]time.Time
 	refresh     map[string]string // refresh token -> client id
+	issued      []string          // every token handed out, in order
 	registered  int
 	exchanged   int
 	refreshed   int
@@ -109,6 +111,16 @@ func (s *Server) Counts() (registered, exchanged, refreshed int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.registered, s.exchanged, s.refreshed
+}
+
+// Issued returns every access and refresh token the Server has handed
+// out, in order: what a test that no token may be left in clear looks
+// for. (A prefix would do no better: "at-" turns up in encrypted values
+// and in words.)
+func (s *Server) Issued() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.issued)
 }
 
 // Set changes the Server's settings under its lock.
@@ -227,6 +239,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	access, refresh := "at-"+rand.Text(), "rt-"+rand.Text()
 	s.access[access] = time.Now().Add(s.TokenTTL)
 	s.refresh[refresh] = client
+	s.issued = append(s.issued, access, refresh)
 	writeJSON(w, http.StatusOK, map[string]any{
 		"access_token":  access,
 		"token_type":    "Bearer",
