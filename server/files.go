@@ -56,7 +56,7 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if err != nil {
-			writeUploadErr(w, fmt.Errorf("%w: %w", errUploadBody, err))
+			writeUploadErr(w, uploadBodyErr(err))
 			return
 		}
 		if part.FormName() != "file" {
@@ -106,10 +106,14 @@ type uploadBody struct{ r io.Reader }
 func (b uploadBody) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if err != nil && err != io.EOF {
-		err = fmt.Errorf("%w: %w", errUploadBody, err)
+		err = uploadBodyErr(err)
 	}
 	return n, err
 }
+
+// uploadBodyErr marks err, met reading the request's body, with
+// errUploadBody.
+func uploadBodyErr(err error) error { return fmt.Errorf("%w: %w", errUploadBody, err) }
 
 // uploadTarget refuses, before the body is read, a path that cannot name
 // a file: one with a NUL byte, or one ending in a separator, "." or ".."

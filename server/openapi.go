@@ -73,21 +73,17 @@ func (s *Server) openAPI() ([]byte, error) {
 				op.AddRespStructure(rt.resp, openapi.WithHTTPStatus(status))
 			}
 		}
-		status := rt.okStatus()
-		ok(status)
-		for _, code := range rt.errors {
+		for _, code := range rt.statuses() {
 			switch {
 			case code < 300:
-				ok(code) // another success: 200 beside 201, 206 beside 200
+				ok(code) // the success status, and 200 beside 201, 206 beside 200
 			case code == 422:
 				op.AddRespStructure(validationErrors{}, openapi.WithHTTPStatus(422))
 			default:
 				op.AddRespStructure(errorDetail{}, openapi.WithHTTPStatus(code))
 			}
 		}
-		if !rt.public {
-			op.AddRespStructure(errorDetail{}, openapi.WithHTTPStatus(http.StatusUnauthorized))
-		}
+		status := rt.okStatus()
 		if err := r.AddOperation(op); err != nil {
 			return nil, err
 		}

@@ -171,10 +171,21 @@ func (w *headWriter) Write(b []byte) (int, error) {
 	return w.statusWriter.Write(b)
 }
 
+// statuses are the statuses the route's operation in /openapi.json
+// lists: its success status, its errors, and 401 where the session key
+// is needed.
+func (rt *route) statuses() []int {
+	s := append([]int{rt.okStatus()}, rt.errors...)
+	if !rt.public && !slices.Contains(s, http.StatusUnauthorized) {
+		s = append(s, http.StatusUnauthorized)
+	}
+	return s
+}
+
 // documents reports whether the route's operation in /openapi.json lists
 // status.
 func (rt *route) documents(status int) bool {
-	return status == rt.okStatus() || slices.Contains(rt.errors, status) || (status == http.StatusUnauthorized && !rt.public)
+	return slices.Contains(rt.statuses(), status)
 }
 
 // okStatus is the route's success status.
